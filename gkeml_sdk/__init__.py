@@ -1,0 +1,1 @@
+"""gkeml: typed GPU/TPU training and LLM serving on GKE through Kueue."""

@@ -1,0 +1,73 @@
+"""Exceptions the SDK raises. Every user-caused mistake is one of these, never a
+traceback from deep inside a dependency.
+
+Example:
+    >>> from gkeml_sdk.errors import SpecError
+    >>> try:
+    ...     raise SpecError("nodes must be >= 1", rule="a job runs on at least one node",
+    ...                     fix="nodes=1")
+    ... except ValueError as e:
+    ...     print(e)
+    nodes must be >= 1 (rule: a job runs on at least one node). Try: nodes=1
+"""
+
+from __future__ import annotations
+
+
+class GkemlError(Exception):
+    """Base of every exception the SDK raises on purpose."""
+
+
+class SpecError(GkemlError, ValueError):
+    """An invalid spec: says what is wrong, the GKE/Kueue rule behind it, and what would work.
+
+    Example:
+        >>> str(SpecError("bad", rule="why", fix="this"))
+        'bad (rule: why). Try: this'
+    """
+
+    def __init__(self, what: str, *, rule: str = "", fix: str = "", field: str = "") -> None:
+        self.what = what
+        self.rule = rule
+        self.fix = fix
+        self.field = field
+        text = what
+        if rule:
+            text += f" (rule: {rule})"
+        if fix:
+            text += f". Try: {fix}"
+        super().__init__(text)
+
+
+class ConfigError(GkemlError):
+    """The environment is not set up: no kubeconfig, a missing CRD, a missing LocalQueue."""
+
+
+class ClusterError(GkemlError):
+    """The Kubernetes API refused a request; keeps the API server's status, reason and message.
+
+    Example:
+        >>> str(ClusterError("create JobSet a", status=403, reason="Forbidden", message="no"))
+        'create JobSet a: 403 Forbidden: no'
+    """
+
+    def __init__(
+        self, action: str, *, status: int = 0, reason: str = "", message: str = "", hint: str = ""
+    ) -> None:
+        self.action = action
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.hint = hint
+        text = f"{action}: {status} {reason}: {message}".rstrip(": ")
+        if hint:
+            text += f". {hint}"
+        super().__init__(text)
+
+
+class NotFoundError(ClusterError):
+    """A run, job or queue that does not exist."""
+
+
+class RunTimeoutError(GkemlError, TimeoutError):
+    """`wait()` ran out of time before the run reached a terminal state."""

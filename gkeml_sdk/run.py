@@ -1,0 +1,148 @@
+"""The run handle every backend returns: one state enum, one history, one interface.
+
+Example:
+    >>> from gkeml_sdk.run import RunState, RunStatus
+    >>> RunStatus(RunState.QUEUED, reason="Pending", message="waiting for quota").terminal
+    False
+"""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+
+class RunState(enum.Enum):
+    """Where a run is. Terminal states: SUCCEEDED, FAILED, CANCELLED."""
+
+    PENDING = "Pending"
+    QUEUED = "Queued"
+    WAITING_FOR_CAPACITY = "WaitingForCapacity"
+    STARTING = "Starting"
+    RUNNING = "Running"
+    PREEMPTED = "Preempted"
+    RESTARTING = "Restarting"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    CANCELLED = "Cancelled"
+
+    @property
+    def terminal(self) -> bool:
+        """True for states a run never leaves."""
+        return self in (RunState.SUCCEEDED, RunState.FAILED, RunState.CANCELLED)
+
+
+class FailureCause(enum.Enum):
+    """Why a FAILED run failed; decides whether a resubmission can help."""
+
+    USER_CODE = "UserCode"
+    INFRASTRUCTURE = "Infrastructure"
+    DEACTIVATED = "DeactivatedByPolicy"
+    UNKNOWN = "Unknown"
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    """A state with Kueue's (or the backend's) reason and message.
+
+    Example:
+        >>> str(RunStatus(RunState.FAILED, "BackoffLimitExceeded", "exit 1", FailureCause.USER_CODE))
+        'Failed (UserCode): BackoffLimitExceeded: exit 1'
+    """
+
+    state: RunState
+    reason: str = ""
+    message: str = ""
+    cause: FailureCause | None = None
+
+    @property
+    def terminal(self) -> bool:
+        """True when the run will not change any more."""
+        return self.state.terminal
+
+    def __str__(self) -> str:
+        head = self.state.value
+        if self.cause is not None:
+            head += f" ({self.cause.value})"
+        tail = ": ".join(part for part in (self.reason, self.message) if part)
+        return f"{head}: {tail}" if tail else head
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One entry of a run's history: the status it moved to, when, and in which attempt."""
+
+    status: RunStatus
+    attempt: int = 1
+    at: float = 0.0  # seconds since the run was first submitted
+    detail: str = ""
+
+
+@dataclass
+class RunCounters:
+    """Counts a run accumulates across observations and attempts."""
+
+    preemptions: int = 0
+    disruptions: int = 0
+    user_restarts: int = 0
+    resubmissions: int = 0
+    extra: dict[str, int] = field(default_factory=dict)
+
+
+ProgressCallback = Callable[[RunStatus], None]
+
+
+class Run(ABC):
+    """A submitted run. `Client(...).submit(job)` returns one for every backend.
+
+    Example:
+        >>> from gkeml_sdk import Client, TrainingJob  # doctest: +SKIP
+        >>> run = Client(backend="local").submit(TrainingJob(name="t", command=["true"]))  # doctest: +SKIP
+        >>> run.wait().state  # doctest: +SKIP
+        <RunState.SUCCEEDED: 'Succeeded'>
+    """
+
+    name: str
+    namespace: str
+
+    @property
+    @abstractmethod
+    def state(self) -> RunStatus:
+        """The current status (refreshed from the backend)."""
+
+    @property
+    @abstractmethod
+    def history(self) -> list[Transition]:
+        """Every transition across all attempts, oldest first."""
+
+    @abstractmethod
+    def wait(
+        self, timeout: float | None = None, progress: bool | ProgressCallback = False
+    ) -> RunStatus:
+        """Block until the run is terminal; raise `RunTimeoutError` after `timeout` seconds."""
+
+    @abstractmethod
+    def logs(self, follow: bool = False) -> Iterator[str]:
+        """Log lines of every process/pod of the run, prefixed by node rank."""
+
+    @abstractmethod
+    def cancel(self) -> None:
+        """Stop the run and everything it started."""
+
+    def _repr_html_(self) -> str:
+        status = self.state
+        return (
+            f"<div><b>{self.name}</b> <code>{status.state.value}</code> "
+            f"{_escape(status.reason)} {_escape(status.message)}</div>"
+        )
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.namespace}/{self.name}>"
+
+
+def _escape(text: str) -> str:
+    import html
+
+    return html.escape(text)
