@@ -1,0 +1,1 @@
+"""Facts about GKE hardware, Kueue and prices, as data. Imports nothing else of ours."""

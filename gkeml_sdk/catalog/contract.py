@@ -1,0 +1,46 @@
+"""Names of the environment every training process sees, on GKE and locally.
+
+Defined once here because the spec rejects user env that would shadow them and the
+compiler and local backend set them. Documented in docs/environment.md.
+"""
+
+from __future__ import annotations
+
+# torchrun-compatible
+MASTER_ADDR = "MASTER_ADDR"
+MASTER_PORT = "MASTER_PORT"
+NNODES = "NNODES"
+NODE_RANK = "NODE_RANK"
+NPROC_PER_NODE = "NPROC_PER_NODE"
+WORLD_SIZE = "WORLD_SIZE"  # processes in the job: NNODES * NPROC_PER_NODE
+# JAX (jax.distributed.initialize() reads these)
+JAX_COORDINATOR_ADDRESS = "JAX_COORDINATOR_ADDRESS"
+JAX_NUM_PROCESSES = "JAX_NUM_PROCESSES"
+JAX_PROCESS_ID = "JAX_PROCESS_ID"
+# gkeml's own
+RUN_ID = "GKEML_RUN_ID"
+RESTART_ATTEMPT = "GKEML_RESTART_ATTEMPT"
+CHECKPOINT_DIR = "GKEML_CHECKPOINT_DIR"
+BACKEND = "GKEML_BACKEND"
+
+DEFAULT_MASTER_PORT = 29500
+JAX_COORDINATOR_PORT = 1234
+CHECKPOINT_MOUNT = "/gkeml/checkpoints"
+
+RESERVED_ENV = frozenset(
+    {
+        MASTER_ADDR,
+        MASTER_PORT,
+        NNODES,
+        NODE_RANK,
+        NPROC_PER_NODE,
+        WORLD_SIZE,
+        JAX_COORDINATOR_ADDRESS,
+        JAX_NUM_PROCESSES,
+        JAX_PROCESS_ID,
+        RUN_ID,
+        RESTART_ATTEMPT,
+        CHECKPOINT_DIR,
+        BACKEND,
+    }
+)

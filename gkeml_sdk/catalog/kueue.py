@@ -1,0 +1,30 @@
+"""Kueue, JobSet and Job API facts the compiler writes and the backends read (kueue-api.md)."""
+
+from __future__ import annotations
+
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
+JOBSET_API = "jobset.x-k8s.io/v1alpha2"
+JOB_API = "batch/v1"
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+MAX_EXEC_TIME_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
+JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
+DEFAULT_LOCAL_QUEUE = "default"
+MAX_PODSETS = 10  # v0.18 limit; v0.19 allows 18. The lower one keeps both working.
+
+JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+JOBSET_RESTART_ATTEMPT_LABEL = "jobset.sigs.k8s.io/restart-attempt"
+JOBSET_JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
+JOBSET_REPLICAS_LABEL = "jobset.sigs.k8s.io/replicatedjob-replicas"
+JOBSET_EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
+
+JOB_COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+JOB_INDEX_FAILURE_COUNT_ANNOTATION = "batch.kubernetes.io/job-index-failure-count"
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+
+DISRUPTION_CONDITION = "DisruptionTarget"
+# JobSet failure-policy rule matching a Job failed by its podFailurePolicy: user code exited
+# non-zero. Every other Job failure reason is infrastructure.
+USER_CODE_JOB_FAILURE_REASONS = ("PodFailurePolicy",)
+INFRA_JOB_FAILURE_REASONS = ("BackoffLimitExceeded", "DeadlineExceeded")

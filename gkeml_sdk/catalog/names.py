@@ -1,0 +1,43 @@
+"""Resolving short names to catalog rows, with the closest match when a name is unknown."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class UnknownName(LookupError):
+    """A name that no row answers to; carries the valid names and the closest match."""
+
+    def __init__(
+        self, kind: str, name: str, valid: Iterable[str], known: Iterable[str] = ()
+    ) -> None:
+        self.kind = kind
+        self.name = name
+        self.valid = list(dict.fromkeys(valid))
+        candidates = [*self.valid, *known]
+        close = difflib.get_close_matches(name.lower(), candidates, n=1, cutoff=0.5)
+        self.closest = close[0] if close else None
+        hint = f" Did you mean {self.closest!r}?" if self.closest else ""
+        super().__init__(
+            f"unknown {kind} {name!r}.{hint} Valid: {', '.join(self.valid)}"
+        )
+
+
+def resolve(kind: str, name: str, table: Mapping[str, T], shown: Iterable[str] = ()) -> T:
+    """Find `name` (case-insensitive, `_` or `-`) in `table` keyed by lower-case names.
+
+    `shown` are the canonical names listed in the error; every key may be the closest match.
+
+    Example:
+        >>> resolve("GPU", "H100", {"h100": 1})
+        1
+    """
+    key = name.strip().lower().replace("_", "-")
+    try:
+        return table[key]
+    except KeyError:
+        raise UnknownName(kind, name, shown or table.keys(), table.keys()) from None

@@ -1,0 +1,113 @@
+"""Accelerator list prices (USD per GPU-hour / chip-hour) with their source and date
+(gke-facts §10). Prices change: users override them with a dict or a YAML/JSON file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+DEFAULT_SOURCE = (
+    "SkyPilot GCP catalog catalogs/v8/gcp/vms.csv, us-central1 accelerator component "
+    "(gke-facts.md §10)"
+)
+DEFAULT_AS_OF = "2026-08-26"
+
+PROVISIONING_MODELS = ("on-demand", "spot", "flex-start")
+
+
+@dataclass(frozen=True)
+class Price:
+    """Per-accelerator-hour prices for one GPU model or TPU generation; None = not known."""
+
+    on_demand: float | None
+    spot: float | None = None
+    flex_start: float | None = None
+    note: str = ""
+
+    def get(self, model: str) -> float | None:
+        """Price for a provisioning model: 'on-demand', 'spot' or 'flex-start'."""
+        return {"on-demand": self.on_demand, "spot": self.spot, "flex-start": self.flex_start}[
+            model
+        ]
+
+
+_DEFAULT_PRICES: dict[str, Price] = {
+    "t4": Price(0.35, 0.175),
+    "p4": Price(0.60, 0.2236),
+    "v100": Price(2.48, 0.74, note="older list price"),
+    "p100": Price(1.46, 0.43, note="older list price"),
+    "l4": Price(0.56004, 0.2231),
+    "a100-40gb": Price(2.93391, 1.4341),
+    "a100-80gb": Price(None, 1.964, note="catalog on-demand row unreliable; set your own"),
+    "h100": Price(9.79655, 2.9926, 4.20076, note="on-demand read from us-east4"),
+    "h100-mega": Price(10.344, 3.16),
+    "h200": Price(9.312, 4.656),
+    "b200": Price(11.277, 4.076),
+    "v5e": Price(1.20, 0.245),
+    "v5p": Price(4.20, 0.836),
+    "v6e": Price(2.70, 0.544),
+}
+
+
+@dataclass(frozen=True)
+class PriceBook:
+    """Prices by catalog key, with where they came from.
+
+    Example:
+        >>> book = PriceBook.default().with_overrides({"h100": {"on_demand": 11.0}})
+        >>> book.price("h100").on_demand, book.price("h100").spot
+        (11.0, 2.9926)
+    """
+
+    prices: Mapping[str, Price] = field(default_factory=lambda: dict(_DEFAULT_PRICES))
+    source: str = DEFAULT_SOURCE
+    as_of: str = DEFAULT_AS_OF
+
+    @classmethod
+    def default(cls) -> PriceBook:
+        """The built-in list prices."""
+        return cls()
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> PriceBook:
+        """Defaults overlaid with a YAML or JSON file.
+
+        The file holds `{source?, as_of?, prices: {h100: {on_demand: .., spot: ..}, ...}}`.
+        """
+        text = Path(path).read_text()
+        if str(path).endswith(".json"):
+            data = json.loads(text)
+        else:
+            import yaml
+
+            data = yaml.safe_load(text)
+        if not isinstance(data, dict) or not isinstance(data.get("prices"), dict):
+            raise ValueError(f"{path}: expected a mapping with a 'prices' mapping")
+        book = cls.default().with_overrides(data["prices"])
+        return replace(
+            book,
+            source=str(data.get("source", f"{path} over {DEFAULT_SOURCE}")),
+            as_of=str(data.get("as_of", book.as_of)),
+        )
+
+    def with_overrides(self, overrides: Mapping[str, Mapping[str, float | None]]) -> PriceBook:
+        """A copy with some prices replaced; keys are catalog keys, fields
+        `on_demand`, `spot`, `flex_start`."""
+        merged = dict(self.prices)
+        for key, fields in overrides.items():
+            unknown = set(fields) - {"on_demand", "spot", "flex_start"}
+            if unknown:
+                raise ValueError(
+                    f"price for {key!r}: unknown fields {sorted(unknown)}; "
+                    "use on_demand, spot, flex_start"
+                )
+            base = merged.get(key, Price(None))
+            merged[key] = replace(base, note="user override", **fields)  # type: ignore[arg-type]
+        return replace(self, prices=merged, source=f"user overrides over {self.source}")
+
+    def price(self, key: str) -> Price:
+        """Prices of one catalog key; all None when unknown."""
+        return self.prices.get(key, Price(None, note="no list price in the catalog"))

@@ -1,0 +1,346 @@
+"""Pure readers of Kubernetes/Kueue/JobSet object dicts used by the status classifier."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gkeml_sdk.run import FailureCause, RunState, RunStatus
+
+Obj = Mapping[str, Any]
+
+JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
+JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+JOBSET_UID_LABEL = "jobset.sigs.k8s.io/jobset-uid"
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+JOB_UID_POD_LABEL = "batch.kubernetes.io/controller-uid"
+RESTART_ATTEMPT_LABEL = "jobset.sigs.k8s.io/restart-attempt"
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+
+
+def condition(obj: Obj | None, ctype: str) -> Obj | None:
+    """Return the `status.conditions[]` entry of type `ctype`, or None.
+
+    Example:
+        >>> condition({"status": {"conditions": [{"type": "Admitted", "status": "True"}]}},
+        ...           "Admitted")["status"]
+        'True'
+    """
+    if not obj:
+        return None
+    for cond in (obj.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == ctype:
+            return dict(cond)
+    return None
+
+
+def is_true(obj: Obj | None, ctype: str) -> bool:
+    """True when condition `ctype` is present with status "True".
+
+    Example:
+        >>> is_true({"status": {"conditions": [{"type": "Finished", "status": "False"}]}},
+        ...         "Finished")
+        False
+    """
+    cond = condition(obj, ctype)
+    return cond is not None and cond.get("status") == "True"
+
+
+def labels(obj: Obj) -> Mapping[str, str]:
+    """`metadata.labels` of an object (empty when absent).
+
+    Example:
+        >>> labels({"metadata": {"labels": {"a": "b"}}})["a"]
+        'b'
+    """
+    return (obj.get("metadata") or {}).get("labels") or {}
+
+
+def uid(obj: Obj | None) -> str:
+    """`metadata.uid`, or "" for None / objects without one.
+
+    Example:
+        >>> uid({"metadata": {"uid": "u1"}})
+        'u1'
+    """
+    return str(((obj or {}).get("metadata") or {}).get("uid") or "")
+
+
+def workload_belongs(workload: Obj, job_name: str, job_uid: str, job_kind: str | None) -> bool:
+    """Whether a Kueue Workload belongs to the job (job-uid label, else ownerReferences).
+
+    Example:
+        >>> wl = {"metadata": {"labels": {JOB_UID_LABEL: "u1"}}}
+        >>> workload_belongs(wl, "train", "u1", "JobSet")
+        True
+    """
+    if job_uid and labels(workload).get(JOB_UID_LABEL) == job_uid:
+        return True
+    for ref in (workload.get("metadata") or {}).get("ownerReferences") or []:
+        if job_uid and ref.get("uid") == job_uid:
+            return True
+        # Before the job itself was observed its uid is unknown: fall back to kind + name.
+        if not job_uid and ref.get("name") == job_name and ref.get("kind") in (job_kind, None):
+            return True
+    return False
+
+
+def pod_belongs(pod: Obj, job_name: str, job_uid: str, job_kind: str | None) -> bool:
+    """Whether a pod was created for the job (JobSet or batch Job labels).
+
+    Example:
+        >>> pod_belongs({"metadata": {"labels": {JOBSET_NAME_LABEL: "t"}}}, "t", "", "JobSet")
+        True
+    """
+    lab = labels(pod)
+    if job_kind in ("JobSet", None) and lab.get(JOBSET_NAME_LABEL) == job_name:
+        return not job_uid or lab.get(JOBSET_UID_LABEL, job_uid) == job_uid
+    if job_kind in ("Job", None) and lab.get(JOB_NAME_LABEL) == job_name:
+        return not job_uid or lab.get(JOB_UID_POD_LABEL, job_uid) == job_uid
+    return False
+
+
+def eviction_counts(workload: Obj | None) -> dict[str, int]:
+    """Cumulative evictions per reason from `status.schedulingStats.evictions[]`.
+
+    Example:
+        >>> eviction_counts({"status": {"schedulingStats": {"evictions": [
+        ...     {"reason": "Preempted", "underlyingCause": "", "count": 2}]}}})
+        {'Preempted': 2}
+    """
+    counts: dict[str, int] = {}
+    stats = ((workload or {}).get("status") or {}).get("schedulingStats") or {}
+    for entry in stats.get("evictions") or []:
+        reason = str(entry.get("reason") or "")
+        counts[reason] = counts.get(reason, 0) + int(entry.get("count") or 0)
+    return counts
+
+
+def expected_pods(workload: Obj | None) -> int:
+    """Pods the admitted workload runs: admission counts, else the sum of `spec.podSets[].count`.
+
+    Example:
+        >>> expected_pods({"spec": {"podSets": [{"name": "node", "count": 2}]}})
+        2
+    """
+    if not workload:
+        return 0
+    status = workload.get("status") or {}
+    # Partial admission can admit fewer pods than requested; the admission is what runs.
+    assigned = (status.get("admission") or {}).get("podSetAssignments") or []
+    if assigned and all("count" in a for a in assigned):
+        return sum(int(a["count"]) for a in assigned)
+    return sum(int(ps.get("count", 1)) for ps in (workload.get("spec") or {}).get("podSets") or [])
+
+
+def disruption(pod: Obj) -> Obj | None:
+    """The pod's `DisruptionTarget=True` condition (node loss, eviction, preemption), or None.
+
+    Example:
+        >>> disruption({"status": {"conditions": [{"type": "DisruptionTarget", "status": "True",
+        ...     "reason": "TerminationByKubelet"}]}})["reason"]
+        'TerminationByKubelet'
+    """
+    cond = condition(pod, "DisruptionTarget")
+    return cond if cond is not None and cond.get("status") == "True" else None
+
+
+def exit_summary(pod: Obj) -> str:
+    """Human summary of why a pod's containers stopped, e.g. "main exited with code 1".
+
+    Example:
+        >>> exit_summary({"status": {"containerStatuses": [{"name": "main",
+        ...     "state": {"terminated": {"exitCode": 1, "reason": "Error"}}}]}})
+        'main exited with code 1 (Error)'
+    """
+    parts = []
+    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+        term = (cs.get("state") or {}).get("terminated")
+        if term and term.get("exitCode", 0) != 0:
+            reason = f" ({term['reason']})" if term.get("reason") else ""
+            parts.append(f"{cs.get('name', '?')} exited with code {term['exitCode']}{reason}")
+    return "; ".join(parts)
+
+
+@dataclass
+class PodSummary:
+    """What the pods of the job's current attempt say."""
+
+    up: int = 0  # Running+Ready or Succeeded, not being disrupted
+    user_failed: list[Obj] = field(default_factory=list)  # Failed without DisruptionTarget
+    disrupted: list[Obj] = field(default_factory=list)  # DisruptionTarget=True, not Succeeded
+    seen: int = 0
+
+
+def summarize_pods(pods: Iterable[Obj], job: Obj | None) -> PodSummary:
+    """Summarize the pods of the job's current attempt (JobSet `status.restarts`).
+
+    Example:
+        >>> ready = {"status": {"phase": "Running", "conditions": [{"type": "Ready",
+        ...     "status": "True"}]}, "metadata": {"name": "p"}}
+        >>> summarize_pods([ready], None).up
+        1
+    """
+    attempt = str(((job or {}).get("status") or {}).get("restarts") or 0)
+    summary = PodSummary()
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        # Pods of an earlier JobSet attempt are being torn down; they say nothing about now.
+        if labels(pod).get(RESTART_ATTEMPT_LABEL, attempt) != attempt:
+            continue
+        phase = (pod.get("status") or {}).get("phase")
+        disrupted = disruption(pod) is not None and phase != "Succeeded"
+        # A pod being deleted for another reason (suspension, job cleanup) is just going away.
+        if meta.get("deletionTimestamp") and not disrupted and phase != "Failed":
+            continue
+        summary.seen += 1
+        if disrupted:
+            summary.disrupted.append(pod)
+        elif phase == "Failed":
+            summary.user_failed.append(pod)
+        elif phase == "Succeeded" or (phase == "Running" and is_true(pod, "Ready")):
+            summary.up += 1
+    return summary
+
+
+# Job/JobSet failure reasons that come from the job's own retry budget, i.e. its code failing.
+_USER_FAILURE_REASONS = frozenset(
+    {
+        "ReachedMaxRestarts",
+        "FailJobSetFailurePolicyAction",
+        "FailedJobs",
+        "PodFailurePolicy",
+        "BackoffLimitExceeded",
+        "DeadlineExceeded",
+        "FailedIndexes",
+        "MaxFailedIndexesExceeded",
+    }
+)
+
+
+def failure_cause(reason: str, pods: Iterable[Obj], job: Obj | None) -> tuple[FailureCause, str]:
+    """Cause of a job failure and a detail line, judged from the failed pods first.
+
+    Example:
+        >>> failure_cause("ReachedMaxRestarts", [], None)[0]
+        <FailureCause.USER_CODE: 'UserCode'>
+    """
+    pods_now = summarize_pods(pods, job)
+    if pods_now.user_failed:
+        pod = pods_now.user_failed[0]
+        name = (pod.get("metadata") or {}).get("name", "?")
+        return FailureCause.USER_CODE, f"pod {name}: {exit_summary(pod) or 'failed'}"
+    if pods_now.disrupted:
+        pod = pods_now.disrupted[0]
+        name = (pod.get("metadata") or {}).get("name", "?")
+        why = (disruption(pod) or {}).get("reason", "DisruptionTarget")
+        return FailureCause.INFRASTRUCTURE, f"pod {name} disrupted ({why})"
+    if reason in _USER_FAILURE_REASONS:
+        return FailureCause.USER_CODE, ""
+    return FailureCause.UNKNOWN, ""
+
+
+def deactivation(workload: Obj) -> tuple[str, str] | None:
+    """(reason, message) when Kueue (or a user) deactivated the Workload, else None.
+
+    Example:
+        >>> deactivation({"spec": {"active": False}})
+        ('Deactivated', 'spec.active is false')
+    """
+    evicted = condition(workload, "Evicted")
+    reason = str((evicted or {}).get("reason", ""))
+    if is_true(workload, "Evicted") and reason.startswith("Deactivated"):
+        return reason, (evicted or {}).get("message", "")
+    target = condition(workload, "DeactivationTarget")
+    # DeactivationTarget precedes spec.active=false by a few ms; same outcome, same reason.
+    if target is not None and target.get("status") == "True":
+        return f"DeactivatedDueTo{target.get('reason', '')}", target.get("message", "")
+    if (workload.get("spec") or {}).get("active") is False:
+        return "Deactivated", "spec.active is false"
+    for check in (workload.get("status") or {}).get("admissionChecks") or []:
+        if check.get("state") == "Rejected":  # Kueue deactivates on a rejected check
+            return "DeactivatedDueToAdmissionCheck", f"{check.get('name')}: {check.get('message')}"
+    return None
+
+
+def waiting_for_checks(workload: Obj) -> tuple[str, str]:
+    """(reason, message) for a Workload with quota reserved but not admitted yet.
+
+    Example:
+        >>> waiting_for_checks({"status": {"admissionChecks": [
+        ...     {"name": "dws", "state": "Pending", "message": "ETA 5m"}]}})
+        ('AdmissionChecksPending', 'dws: Pending (ETA 5m)')
+    """
+    checks = (workload.get("status") or {}).get("admissionChecks") or []
+    waiting = [c for c in checks if c.get("state") != "Ready"]
+    message = "; ".join(
+        f"{c.get('name')}: {c.get('state')}" + (f" ({c['message']})" if c.get("message") else "")
+        for c in waiting or checks
+    )
+    admitted = condition(workload, "Admitted") or {}
+    if any(c.get("state") == "Retry" for c in waiting):
+        return "AdmissionCheckRetry", message
+    if admitted.get("reason") == "PendingDelayedTopologyRequests":
+        return "PendingDelayedTopologyRequests", admitted.get("message", "")
+    return "AdmissionChecksPending", message or "quota reserved; waiting for admission checks"
+
+
+def evicted_status(workload: Obj, evicted: Obj) -> RunStatus:
+    """Status of a Workload with `Evicted=True` that is not deactivated (Kueue will requeue it).
+
+    Example:
+        >>> str(evicted_status({}, {"reason": "PodsReadyTimeout", "message": "timeout"}))
+        'Queued: PodsReadyTimeout: timeout'
+    """
+    reason = evicted.get("reason", "")
+    message = evicted.get("message", "")
+    if reason == "Preempted" or is_true(workload, "Preempted"):
+        how = (condition(workload, "Preempted") or {}).get("reason")
+        return RunStatus(RunState.PREEMPTED, "Preempted", f"{how}: {message}" if how else message)
+    requeued = condition(workload, "Requeued")
+    state = (workload.get("status") or {}).get("requeueState") or {}
+    extra = []
+    if requeued is not None:
+        verb = "requeued" if requeued.get("status") == "True" else "waiting to requeue"
+        extra.append(f"{verb} ({requeued.get('reason', '')})")
+    if state.get("count"):
+        extra.append(f"requeue #{state['count']}")
+    if state.get("requeueAt"):
+        extra.append(f"at {state['requeueAt']}")
+    return RunStatus(RunState.QUEUED, reason, "; ".join([message, " ".join(extra)]).strip("; "))
+
+
+def admitted_status(job: Obj | None, workload: Obj, pods: list[Obj]) -> RunStatus:
+    """Status of an admitted Workload, from its pods and the JobSet's restart condition.
+
+    Example:
+        >>> admitted_status(None, {"spec": {"podSets": [{"count": 2}]}}, []).state
+        <RunState.STARTING: 'Starting'>
+    """
+    expected = expected_pods(workload)
+    pods_now = summarize_pods(pods, job)
+    all_up = pods_now.up >= expected if expected else 0 < pods_now.seen == pods_now.up
+    if not pods and is_true(workload, "PodsReady"):
+        all_up = True  # the caller does not watch pods; trust Kueue's PodsReady
+    progress = f"{pods_now.up}/{expected or pods_now.seen} pods ready"
+    if pods_now.disrupted and not all_up:
+        pod = pods_now.disrupted[0]
+        cond = disruption(pod) or {}
+        name = (pod.get("metadata") or {}).get("name", "?")
+        return RunStatus(
+            RunState.RESTARTING,
+            cond.get("reason") or "DisruptionTarget",
+            f"pod {name} disrupted: {cond.get('message', '')}; {progress}",
+        )
+    if pods_now.user_failed and not all_up:
+        # The Job/JobSet controller has not decided yet between a retry and a failure.
+        pod = pods_now.user_failed[0]
+        name = (pod.get("metadata") or {}).get("name", "?")
+        return RunStatus(RunState.RUNNING, "PodFailed", f"pod {name}: {exit_summary(pod)}")
+    restarting = condition(job, "RestartingJobSet")
+    if restarting is not None and restarting.get("status") == "True" and not all_up:
+        return RunStatus(RunState.RESTARTING, restarting.get("reason", ""), progress)
+    if all_up:
+        return RunStatus(RunState.RUNNING, "PodsReady", progress)
+    return RunStatus(RunState.STARTING, "Admitted", progress)

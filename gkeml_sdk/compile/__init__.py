@@ -1,0 +1,1 @@
+"""Pure functions from specs to Kubernetes manifests (ordered plain dicts); no I/O."""

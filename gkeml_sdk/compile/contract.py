@@ -1,0 +1,86 @@
+"""The environment contract as container env entries (names: `catalog.contract`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gkeml_sdk.catalog import contract as c
+from gkeml_sdk.catalog.kueue import (
+    JOB_COMPLETION_INDEX_ANNOTATION,
+    JOB_INDEX_FAILURE_COUNT_ANNOTATION,
+    JOBSET_JOB_INDEX_LABEL,
+    JOBSET_REPLICAS_LABEL,
+    JOBSET_RESTART_ATTEMPT_LABEL,
+)
+from gkeml_sdk.spec.accelerator import TpuSlice
+from gkeml_sdk.spec.job import TrainingJob
+
+RUN_ID_LABEL = "gkeml.dev/run-id"
+REPLICATED_JOB = "node"
+CONTAINER = "trainer"
+
+
+def coordinator_host(job: TrainingJob) -> str:
+    """DNS name of the rank-0 pod: JobSet hostnames are `<jobset>-<rjob>-<job>-<pod>.<jobset>`.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob
+        >>> coordinator_host(TrainingJob(name="ft", nodes=2, command=["x"]))
+        'ft-node-0-0.ft'
+    """
+    if not job.uses_jobset:
+        return "localhost"
+    return f"{job.name}-{REPLICATED_JOB}-0-0.{job.name}"
+
+
+def contract_env(job: TrainingJob, checkpoint_path: str) -> list[dict[str, Any]]:
+    """Env entries every process of `job` gets on GKE."""
+    host = coordinator_host(job)
+    rank = _field(f"metadata.annotations['{JOB_COMPLETION_INDEX_ANNOTATION}']")
+    attempt_key = (
+        f"metadata.labels['{JOBSET_RESTART_ATTEMPT_LABEL}']"
+        if job.uses_jobset
+        else f"metadata.annotations['{JOB_INDEX_FAILURE_COUNT_ANNOTATION}']"
+    )
+    env: list[dict[str, Any]] = [
+        _value(c.MASTER_ADDR, host),
+        _value(c.MASTER_PORT, str(c.DEFAULT_MASTER_PORT)),
+        _value(c.NNODES, str(job.nodes)),
+        {"name": c.NODE_RANK, **rank},
+        _value(c.NPROC_PER_NODE, str(job.procs_per_node)),
+        _value(c.WORLD_SIZE, str(job.nodes * job.procs_per_node)),
+        _value(c.JAX_COORDINATOR_ADDRESS, f"{host}:{c.JAX_COORDINATOR_PORT}"),
+        _value(c.JAX_NUM_PROCESSES, str(job.nodes)),
+        {"name": c.JAX_PROCESS_ID, **rank},
+        {"name": c.RUN_ID, **_field(f"metadata.labels['{RUN_ID_LABEL}']")},
+        {"name": c.RESTART_ATTEMPT, **_field(attempt_key)},
+        _value(c.CHECKPOINT_DIR, checkpoint_path),
+        _value(c.BACKEND, "gke"),
+    ]
+    if isinstance(job.accelerator, TpuSlice):
+        env += _tpu_env(job, job.accelerator, rank)
+    return env
+
+
+def _tpu_env(job: TrainingJob, tpu: TpuSlice, rank: dict[str, Any]) -> list[dict[str, Any]]:
+    env = [{"name": "TPU_WORKER_ID", **rank}]
+    if tpu.slices == 1:
+        hosts = ",".join(
+            f"{job.name}-{REPLICATED_JOB}-0-{i}.{job.name}" for i in range(tpu.hosts)
+        )
+        env.append(_value("TPU_WORKER_HOSTNAMES", hosts))
+    else:
+        env += [
+            _value("MEGASCALE_COORDINATOR_ADDRESS", coordinator_host(job)),
+            {"name": "MEGASCALE_NUM_SLICES", **_field(f"metadata.labels['{JOBSET_REPLICAS_LABEL}']")},
+            {"name": "MEGASCALE_SLICE_ID", **_field(f"metadata.labels['{JOBSET_JOB_INDEX_LABEL}']")},
+        ]
+    return env
+
+
+def _value(name: str, value: str) -> dict[str, Any]:
+    return {"name": name, "value": value}
+
+
+def _field(path: str) -> dict[str, Any]:
+    return {"valueFrom": {"fieldRef": {"fieldPath": path}}}

@@ -1,0 +1,71 @@
+"""`Manifests`: the ordered objects a spec compiles to, plus the Kueue Workload view."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Manifests:
+    """Objects to apply, in order, and the Workload Kueue would derive from them.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob
+        >>> m = TrainingJob(name="hello", image="python:3.12", command=["python", "-V"]).compile()
+        >>> [o["kind"] for o in m.objects], m.workload["spec"]["podSets"][0]["count"]
+        (['Job'], 1)
+    """
+
+    objects: list[Obj]
+    workload: Obj | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def to_yaml(self) -> str:
+        """Every object as one multi-document YAML stream (byte-identical for equal specs)."""
+        return yaml.dump_all(
+            self.objects, Dumper=_NoAliasDumper, sort_keys=False, default_flow_style=False
+        )
+
+    @property
+    def main(self) -> Obj:
+        """The object Kueue manages (Job, JobSet, Deployment or LeaderWorkerSet)."""
+        return self.objects[-1]
+
+    def of_kind(self, kind: str) -> list[Obj]:
+        """Objects of one kind, in order."""
+        return [o for o in self.objects if o["kind"] == kind]
+
+    def requests(self) -> dict[str, Any]:
+        """Total resources requested across every pod of the Workload, e.g. {'nvidia.com/gpu': 16}."""
+        totals: Counter[str] = Counter()
+        for pod_set in (self.workload or {}).get("spec", {}).get("podSets", []):
+            for container in pod_set["template"]["spec"]["containers"]:
+                for name, value in container.get("resources", {}).get("requests", {}).items():
+                    if isinstance(value, int):
+                        totals[name] += value * pod_set["count"]
+        return dict(totals)
+
+    def __repr__(self) -> str:
+        kinds = ", ".join(f"{o['kind']}/{o['metadata']['name']}" for o in self.objects)
+        return f"Manifests({kinds})"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return (
+            f"<details><summary>{html.escape(repr(self))}</summary>"
+            f"<pre>{html.escape(self.to_yaml())}</pre></details>"
+        )
+
+
+class _NoAliasDumper(yaml.SafeDumper):
+    """Writes a repeated sub-dict in full: anchors (&id001) confuse readers of manifests."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True

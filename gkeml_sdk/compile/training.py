@@ -1,0 +1,186 @@
+"""TrainingJob -> batch/v1 Job or JobSet, Kueue-managed and preemption-aware, plus the
+Workload Kueue would derive from it."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from gkeml_sdk.catalog import kueue
+from gkeml_sdk.catalog.spot import SPOT_DEFAULT_GRACE_SECONDS
+from gkeml_sdk.catalog.tpus import MULTISLICE_EXCLUSIVE_TOPOLOGY
+from gkeml_sdk.compile.contract import CONTAINER, REPLICATED_JOB, RUN_ID_LABEL
+from gkeml_sdk.compile.manifests import Manifests
+from gkeml_sdk.compile.pod import pod_template
+from gkeml_sdk.errors import SpecError
+from gkeml_sdk.spec.accelerator import TpuSlice
+from gkeml_sdk.spec.job import TrainingJob
+
+Obj = dict[str, Any]
+
+# A pod that fails because its node went away (Spot reclaim, maintenance, eviction) is
+# replaced without spending any retry budget.
+IGNORE_DISRUPTIONS: Obj = {
+    "action": "Ignore",
+    "onPodConditions": [{"type": kueue.DISRUPTION_CONDITION, "status": "True"}],
+}
+# A non-zero exit of user code fails the Job at once; the JobSet then decides on a restart.
+FAIL_ON_USER_EXIT: Obj = {
+    "action": "FailJob",
+    "onExitCodes": {"containerName": CONTAINER, "operator": "NotIn", "values": [0]},
+}
+
+
+def compile_training_job(job: TrainingJob) -> Manifests:
+    """Manifests for `job`: a JobSet when it is multi-node, gang or a multi-host TPU slice,
+    otherwise a batch/v1 Job. Deterministic: equal specs give byte-identical YAML.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob, Accelerator
+        >>> m = compile_training_job(TrainingJob(name="ft", image="img", command=["x"],
+        ...                          accelerator=Accelerator("h100", count=8), nodes=2))
+        >>> m.main["kind"], m.main["spec"]["suspend"]
+        ('JobSet', True)
+    """
+    if not job.image:
+        raise SpecError(
+            f"job {job.name!r} has no image",
+            rule="pods on GKE run a container image",
+            fix="TrainingJob(..., image='us-docker.pkg.dev/PROJECT/REPO/IMAGE:TAG'), "
+            "or run it with Client(backend='local')",
+            field="image",
+        )
+    template = pod_template(job)
+    main = _jobset(job, template) if job.uses_jobset else _job(job, template)
+    return Manifests(objects=[main], workload=_workload(job, main, template), notes=_notes(job))
+
+
+def _metadata(job: TrainingJob) -> Obj:
+    labels = {kueue.QUEUE_LABEL: job.queue, RUN_ID_LABEL: job.name}
+    if job.priority:
+        labels[kueue.PRIORITY_LABEL] = job.priority
+    if job.max_runtime:
+        labels[kueue.MAX_EXEC_TIME_LABEL] = str(job.max_runtime)
+    metadata: Obj = {"name": job.name, "namespace": job.namespace, "labels": {**job.labels, **labels}}
+    if job.annotations:
+        metadata["annotations"] = dict(job.annotations)
+    return metadata
+
+
+def _job(job: TrainingJob, template: Obj) -> Obj:
+    spec: Obj = {
+        # Kueue's webhook suspends it too; setting it closes the race when the webhook is slow.
+        "suspend": True,
+        "completions": 1,
+        "parallelism": 1,
+        "completionMode": "Indexed",
+        # Per-index retries expose the attempt number as a pod annotation (GKEML_RESTART_ATTEMPT).
+        "backoffLimitPerIndex": job.max_restarts,
+        "podFailurePolicy": {"rules": [IGNORE_DISRUPTIONS]},
+        "template": template,
+    }
+    return {"apiVersion": kueue.JOB_API, "kind": "Job", "metadata": _metadata(job), "spec": spec}
+
+
+def _jobset(job: TrainingJob, template: Obj) -> Obj:
+    tpu = job.accelerator if isinstance(job.accelerator, TpuSlice) else None
+    replicas = tpu.slices if tpu else 1
+    per_job = job.nodes // replicas
+    job_spec: Obj = {
+        "parallelism": per_job,
+        "completions": per_job,
+        "completionMode": "Indexed",
+    }
+    if job.gang:
+        # Any failed pod fails its Job; the JobSet restarts the whole gang.
+        job_spec["backoffLimit"] = 0
+        job_spec["podFailurePolicy"] = {"rules": [IGNORE_DISRUPTIONS, FAIL_ON_USER_EXIT]}
+        failure_policy: Obj = {
+            "maxRestarts": job.max_restarts,
+            "restartStrategy": "Recreate",
+            "rules": [
+                {
+                    "name": "user-code-failure",
+                    "action": "RestartJobSet",
+                    "onJobFailureReasons": list(kueue.USER_CODE_JOB_FAILURE_REASONS),
+                },
+                {
+                    "name": "infrastructure-failure",
+                    "action": "RestartJobSetAndIgnoreMaxRestarts",
+                    "onJobFailureReasons": list(kueue.INFRA_JOB_FAILURE_REASONS),
+                },
+            ],
+        }
+    else:
+        # Independent workers: each index retries on its own budget; exhausting it fails all.
+        job_spec["backoffLimitPerIndex"] = job.max_restarts
+        job_spec["podFailurePolicy"] = {"rules": [IGNORE_DISRUPTIONS]}
+        failure_policy = {
+            "maxRestarts": 0,
+            "rules": [
+                {
+                    "name": "user-code-failure",
+                    "action": "FailJobSet",
+                    "onJobFailureReasons": ["FailedIndexes", "MaxFailedIndexesExceeded"],
+                }
+            ],
+        }
+    job_spec["template"] = template
+    replicated: Obj = {"name": REPLICATED_JOB, "replicas": replicas, "template": {"spec": job_spec}}
+    metadata = _metadata(job)
+    if tpu and tpu.slices > 1:
+        # One slice per node pool, as multislice requires.
+        metadata.setdefault("annotations", {})[kueue.JOBSET_EXCLUSIVE_TOPOLOGY] = (
+            MULTISLICE_EXCLUSIVE_TOPOLOGY
+        )
+    spec: Obj = {
+        "suspend": True,
+        "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
+        "successPolicy": {"operator": "All"},
+        "failurePolicy": failure_policy,
+        "replicatedJobs": [replicated],
+    }
+    return {"apiVersion": kueue.JOBSET_API, "kind": "JobSet", "metadata": metadata, "spec": spec}
+
+
+def _workload(job: TrainingJob, main: Obj, template: Obj) -> Obj:
+    """What Kueue builds from `main` (kueue-api §4): one PodSet per replicatedJob, or `main`."""
+    pod_set_name = REPLICATED_JOB if main["kind"] == "JobSet" else "main"
+    # Kueue keeps only labels and annotations in a PodSet template's metadata.
+    pod_set_template = copy.deepcopy(template)
+    spec: Obj = {
+        "queueName": job.queue,
+        "podSets": [{"name": pod_set_name, "count": job.nodes, "template": pod_set_template}],
+    }
+    if job.priority:
+        spec["priorityClassRef"] = {
+            "group": "kueue.x-k8s.io",
+            "kind": "WorkloadPriorityClass",
+            "name": job.priority,
+        }
+    if job.max_runtime:
+        spec["maximumExecutionTimeSeconds"] = job.max_runtime
+    # The real name carries a hash of the job's UID, known only after creation (kueue-api §6).
+    name = f"{main['kind'].lower()}-{job.name}"
+    return {
+        "apiVersion": kueue.KUEUE_API,
+        "kind": "Workload",
+        "metadata": {"name": name, "namespace": job.namespace, "labels": {RUN_ID_LABEL: job.name}},
+        "spec": spec,
+    }
+
+
+def _notes(job: TrainingJob) -> tuple[str, ...]:
+    notes = []
+    if job.checkpoint_dir is None:
+        notes.append(
+            "checkpoint_dir is not set: checkpoints go to an emptyDir that is lost when pods "
+            "are recreated (preemption, gang restart); set checkpoint_dir='gs://BUCKET/PATH'"
+        )
+    grace = job.termination_grace_seconds
+    if job.spot and grace is not None and grace > SPOT_DEFAULT_GRACE_SECONDS:
+        notes.append(
+            f"terminationGracePeriodSeconds={grace} has no effect on Spot nodes unless the node "
+            f"pool extends graceful shutdown; GKE gives {SPOT_DEFAULT_GRACE_SECONDS} s by default"
+        )
+    return tuple(notes)

@@ -1,0 +1,352 @@
+"""`Accelerator` (NVIDIA GPUs, whole, MIG or shared) and `TpuSlice`, checked against the
+catalog at construction."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import field_validator, model_validator
+
+from gkeml_sdk.catalog import gpus, tpus
+from gkeml_sdk.catalog.names import UnknownName
+from gkeml_sdk.spec.base import SpecModel, fail
+
+SharingStrategy = Literal["time-sharing", "mps"]
+
+
+class Accelerator(SpecModel):
+    """NVIDIA GPUs for each node (pod) of a job.
+
+    Example:
+        >>> Accelerator("h100", count=8).machine_type
+        'a3-highgpu-8g'
+        >>> Accelerator("h100", mig="1g.10gb").gpu_memory_gb
+        10.0
+        >>> Accelerator("l4", sharing="time-sharing", clients_per_gpu=4).physical_gpus
+        0.25
+    """
+
+    model: str
+    count: int = 1
+    mig: str | None = None
+    sharing: SharingStrategy | None = None
+    clients_per_gpu: int | None = None
+    machine_type: str | None = None
+
+    def __init__(self, model: str | None = None, /, **data: Any) -> None:
+        if model is not None:
+            data["model"] = model
+        super().__init__(**data)
+
+    @field_validator("model")
+    @classmethod
+    def _known_model(cls, value: str) -> str:
+        try:
+            return gpus.gpu(value).key
+        except UnknownName as exc:
+            raise fail(
+                str(exc),
+                rule="GPU models are the ones GKE labels with cloud.google.com/gke-accelerator",
+                fix=f"Accelerator({exc.closest or 'h100'!r}, ...)",
+                field="model",
+            ) from None
+
+    @model_validator(mode="after")
+    def _check(self) -> Accelerator:
+        row = self.gpu
+        if self.count < 1:
+            raise fail(
+                f"count={self.count}: a pod asks for at least one GPU",
+                rule="nvidia.com/gpu requests are positive integers",
+                fix="count=1, or accelerator=None for a CPU-only job",
+                field="count",
+            )
+        if self.machine_type is not None and row.machine_named(self.machine_type) is None:
+            raise fail(
+                f"{row.display} does not come on machine type {self.machine_type!r}",
+                rule=f"{row.label} is offered on {', '.join(m.name for m in row.machine_types)}",
+                fix=f"machine_type={row.machine_types[-1].name!r} or leave it unset",
+                field="machine_type",
+            )
+        if self.mig is not None:
+            self._check_mig()
+        if self.sharing is not None or self.clients_per_gpu is not None:
+            self._check_sharing()
+        if self.mig is None and self.sharing is None:
+            self._check_whole_count()
+        return self
+
+    def _check_whole_count(self) -> None:
+        row = self.gpu
+        if self.machine_type is not None:
+            offered = row.machine_named(self.machine_type)
+            if offered is not None and offered.gpus != self.count:
+                raise fail(
+                    f"{self.machine_type} carries {offered.gpus} GPUs, count={self.count}",
+                    rule="GKE attaches a fixed number of GPUs to each machine type",
+                    fix=f"count={offered.gpus}, or drop machine_type",
+                    field="count",
+                )
+        if self.count not in row.counts:
+            larger = [c for c in row.counts if c > self.count]
+            fix = f"count={larger[0]}" if larger else f"count={row.max_gpus_per_node} with more nodes"
+            raise fail(
+                f"{self.count} x {row.display} per node is not offered",
+                rule=f"{row.label} machine types carry {_counts(row.counts)} GPUs",
+                fix=f"{fix} (valid counts: {_counts(row.counts)})",
+                field="count",
+            )
+
+    def _check_mig(self) -> None:
+        row = self.gpu
+        if not row.mig_profiles:
+            with_mig = [g.key for g in gpus.GPUS if g.mig_profiles]
+            raise fail(
+                f"{row.display} has no Multi-Instance GPU support",
+                rule="MIG exists on A100, H100, H200, B200, GB200 and RTX PRO 6000 only",
+                fix=f"drop mig=, use sharing='time-sharing', or a GPU with MIG: {', '.join(with_mig)}",
+                field="mig",
+            )
+        assert self.mig is not None
+        instances = row.mig_instances(self.mig)
+        if instances is None:
+            valid = ", ".join(p for p, _ in row.mig_profiles)
+            raise fail(
+                f"MIG profile {self.mig!r} is not accepted for {row.display}",
+                rule="GKE's device plugin accepts only its listed partition sizes per GPU model",
+                fix=f"mig= one of {valid}",
+                field="mig",
+            )
+        allocatable = instances * self.node_machine.gpus
+        if self.count > allocatable:
+            raise fail(
+                f"count={self.count} MIG slices of {self.mig} exceed one node's {allocatable}",
+                rule=f"a {self.node_machine.name} node has {self.node_machine.gpus} GPU(s) x "
+                f"{instances} {self.mig} instances",
+                fix=f"count<={allocatable}, or a larger machine_type",
+                field="count",
+            )
+
+    def _check_sharing(self) -> None:
+        row = self.gpu
+        if self.sharing is None:
+            raise fail(
+                "clients_per_gpu is set without a sharing strategy",
+                rule="max-shared-clients-per-gpu only applies to time-sharing or MPS node pools",
+                fix="sharing='time-sharing' or sharing='mps'",
+                field="sharing",
+            )
+        clients = self.clients_per_gpu
+        if clients is None or not gpus.MIN_SHARED_CLIENTS <= clients <= gpus.MAX_SHARED_CLIENTS:
+            raise fail(
+                f"clients_per_gpu={clients} for {self.sharing}",
+                rule=f"GKE shares a GPU among {gpus.MIN_SHARED_CLIENTS}-{gpus.MAX_SHARED_CLIENTS} "
+                "clients",
+                fix="clients_per_gpu=4 (any value from 2 to 48)",
+                field="clients_per_gpu",
+            )
+        if self.count == 1:
+            return
+        node_gpus = self.node_machine.gpus
+        if self.sharing == "time-sharing":
+            raise fail(
+                f"count={self.count} shared GPUs in one container",
+                rule="a time-shared GPU container may request at most 1 nvidia.com/gpu",
+                fix="count=1, or whole GPUs (drop sharing=)",
+                field="count",
+            )
+        if node_gpus != 1 or self.count > clients:
+            raise fail(
+                f"count={self.count} MPS shares in one container on a {node_gpus}-GPU node",
+                rule="MPS allows more than 1 nvidia.com/gpu per container only on nodes with "
+                f"exactly 1 GPU, up to clients_per_gpu ({clients})",
+                fix=f"count=1, or count<={clients} on a 1-GPU machine type",
+                field="count",
+            )
+
+    @property
+    def gpu(self) -> gpus.GpuModel:
+        """The catalog row of this GPU model."""
+        return gpus.gpu(self.model)
+
+    @property
+    def label(self) -> str:
+        """The `cloud.google.com/gke-accelerator` node label value."""
+        return self.gpu.label
+
+    @property
+    def node_machine(self) -> gpus.MachineType:
+        """The machine type of the node each pod lands on."""
+        row = self.gpu
+        if self.machine_type is not None:
+            found = row.machine_named(self.machine_type)
+            if found is not None:
+                return found
+        if self.mig is None and self.sharing is None and self.count in row.counts:
+            return row.machine_for(self.count)
+        return row.machine_for(row.counts[0])
+
+    @property
+    def machine_type_name(self) -> str:
+        """Name of the node machine type."""
+        return self.node_machine.name
+
+    @property
+    def physical_gpus(self) -> float:
+        """Physical GPUs one pod occupies (fractions for MIG and sharing), for cost."""
+        share = 1.0
+        if self.mig is not None:
+            share /= self.gpu.mig_instances(self.mig) or 1
+        if self.sharing is not None and self.clients_per_gpu:
+            share /= self.clients_per_gpu
+        return self.count * share
+
+    @property
+    def gpu_memory_gb(self) -> float:
+        """GPU memory one pod can use (a MIG slice's memory, or a fair share when shared)."""
+        per_unit = float(self.gpu.memory_gb)
+        if self.mig is not None:
+            match = re.search(r"\.(\d+)gb", self.mig)
+            per_unit = float(match.group(1)) if match else per_unit
+        if self.sharing is not None and self.clients_per_gpu:
+            per_unit /= self.clients_per_gpu
+        return self.count * per_unit
+
+    @property
+    def price_key(self) -> str:
+        """Key of this accelerator in the price book."""
+        return self.gpu.key
+
+    def __repr__(self) -> str:
+        extra = f", mig={self.mig!r}" if self.mig else ""
+        if self.sharing:
+            extra += f", sharing={self.sharing!r}, clients_per_gpu={self.clients_per_gpu}"
+        return f"Accelerator({self.model!r}, count={self.count}{extra})"
+
+    __str__ = __repr__
+
+
+class TpuSlice(SpecModel):
+    """A Cloud TPU slice (or several identical slices: multislice).
+
+    Example:
+        >>> s = TpuSlice("v5e", "4x4")
+        >>> s.chips, s.hosts, s.multi_host
+        (16, 4, True)
+    """
+
+    generation: str
+    topology: str
+    slices: int = 1
+
+    def __init__(
+        self, generation: str | None = None, topology: str | None = None, /, **data: Any
+    ) -> None:
+        if generation is not None:
+            data["generation"] = generation
+        if topology is not None:
+            data["topology"] = topology
+        super().__init__(**data)
+
+    @field_validator("generation")
+    @classmethod
+    def _known_generation(cls, value: str) -> str:
+        try:
+            return tpus.tpu(value).key
+        except UnknownName as exc:
+            raise fail(
+                str(exc),
+                rule="TPU generations GKE offers as node pools",
+                fix=f"TpuSlice({exc.closest or 'v5e'!r}, ...)",
+                field="generation",
+            ) from None
+
+    @model_validator(mode="after")
+    def _check(self) -> TpuSlice:
+        row = self.tpu
+        if not row.is_valid(self.topology):
+            valid = row.topologies()
+            shown = ", ".join(valid[:12]) + (", ..." if len(valid) > 12 else "")
+            form = "AxB" if row.dims == 2 else "AxBxC"
+            rule = f"{row.display} topologies are {form}"
+            if row.dims == 3:
+                rule += "; beyond 2x2x1/2x2x2/2x2x4/2x4x4 every side is a multiple of 4, A<=B<=C"
+            ordered = "x".join(sorted(self.topology.lower().split("x"), key=_as_int))
+            fix = f"topology={ordered!r} (sides in ascending order)" if row.is_valid(ordered) else ""
+            raise fail(
+                f"topology {self.topology!r} is not offered for {row.display}",
+                rule=rule,
+                fix=fix or f"topology= one of {shown}",
+                field="topology",
+            )
+        if self.slices < 1:
+            raise fail(f"slices={self.slices}", rule="a job uses at least one slice", fix="slices=1")
+        if self.slices > 1 and not self.multi_host:
+            raise fail(
+                f"multislice over single-host {self.topology} slices",
+                rule="multislice needs multi-host slices of identical type and topology",
+                fix="slices=1, or a multi-host topology such as "
+                + next(t for t in row.topologies() if row.hosts(t) > 1),
+                field="slices",
+            )
+        return self
+
+    @property
+    def tpu(self) -> tpus.TpuGeneration:
+        """The catalog row of this generation."""
+        return tpus.tpu(self.generation)
+
+    @property
+    def label(self) -> str:
+        """The `cloud.google.com/gke-tpu-accelerator` node label value."""
+        return self.tpu.label
+
+    @property
+    def chips(self) -> int:
+        """Chips in one slice."""
+        return tpus.chips_of(self.topology)
+
+    @property
+    def hosts(self) -> int:
+        """VMs (pods) in one slice."""
+        return self.tpu.hosts(self.topology)
+
+    @property
+    def chips_per_host(self) -> int:
+        """Chips each pod requests (`google.com/tpu`)."""
+        return self.tpu.chips_per_host(self.topology)
+
+    @property
+    def machine_type_name(self) -> str:
+        """Node machine type."""
+        return self.tpu.machine_type(self.topology)
+
+    @property
+    def multi_host(self) -> bool:
+        """True when one slice spans several VMs (scheduled all-or-nothing)."""
+        return self.hosts > 1
+
+    @property
+    def total_hosts(self) -> int:
+        """Pods across all slices."""
+        return self.hosts * self.slices
+
+    @property
+    def price_key(self) -> str:
+        """Key of this generation in the price book."""
+        return self.tpu.key
+
+    def __repr__(self) -> str:
+        extra = f", slices={self.slices}" if self.slices > 1 else ""
+        return f"TpuSlice({self.generation!r}, {self.topology!r}{extra})"
+
+    __str__ = __repr__
+
+
+def _counts(counts: tuple[int, ...]) -> str:
+    return "/".join(str(c) for c in counts)
+
+
+def _as_int(side: str) -> int:
+    return int(side) if side.isdigit() else 0

@@ -1,0 +1,107 @@
+"""Cost estimates: accelerator-hours times list price, per provisioning model, with the
+price source and date."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gkeml_sdk.catalog.prices import PROVISIONING_MODELS, PriceBook
+
+if TYPE_CHECKING:
+    from gkeml_sdk.spec.job import TrainingJob
+
+
+@dataclass(frozen=True)
+class CostLine:
+    """One provisioning model's price per accelerator-hour and total (None = no list price)."""
+
+    model: str
+    unit_price: float | None
+    total: float | None
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """What a job costs for `hours`, by provisioning model.
+
+    Only the accelerator component is counted; the VM's vCPU, memory and disk are billed
+    on top of it by Compute Engine.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob, Accelerator
+        >>> job = TrainingJob(name="a", accelerator=Accelerator("l4"), command=["true"])
+        >>> round(job.estimate_cost(hours=10).total("on-demand"), 2)
+        5.6
+    """
+
+    accelerator: str
+    unit: str  # "GPU-hour" or "chip-hour"
+    units: float  # accelerators in use at once
+    hours: float
+    lines: tuple[CostLine, ...]
+    source: str
+    as_of: str
+    chosen: str  # the provisioning model the job asks for
+
+    def total(self, model: str = "") -> float | None:
+        """Total for a provisioning model (default: the one the job uses)."""
+        wanted = model or self.chosen
+        return next(line.total for line in self.lines if line.model == wanted)
+
+    def __str__(self) -> str:
+        head = f"{self.units:g} x {self.accelerator} for {self.hours:g} h"
+        rows = [head]
+        for line in self.lines:
+            mark = " <- this job" if line.model == self.chosen else ""
+            if line.total is None:
+                rows.append(f"  {line.model:<11} no list price{mark}")
+            else:
+                rows.append(
+                    f"  {line.model:<11} ${line.unit_price:,.4f}/{self.unit}  "
+                    f"total ${line.total:,.2f}{mark}"
+                )
+        rows.append(f"  accelerator component only; prices: {self.source}, as of {self.as_of}")
+        return "\n".join(rows)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<pre>{html.escape(str(self))}</pre>"
+
+
+def estimate_training_cost(
+    job: TrainingJob, hours: float, prices: PriceBook | None = None
+) -> CostEstimate:
+    """Cost of `job` running `hours` (see `TrainingJob.estimate_cost`)."""
+    from gkeml_sdk.errors import SpecError
+    from gkeml_sdk.spec.accelerator import Accelerator, TpuSlice
+
+    if hours <= 0:
+        raise SpecError(f"hours={hours}", rule="a cost is for a positive duration", fix="hours=1")
+    book = prices or PriceBook.default()
+    accelerator = job.accelerator
+    if isinstance(accelerator, Accelerator):
+        units, unit, key = job.total_gpus, "GPU-hour", accelerator.price_key
+        name = f"{accelerator.gpu.display} GPU"
+    elif isinstance(accelerator, TpuSlice):
+        units, unit, key = float(job.total_chips), "chip-hour", accelerator.price_key
+        name = f"{accelerator.tpu.display} chip"
+    else:
+        units, unit, key, name = 0.0, "hour", "cpu", "CPU-only node (no accelerator)"
+    price = book.price(key)
+    lines = []
+    for model in PROVISIONING_MODELS:
+        unit_price = price.get(model)
+        total = None if unit_price is None else unit_price * units * hours
+        lines.append(CostLine(model, unit_price, total))
+    return CostEstimate(
+        accelerator=name,
+        unit=unit,
+        units=units,
+        hours=hours,
+        lines=tuple(lines),
+        source=book.source,
+        as_of=book.as_of,
+        chosen="spot" if job.spot else "on-demand",
+    )

@@ -1,0 +1,279 @@
+"""`TrainingJob`: one training run on GKE, validated against GKE and Kueue rules."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, field_validator, model_validator
+
+from gkeml_sdk.catalog import spot
+from gkeml_sdk.catalog.kueue import DEFAULT_LOCAL_QUEUE
+from gkeml_sdk.spec.accelerator import Accelerator, TpuSlice
+from gkeml_sdk.spec.base import (
+    DNS1123_LABEL,
+    DNS1123_SUBDOMAIN,
+    LABEL_VALUE,
+    QUALIFIED_NAME,
+    SpecModel,
+    fail,
+)
+
+if TYPE_CHECKING:
+    from gkeml_sdk.catalog.prices import PriceBook
+    from gkeml_sdk.compile.manifests import Manifests
+    from gkeml_sdk.spec.cost import CostEstimate
+
+# JobSet names its child Jobs `<name>-node-<i>` and pods `<job>-<j>-<suffix>`; both must stay
+# within 63 characters, which leaves 40 for the job name.
+MAX_NAME_LENGTH = 40
+ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+_DURATION = re.compile(r"^\s*(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*$")
+
+
+class TrainingJob(SpecModel):
+    """A training job: the image and command, the accelerators of each node, and how it
+    survives preemption.
+
+    Example:
+        >>> job = TrainingJob(name="llama-ft", image="us-docker.pkg.dev/p/r/trainer:1",
+        ...                   command=["python", "train.py"],
+        ...                   accelerator=Accelerator("h100", count=8), nodes=2, spot=True,
+        ...                   queue="team-a", max_restarts=3)
+        >>> job.gang, job.total_gpus
+        (True, 16)
+    """
+
+    name: str
+    image: str | None = None
+    command: list[str] | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    accelerator: Accelerator | TpuSlice | None = None
+    nodes: int = 0  # 0 = derived: the TPU slice's hosts, else 1
+    procs_per_node: int = 0  # 0 = derived: one per whole GPU, else 1
+    gang: bool | None = None  # None = derived: True when several pods must run together
+    spot: bool = False
+    queue: str = DEFAULT_LOCAL_QUEUE
+    priority: str | None = None
+    max_restarts: int = 0
+    namespace: str = "default"
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    max_runtime: int | None = None  # seconds; also accepts "90m", "2h", "1d12h"
+    checkpoint_dir: str | None = None
+    service_account: str | None = None
+    cpu: str | None = None
+    memory: str | None = None
+    termination_grace_seconds: int | None = None
+
+    @field_validator("max_runtime", mode="before")
+    @classmethod
+    def _parse_duration(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip().isdigit():
+            match = _DURATION.match(value)
+            if not value.strip() or match is None:
+                raise fail(
+                    f"max_runtime={value!r} is not a duration",
+                    rule="durations are seconds or a mix of d/h/m/s units",
+                    fix="max_runtime='2h30m' or max_runtime=9000",
+                    field="max_runtime",
+                )
+            d, h, m, s = (int(g or 0) for g in match.groups())
+            return ((d * 24 + h) * 60 + m) * 60 + s
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        accelerator = data.get("accelerator")
+        if isinstance(accelerator, dict):
+            kind = TpuSlice if "generation" in accelerator else Accelerator
+            data["accelerator"] = accelerator = kind.model_validate(accelerator)
+        hosts = accelerator.total_hosts if isinstance(accelerator, TpuSlice) else None
+        if not data.get("nodes"):
+            data["nodes"] = hosts or 1
+        if not data.get("procs_per_node"):
+            whole = isinstance(accelerator, Accelerator) and not (
+                accelerator.mig or accelerator.sharing
+            )
+            data["procs_per_node"] = accelerator.count if whole else 1  # type: ignore[union-attr]
+        if data.get("gang") is None:
+            nodes = data["nodes"]
+            data["gang"] = bool(hosts and hosts > 1) or (isinstance(nodes, int) and nodes > 1)
+        return data
+
+    @model_validator(mode="after")
+    def _check(self) -> TrainingJob:
+        _check_name("name", self.name, DNS1123_LABEL, MAX_NAME_LENGTH)
+        _check_name("namespace", self.namespace, DNS1123_LABEL, 63)
+        _check_name("queue", self.queue, DNS1123_SUBDOMAIN, 63)
+        if self.priority is not None:
+            _check_name("priority", self.priority, DNS1123_SUBDOMAIN, 253)
+        if self.nodes < 1:
+            raise fail(
+                f"nodes={self.nodes}", rule="a job runs on at least one node", fix="nodes=1"
+            )
+        if self.procs_per_node < 1:
+            raise fail(
+                f"procs_per_node={self.procs_per_node}",
+                rule="each node runs at least one process",
+                fix="procs_per_node=1",
+            )
+        if self.max_restarts < 0:
+            raise fail(
+                f"max_restarts={self.max_restarts}",
+                rule="max_restarts counts failures of user code that may be retried",
+                fix="max_restarts=0 (fail on the first user-code failure) or more",
+            )
+        if self.max_runtime is not None and self.max_runtime < 1:
+            raise fail(
+                f"max_runtime={self.max_runtime}",
+                rule="Kueue's maximum execution time is a positive number of seconds",
+                fix="max_runtime='2h' or leave it unset",
+            )
+        self._check_tpu()
+        self._check_spot()
+        self._check_env_and_labels()
+        if self.checkpoint_dir is not None:
+            from gkeml_sdk.spec.storage import parse_checkpoint_dir
+
+            parse_checkpoint_dir(self.checkpoint_dir)
+        return self
+
+    def _check_tpu(self) -> None:
+        tpu = self.accelerator
+        if not isinstance(tpu, TpuSlice):
+            return
+        if self.nodes != tpu.total_hosts:
+            raise fail(
+                f"nodes={self.nodes} but {tpu} has {tpu.total_hosts} host(s)",
+                rule="a TPU slice runs one pod per VM; the node count is fixed by the topology",
+                fix=f"nodes={tpu.total_hosts} or leave nodes unset",
+                field="nodes",
+            )
+        if tpu.multi_host and not self.gang:
+            raise fail(
+                f"gang=False with multi-host {tpu}",
+                rule="a multi-host TPU slice is provisioned and scheduled all-or-nothing",
+                fix="gang=True (the default for multi-host slices)",
+                field="gang",
+            )
+
+    def _check_spot(self) -> None:
+        grace = self.termination_grace_seconds
+        if grace is None:
+            return
+        if grace < 0:
+            raise fail(f"termination_grace_seconds={grace}", fix="a value >= 0")
+        if self.spot and grace > spot.SPOT_MAX_GRACE_SECONDS:
+            raise fail(
+                f"termination_grace_seconds={grace} on Spot",
+                rule=f"Spot nodes give pods {spot.SPOT_DEFAULT_GRACE_SECONDS} s by default and "
+                f"at most {spot.SPOT_MAX_GRACE_SECONDS} s when the node pool is configured",
+                fix=f"termination_grace_seconds<={spot.SPOT_MAX_GRACE_SECONDS}; checkpoint "
+                "periodically instead of at shutdown",
+                field="termination_grace_seconds",
+            )
+
+    def _check_env_and_labels(self) -> None:
+        from gkeml_sdk.catalog.contract import RESERVED_ENV
+
+        for key in self.env:
+            if not ENV_NAME.match(key):
+                raise fail(
+                    f"env name {key!r} is invalid",
+                    rule="environment variable names are letters, digits, '_', '-', '.'",
+                    fix="e.g. MY_SETTING",
+                    field="env",
+                )
+            if key in RESERVED_ENV:
+                raise fail(
+                    f"env {key!r} is set by gkeml for every process",
+                    rule="the environment contract fixes ranks, coordinator and checkpoint paths",
+                    fix=f"remove {key} from env; reserved names: {', '.join(sorted(RESERVED_ENV))}",
+                    field="env",
+                )
+        for where, mapping in (("labels", self.labels), ("annotations", self.annotations)):
+            for key, value in mapping.items():
+                if not _is_qualified_key(key):
+                    raise fail(
+                        f"{where} key {key!r} is not a valid Kubernetes key",
+                        rule="keys are [prefix/]name, name <= 63 alphanumerics, '-', '_', '.'",
+                        fix="e.g. team: vision or example.com/owner: alice",
+                        field=where,
+                    )
+                if where == "labels" and (len(value) > 63 or not LABEL_VALUE.match(value)):
+                    raise fail(
+                        f"label value {value!r} for {key!r} is invalid",
+                        rule="label values are <= 63 alphanumerics, '-', '_', '.'",
+                        fix="shorten it or move it to annotations",
+                        field="labels",
+                    )
+
+    @property
+    def total_gpus(self) -> float:
+        """Physical GPUs across all nodes (fractions for MIG/sharing)."""
+        if isinstance(self.accelerator, Accelerator):
+            return self.accelerator.physical_gpus * self.nodes
+        return 0
+
+    @property
+    def total_chips(self) -> int:
+        """TPU chips across all slices."""
+        if isinstance(self.accelerator, TpuSlice):
+            return self.accelerator.chips * self.accelerator.slices
+        return 0
+
+    @property
+    def uses_jobset(self) -> bool:
+        """Multi-node, gang or multi-host TPU jobs compile to a JobSet; the rest to a Job."""
+        return self.nodes > 1 or bool(self.gang)
+
+    def compile(self) -> Manifests:
+        """The Kubernetes objects that run this job (see `gkeml_sdk.compile`)."""
+        from gkeml_sdk.compile.training import compile_training_job
+
+        return compile_training_job(self)
+
+    def estimate_cost(self, hours: float = 1.0, prices: PriceBook | None = None) -> CostEstimate:
+        """On-demand, Spot and flex-start cost of running `hours`, with the price source."""
+        from gkeml_sdk.spec.cost import estimate_training_cost
+
+        return estimate_training_cost(self, hours, prices)
+
+    def with_changes(self, **changes: Any) -> TrainingJob:
+        """A validated copy with some fields replaced (e.g. `spot=False` for a fallback)."""
+        return TrainingJob.model_validate({**self.model_dump(), **changes})
+
+    def __repr__(self) -> str:
+        return f"TrainingJob({self.name!r}, accelerator={self.accelerator!r}, nodes={self.nodes})"
+
+    __str__ = __repr__
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<code>{html.escape(repr(self))}</code>"
+
+
+def _check_name(field: str, value: str, pattern: re.Pattern[str], limit: int) -> None:
+    if len(value) > limit or not pattern.match(value):
+        suggestion = re.sub(r"[^a-z0-9-]+", "-", value.lower()).strip("-")[:limit] or "my-job"
+        raise fail(
+            f"{field}={value!r} is not a valid Kubernetes name",
+            rule=f"lower-case letters, digits and '-', starting and ending alphanumeric, "
+            f"at most {limit} characters",
+            fix=f"{field}={suggestion!r}",
+            field=field,
+        )
+
+
+def _is_qualified_key(key: str) -> bool:
+    prefix, _, name = key.rpartition("/")
+    if prefix and (len(prefix) > 253 or not DNS1123_SUBDOMAIN.match(prefix)):
+        return False
+    return 0 < len(name) <= 63 and bool(QUALIFIED_NAME.match(name))
