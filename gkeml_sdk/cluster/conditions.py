@@ -1,4 +1,4 @@
-"""Pure readers of Kubernetes/Kueue/JobSet object dicts used by the status classifier."""
+"""Pure readers and per-condition classifiers of Job/JobSet, Workload and Pod dicts."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ JOBSET_UID_LABEL = "jobset.sigs.k8s.io/jobset-uid"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 JOB_UID_POD_LABEL = "batch.kubernetes.io/controller-uid"
 RESTART_ATTEMPT_LABEL = "jobset.sigs.k8s.io/restart-attempt"
-COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 
 
 def condition(obj: Obj | None, ctype: str) -> Obj | None:
@@ -55,6 +54,10 @@ def labels(obj: Obj) -> Mapping[str, str]:
         'b'
     """
     return (obj.get("metadata") or {}).get("labels") or {}
+
+
+def _name(obj: Obj) -> str:
+    return str((obj.get("metadata") or {}).get("name", "?"))
 
 
 def uid(obj: Obj | None) -> str:
@@ -206,16 +209,8 @@ def summarize_pods(pods: Iterable[Obj], job: Obj | None) -> PodSummary:
 
 # Job/JobSet failure reasons that come from the job's own retry budget, i.e. its code failing.
 _USER_FAILURE_REASONS = frozenset(
-    {
-        "ReachedMaxRestarts",
-        "FailJobSetFailurePolicyAction",
-        "FailedJobs",
-        "PodFailurePolicy",
-        "BackoffLimitExceeded",
-        "DeadlineExceeded",
-        "FailedIndexes",
-        "MaxFailedIndexesExceeded",
-    }
+    "ReachedMaxRestarts FailJobSetFailurePolicyAction FailedJobs PodFailurePolicy"
+    " BackoffLimitExceeded DeadlineExceeded FailedIndexes MaxFailedIndexesExceeded".split()
 )
 
 
@@ -229,13 +224,11 @@ def failure_cause(reason: str, pods: Iterable[Obj], job: Obj | None) -> tuple[Fa
     pods_now = summarize_pods(pods, job)
     if pods_now.user_failed:
         pod = pods_now.user_failed[0]
-        name = (pod.get("metadata") or {}).get("name", "?")
-        return FailureCause.USER_CODE, f"pod {name}: {exit_summary(pod) or 'failed'}"
+        return FailureCause.USER_CODE, f"pod {_name(pod)}: {exit_summary(pod) or 'failed'}"
     if pods_now.disrupted:
         pod = pods_now.disrupted[0]
-        name = (pod.get("metadata") or {}).get("name", "?")
         why = (disruption(pod) or {}).get("reason", "DisruptionTarget")
-        return FailureCause.INFRASTRUCTURE, f"pod {name} disrupted ({why})"
+        return FailureCause.INFRASTRUCTURE, f"pod {_name(pod)} disrupted ({why})"
     if reason in _USER_FAILURE_REASONS:
         return FailureCause.USER_CODE, ""
     return FailureCause.UNKNOWN, ""
@@ -327,17 +320,12 @@ def admitted_status(job: Obj | None, workload: Obj, pods: list[Obj]) -> RunStatu
     if pods_now.disrupted and not all_up:
         pod = pods_now.disrupted[0]
         cond = disruption(pod) or {}
-        name = (pod.get("metadata") or {}).get("name", "?")
-        return RunStatus(
-            RunState.RESTARTING,
-            cond.get("reason") or "DisruptionTarget",
-            f"pod {name} disrupted: {cond.get('message', '')}; {progress}",
-        )
+        why = f"pod {_name(pod)} disrupted: {cond.get('message', '')}; {progress}"
+        return RunStatus(RunState.RESTARTING, cond.get("reason") or "DisruptionTarget", why)
     if pods_now.user_failed and not all_up:
         # The Job/JobSet controller has not decided yet between a retry and a failure.
         pod = pods_now.user_failed[0]
-        name = (pod.get("metadata") or {}).get("name", "?")
-        return RunStatus(RunState.RUNNING, "PodFailed", f"pod {name}: {exit_summary(pod)}")
+        return RunStatus(RunState.RUNNING, "PodFailed", f"pod {_name(pod)}: {exit_summary(pod)}")
     restarting = condition(job, "RestartingJobSet")
     if restarting is not None and restarting.get("status") == "True" and not all_up:
         return RunStatus(RunState.RESTARTING, restarting.get("reason", ""), progress)

@@ -12,8 +12,8 @@ from gkeml_sdk.cluster.conditions import (
     condition,
     deactivation,
     disruption,
-    eviction_counts,
     evicted_status,
+    eviction_counts,
     failure_cause,
     is_true,
     labels,
@@ -230,7 +230,8 @@ class StatusTracker:
         key = uid(pod) or str((pod.get("metadata") or {}).get("name", ""))
         phase = (pod.get("status") or {}).get("phase")
         # An evicted pod can be deleted before it ever reports Failed: still a disruption.
-        if disruption(pod) is not None and (phase == "Failed" or deleted and phase != "Succeeded"):
+        gone = phase == "Failed" or (deleted and phase != "Succeeded")
+        if disruption(pod) is not None and gone:
             self._disrupted.add(key)
         elif phase == "Failed":
             self._user_failed.add(key)
@@ -274,11 +275,11 @@ class StatusTracker:
         if new.state is not RunState.RESTARTING:
             self._restarting = False
         # Restarts exhausted by disruptions alone (failed pods are gone by now): not the code.
+        only_disruptions = bool(self._disrupted) and not self._user_failed
         user_or_unknown = new.cause in (FailureCause.USER_CODE, FailureCause.UNKNOWN)
-        if new.state is RunState.FAILED and user_or_unknown and self._disrupted:
-            if not self._user_failed:
-                note = f"{new.message}; all {len(self._disrupted)} pod failures were disruptions"
-                return RunStatus(new.state, new.reason, note, FailureCause.INFRASTRUCTURE)
+        if new.state is RunState.FAILED and user_or_unknown and only_disruptions:
+            note = f"{new.message}; all {len(self._disrupted)} pod failures were disruptions"
+            return RunStatus(new.state, new.reason, note, FailureCause.INFRASTRUCTURE)
         return new
 
     def _with_position(self, new: RunStatus) -> RunStatus:

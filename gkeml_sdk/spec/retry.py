@@ -1,0 +1,55 @@
+"""`RetryPolicy`: how the client resubmits a run lost to infrastructure (never user-code
+failures, never Kueue preemptions that Kueue requeues itself)."""
+
+from __future__ import annotations
+
+from pydantic import model_validator
+
+from gkeml_sdk.spec.base import SpecModel, fail
+
+
+class RetryPolicy(SpecModel):
+    """Client-side resubmission after terminal infrastructure loss.
+
+    Example:
+        >>> p = RetryPolicy(max_resubmits=3, fallback_to_on_demand_after=2)
+        >>> p.delay(1), p.delay(10)
+        (30.0, 600.0)
+    """
+
+    max_resubmits: int = 2
+    fallback_to_on_demand_after: int | None = None  # preemptions/losses before leaving Spot
+    backoff_seconds: float = 30.0
+    max_backoff_seconds: float = 600.0
+
+    @model_validator(mode="after")
+    def _check(self) -> RetryPolicy:
+        if self.max_resubmits < 0:
+            raise fail(
+                f"max_resubmits={self.max_resubmits}",
+                rule="a count of resubmissions",
+                fix="max_resubmits=0 to never resubmit",
+            )
+        if self.fallback_to_on_demand_after is not None and self.fallback_to_on_demand_after < 1:
+            raise fail(
+                f"fallback_to_on_demand_after={self.fallback_to_on_demand_after}",
+                rule="the number of Spot losses to accept before switching to on-demand",
+                fix="fallback_to_on_demand_after=1 or more, or None to stay on Spot",
+            )
+        if self.backoff_seconds < 0 or self.max_backoff_seconds < self.backoff_seconds:
+            raise fail(
+                f"backoff_seconds={self.backoff_seconds}, max_backoff_seconds="
+                f"{self.max_backoff_seconds}",
+                rule="0 <= backoff_seconds <= max_backoff_seconds",
+                fix="backoff_seconds=30, max_backoff_seconds=600",
+            )
+        return self
+
+    def delay(self, resubmission: int) -> float:
+        """Seconds to wait before resubmission number `resubmission` (1-based), capped."""
+        return float(min(self.backoff_seconds * 2 ** (resubmission - 1), self.max_backoff_seconds))
+
+    def wants_on_demand(self, losses: int) -> bool:
+        """True when a Spot job should move to on-demand after `losses` infrastructure losses."""
+        after = self.fallback_to_on_demand_after
+        return after is not None and losses >= after
