@@ -22,9 +22,8 @@ def condition(obj: Obj | None, ctype: str) -> Obj | None:
     """Return the `status.conditions[]` entry of type `ctype`, or None.
 
     Example:
-        >>> condition({"status": {"conditions": [{"type": "Admitted", "status": "True"}]}},
-        ...           "Admitted")["status"]
-        'True'
+        >>> condition({"status": {"conditions": [{"type": "A", "reason": "R"}]}}, "A")["reason"]
+        'R'
     """
     if not obj:
         return None
@@ -38,8 +37,7 @@ def is_true(obj: Obj | None, ctype: str) -> bool:
     """True when condition `ctype` is present with status "True".
 
     Example:
-        >>> is_true({"status": {"conditions": [{"type": "Finished", "status": "False"}]}},
-        ...         "Finished")
+        >>> is_true({"status": {"conditions": [{"type": "A", "status": "False"}]}}, "A")
         False
     """
     cond = condition(obj, ctype)
@@ -208,10 +206,9 @@ def summarize_pods(pods: Iterable[Obj], job: Obj | None) -> PodSummary:
 
 
 # Job/JobSet failure reasons that come from the job's own retry budget, i.e. its code failing.
-_USER_FAILURE_REASONS = frozenset(
-    "ReachedMaxRestarts FailJobSetFailurePolicyAction FailedJobs PodFailurePolicy"
-    " BackoffLimitExceeded DeadlineExceeded FailedIndexes MaxFailedIndexesExceeded".split()
-)
+_JOBSET_FAILURES = ("ReachedMaxRestarts", "FailJobSetFailurePolicyAction", "FailedJobs")
+_JOB_FAILURES = ("PodFailurePolicy", "BackoffLimitExceeded", "DeadlineExceeded", "FailedIndexes")
+_USER_FAILURE_REASONS = frozenset((*_JOBSET_FAILURES, *_JOB_FAILURES, "MaxFailedIndexesExceeded"))
 
 
 def failure_cause(reason: str, pods: Iterable[Obj], job: Obj | None) -> tuple[FailureCause, str]:

@@ -1,0 +1,107 @@
+"""Validates compiled objects the way the API server would: custom kinds against the CRD
+schemas in ../shared/crds (read at test time, never copied), built-in kinds with
+kubernetes-validate. Unknown fields are rejected, as kubectl's strict field validation does."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+CRD_DIR = Path(__file__).resolve().parents[2] / "shared" / "crds"
+KUBERNETES_VERSION = "1.35.0"
+BUILTIN_GROUPS = {
+    "",
+    "apps",
+    "batch",
+    "autoscaling",
+    "policy",
+    "networking.k8s.io",
+    "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+}
+
+
+def crd_dir_or_skip() -> Path:
+    """The shared CRD folder, or a pytest skip saying why schema checks cannot run."""
+    if not CRD_DIR.is_dir():
+        pytest.skip(f"CRD schemas not found at {CRD_DIR}: schema validation needs ../shared/crds")
+    return CRD_DIR
+
+
+@functools.cache
+def _crd_schemas() -> dict[tuple[str, str], dict[str, Any]]:
+    schemas: dict[tuple[str, str], dict[str, Any]] = {}
+    for path in sorted(CRD_DIR.rglob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if not doc or doc.get("kind") != "CustomResourceDefinition":
+                continue
+            group = doc["spec"]["group"]
+            kind = doc["spec"]["names"]["kind"]
+            for version in doc["spec"]["versions"]:
+                schema = version.get("schema", {}).get("openAPIV3Schema")
+                if schema:
+                    schemas[(f"{group}/{version['name']}", kind)] = _strict(schema)
+    return schemas
+
+
+def _strict(schema: dict[str, Any]) -> dict[str, Any]:
+    schema = copy.deepcopy(schema)
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if (
+                "properties" in node
+                and "additionalProperties" not in node
+                and not node.get("x-kubernetes-preserve-unknown-fields")
+            ):
+                node["additionalProperties"] = False
+            node.pop("x-kubernetes-validations", None)  # CEL rules: not evaluated here
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
+    return schema
+
+
+def is_builtin(obj: dict[str, Any]) -> bool:
+    """True for kinds that kubernetes-validate knows (core and built-in API groups)."""
+    group = obj["apiVersion"].rpartition("/")[0] if "/" in obj["apiVersion"] else ""
+    return group in BUILTIN_GROUPS
+
+
+def validate_object(obj: dict[str, Any]) -> None:
+    """Raise AssertionError with the reason when `obj` would be rejected by the API server."""
+    if is_builtin(obj):
+        import kubernetes_validate
+
+        try:
+            kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            where = "/".join(str(p) for p in getattr(exc, "path", []))
+            message = getattr(exc, "message", str(exc).splitlines()[0])
+            raise AssertionError(
+                f"{obj['kind']} {obj['metadata'].get('name')}: {where}: {message}"
+            ) from None
+        return
+    crd_dir_or_skip()
+    schema = _crd_schemas().get((obj["apiVersion"], obj["kind"]))
+    if schema is None:
+        raise AssertionError(f"no CRD schema for {obj['apiVersion']} {obj['kind']} in {CRD_DIR}")
+    import jsonschema
+
+    errors = sorted(
+        jsonschema.Draft7Validator(schema).iter_errors(obj), key=lambda e: list(e.absolute_path)
+    )
+    if errors:
+        where = "/".join(str(p) for p in errors[0].absolute_path)
+        raise AssertionError(
+            f"{obj['kind']} {obj['metadata'].get('name')}: {where}: {errors[0].message}"
+        )
