@@ -33,7 +33,8 @@ class Client:
     Example:
         >>> from gkeml_sdk import Client, TrainingJob
         >>> client = Client(backend="local")  # doctest: +SKIP
-        >>> run = client.submit(TrainingJob(name="hello", command=["python", "-V"]))  # doctest: +SKIP
+        >>> job = TrainingJob(name="hello", command=["python", "-V"])
+        >>> run = client.submit(job)  # doctest: +SKIP
         >>> run.wait().state  # doctest: +SKIP
         <RunState.SUCCEEDED: 'Succeeded'>
     """

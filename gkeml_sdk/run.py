@@ -48,7 +48,8 @@ class RunStatus:
     """A state with Kueue's (or the backend's) reason and message.
 
     Example:
-        >>> str(RunStatus(RunState.FAILED, "BackoffLimitExceeded", "exit 1", FailureCause.USER_CODE))
+        >>> s = RunStatus(RunState.FAILED, "BackoffLimitExceeded", "exit 1", FailureCause.USER_CODE)
+        >>> str(s)
         'Failed (UserCode): BackoffLimitExceeded: exit 1'
     """
 
@@ -99,7 +100,8 @@ class Run(ABC):
 
     Example:
         >>> from gkeml_sdk import Client, TrainingJob  # doctest: +SKIP
-        >>> run = Client(backend="local").submit(TrainingJob(name="t", command=["true"]))  # doctest: +SKIP
+        >>> job = TrainingJob(name="t", command=["true"])
+        >>> run = Client(backend="local").submit(job)  # doctest: +SKIP
         >>> run.wait().state  # doctest: +SKIP
         <RunState.SUCCEEDED: 'Succeeded'>
     """

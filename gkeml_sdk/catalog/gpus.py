@@ -94,7 +94,9 @@ GPUS: tuple[GpuModel, ...] = (
     GpuModel(
         "v100", "nvidia-tesla-v100", "NVIDIA V100", 16, _n1((1, 2, 4, 8)), aliases=("tesla-v100",)
     ),
-    GpuModel("p100", "nvidia-tesla-p100", "NVIDIA P100", 16, _n1((1, 2, 4)), aliases=("tesla-p100",)),
+    GpuModel(
+        "p100", "nvidia-tesla-p100", "NVIDIA P100", 16, _n1((1, 2, 4)), aliases=("tesla-p100",)
+    ),
     GpuModel(
         "l4",
         "nvidia-l4",

@@ -22,9 +22,7 @@ class UnknownName(LookupError):
         close = difflib.get_close_matches(name.lower(), candidates, n=1, cutoff=0.5)
         self.closest = close[0] if close else None
         hint = f" Did you mean {self.closest!r}?" if self.closest else ""
-        super().__init__(
-            f"unknown {kind} {name!r}.{hint} Valid: {', '.join(self.valid)}"
-        )
+        super().__init__(f"unknown {kind} {name!r}.{hint} Valid: {', '.join(self.valid)}")
 
 
 def resolve(kind: str, name: str, table: Mapping[str, T], shown: Iterable[str] = ()) -> T:

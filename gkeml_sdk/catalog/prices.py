@@ -105,7 +105,7 @@ class PriceBook:
                     "use on_demand, spot, flex_start"
                 )
             base = merged.get(key, Price(None))
-            merged[key] = replace(base, note="user override", **fields)  # type: ignore[arg-type]
+            merged[key] = replace(base, note="user override", **fields)
         return replace(self, prices=merged, source=f"user overrides over {self.source}")
 
     def price(self, key: str) -> Price:

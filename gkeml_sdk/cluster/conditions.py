@@ -82,7 +82,7 @@ def workload_belongs(workload: Obj, job_name: str, job_uid: str, job_kind: str |
         if job_uid and ref.get("uid") == job_uid:
             return True
         # Before the job itself was observed its uid is unknown: fall back to kind + name.
-        if not job_uid and ref.get("name") == job_name and ref.get("kind") in (job_kind, None):
+        if not job_uid and ref.get("name") == job_name and job_kind in (ref.get("kind"), None):
             return True
     return False
 

@@ -131,7 +131,8 @@ class StatusTracker:
     """Fold the watch events of one job, in order, into a status, a history and counters.
 
     Without `job_name` the caller must pre-select the job's events; with it, the first
-    JobSet/Job of that name is the job, and Workloads/Pods are matched by uid labels/owners.
+    JobSet/Job of that name (and `job_uid`, else the first uid seen) is the job; Workloads and
+    Pods are matched to it by Kueue's job-uid label / ownerReferences and JobSet/Job labels.
 
     Example:
         >>> tracker = StatusTracker(attempt=1, job_name="train")
@@ -141,11 +142,16 @@ class StatusTracker:
     """
 
     def __init__(
-        self, attempt: int = 1, *, job_name: str | None = None, job_kind: str | None = None
+        self,
+        attempt: int = 1,
+        *,
+        job_name: str | None = None,
+        job_kind: str | None = None,
+        job_uid: str | None = None,
     ) -> None:
         self.attempt = attempt
         self.history: list[Transition] = []
-        self._name, self._kind = job_name, job_kind
+        self._name, self._kind, self._uid = job_name, job_kind, job_uid or ""
         self._job: Obj | None = None
         self._workload: Obj | None = None
         self._pods: dict[str, Obj] = {}
@@ -218,13 +224,17 @@ class StatusTracker:
             return False
         name = (obj.get("metadata") or {}).get("name")
         self._name = self._name or name
-        return bool(name == self._name)
+        # A same-named job with another uid is a different attempt (resubmitted or recreated).
+        if name != self._name or (self._uid and uid(obj) not in (self._uid, "")):
+            return False
+        self._uid = self._uid or uid(obj)
+        return True
 
     def _owns(self, kind: str, obj: Obj) -> bool:
         if self._name is None:
             return True
         check = workload_belongs if kind == "Workload" else pod_belongs
-        return check(obj, self._name, uid(self._job), self._kind)
+        return check(obj, self._name, self._uid, self._kind)
 
     def _note_pod(self, pod: Obj, deleted: bool) -> None:
         key = uid(pod) or str((pod.get("metadata") or {}).get("name", ""))

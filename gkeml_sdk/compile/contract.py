@@ -65,15 +65,19 @@ def contract_env(job: TrainingJob, checkpoint_path: str) -> list[dict[str, Any]]
 def _tpu_env(job: TrainingJob, tpu: TpuSlice, rank: dict[str, Any]) -> list[dict[str, Any]]:
     env = [{"name": "TPU_WORKER_ID", **rank}]
     if tpu.slices == 1:
-        hosts = ",".join(
-            f"{job.name}-{REPLICATED_JOB}-0-{i}.{job.name}" for i in range(tpu.hosts)
-        )
+        hosts = ",".join(f"{job.name}-{REPLICATED_JOB}-0-{i}.{job.name}" for i in range(tpu.hosts))
         env.append(_value("TPU_WORKER_HOSTNAMES", hosts))
     else:
         env += [
             _value("MEGASCALE_COORDINATOR_ADDRESS", coordinator_host(job)),
-            {"name": "MEGASCALE_NUM_SLICES", **_field(f"metadata.labels['{JOBSET_REPLICAS_LABEL}']")},
-            {"name": "MEGASCALE_SLICE_ID", **_field(f"metadata.labels['{JOBSET_JOB_INDEX_LABEL}']")},
+            {
+                "name": "MEGASCALE_NUM_SLICES",
+                **_field(f"metadata.labels['{JOBSET_REPLICAS_LABEL}']"),
+            },
+            {
+                "name": "MEGASCALE_SLICE_ID",
+                **_field(f"metadata.labels['{JOBSET_JOB_INDEX_LABEL}']"),
+            },
         ]
     return env
 

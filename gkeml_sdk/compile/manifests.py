@@ -42,7 +42,7 @@ class Manifests:
         return [o for o in self.objects if o["kind"] == kind]
 
     def requests(self) -> dict[str, Any]:
-        """Total resources requested across every pod of the Workload, e.g. {'nvidia.com/gpu': 16}."""
+        """Total resources requested by every pod of the Workload, e.g. {'nvidia.com/gpu': 16}."""
         totals: Counter[str] = Counter()
         for pod_set in (self.workload or {}).get("spec", {}).get("podSets", []):
             for container in pod_set["template"]["spec"]["containers"]:

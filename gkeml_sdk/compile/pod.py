@@ -91,7 +91,12 @@ def _scheduling(job: TrainingJob) -> tuple[dict[str, str], list[Obj], Obj]:
     if job.spot:
         selector[spot.SPOT_LABEL] = "true"
         tolerations.append(
-            {"key": spot.SPOT_TAINT_KEY, "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+            {
+                "key": spot.SPOT_TAINT_KEY,
+                "operator": "Equal",
+                "value": "true",
+                "effect": "NoSchedule",
+            }
         )
     return selector, tolerations, affinity
 

@@ -61,7 +61,11 @@ def _metadata(job: TrainingJob) -> Obj:
         labels[kueue.PRIORITY_LABEL] = job.priority
     if job.max_runtime:
         labels[kueue.MAX_EXEC_TIME_LABEL] = str(job.max_runtime)
-    metadata: Obj = {"name": job.name, "namespace": job.namespace, "labels": {**job.labels, **labels}}
+    metadata: Obj = {
+        "name": job.name,
+        "namespace": job.namespace,
+        "labels": {**job.labels, **labels},
+    }
     if job.annotations:
         metadata["annotations"] = dict(job.annotations)
     return metadata

@@ -90,7 +90,9 @@ class Accelerator(SpecModel):
                 )
         if self.count not in row.counts:
             larger = [c for c in row.counts if c > self.count]
-            fix = f"count={larger[0]}" if larger else f"count={row.max_gpus_per_node} with more nodes"
+            fix = (
+                f"count={larger[0]}" if larger else f"count={row.max_gpus_per_node} with more nodes"
+            )
             raise fail(
                 f"{self.count} x {row.display} per node is not offered",
                 rule=f"{row.label} machine types carry {_counts(row.counts)} GPUs",
@@ -105,7 +107,8 @@ class Accelerator(SpecModel):
             raise fail(
                 f"{row.display} has no Multi-Instance GPU support",
                 rule="MIG exists on A100, H100, H200, B200, GB200 and RTX PRO 6000 only",
-                fix=f"drop mig=, use sharing='time-sharing', or a GPU with MIG: {', '.join(with_mig)}",
+                fix="drop mig=, use sharing='time-sharing', or a GPU with MIG: "
+                + ", ".join(with_mig),
                 field="mig",
             )
         assert self.mig is not None
@@ -129,7 +132,6 @@ class Accelerator(SpecModel):
             )
 
     def _check_sharing(self) -> None:
-        row = self.gpu
         if self.sharing is None:
             raise fail(
                 "clients_per_gpu is set without a sharing strategy",
@@ -273,7 +275,9 @@ class TpuSlice(SpecModel):
             if row.dims == 3:
                 rule += "; beyond 2x2x1/2x2x2/2x2x4/2x4x4 every side is a multiple of 4, A<=B<=C"
             ordered = "x".join(sorted(self.topology.lower().split("x"), key=_as_int))
-            fix = f"topology={ordered!r} (sides in ascending order)" if row.is_valid(ordered) else ""
+            fix = (
+                f"topology={ordered!r} (sides in ascending order)" if row.is_valid(ordered) else ""
+            )
             raise fail(
                 f"topology {self.topology!r} is not offered for {row.display}",
                 rule=rule,
@@ -281,7 +285,9 @@ class TpuSlice(SpecModel):
                 field="topology",
             )
         if self.slices < 1:
-            raise fail(f"slices={self.slices}", rule="a job uses at least one slice", fix="slices=1")
+            raise fail(
+                f"slices={self.slices}", rule="a job uses at least one slice", fix="slices=1"
+            )
         if self.slices > 1 and not self.multi_host:
             raise fail(
                 f"multislice over single-host {self.topology} slices",

@@ -69,7 +69,9 @@ def _as_spec_error(cls: type[BaseModel], exc: ValidationError) -> SpecError:
             field=where,
         )
     if first["type"] == "missing":
-        return SpecError(f"{model}: field {where!r} is required", fix=f"pass {where}=...", field=where)
+        return SpecError(
+            f"{model}: field {where!r} is required", fix=f"pass {where}=...", field=where
+        )
     return SpecError(
         f"{model}.{where}: {first['msg']} (got {first.get('input')!r})",
         fix="see the field's documented type",

@@ -100,7 +100,7 @@ class TrainingJob(SpecModel):
             whole = isinstance(accelerator, Accelerator) and not (
                 accelerator.mig or accelerator.sharing
             )
-            data["procs_per_node"] = accelerator.count if whole else 1  # type: ignore[union-attr]
+            data["procs_per_node"] = accelerator.count if whole else 1
         if data.get("gang") is None:
             nodes = data["nodes"]
             data["gang"] = bool(hosts and hosts > 1) or (isinstance(nodes, int) and nodes > 1)
@@ -114,9 +114,7 @@ class TrainingJob(SpecModel):
         if self.priority is not None:
             _check_name("priority", self.priority, DNS1123_SUBDOMAIN, 253)
         if self.nodes < 1:
-            raise fail(
-                f"nodes={self.nodes}", rule="a job runs on at least one node", fix="nodes=1"
-            )
+            raise fail(f"nodes={self.nodes}", rule="a job runs on at least one node", fix="nodes=1")
         if self.procs_per_node < 1:
             raise fail(
                 f"procs_per_node={self.procs_per_node}",

@@ -71,7 +71,10 @@ def conflict(rt: ResourceType, name: str, why: str) -> ApiError:
 
 
 def stale(rt: ResourceType, name: str) -> ApiError:
-    why = "the object has been modified; please apply your changes to the latest version and try again"
+    why = (
+        "the object has been modified; please apply your changes to the latest version and "
+        "try again"
+    )
     return conflict(rt, name, why)
 
 
@@ -101,9 +104,11 @@ def method_not_allowed(message: str = "the server does not allow this method") -
 
 
 def unsupported_media_type(content_type: str) -> ApiError:
-    return ApiError(415, "UnsupportedMediaType", f"the body of the request was in an unknown format"
-                    f" - accepted media types include: application/json-patch+json, "
-                    f"application/merge-patch+json, application/apply-patch+yaml (got {content_type})")
+    msg = (
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+    )
+    return ApiError(415, "UnsupportedMediaType", msg, {"causes": [{"message": content_type}]})
 
 
 def expired(message: str) -> ApiError:
@@ -111,7 +116,7 @@ def expired(message: str) -> ApiError:
 
 
 def too_many_requests(retry_after: float) -> ApiError:
-    seconds = max(1, int(round(retry_after)))
+    seconds = max(1, round(retry_after))
     return ApiError(
         429,
         "TooManyRequests",
@@ -122,5 +127,9 @@ def too_many_requests(retry_after: float) -> ApiError:
 
 
 def internal_error(message: str) -> ApiError:
-    return ApiError(500, "InternalError", f"Internal error occurred: {message}",
-                    {"causes": [{"message": message}]})
+    return ApiError(
+        500,
+        "InternalError",
+        f"Internal error occurred: {message}",
+        {"causes": [{"message": message}]},
+    )

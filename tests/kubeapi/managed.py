@@ -111,8 +111,14 @@ def overlaps(p: Path, q: Path) -> bool:
 
 
 def record_update(
-    managed: list[Entry], old: dict[str, Any] | None, new: dict[str, Any], manager: str,
-    subresource: str, api_version: str, scope: str, now: str,
+    managed: list[Entry],
+    old: dict[str, Any] | None,
+    new: dict[str, Any],
+    manager: str,
+    subresource: str,
+    api_version: str,
+    scope: str,
+    now: str,
 ) -> list[Entry]:
     """Ownership after a non-apply write: the writer takes every field it changed."""
     before = leaves(old, scope) if old is not None else {}
@@ -139,8 +145,15 @@ def record_update(
 
 
 def apply(
-    managed: list[Entry], live: dict[str, Any] | None, applied: dict[str, Any], manager: str,
-    force: bool, subresource: str, api_version: str, scope: str, now: str,
+    managed: list[Entry],
+    live: dict[str, Any] | None,
+    applied: dict[str, Any],
+    manager: str,
+    force: bool,
+    subresource: str,
+    api_version: str,
+    scope: str,
+    now: str,
 ) -> tuple[dict[str, Any], list[Entry]]:
     """Merge an applied configuration into `live`; raises ApplyConflict unless `force`."""
     want = leaves(applied, scope)
@@ -180,8 +193,11 @@ def apply(
 
 def conflict_message(conflicts: list[tuple[str, Path]]) -> tuple[str, list[dict[str, str]]]:
     causes = [
-        {"reason": "FieldManagerConflict", "message": f'conflict with "{m}"',
-         "field": "." + ".".join(p)}
+        {
+            "reason": "FieldManagerConflict",
+            "message": f'conflict with "{m}"',
+            "field": "." + ".".join(p),
+        }
         for m, p in conflicts
     ]
     if len(conflicts) == 1:

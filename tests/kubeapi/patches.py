@@ -24,9 +24,16 @@ def merge_patch(target: Any, patch: Any) -> Any:
 
 # patchMergeKey of the list fields most often patched on built-in kinds.
 _MERGE_KEYS = {
-    "containers": "name", "initContainers": "name", "ephemeralContainers": "name",
-    "env": "name", "volumes": "name", "imagePullSecrets": "name", "volumeMounts": "mountPath",
-    "conditions": "type", "ownerReferences": "uid", "tolerations": "key",
+    "containers": "name",
+    "initContainers": "name",
+    "ephemeralContainers": "name",
+    "env": "name",
+    "volumes": "name",
+    "imagePullSecrets": "name",
+    "volumeMounts": "mountPath",
+    "conditions": "type",
+    "ownerReferences": "uid",
+    "tolerations": "key",
 }
 
 
@@ -40,8 +47,10 @@ def strategic_merge_patch(target: Any, patch: Any, field: str = "") -> Any:
             if not isinstance(item, dict) or key not in item:
                 out.append(copy.deepcopy(item))
                 continue
-            idx = next((i for i, x in enumerate(out) if isinstance(x, dict)
-                        and x.get(key) == item[key]), None)
+            idx = next(
+                (i for i, x in enumerate(out) if isinstance(x, dict) and x.get(key) == item[key]),
+                None,
+            )
             if item.get("$patch") == "delete":
                 if idx is not None:
                     out.pop(idx)

@@ -51,11 +51,30 @@ class ResourceType:
         return READ_VERBS if self.read_only else ALL_VERBS
 
 
-def _b(group: str, version: str, plural: str, kind: str, namespaced: bool = True,
-       short: tuple[str, ...] = (), sub: tuple[str, ...] = (), read_only: bool = False,
-       categories: tuple[str, ...] = ()) -> ResourceType:
-    return ResourceType(group, (version,), plural, kind.lower(), kind, namespaced, short,
-                        frozenset(sub), True, read_only, categories)
+def _b(
+    group: str,
+    version: str,
+    plural: str,
+    kind: str,
+    namespaced: bool = True,
+    short: tuple[str, ...] = (),
+    sub: tuple[str, ...] = (),
+    read_only: bool = False,
+    categories: tuple[str, ...] = (),
+) -> ResourceType:
+    return ResourceType(
+        group,
+        (version,),
+        plural,
+        kind.lower(),
+        kind,
+        namespaced,
+        short,
+        frozenset(sub),
+        True,
+        read_only,
+        categories,
+    )
 
 
 BUILTINS: tuple[ResourceType, ...] = (
@@ -68,12 +87,37 @@ BUILTINS: tuple[ResourceType, ...] = (
     _b("", "v1", "events", "Event", True, ("ev",)),
     _b("", "v1", "podtemplates", "PodTemplate", True),
     _b("batch", "v1", "jobs", "Job", True, (), ("status",), categories=("all",)),
-    _b("apps", "v1", "deployments", "Deployment", True, ("deploy",), ("status",), categories=("all",)),
-    _b("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True,
-       ("hpa",), ("status",), categories=("all",)),
+    _b(
+        "apps",
+        "v1",
+        "deployments",
+        "Deployment",
+        True,
+        ("deploy",),
+        ("status",),
+        categories=("all",),
+    ),
+    _b(
+        "autoscaling",
+        "v2",
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+        True,
+        ("hpa",),
+        ("status",),
+        categories=("all",),
+    ),
     _b("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",), ("status",)),
-    _b("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
-       False, ("crd", "crds"), ("status",), read_only=True),
+    _b(
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        False,
+        ("crd", "crds"),
+        ("status",),
+        read_only=True,
+    ),
 )
 
 

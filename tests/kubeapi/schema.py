@@ -81,9 +81,7 @@ def prune_and_default(
             sub = props[key]
         elif isinstance(addl, dict):
             sub = addl
-        elif embedded and key in ("apiVersion", "kind", "metadata"):
-            continue
-        elif preserve or addl is True:
+        elif (embedded and key in ("apiVersion", "kind", "metadata")) or preserve or addl is True:
             continue
         else:
             unknown.append(f"{path}.{key}" if path else key)

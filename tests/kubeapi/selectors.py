@@ -21,13 +21,33 @@ Matcher = Callable[[dict[str, Any]], bool]
 
 # Field selectors the real server accepts besides metadata.name / metadata.namespace.
 EXTRA_FIELDS: dict[str, frozenset[str]] = {
-    "pods": frozenset({"spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
-                       "spec.serviceAccountName", "spec.hostNetwork", "status.phase",
-                       "status.podIP", "status.nominatedNodeName"}),
-    "events": frozenset({"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
-                         "involvedObject.uid", "involvedObject.apiVersion",
-                         "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason",
-                         "reportingComponent", "source", "type"}),
+    "pods": frozenset(
+        {
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.nominatedNodeName",
+        }
+    ),
+    "events": frozenset(
+        {
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type",
+        }
+    ),
     "secrets": frozenset({"type"}),
     "namespaces": frozenset({"status.phase"}),
     "nodes": frozenset({"spec.unschedulable"}),
@@ -134,7 +154,7 @@ def parse_field_selector(text: str | None, resource_key: str) -> Matcher:
             raise ValueError(f"invalid selector: '{text}'; can't understand '{part}'")
         field, op, value = m.group(1), m.group(2), m.group(3).strip()
         if field not in allowed:
-            raise ValueError(f'field label not supported: {field}')
+            raise ValueError(f"field label not supported: {field}")
         terms.append((field, op == "!=", value))
 
     def match(obj: dict[str, Any]) -> bool:

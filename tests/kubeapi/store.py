@@ -66,8 +66,13 @@ class Store:
         with self.lock:
             return list(self._managed.get((key, namespace, name), []))
 
-    def commit(self, rt: ResourceType, obj: dict[str, Any], deleting: bool = False,
-               managed: list[Entry] | None = None) -> dict[str, Any]:
+    def commit(
+        self,
+        rt: ResourceType,
+        obj: dict[str, Any],
+        deleting: bool = False,
+        managed: list[Entry] | None = None,
+    ) -> dict[str, Any]:
         """Store `obj` (caller hands over ownership) or delete it; bump rv; record the event."""
         with self.lock:
             m = meta(obj)
@@ -141,15 +146,18 @@ class Store:
         obj = self.lookup(rt.key, (namespace or "") if rt.namespaced else "", name)
         return None if obj is None else json_copy(obj)
 
-    def list(self, resource: str, namespace: str | None = None,
-             label_selector: str | None = None) -> list[dict[str, Any]]:
+    def list(
+        self, resource: str, namespace: str | None = None, label_selector: str | None = None
+    ) -> list[dict[str, Any]]:
         rt = self.resolve(resource)
         match = parse_label_selector(label_selector)
         return [json_copy(o) for o in self.items(rt.key, namespace) if match(o)]
 
     def _resolve_obj(self, obj: dict[str, Any]) -> ResourceType:
         group = obj.get("apiVersion", "").rpartition("/")[0]
-        hits = [rt for rt in self.registry.all() if rt.kind == obj.get("kind") and rt.group == group]
+        hits = [
+            rt for rt in self.registry.all() if rt.kind == obj.get("kind") and rt.group == group
+        ]
         if not hits:
             raise KeyError(f"no resource for {obj.get('apiVersion')}/{obj.get('kind')}")
         return hits[0]
@@ -183,8 +191,14 @@ class Store:
                 raise KeyError(f"{rt.key} {m.get('namespace')}/{m['name']} already exists")
             return self.put(obj)
 
-    def update_status(self, resource: str, namespace: str | None, name: str,
-                      status: dict[str, Any], merge: bool = False) -> dict[str, Any]:
+    def update_status(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        status: dict[str, Any],
+        merge: bool = False,
+    ) -> dict[str, Any]:
         """Replace (or JSON-merge into) `.status`, like a controller's status write."""
         with self.lock:
             current = self.get(resource, namespace, name)
@@ -195,8 +209,9 @@ class Store:
             )
             return self.put(current)
 
-    def patch(self, resource: str, namespace: str | None, name: str,
-              patch: dict[str, Any]) -> dict[str, Any]:
+    def patch(
+        self, resource: str, namespace: str | None, name: str, patch: dict[str, Any]
+    ) -> dict[str, Any]:
         """JSON merge patch of the whole object (spec, metadata and status alike)."""
         with self.lock:
             current = self.get(resource, namespace, name)

@@ -1,4 +1,4 @@
-"""Write-time validation: ObjectMeta rules, CRD openAPIV3Schema, built-ins via kubernetes-validate."""
+"""Write-time validation: ObjectMeta, CRD openAPIV3Schema, built-ins via kubernetes-validate."""
 
 from __future__ import annotations
 
@@ -53,22 +53,44 @@ def metadata_causes(rt: ResourceType, obj: dict[str, Any]) -> list[dict[str, str
     else:
         ok, limit, msg = bool(DNS_SUBDOMAIN_RE.match(name)), 253, _SUBDOMAIN_MSG
     if not ok:
-        causes.append(_cause("FieldValueInvalid", "metadata.name", f"Invalid value: {_q(name)}: {msg}"))
+        causes.append(
+            _cause("FieldValueInvalid", "metadata.name", f"Invalid value: {_q(name)}: {msg}")
+        )
     elif len(name) > limit:
-        causes.append(_cause("FieldValueInvalid", "metadata.name",
-                             f"Invalid value: {_q(name)}: must be no more than {limit} characters"))
+        causes.append(
+            _cause(
+                "FieldValueInvalid",
+                "metadata.name",
+                f"Invalid value: {_q(name)}: must be no more than {limit} characters",
+            )
+        )
     for key, value in (meta.get("labels") or {}).items():
         if not LABEL_KEY_RE.match(key) or len(key.split("/")[-1]) > 63:
-            causes.append(_cause("FieldValueInvalid", "metadata.labels",
-                                 f"Invalid value: {_q(key)}: name part must be a valid label key"))
+            causes.append(
+                _cause(
+                    "FieldValueInvalid",
+                    "metadata.labels",
+                    f"Invalid value: {_q(key)}: name part must be a valid label key",
+                )
+            )
         if not isinstance(value, str) or len(value) > 63 or not LABEL_VALUE_RE.match(value):
-            causes.append(_cause("FieldValueInvalid", f"metadata.labels.{key}",
-                                 f"Invalid value: {_q(value)}: a valid label must be an empty "
-                                 "string or consist of alphanumeric characters, '-', '_' or '.'"))
+            causes.append(
+                _cause(
+                    "FieldValueInvalid",
+                    f"metadata.labels.{key}",
+                    f"Invalid value: {_q(value)}: a valid label must be an empty "
+                    "string or consist of alphanumeric characters, '-', '_' or '.'",
+                )
+            )
     for key in meta.get("annotations") or {}:
         if not LABEL_KEY_RE.match(key):
-            causes.append(_cause("FieldValueInvalid", "metadata.annotations",
-                                 f"Invalid value: {_q(key)}: name part must be a valid key"))
+            causes.append(
+                _cause(
+                    "FieldValueInvalid",
+                    "metadata.annotations",
+                    f"Invalid value: {_q(key)}: name part must be a valid key",
+                )
+            )
     return causes
 
 
@@ -80,17 +102,22 @@ def _schema_cause(err: jsonschema.ValidationError) -> dict[str, str]:
     path = field_path(err.absolute_path)
     if err.validator == "required":
         missing = err.message.split("'")[1] if "'" in err.message else "?"
-        return _cause("FieldValueRequired", f"{path}.{missing}" if path else missing,
-                      "Required value")
+        return _cause(
+            "FieldValueRequired", f"{path}.{missing}" if path else missing, "Required value"
+        )
     if err.validator == "type":
         want = err.validator_value
         msg = f"Invalid value: {_q(err.instance)}: {path} in body must be of type {want}: " + _q(
-            type(err.instance).__name__ if not isinstance(err.instance, str) else "string")
+            type(err.instance).__name__ if not isinstance(err.instance, str) else "string"
+        )
         return _cause("FieldValueTypeInvalid", path, msg)
     if err.validator == "enum":
         allowed = ", ".join(_q(v) for v in err.validator_value)
-        return _cause("FieldValueNotSupported", path,
-                      f"Unsupported value: {_q(err.instance)}: supported values: {allowed}")
+        return _cause(
+            "FieldValueNotSupported",
+            path,
+            f"Unsupported value: {_q(err.instance)}: supported values: {allowed}",
+        )
     return _cause("FieldValueInvalid", path, f"Invalid value: {_q(err.instance)}: {err.message}")
 
 
@@ -102,8 +129,9 @@ def _unknown_error(rt: ResourceType, version: str, unknown: list[str]) -> errors
     )
 
 
-def validate_custom(rt: ResourceType, version: str, obj: dict[str, Any],
-                    field_validation: str) -> tuple[list[dict[str, str]], list[str]]:
+def validate_custom(
+    rt: ResourceType, version: str, obj: dict[str, Any], field_validation: str
+) -> tuple[list[dict[str, str]], list[str]]:
     """Prune+default `obj` in place; return (causes, warnings). Strict unknowns raise 400."""
     schema = rt.schemas.get(version) or {}
     if not schema:
@@ -131,8 +159,9 @@ def _drop_unknown(obj: dict[str, Any], err: jsonschema.ValidationError) -> list[
     return [f"{base}.{k}" if base else k for k in extra]
 
 
-def validate_builtin(rt: ResourceType, obj: dict[str, Any], k8s_version: str,
-                     field_validation: str) -> tuple[list[dict[str, str]], list[str]]:
+def validate_builtin(
+    rt: ResourceType, obj: dict[str, Any], k8s_version: str, field_validation: str
+) -> tuple[list[dict[str, str]], list[str]]:
     """kubernetes-validate (strict schema) with unknown fields pruned, plus a few server rules."""
     unknown: list[str] = []
     causes: list[dict[str, str]] = []
@@ -163,8 +192,13 @@ def _pod_spec_causes(spec: Any, path: str) -> list[dict[str, str]]:
     names = [c.get("name") for c in spec.get("containers") or [] if isinstance(c, dict)]
     for i, n in enumerate(names):
         if n in names[:i]:
-            causes.append(_cause("FieldValueDuplicate", f"{path}.containers[{i}].name",
-                                 f"Duplicate value: {_q(n)}"))
+            causes.append(
+                _cause(
+                    "FieldValueDuplicate",
+                    f"{path}.containers[{i}].name",
+                    f"Duplicate value: {_q(n)}",
+                )
+            )
     return causes
 
 
@@ -180,11 +214,20 @@ def _semantic_causes(rt: ResourceType, obj: dict[str, Any]) -> list[dict[str, st
         if rt.key == "jobs.batch":
             policy = tpl_spec.get("restartPolicy")
             if policy is None:
-                causes.append(_cause("FieldValueRequired", f"{prefix}.restartPolicy",
-                                     'Required value: valid values: "OnFailure", "Never"'))
+                causes.append(
+                    _cause(
+                        "FieldValueRequired",
+                        f"{prefix}.restartPolicy",
+                        'Required value: valid values: "OnFailure", "Never"',
+                    )
+                )
             elif policy not in ("OnFailure", "Never"):
-                causes.append(_cause("FieldValueNotSupported", f"{prefix}.restartPolicy",
-                                     f'Unsupported value: {_q(policy)}: supported values: '
-                                     '"OnFailure", "Never"'))
+                causes.append(
+                    _cause(
+                        "FieldValueNotSupported",
+                        f"{prefix}.restartPolicy",
+                        f'Unsupported value: {_q(policy)}: supported values: "OnFailure", "Never"',
+                    )
+                )
         return causes
     return []

@@ -1,0 +1,1 @@
+"""Subcommands of the `gkeml` CLI, one module per group; each has `register(subparsers)`."""

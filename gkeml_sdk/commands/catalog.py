@@ -1,0 +1,102 @@
+"""`gkeml catalog gpus|tpus`: the hardware catalog as tables."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable
+from typing import Any
+
+from gkeml_sdk.catalog.gpus import GPUS
+from gkeml_sdk.catalog.prices import PriceBook
+from gkeml_sdk.catalog.tpus import TPUS
+
+
+def register(commands: Any) -> None:
+    """Add `catalog` to the CLI."""
+    catalog = commands.add_parser("catalog", help="print GPU or TPU catalog tables")
+    catalog.add_argument("what", choices=("gpus", "tpus"))
+    catalog.add_argument("--prices", metavar="FILE", help="YAML/JSON price overrides")
+    catalog.set_defaults(handler=_catalog)
+
+
+def _catalog(args: argparse.Namespace) -> int:
+    book = PriceBook.from_file(args.prices) if args.prices else PriceBook.default()
+    rows = _gpu_rows(book) if args.what == "gpus" else _tpu_rows(book)
+    print(format_table(rows))
+    print(f"\nprices per accelerator-hour: {book.source}, as of {book.as_of}")
+    return 0
+
+
+def _money(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _first(items: Iterable[str], limit: int = 5) -> str:
+    shown = list(items)
+    more = f",+{len(shown) - limit}" if len(shown) > limit else ""
+    return ",".join(shown[:limit]) + more or "-"
+
+
+def _gpu_rows(book: PriceBook) -> list[list[str]]:
+    rows = [
+        [
+            "name",
+            "gke-accelerator",
+            "mem GB",
+            "GPUs/node",
+            "machine types",
+            "MIG",
+            "arch",
+            "$/h",
+            "spot $/h",
+        ]
+    ]
+    for gpu in GPUS:
+        price = book.price(gpu.key)
+        machines = sorted({m.name.rsplit("-", 1)[0] for m in gpu.machine_types})
+        rows.append([
+            gpu.key, gpu.label, str(gpu.memory_gb), "/".join(map(str, gpu.counts)),
+            ",".join(machines), _first(p for p, _ in gpu.mig_profiles), gpu.arch,
+            _money(price.on_demand), _money(price.spot),
+        ])  # fmt: skip
+    return rows
+
+
+def _tpu_rows(book: PriceBook) -> list[list[str]]:
+    rows = [
+        [
+            "name",
+            "gke-tpu-accelerator",
+            "form",
+            "single-host",
+            "multi-host (hosts)",
+            "HBM GB",
+            "$/chip-h",
+            "spot",
+        ]
+    ]
+    for tpu in TPUS:
+        price = book.price(tpu.key)
+        multi = [t for t in tpu.topologies() if tpu.hosts(t) > 1][:4]
+        rows.append([
+            tpu.key, tpu.label, "AxB" if tpu.dims == 2 else "AxBxC",
+            ",".join(t for t, _, _ in tpu.single_host),
+            ",".join(f"{t}({tpu.hosts(t)})" for t in multi) + ",...", str(tpu.hbm_gb),
+            _money(price.on_demand), _money(price.spot),
+        ])  # fmt: skip
+    return rows
+
+
+def format_table(rows: list[list[str]]) -> str:
+    """Rows as aligned columns; the first row is the header.
+
+    Example:
+        >>> print(format_table([["a", "bb"], ["ccc", "d"]]))
+        a    bb
+        ccc  d
+    """
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )

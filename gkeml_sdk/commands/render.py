@@ -1,0 +1,41 @@
+"""`gkeml render FILE` and `gkeml validate FILE`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from gkeml_sdk.specfile import load_specs
+
+
+def register(commands: Any) -> None:
+    """Add `render` and `validate` to the CLI."""
+    render = commands.add_parser("render", help="print the manifests a spec file compiles to")
+    render.add_argument("file", help="a .yaml spec or a .py file defining TrainingJob/ServeModel")
+    render.add_argument("--cost", type=float, metavar="HOURS", help="also print the cost estimate")
+    render.set_defaults(handler=_render)
+    validate = commands.add_parser("validate", help="check a spec file; non-zero exit if invalid")
+    validate.add_argument("file")
+    validate.set_defaults(handler=_validate)
+
+
+def _render(args: argparse.Namespace) -> int:
+    specs = load_specs(args.file)
+    for index, spec in enumerate(specs):
+        manifests = spec.compile()
+        if index:
+            sys.stdout.write("---\n")
+        sys.stdout.write(manifests.to_yaml())
+        for note in manifests.notes:
+            print(f"# note: {note}", file=sys.stderr)
+        if args.cost:
+            print(f"# {spec.name}:\n{spec.estimate_cost(hours=args.cost)}", file=sys.stderr)
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    for spec in load_specs(args.file):
+        spec.compile()
+        print(f"{type(spec).__name__} {spec.name}: valid")
+    return 0

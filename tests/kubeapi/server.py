@@ -1,0 +1,358 @@
+"""`KubeAPIServer`: a fake-but-faithful kube-apiserver on 127.0.0.1 for integration tests."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import yaml
+
+from .api import Api
+from .crds import load_crd_dir, load_crd_file, select_crds
+from .dispatch import Dispatcher
+from .faults import FaultInjector
+from .handler import Handler, RequestRecord
+from .objects import new_uid, now_rfc3339
+from .podlogs import PodLogs
+from .resources import Registry, resource_from_crd
+from .store import Store
+from .validation import latest_k8s_version
+from .writes import Writer
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    kube: KubeAPIServer
+
+
+class KubeAPIServer:
+    """In-process kube-apiserver: discovery, CRUD, SSA, watch, validation, faults, pod logs."""
+
+    def __init__(
+        self,
+        crd_dir: Path | None = None,
+        *,
+        crds: Iterable[str] | None = None,
+        exclude_crds: Iterable[str] = (),
+        validate: bool = True,
+        namespaces: Iterable[str] = ("default", "kube-system"),
+        forbidden_namespaces: Iterable[str] = (),
+        history_size: int = 1000,
+        bookmark_interval: float = 1.0,
+        watch_max_seconds: float | None = None,
+        k8s_version: str | None = None,
+    ) -> None:
+        self.k8s_version = k8s_version or latest_k8s_version()
+        self.registry = Registry()
+        self.store = Store(self.registry, history_size)
+        self.writer = Writer(self.store, validate, self.k8s_version)
+        self.api = Api(self.store, self.writer)
+        self.dispatcher = Dispatcher(self, self.api)
+        self.faults = FaultInjector()
+        self.pod_logs = PodLogs()
+        self.forbidden_namespaces: set[str] = set(forbidden_namespaces)
+        self.bookmark_interval = bookmark_interval
+        self.watch_max_seconds = watch_max_seconds
+        self.request_log: list[RequestRecord] = []
+        self.internal_errors: list[str] = []
+        self.stop_event = threading.Event()
+        self.cut_generation = 0
+        self._lock = threading.Lock()
+        self._connections: set[socket.socket] = set()
+        self._watches: set[socket.socket] = set()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        if crd_dir is not None:
+            for crd in select_crds(load_crd_dir(crd_dir), crds, exclude_crds):
+                self.install_crd(crd)
+        for ns in namespaces:
+            self.create_namespace(ns)
+
+    # ---- lifecycle ------------------------------------------------------------------------
+    def start(self) -> KubeAPIServer:
+        if self._httpd is not None:
+            return self
+        httpd = _HTTPServer(("127.0.0.1", 0), Handler)
+        httpd.kube = self
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            daemon=True,
+            name=f"kubeapi-{self.port}",
+        )
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop serving: open watches and log streams end cleanly, idle sockets are closed."""
+        if self._httpd is None or self.stop_event.is_set():
+            return
+        self.stop_event.set()
+        self.store.close()
+        self.pod_logs.kick()
+        self.wait_for(lambda: self.open_watches == 0, timeout=timeout, raise_on_timeout=False)
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        with self._lock:
+            conns = list(self._connections)
+        for conn in conns:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def __enter__(self) -> KubeAPIServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def stopping(self) -> bool:
+        return self.stop_event.is_set()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("server not started")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.address}"
+
+    # ---- client helpers -------------------------------------------------------------------
+    def configuration(self, **attrs: Any) -> Any:
+        """A `kubernetes.client.Configuration` for this server; attrs override fields
+        (e.g. retries=False to see faults without urllib3's own retries)."""
+        from kubernetes import client
+
+        cfg = client.Configuration(host=self.url)
+        for key, value in attrs.items():
+            setattr(cfg, key, value)
+        return cfg
+
+    def api_client(self, **attrs: Any) -> Any:
+        from kubernetes import client
+
+        return client.ApiClient(self.configuration(**attrs))
+
+    def kubeconfig(
+        self, path: Path | str, namespace: str = "default", context: str = "fake-kube"
+    ) -> Path:
+        doc = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": context, "cluster": {"server": self.url}}],
+            "users": [{"name": context, "user": {"token": "fake-token"}}],
+            "contexts": [
+                {
+                    "name": context,
+                    "context": {"cluster": context, "user": context, "namespace": namespace},
+                }
+            ],
+            "current-context": context,
+        }
+        out = Path(path)
+        out.write_text(yaml.safe_dump(doc), encoding="utf-8")
+        return out
+
+    # ---- cluster setup --------------------------------------------------------------------
+    def install_crd(self, crd: dict[str, Any] | Path) -> None:
+        """Serve a CRD (dict or YAML file path); its object appears under apiextensions."""
+        docs = load_crd_file(crd) if isinstance(crd, Path) else [crd]
+        crd_rt = self.registry.resolve("customresourcedefinitions")
+        for doc in docs:
+            rt = resource_from_crd(doc)
+            self.registry.add(rt)
+            names = doc["spec"]["names"]
+            # The (large, cached) spec is shared, never copied: stored objects are immutable.
+            obj = {
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "CustomResourceDefinition",
+                "metadata": {
+                    "name": rt.crd_name,
+                    "uid": new_uid(),
+                    "generation": 1,
+                    "creationTimestamp": now_rfc3339(),
+                    "annotations": dict(doc["metadata"].get("annotations") or {}),
+                },
+                "spec": doc["spec"],
+                "status": {
+                    "acceptedNames": names,
+                    "storedVersions": [
+                        v["name"] for v in doc["spec"]["versions"] if v.get("storage")
+                    ],
+                    "conditions": [
+                        {
+                            "type": t,
+                            "status": "True",
+                            "reason": r,
+                            "message": m,
+                            "lastTransitionTime": now_rfc3339(),
+                        }
+                        for t, r, m in (
+                            ("NamesAccepted", "NoConflicts", "no conflicts found"),
+                            (
+                                "Established",
+                                "InitialNamesAccepted",
+                                "the initial names have been accepted",
+                            ),
+                        )
+                    ],
+                },
+            }
+            self.store.commit(crd_rt, obj)
+
+    def uninstall_crd(self, name: str) -> None:
+        """Stop serving a CRD (by CRD name, e.g. `jobsets.jobset.x-k8s.io`) and drop its objects."""
+        rt = self.registry.by_key(name)
+        if rt is None:
+            raise KeyError(name)
+        with self.store.lock:
+            for obj in self.store.items(rt.key):
+                m = obj["metadata"]
+                self.store.delete(rt.key, m.get("namespace"), m["name"])
+            self.store.delete("customresourcedefinitions", None, name)
+            self.registry.remove(rt.key)
+
+    def create_namespace(self, name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+        return self.store.put(
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {
+                    "name": name,
+                    "labels": {"kubernetes.io/metadata.name": name, **(labels or {})},
+                },
+                "spec": {"finalizers": ["kubernetes"]},
+                "status": {"phase": "Active"},
+            }
+        )
+
+    def forbid_namespace(self, namespace: str) -> None:
+        self.forbidden_namespaces.add(namespace)
+
+    def allow_namespace(self, namespace: str) -> None:
+        self.forbidden_namespaces.discard(namespace)
+
+    # ---- pod logs -------------------------------------------------------------------------
+    def set_pod_log(
+        self, namespace: str, pod: str, text: str, container: str | None = None
+    ) -> None:
+        self.pod_logs.set(namespace, pod, text, container)
+
+    def append_pod_log(
+        self, namespace: str, pod: str, text: str, container: str | None = None
+    ) -> None:
+        self.pod_logs.append(namespace, pod, text, container)
+
+    def finish_pod_log(self, namespace: str, pod: str, container: str | None = None) -> None:
+        self.pod_logs.close(namespace, pod, container)
+
+    # ---- watches --------------------------------------------------------------------------
+    @property
+    def open_watches(self) -> int:
+        with self._lock:
+            return len(self._watches)
+
+    def cut_watches(self) -> int:
+        """Drop every open watch connection (no final chunk); returns how many were open."""
+        with self._lock:
+            self.cut_generation += 1
+            n = len(self._watches)
+        self.store.kick()
+        return n
+
+    def compact(self) -> int:
+        """Expire all history: resuming a watch at any rv seen so far now gets 410 Expired."""
+        return self.store.compact()
+
+    @property
+    def resource_version(self) -> int:
+        return self.store.resource_version
+
+    # ---- introspection --------------------------------------------------------------------
+    def objects(self, resource: str, namespace: str | None = None) -> list[dict[str, Any]]:
+        return self.store.list(resource, namespace)
+
+    def count(
+        self,
+        method: str | None = None,
+        path_re: str | None = None,
+        status: int | None = None,
+        watch: bool | None = None,
+    ) -> int:
+        regex = re.compile(path_re) if path_re else None
+        with self._lock:
+            records = list(self.request_log)
+        return sum(
+            1
+            for r in records
+            if (method is None or r.method == method.upper())
+            and (regex is None or regex.search(r.path))
+            and (status is None or r.status == status)
+            and (watch is None or r.watch == watch)
+        )
+
+    def clear_request_log(self) -> None:
+        with self._lock:
+            self.request_log.clear()
+
+    def wait_for(
+        self,
+        predicate: Callable[[], bool],
+        timeout: float = 5.0,
+        interval: float = 0.01,
+        raise_on_timeout: bool = True,
+    ) -> bool:
+        deadline = time.monotonic() + timeout
+        while True:
+            if predicate():
+                return True
+            if time.monotonic() >= deadline:
+                if raise_on_timeout:
+                    raise TimeoutError(f"condition not met within {timeout}s")
+                return False
+            time.sleep(interval)
+
+    def wait_for_watches(self, n: int = 1, timeout: float = 5.0) -> None:
+        self.wait_for(lambda: self.open_watches >= n, timeout)
+
+    # ---- called by the handler ------------------------------------------------------------
+    def log_request(self, record: RequestRecord) -> None:
+        with self._lock:
+            self.request_log.append(record)
+
+    def track_connection(self, conn: socket.socket, opened: bool) -> None:
+        with self._lock:
+            if opened:
+                self._connections.add(conn)
+            else:
+                self._connections.discard(conn)
+
+    def watch_opened(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._watches.add(conn)
+
+    def watch_closed(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._watches.discard(conn)

@@ -1,0 +1,188 @@
+"""Compiled training manifests: schema-valid for every catalog row, Kueue-ready,
+preemption-aware, deterministic."""
+
+import pytest
+
+from gkeml_sdk import Accelerator, SpecError, TpuSlice, TrainingJob
+from gkeml_sdk.catalog import contract, gpus, tpus
+from tests.schemas import validate_object
+
+GPU_CASES = [
+    (g.key, c, nodes, spot)
+    for g in gpus.GPUS
+    for c in g.counts
+    for nodes in (1, 2)
+    for spot in (False, True)
+]
+TPU_CASES = [
+    (t.key, topo, spot)
+    for t in tpus.TPUS
+    for topo in t.topologies(limit_chips=512)
+    for spot in (False, True)
+]
+
+
+def job(**kwargs):
+    return TrainingJob(
+        **{"name": "ft", "image": "img", "command": ["python", "train.py"], **kwargs}
+    )
+
+
+def validate_all(manifests):
+    for obj in [*manifests.objects, manifests.workload]:
+        validate_object(obj)
+
+
+def pod_spec(manifests):
+    main = manifests.main
+    if main["kind"] == "Job":
+        return main["spec"]["template"]["spec"]
+    return main["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+
+
+@pytest.mark.parametrize(("model", "count", "nodes", "spot"), GPU_CASES)
+def test_every_gpu_shape_compiles_to_valid_objects(model, count, nodes, spot):
+    m = job(accelerator=Accelerator(model, count=count), nodes=nodes, spot=spot).compile()
+    validate_all(m)
+    assert m.main["kind"] == ("JobSet" if nodes > 1 else "Job")
+    spec = pod_spec(m)
+    container = spec["containers"][0]
+    assert container["resources"]["requests"]["nvidia.com/gpu"] == count
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == count
+    assert spec["nodeSelector"][gpus.ACCELERATOR_LABEL] == gpus.gpu(model).label
+    assert (spec["nodeSelector"].get("cloud.google.com/gke-spot") == "true") == spot
+    assert (spec["terminationGracePeriodSeconds"] == 15) == spot
+    assert m.requests()["nvidia.com/gpu"] == count * nodes
+
+
+@pytest.mark.parametrize(
+    ("model", "profile"), [(g.key, p) for g in gpus.GPUS for p, _ in g.mig_profiles]
+)
+def test_every_mig_profile_compiles(model, profile):
+    m = job(accelerator=Accelerator(model, mig=profile)).compile()
+    validate_all(m)
+    assert pod_spec(m)["nodeSelector"][gpus.PARTITION_LABEL] == profile
+
+
+@pytest.mark.parametrize(("generation", "topology", "spot"), TPU_CASES)
+def test_every_tpu_topology_compiles_one_pod_per_vm(generation, topology, spot):
+    tpu = TpuSlice(generation, topology)
+    m = job(accelerator=tpu, spot=spot).compile()
+    validate_all(m)
+    spec = pod_spec(m)
+    assert spec["nodeSelector"][tpus.TPU_ACCELERATOR_LABEL] == tpu.label
+    assert spec["nodeSelector"][tpus.TPU_TOPOLOGY_LABEL] == topology
+    assert spec["containers"][0]["resources"]["limits"]["google.com/tpu"] == tpu.chips_per_host
+    assert m.workload["spec"]["podSets"][0]["count"] == tpu.hosts
+    if tpu.multi_host:
+        replicated = m.main["spec"]["replicatedJobs"][0]["template"]["spec"]
+        assert replicated["parallelism"] == replicated["completions"] == tpu.hosts
+
+
+def test_multislice_is_one_replicated_job_per_slice_with_exclusive_node_pools():
+    m = job(accelerator=TpuSlice("v5p", "4x4x4", slices=2)).compile()
+    validate_all(m)
+    rjob = m.main["spec"]["replicatedJobs"][0]
+    assert rjob["replicas"] == 2 and rjob["template"]["spec"]["parallelism"] == 16
+    assert m.main["metadata"]["annotations"]["alpha.jobset.sigs.k8s.io/exclusive-topology"] == (
+        "cloud.google.com/gke-nodepool"
+    )
+    env = {e["name"] for e in pod_spec(m)["containers"][0]["env"]}
+    assert {"MEGASCALE_NUM_SLICES", "MEGASCALE_SLICE_ID", "MEGASCALE_COORDINATOR_ADDRESS"} <= env
+
+
+def test_kueue_labels_and_suspension():
+    m = job(queue="team-a", priority="high", max_runtime="2h", nodes=2).compile()
+    labels = m.main["metadata"]["labels"]
+    assert labels["kueue.x-k8s.io/queue-name"] == "team-a"
+    assert labels["kueue.x-k8s.io/priority-class"] == "high"
+    assert labels["kueue.x-k8s.io/max-exec-time-seconds"] == "7200"
+    assert m.main["spec"]["suspend"] is True
+    assert m.workload["spec"]["priorityClassRef"]["name"] == "high"
+    assert m.workload["spec"]["maximumExecutionTimeSeconds"] == 7200
+    single = job().compile()
+    assert single.main["spec"]["suspend"] is True
+    assert "kueue.x-k8s.io/priority-class" not in single.main["metadata"]["labels"]
+
+
+def test_gang_failure_policy_spends_max_restarts_only_on_user_code():
+    m = job(nodes=2, max_restarts=3).compile()
+    policy = m.main["spec"]["failurePolicy"]
+    assert policy["maxRestarts"] == 3
+    by_reason = {r["onJobFailureReasons"][0]: r["action"] for r in policy["rules"]}
+    assert by_reason["PodFailurePolicy"] == "RestartJobSet"
+    assert by_reason["BackoffLimitExceeded"] == "RestartJobSetAndIgnoreMaxRestarts"
+    child = m.main["spec"]["replicatedJobs"][0]["template"]["spec"]
+    rules = child["podFailurePolicy"]["rules"]
+    assert rules[0] == {
+        "action": "Ignore",
+        "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+    }
+    assert rules[1]["action"] == "FailJob" and rules[1]["onExitCodes"]["operator"] == "NotIn"
+    assert child["template"]["spec"]["restartPolicy"] == "Never"
+
+
+def test_single_node_job_ignores_disruptions_and_counts_user_retries_per_index():
+    m = job(max_restarts=2).compile()
+    spec = m.main["spec"]
+    assert spec["backoffLimitPerIndex"] == 2
+    assert spec["podFailurePolicy"]["rules"][0]["action"] == "Ignore"
+    assert spec["template"]["spec"]["restartPolicy"] == "Never"
+
+
+def test_environment_contract_is_complete_and_torchrun_compatible():
+    m = job(accelerator=Accelerator("h100", count=8), nodes=2, env={"EXTRA": "1"}).compile()
+    env = {e["name"]: e for e in pod_spec(m)["containers"][0]["env"]}
+    assert set(env) >= contract.RESERVED_ENV
+    assert env["MASTER_ADDR"]["value"] == "ft-node-0-0.ft"
+    assert env["NNODES"]["value"] == "2" and env["NPROC_PER_NODE"]["value"] == "8"
+    assert env["WORLD_SIZE"]["value"] == "16"
+    assert "job-completion-index" in env["NODE_RANK"]["valueFrom"]["fieldRef"]["fieldPath"]
+    assert "restart-attempt" in env["GKEML_RESTART_ATTEMPT"]["valueFrom"]["fieldRef"]["fieldPath"]
+    assert env["EXTRA"]["value"] == "1"
+
+
+@pytest.mark.parametrize(
+    ("checkpoint_dir", "env_value", "volume_key"),
+    [
+        ("gs://bucket/runs/a", "/gkeml/checkpoints/runs/a", "csi"),
+        ("pvc://ckpt/runs", "/gkeml/checkpoints", "persistentVolumeClaim"),
+        ("/mnt/filestore/ckpt", "/mnt/filestore/ckpt", None),
+        (None, "/gkeml/checkpoints", "emptyDir"),
+    ],
+)
+def test_checkpoint_locations(checkpoint_dir, env_value, volume_key):
+    m = job(checkpoint_dir=checkpoint_dir).compile()
+    validate_all(m)
+    spec = pod_spec(m)
+    env = {e["name"]: e.get("value") for e in spec["containers"][0]["env"]}
+    assert env["GKEML_CHECKPOINT_DIR"] == env_value
+    volumes = {v["name"]: v for v in spec.get("volumes", [])}
+    if volume_key:
+        assert volume_key in volumes["checkpoints"]
+    assert bool(m.notes) == (checkpoint_dir is None)
+
+
+def test_sharing_uses_affinity_for_both_label_spellings_and_mps_gets_host_ipc():
+    m = job(accelerator=Accelerator("l4", sharing="mps", clients_per_gpu=4)).compile()
+    validate_all(m)
+    spec = pod_spec(m)
+    expressions = spec["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"][0]["matchExpressions"]
+    assert expressions[0]["values"] == ["mps", "MPS"]
+    assert expressions[1]["values"] == ["4"]
+    assert spec["hostIPC"] is True
+
+
+def test_compile_is_deterministic():
+    spec = dict(
+        accelerator=Accelerator("h100", count=8), nodes=2, spot=True, env={"B": "2", "A": "1"}
+    )
+    assert job(**spec).compile().to_yaml() == job(**spec).compile().to_yaml()
+    assert "&id" not in job(**spec).compile().to_yaml()
+
+
+def test_compile_without_image_says_how_to_run_it():
+    with pytest.raises(SpecError, match="backend='local'"):
+        TrainingJob(name="x", command=["true"]).compile()
