@@ -1,5 +1,7 @@
 """gkeml: typed GPU/TPU training and LLM serving on GKE through Kueue.
 
+Names are imported on first use, so `import gkeml_sdk` stays cheap for tools that embed it.
+
 Example:
     >>> from gkeml_sdk import Accelerator, TrainingJob
     >>> job = TrainingJob(name="ft", image="img", command=["python", "train.py"],
@@ -8,31 +10,64 @@ Example:
     'JobSet'
 """
 
-from gkeml_sdk.catalog.prices import PriceBook
-from gkeml_sdk.compile.manifests import Manifests
-from gkeml_sdk.errors import ClusterError, ConfigError, GkemlError, SpecError
-from gkeml_sdk.run import FailureCause, Run, RunState, RunStatus, Transition
-from gkeml_sdk.spec.accelerator import Accelerator, TpuSlice
-from gkeml_sdk.spec.cost import CostEstimate
-from gkeml_sdk.spec.job import TrainingJob
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Accelerator",
-    "ClusterError",
-    "ConfigError",
-    "CostEstimate",
-    "FailureCause",
-    "GkemlError",
-    "Manifests",
-    "PriceBook",
-    "Run",
-    "RunState",
-    "RunStatus",
-    "SpecError",
-    "TpuSlice",
-    "TrainingJob",
-    "Transition",
-    "__version__",
-]
+_EXPORTS = {
+    "Accelerator": "gkeml_sdk.spec.accelerator",
+    "TpuSlice": "gkeml_sdk.spec.accelerator",
+    "TrainingJob": "gkeml_sdk.spec.job",
+    "RetryPolicy": "gkeml_sdk.spec.retry",
+    "CostEstimate": "gkeml_sdk.spec.cost",
+    "PriceBook": "gkeml_sdk.catalog.prices",
+    "Manifests": "gkeml_sdk.compile.manifests",
+    "Client": "gkeml_sdk.client",
+    "Run": "gkeml_sdk.run",
+    "RunState": "gkeml_sdk.run",
+    "RunStatus": "gkeml_sdk.run",
+    "FailureCause": "gkeml_sdk.run",
+    "Transition": "gkeml_sdk.run",
+    "GkemlError": "gkeml_sdk.errors",
+    "SpecError": "gkeml_sdk.errors",
+    "ConfigError": "gkeml_sdk.errors",
+    "ClusterError": "gkeml_sdk.errors",
+    "NotFoundError": "gkeml_sdk.errors",
+    "RunTimeoutError": "gkeml_sdk.errors",
+}
+
+__all__ = [*sorted(_EXPORTS), "__version__"]
+
+if TYPE_CHECKING:
+    from gkeml_sdk.catalog.prices import PriceBook
+    from gkeml_sdk.client import Client
+    from gkeml_sdk.compile.manifests import Manifests
+    from gkeml_sdk.errors import (
+        ClusterError,
+        ConfigError,
+        GkemlError,
+        NotFoundError,
+        RunTimeoutError,
+        SpecError,
+    )
+    from gkeml_sdk.run import FailureCause, Run, RunState, RunStatus, Transition
+    from gkeml_sdk.spec.accelerator import Accelerator, TpuSlice
+    from gkeml_sdk.spec.cost import CostEstimate
+    from gkeml_sdk.spec.job import TrainingJob
+    from gkeml_sdk.spec.retry import RetryPolicy
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gkeml_sdk' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

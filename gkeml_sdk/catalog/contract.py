@@ -26,6 +26,12 @@ BACKEND = "GKEML_BACKEND"
 DEFAULT_MASTER_PORT = 29500
 JAX_COORDINATOR_PORT = 1234
 CHECKPOINT_MOUNT = "/gkeml/checkpoints"
+# User code shipped with the job (TrainingJob.files) is mounted here, read-only, and is the
+# working directory of the process; locally it is the run directory's code/ folder.
+CODE_MOUNT = "/gkeml/code"
+# A ConfigMap (how code files travel to pods) holds at most 1 MiB, metadata included.
+CONFIGMAP_MAX_BYTES = 1024 * 1024
+CODE_METADATA_ALLOWANCE = 16 * 1024
 
 RESERVED_ENV = frozenset(
     {

@@ -36,7 +36,8 @@ def classify(
     """Classify one snapshot of a job, its Kueue Workload and its pods (kueue-api.md §5.4 order).
 
     Evictions Kueue requeues by itself (PodsReadyTimeout, AdmissionCheck retry, NodeFailures,
-    *Stopped) are QUEUED with the eviction reason; PREEMPTED is only Kueue preemption.
+    *Stopped) are QUEUED with the eviction reason; PREEMPTED is only Kueue preemption. Both
+    last until re-admission (Kueue keeps Evicted=True while the Workload waits in the queue).
 
     Example:
         >>> wl = {"status": {"conditions": [{"type": "QuotaReserved", "status": "False",

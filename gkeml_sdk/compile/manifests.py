@@ -6,7 +6,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
 
 Obj = dict[str, Any]
 
@@ -28,8 +27,10 @@ class Manifests:
 
     def to_yaml(self) -> str:
         """Every object as one multi-document YAML stream (byte-identical for equal specs)."""
+        import yaml
+
         return yaml.dump_all(
-            self.objects, Dumper=_NoAliasDumper, sort_keys=False, default_flow_style=False
+            self.objects, Dumper=_no_alias_dumper(), sort_keys=False, default_flow_style=False
         )
 
     @property
@@ -64,8 +65,12 @@ class Manifests:
         )
 
 
-class _NoAliasDumper(yaml.SafeDumper):
-    """Writes a repeated sub-dict in full: anchors (&id001) confuse readers of manifests."""
+def _no_alias_dumper() -> Any:
+    """A SafeDumper that writes repeated sub-dicts in full: anchors (&id001) confuse readers."""
+    import yaml
 
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
+    class NoAliasDumper(yaml.SafeDumper):
+        def ignore_aliases(self, data: Any) -> bool:
+            return True
+
+    return NoAliasDumper

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from gkeml_sdk.catalog import gpus, spot, tpus
-from gkeml_sdk.catalog.contract import CHECKPOINT_MOUNT, DEFAULT_MASTER_PORT
+from gkeml_sdk.catalog.contract import CHECKPOINT_MOUNT, CODE_MOUNT, DEFAULT_MASTER_PORT
+from gkeml_sdk.compile.code import code_volume
 from gkeml_sdk.compile.contract import CONTAINER, RUN_ID_LABEL, contract_env
 from gkeml_sdk.spec.accelerator import Accelerator, TpuSlice
 from gkeml_sdk.spec.job import TrainingJob
@@ -46,6 +47,9 @@ def pod_template(job: TrainingJob) -> Obj:
         container["command"] = list(job.command)
     if job.args:
         container["args"] = list(job.args)
+    if job.files:
+        # Commands name the shipped files relative to the code directory, as locally.
+        container["workingDir"] = CODE_MOUNT
     container["env"] = contract_env(job, checkpoint_path) + [
         {"name": k, "value": v} for k, v in job.env.items()
     ]
@@ -184,6 +188,10 @@ def _volumes(job: TrainingJob) -> tuple[list[Obj], list[Obj], dict[str, str], st
         mounts.append(mount)
         if location.kind == "gcs":
             annotations["gke-gcsfuse/volumes"] = "true"
+    if job.files:
+        volume, mount = code_volume(job)
+        volumes.append(volume)
+        mounts.append(mount)
     return volumes, mounts, annotations, path
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from gkeml_sdk.catalog import kueue
 from gkeml_sdk.catalog.spot import SPOT_DEFAULT_GRACE_SECONDS
 from gkeml_sdk.catalog.tpus import MULTISLICE_EXCLUSIVE_TOPOLOGY
+from gkeml_sdk.compile.code import code_config_map
 from gkeml_sdk.compile.contract import CONTAINER, REPLICATED_JOB, RUN_ID_LABEL
 from gkeml_sdk.compile.manifests import Manifests
 from gkeml_sdk.compile.pod import pod_template
@@ -52,7 +53,10 @@ def compile_training_job(job: TrainingJob) -> Manifests:
         )
     template = pod_template(job)
     main = _jobset(job, template) if job.uses_jobset else _job(job, template)
-    return Manifests(objects=[main], workload=_workload(job, main, template), notes=_notes(job))
+    code = code_config_map(job)
+    # The ConfigMap first: pods of the Job/JobSet mount it as soon as Kueue admits them.
+    objects = [main] if code is None else [code, main]
+    return Manifests(objects=objects, workload=_workload(job, main, template), notes=_notes(job))
 
 
 def _metadata(job: TrainingJob) -> Obj:

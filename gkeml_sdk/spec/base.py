@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from typing import Any, Self
 
-import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gkeml_sdk.errors import SpecError
@@ -20,7 +19,7 @@ QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 class SpecModel(BaseModel):
     """Frozen, strict about unknown fields, and raising `SpecError` for every mistake."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True, defer_build=True)
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -38,11 +37,15 @@ class SpecModel(BaseModel):
 
     def to_yaml(self) -> str:
         """The spec as YAML; `from_yaml` reads it back to an equal object."""
+        import yaml
+
         return yaml.safe_dump(self.model_dump(mode="json", exclude_defaults=True), sort_keys=False)
 
     @classmethod
     def from_yaml(cls, text: str) -> Self:
         """Read a spec written by `to_yaml` (or by hand)."""
+        import yaml
+
         data = yaml.safe_load(text)
         if not isinstance(data, dict):
             raise SpecError(

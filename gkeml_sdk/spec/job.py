@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator, model_validator
@@ -66,6 +68,9 @@ class TrainingJob(SpecModel):
     cpu: str | None = None
     memory: str | None = None
     termination_grace_seconds: int | None = None
+    # Code that travels with the job: relative path -> text. On GKE a ConfigMap mounted
+    # read-only at CODE_MOUNT (the working directory); locally the run directory's code/.
+    files: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("max_runtime", mode="before")
     @classmethod
@@ -140,6 +145,10 @@ class TrainingJob(SpecModel):
             from gkeml_sdk.spec.storage import parse_checkpoint_dir
 
             parse_checkpoint_dir(self.checkpoint_dir)
+        if self.files:
+            from gkeml_sdk.spec.code import check_files
+
+            check_files(self.files)
         return self
 
     def _check_tpu(self) -> None:
@@ -230,6 +239,85 @@ class TrainingJob(SpecModel):
     def uses_jobset(self) -> bool:
         """Multi-node, gang or multi-host TPU jobs compile to a JobSet; the rest to a Job."""
         return self.nodes > 1 or bool(self.gang)
+
+    @classmethod
+    def from_code(cls, source: str, *, name: str | None = None, **fields: Any) -> TrainingJob:
+        """A job that runs `source` (e.g. a notebook cell) as `main.py`; the code travels as a
+        file, never through a shell. Without `name`, one is derived from the content.
+
+        Example:
+            >>> job = TrainingJob.from_code("print('hello')", image="python:3.12")
+            >>> job.command, job.name
+            (['python', '-u', 'main.py'], 'code-0d736fbf')
+        """
+        from gkeml_sdk.spec.code import ENTRYPOINT, code_files
+
+        files = code_files(source)
+        return cls._with_code(name, "code", files, ["python", "-u", ENTRYPOINT], fields)
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        kwargs: Mapping[str, Any] | None = None,
+        name: str | None = None,
+        **fields: Any,
+    ) -> TrainingJob:
+        """A job that calls `fn(**kwargs)`. Only the function's own source is shipped, so it
+        imports what it needs inside its body; `kwargs` travel as JSON.
+
+        Example:
+            >>> def train(steps: int) -> None:
+            ...     print("training", steps)
+            >>> TrainingJob.from_function(train, kwargs={"steps": 10}).name  # doctest: +SKIP
+            'train-3f0c9a1e'
+        """
+        from gkeml_sdk.spec.code import ENTRYPOINT, function_files
+
+        files = function_files(fn, kwargs)
+        return cls._with_code(name, fn.__name__, files, ["python", "-u", ENTRYPOINT], fields)
+
+    @classmethod
+    def from_script(
+        cls,
+        script: str | Path,
+        *,
+        script_args: Iterable[str] = (),
+        include: Iterable[str] = ("*.py",),
+        name: str | None = None,
+        **fields: Any,
+    ) -> TrainingJob:
+        """A job that runs an existing script; the files next to it that match `include`
+        (globs, e.g. `"**/*.py"`, `"config.yaml"`) travel with it, so local imports work.
+
+        Example:
+            >>> job = TrainingJob.from_script("train.py", include=["*.py", "conf/*.yaml"],
+            ...                               image="img")  # doctest: +SKIP
+        """
+        from gkeml_sdk.spec.code import script_files
+
+        files, entry = script_files(script, include)
+        command = ["python", "-u", entry, *script_args]
+        return cls._with_code(name, Path(script).stem, files, command, fields)
+
+    @classmethod
+    def _with_code(
+        cls,
+        name: str | None,
+        prefix: str,
+        files: dict[str, str],
+        command: list[str],
+        fields: dict[str, Any],
+    ) -> TrainingJob:
+        from gkeml_sdk.spec.code import derived_name
+
+        fields = {"command": command, **fields, "files": {**files, **fields.get("files", {})}}
+        job = cls(name=name or "job", **fields)
+        if name is None:
+            payload = job.model_dump(mode="json", exclude={"name"})
+            job = job.model_copy(update={"name": derived_name(prefix, payload)})
+        return job
 
     def compile(self) -> Manifests:
         """The Kubernetes objects that run this job (see `gkeml_sdk.compile`)."""

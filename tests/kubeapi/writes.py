@@ -159,7 +159,6 @@ class Writer:
                         new["status"] = old["status"]
                     else:
                         new.pop("status", None)
-            m["generation"] = old["metadata"].get("generation", 1) + int(spec_changed(old, new))
         else:
             m["uid"] = new_uid()
             m["creationTimestamp"] = now_rfc3339()
@@ -170,7 +169,9 @@ class Writer:
             create_defaults(rt, new)
         if rt.key == "secrets":
             _secret_data(new)
-        warnings = self.validate_obj(call, new, name)
+        warnings = self.validate_obj(call, new, name)  # prunes and defaults, so comes first
+        if old is not None:
+            m["generation"] = old["metadata"].get("generation", 1) + int(spec_changed(old, new))
         ns = call.namespace if rt.namespaced else ""
         before = self.store.managed(rt.key, ns, name) if old is not None else []
         if managed is None:

@@ -1,0 +1,22 @@
+"""README.md starts with the two commands users and CI run; CI must run the same test command."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def readme_commands() -> list[str]:
+    return re.findall(r"```bash\n(.+?)\n```", (ROOT / "README.md").read_text())
+
+
+def test_readme_starts_with_quickstart_then_tests():
+    quickstart, tests = readme_commands()[:2]
+    assert "examples/quickstart.py" in quickstart
+    assert "pytest" in tests
+    assert (ROOT / "examples" / "quickstart.py").exists()
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert readme_commands()[1] in ci_lines
