@@ -39,7 +39,28 @@ _EXPORTS = {
     "RunTimeoutError": "gkeml_sdk.errors",
 }
 
-__all__ = [*sorted(_EXPORTS), "__version__"]
+__all__ = [
+    "Accelerator",
+    "ClusterError",
+    "Client",
+    "ConfigError",
+    "CostEstimate",
+    "FailureCause",
+    "GkemlError",
+    "Manifests",
+    "NotFoundError",
+    "PriceBook",
+    "RetryPolicy",
+    "Run",
+    "RunState",
+    "RunStatus",
+    "RunTimeoutError",
+    "SpecError",
+    "TpuSlice",
+    "TrainingJob",
+    "Transition",
+    "__version__",
+]
 
 if TYPE_CHECKING:
     from gkeml_sdk.catalog.prices import PriceBook

@@ -20,3 +20,10 @@ def test_readme_starts_with_quickstart_then_tests():
 def test_ci_runs_exactly_the_readme_test_command():
     ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
     assert readme_commands()[1] in ci_lines
+
+
+def test_public_names_all_resolve():
+    import gkeml_sdk
+
+    for name in gkeml_sdk.__all__:
+        assert getattr(gkeml_sdk, name) is not None
