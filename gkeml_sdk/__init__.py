@@ -41,8 +41,8 @@ _EXPORTS = {
 
 __all__ = [
     "Accelerator",
-    "ClusterError",
     "Client",
+    "ClusterError",
     "ConfigError",
     "CostEstimate",
     "FailureCause",

@@ -46,8 +46,8 @@ def varied_jobs(count: int = 1000) -> list[TrainingJob]:
         jobs.append(
             TrainingJob(
                 name=f"job-{i}", image="img", command=["python", "train.py"],
-                accelerator=accelerator, nodes=nodes, spot=spot, queue=f"team-{i % 5}", max_restarts=i % 4,
-                env={"STEP": str(i)},
+                accelerator=accelerator, nodes=nodes, spot=spot, queue=f"team-{i % 5}",
+                max_restarts=i % 4, env={"STEP": str(i)},
             )
         )  # fmt: skip
     return jobs

@@ -258,7 +258,8 @@ def test_pagination_and_expired_continue(kube_api: KubeAPIServer, kube_client: A
     page2 = core.list_namespaced_config_map("ml", limit=2, _continue=page.metadata._continue)
     seen += [i.metadata.name for i in page2.items]
     assert seen == ["c0", "c1", "c2", "c3"]
-    kube_api.compact()
+    core.create_namespaced_config_map("ml", configmap("later"))
+    kube_api.compact()  # every rv before the current one is now gone
     with pytest.raises(client.ApiException) as err:
         core.list_namespaced_config_map("ml", limit=2, _continue=page2.metadata._continue)
     assert err.value.status == 410

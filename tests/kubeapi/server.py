@@ -283,7 +283,7 @@ class KubeAPIServer:
         return n
 
     def compact(self) -> int:
-        """Expire all history: resuming a watch at any rv seen so far now gets 410 Expired."""
+        """Drop the event history: watches/continue tokens at an older rv now get 410 Expired."""
         return self.store.compact()
 
     @property

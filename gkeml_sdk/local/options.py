@@ -1,0 +1,86 @@
+"""Knobs that exist only on the local backend (simulated preemption, process layout, grace),
+and where local runs are kept on disk."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from gkeml_sdk.errors import SpecError
+
+RUN_DIR_ENV = "GKEML_RUN_DIR"
+DEFAULT_RUN_DIR = Path("~/.gkeml/runs")
+
+
+@dataclass(frozen=True)
+class LocalOptions:
+    """How the local backend runs a job, beyond what the `TrainingJob` says.
+
+    - `chaos_after`: seconds after each attempt starts at which the whole gang is preempted
+      (SIGTERM, then SIGKILL after `grace_seconds`), as a Spot reclaim would. A preemption
+      does not spend `max_restarts`; use it to check that the code resumes from
+      `GKEML_CHECKPOINT_DIR`. `chaos_times` bounds how many preemptions happen.
+    - `spawn_procs`: start `nodes x procs_per_node` processes and set torchrun's `RANK`,
+      `LOCAL_RANK` and `LOCAL_WORLD_SIZE`, as `torchrun` would inside each pod. Off by
+      default: like a pod, each node runs the command once.
+    - `grace_seconds`: SIGTERM-to-SIGKILL delay when stopping processes (default: the
+      job's `termination_grace_seconds`, else 5 s).
+
+    The job's `max_runtime` is honoured as Kueue would: the run fails (deactivated) once it
+    has run that long.
+
+    Example:
+        >>> LocalOptions(chaos_after=2.0).chaos_times
+        1
+        >>> LocalOptions(chaos_after=-1)
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.SpecError: chaos_after=-1 (rule: a delay in seconds after each start). Try: chaos_after=5
+    """
+
+    chaos_after: float | None = None
+    chaos_times: int = 1
+    spawn_procs: bool = False
+    grace_seconds: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.chaos_after is not None and self.chaos_after < 0:
+            raise SpecError(
+                f"chaos_after={self.chaos_after:g}",
+                rule="a delay in seconds after each start",
+                fix="chaos_after=5",
+            )
+        if self.chaos_times < 0:
+            raise SpecError(
+                f"chaos_times={self.chaos_times}",
+                rule="the number of simulated preemptions",
+                fix="chaos_times=1",
+            )
+        if self.grace_seconds is not None and self.grace_seconds < 0:
+            raise SpecError(
+                f"grace_seconds={self.grace_seconds:g}",
+                rule="seconds between SIGTERM and SIGKILL",
+                fix="grace_seconds=5",
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for the run directory."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LocalOptions:
+        """Read what `to_dict` wrote."""
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+def resolve_run_root(run_dir: str | Path | None) -> Path:
+    """Where local runs live: `run_dir`, else `$GKEML_RUN_DIR`, else `~/.gkeml/runs`.
+
+    Example:
+        >>> resolve_run_root("/tmp/runs")
+        PosixPath('/tmp/runs')
+    """
+    chosen = run_dir or os.environ.get(RUN_DIR_ENV) or DEFAULT_RUN_DIR
+    return Path(chosen).expanduser().absolute()
