@@ -16,11 +16,28 @@ from gkeml_sdk.spec.accelerator import TpuSlice
 from gkeml_sdk.spec.job import TrainingJob
 
 RUN_ID_LABEL = "gkeml.dev/run-id"
+ATTEMPT_LABEL = "gkeml.dev/attempt"
 REPLICATED_JOB = "node"
 CONTAINER = "trainer"
 
 
-def coordinator_host(job: TrainingJob) -> str:
+def attempt_name(run: str, attempt: int) -> str:
+    """Deterministic object name of an attempt of run `run`, so a retried or restarted client
+    can never create the same attempt twice.
+
+    Example:
+        >>> attempt_name("llama-ft", 1), attempt_name("llama-ft", 2)
+        ('llama-ft', 'llama-ft-r2')
+    """
+    return run if attempt == 1 else f"{run}-r{attempt}"
+
+
+def run_labels(job: TrainingJob, attempt: int) -> dict[str, str]:
+    """Labels that mark every object and pod of one attempt of a run."""
+    return {RUN_ID_LABEL: job.name, ATTEMPT_LABEL: str(attempt)}
+
+
+def coordinator_host(job: TrainingJob, attempt: int = 1) -> str:
     """DNS name of the rank-0 pod: JobSet hostnames are `<jobset>-<rjob>-<job>-<pod>.<jobset>`.
 
     Example:
@@ -30,12 +47,13 @@ def coordinator_host(job: TrainingJob) -> str:
     """
     if not job.uses_jobset:
         return "localhost"
-    return f"{job.name}-{REPLICATED_JOB}-0-0.{job.name}"
+    name = attempt_name(job.name, attempt)
+    return f"{name}-{REPLICATED_JOB}-0-0.{name}"
 
 
-def contract_env(job: TrainingJob, checkpoint_path: str) -> list[dict[str, Any]]:
+def contract_env(job: TrainingJob, checkpoint_path: str, attempt: int = 1) -> list[dict[str, Any]]:
     """Env entries every process of `job` gets on GKE."""
-    host = coordinator_host(job)
+    host = coordinator_host(job, attempt)
     rank = _field(f"metadata.annotations['{JOB_COMPLETION_INDEX_ANNOTATION}']")
     attempt_key = (
         f"metadata.labels['{JOBSET_RESTART_ATTEMPT_LABEL}']"
@@ -58,18 +76,21 @@ def contract_env(job: TrainingJob, checkpoint_path: str) -> list[dict[str, Any]]
         _value(c.BACKEND, "gke"),
     ]
     if isinstance(job.accelerator, TpuSlice):
-        env += _tpu_env(job, job.accelerator, rank)
+        env += _tpu_env(job, job.accelerator, rank, attempt)
     return env
 
 
-def _tpu_env(job: TrainingJob, tpu: TpuSlice, rank: dict[str, Any]) -> list[dict[str, Any]]:
+def _tpu_env(
+    job: TrainingJob, tpu: TpuSlice, rank: dict[str, Any], attempt: int
+) -> list[dict[str, Any]]:
     env = [{"name": "TPU_WORKER_ID", **rank}]
     if tpu.slices == 1:
-        hosts = ",".join(f"{job.name}-{REPLICATED_JOB}-0-{i}.{job.name}" for i in range(tpu.hosts))
+        name = attempt_name(job.name, attempt)
+        hosts = ",".join(f"{name}-{REPLICATED_JOB}-0-{i}.{name}" for i in range(tpu.hosts))
         env.append(_value("TPU_WORKER_HOSTNAMES", hosts))
     else:
         env += [
-            _value("MEGASCALE_COORDINATOR_ADDRESS", coordinator_host(job)),
+            _value("MEGASCALE_COORDINATOR_ADDRESS", coordinator_host(job, attempt)),
             {
                 "name": "MEGASCALE_NUM_SLICES",
                 **_field(f"metadata.labels['{JOBSET_REPLICAS_LABEL}']"),

@@ -8,7 +8,7 @@ from typing import Any
 from gkeml_sdk.catalog import gpus, spot, tpus
 from gkeml_sdk.catalog.contract import CHECKPOINT_MOUNT, CODE_MOUNT, DEFAULT_MASTER_PORT
 from gkeml_sdk.compile.code import code_volume
-from gkeml_sdk.compile.contract import CONTAINER, RUN_ID_LABEL, contract_env
+from gkeml_sdk.compile.contract import CONTAINER, contract_env, run_labels
 from gkeml_sdk.spec.accelerator import Accelerator, TpuSlice
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.storage import CheckpointLocation, parse_checkpoint_dir
@@ -16,7 +16,7 @@ from gkeml_sdk.spec.storage import CheckpointLocation, parse_checkpoint_dir
 Obj = dict[str, Any]
 
 
-def pod_template(job: TrainingJob) -> Obj:
+def pod_template(job: TrainingJob, attempt: int = 1) -> Obj:
     """`PodTemplateSpec` for every pod of `job` (one pod per node / TPU VM).
 
     Example:
@@ -50,7 +50,7 @@ def pod_template(job: TrainingJob) -> Obj:
     if job.files:
         # Commands name the shipped files relative to the code directory, as locally.
         container["workingDir"] = CODE_MOUNT
-    container["env"] = contract_env(job, checkpoint_path) + [
+    container["env"] = contract_env(job, checkpoint_path, attempt) + [
         {"name": k, "value": v} for k, v in job.env.items()
     ]
     ports = _ports(job)
@@ -64,7 +64,7 @@ def pod_template(job: TrainingJob) -> Obj:
     spec["containers"] = [container]
     if volumes:
         spec["volumes"] = volumes
-    metadata: Obj = {"labels": {RUN_ID_LABEL: job.name, **job.labels}}
+    metadata: Obj = {"labels": {**job.labels, **run_labels(job, attempt)}}
     if annotations or job.annotations:
         metadata["annotations"] = {**annotations, **job.annotations}
     return {"metadata": metadata, "spec": spec}

@@ -10,7 +10,13 @@ from gkeml_sdk.catalog import kueue
 from gkeml_sdk.catalog.spot import SPOT_DEFAULT_GRACE_SECONDS
 from gkeml_sdk.catalog.tpus import MULTISLICE_EXCLUSIVE_TOPOLOGY
 from gkeml_sdk.compile.code import code_config_map
-from gkeml_sdk.compile.contract import CONTAINER, REPLICATED_JOB, RUN_ID_LABEL
+from gkeml_sdk.compile.contract import (
+    CONTAINER,
+    REPLICATED_JOB,
+    RUN_ID_LABEL,
+    attempt_name,
+    run_labels,
+)
 from gkeml_sdk.compile.manifests import Manifests
 from gkeml_sdk.compile.pod import pod_template
 from gkeml_sdk.errors import SpecError
@@ -32,9 +38,10 @@ FAIL_ON_USER_EXIT: Obj = {
 }
 
 
-def compile_training_job(job: TrainingJob) -> Manifests:
+def compile_training_job(job: TrainingJob, attempt: int = 1) -> Manifests:
     """Manifests for `job`: a JobSet when it is multi-node, gang or a multi-host TPU slice,
     otherwise a batch/v1 Job. Deterministic: equal specs give byte-identical YAML.
+    Attempt k > 1 of a resubmitted run gets the name `<name>-r<k>`.
 
     Example:
         >>> from gkeml_sdk import TrainingJob, Accelerator
@@ -51,22 +58,23 @@ def compile_training_job(job: TrainingJob) -> Manifests:
             "or run it with Client(backend='local')",
             field="image",
         )
-    template = pod_template(job)
-    main = _jobset(job, template) if job.uses_jobset else _job(job, template)
+    template = pod_template(job, attempt)
+    metadata = _metadata(job, attempt)
+    main = _jobset(job, template, metadata) if job.uses_jobset else _job(job, template, metadata)
     code = code_config_map(job)
     # The ConfigMap first: pods of the Job/JobSet mount it as soon as Kueue admits them.
     objects = [main] if code is None else [code, main]
     return Manifests(objects=objects, workload=_workload(job, main, template), notes=_notes(job))
 
 
-def _metadata(job: TrainingJob) -> Obj:
-    labels = {kueue.QUEUE_LABEL: job.queue, RUN_ID_LABEL: job.name}
+def _metadata(job: TrainingJob, attempt: int) -> Obj:
+    labels = {kueue.QUEUE_LABEL: job.queue, **run_labels(job, attempt)}
     if job.priority:
         labels[kueue.PRIORITY_LABEL] = job.priority
     if job.max_runtime:
         labels[kueue.MAX_EXEC_TIME_LABEL] = str(job.max_runtime)
     metadata: Obj = {
-        "name": job.name,
+        "name": attempt_name(job.name, attempt),
         "namespace": job.namespace,
         "labels": {**job.labels, **labels},
     }
@@ -75,7 +83,7 @@ def _metadata(job: TrainingJob) -> Obj:
     return metadata
 
 
-def _job(job: TrainingJob, template: Obj) -> Obj:
+def _job(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
     spec: Obj = {
         # Kueue's webhook suspends it too; setting it closes the race when the webhook is slow.
         "suspend": True,
@@ -87,10 +95,10 @@ def _job(job: TrainingJob, template: Obj) -> Obj:
         "podFailurePolicy": {"rules": [IGNORE_DISRUPTIONS]},
         "template": template,
     }
-    return {"apiVersion": kueue.JOB_API, "kind": "Job", "metadata": _metadata(job), "spec": spec}
+    return {"apiVersion": kueue.JOB_API, "kind": "Job", "metadata": metadata, "spec": spec}
 
 
-def _jobset(job: TrainingJob, template: Obj) -> Obj:
+def _jobset(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
     tpu = job.accelerator if isinstance(job.accelerator, TpuSlice) else None
     replicas = tpu.slices if tpu else 1
     per_job = job.nodes // replicas
@@ -135,7 +143,6 @@ def _jobset(job: TrainingJob, template: Obj) -> Obj:
         }
     job_spec["template"] = template
     replicated: Obj = {"name": REPLICATED_JOB, "replicas": replicas, "template": {"spec": job_spec}}
-    metadata = _metadata(job)
     if tpu and tpu.slices > 1:
         # One slice per node pool, as multislice requires.
         metadata.setdefault("annotations", {})[kueue.JOBSET_EXCLUSIVE_TOPOLOGY] = (
@@ -169,7 +176,7 @@ def _workload(job: TrainingJob, main: Obj, template: Obj) -> Obj:
     if job.max_runtime:
         spec["maximumExecutionTimeSeconds"] = job.max_runtime
     # The real name carries a hash of the job's UID, known only after creation (kueue-api §6).
-    name = f"{main['kind'].lower()}-{job.name}"
+    name = f"{main['kind'].lower()}-{main['metadata']['name']}"
     return {
         "apiVersion": kueue.KUEUE_API,
         "kind": "Workload",

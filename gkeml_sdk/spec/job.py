@@ -319,11 +319,12 @@ class TrainingJob(SpecModel):
             job = job.model_copy(update={"name": derived_name(prefix, payload)})
         return job
 
-    def compile(self) -> Manifests:
-        """The Kubernetes objects that run this job (see `gkeml_sdk.compile`)."""
+    def compile(self, attempt: int = 1) -> Manifests:
+        """The Kubernetes objects that run this job (attempt k > 1 of a resubmitted run is
+        named `<name>-r<k>`; see `gkeml_sdk.compile`)."""
         from gkeml_sdk.compile.training import compile_training_job
 
-        return compile_training_job(self)
+        return compile_training_job(self, attempt)
 
     def estimate_cost(self, hours: float = 1.0, prices: PriceBook | None = None) -> CostEstimate:
         """On-demand, Spot and flex-start cost of running `hours`, with the price source."""

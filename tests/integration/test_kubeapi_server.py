@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import urllib3
 from kubernetes import client, config, dynamic, watch
+from kubernetes.watch.watch import iter_resp_lines
 
 from tests.kubeapi import KubeAPIServer
 
@@ -324,20 +325,20 @@ def test_watch_too_old_resource_version_gets_410(kube_api: KubeAPIServer, kube_c
 
 
 def test_small_history_window_expires(kube_api_factory: Callable[..., KubeAPIServer]):
-    server = kube_api_factory(crd_dir=None, history_size=3)
+    server = kube_api_factory(crd_dir=None, history_size=3, watch_max_seconds=0.3)
     for i in range(5):
         server.store.put(configmap(f"h{i}") | {"metadata": {"name": f"h{i}", "namespace": "ml"}})
     _, _, body = raw(server, "GET", "/api/v1/namespaces/ml/configmaps?watch=true&"
                                     f"resourceVersion={server.resource_version - 4}")
     assert json.loads(body.splitlines()[0])["object"]["code"] == 410
-    _, _, body = raw(server, "GET", "/api/v1/namespaces/ml/configmaps?watch=true&timeoutSeconds=1"
+    _, _, body = raw(server, "GET", "/api/v1/namespaces/ml/configmaps?watch=true"
                                     f"&resourceVersion={server.resource_version - 2}")
     assert [json.loads(x)["type"] for x in body.splitlines()] == ["ADDED", "ADDED"]
 
 
 def test_watch_bookmarks(kube_api_factory: Callable[..., KubeAPIServer]):
-    server = kube_api_factory(crd_dir=None, bookmark_interval=0.1)
-    path = "/api/v1/namespaces/ml/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=1"
+    server = kube_api_factory(crd_dir=None, bookmark_interval=0.1, watch_max_seconds=0.45)
+    path = "/api/v1/namespaces/ml/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=30"
     status, headers, body = raw(server, "GET", path)
     types = [json.loads(line)["type"] for line in body.splitlines()]
     assert status == 200 and headers["transfer-encoding"] == "chunked"
@@ -351,7 +352,7 @@ def test_watch_ends_cleanly_when_server_stops(kube_api_factory: Callable[..., Ku
     api = server.api_client()
     resp = client.CoreV1Api(api).list_namespaced_pod("ml", watch=True, _preload_content=False)
     server.wait_for_watches(1)
-    lines, box = in_thread(lambda: list(watch.iter_resp_lines(resp)))
+    lines, box = in_thread(lambda: list(iter_resp_lines(resp)))
     server.stop()
     lines.join(3)
     assert not lines.is_alive() and box == {"result": []}
@@ -377,13 +378,15 @@ def test_invalid_jobset_rejected_with_field_path(kube_client: Any):
         "spec.replicatedJobs[0].replicas")
 
 
-def test_invalid_builtin_job_rejected(kube_client: Any):
+def test_invalid_builtin_job_rejected(kube_api: KubeAPIServer, kube_client: Any):
     batch = client.BatchV1Api(kube_client)
-    job = {"metadata": {"name": "j"}, "spec": {"template": {"spec": {
-        "containers": "busybox", "restartPolicy": "Never"}}}}
-    with pytest.raises(client.ApiException) as err:
-        batch.create_namespaced_job("ml", job)
-    assert err.value.status == 422
+    job: dict[str, Any] = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+                           "spec": {"template": {"spec": {"containers": "busybox",
+                                                          "restartPolicy": "Never"}}}}
+    # The typed client refuses this body itself (pydantic), so send it raw.
+    status, _, body = raw(kube_api, "POST", "/apis/batch/v1/namespaces/ml/jobs", job)
+    assert status == 422
+    assert json.loads(body)["details"]["causes"][0]["field"] == "spec.template.spec.containers"
     job["spec"]["template"]["spec"] = {"containers": [{"name": "c", "image": "i"}]}
     with pytest.raises(client.ApiException) as err:
         batch.create_namespaced_job("ml", job)
@@ -492,7 +495,7 @@ def test_cut_watches(kube_api: KubeAPIServer, kube_client: Any):
     resp = core.list_namespaced_config_map("ml", watch=True, _preload_content=False)
     lines: list[str] = []
     with pytest.raises(urllib3.exceptions.ProtocolError):
-        lines.extend(watch.iter_resp_lines(resp))
+        lines.extend(iter_resp_lines(resp))
     assert len(lines) == 2
 
 

@@ -266,7 +266,7 @@ class Api:
                     )
             if call.dry_run:
                 return Reply(200, view(old, call.rt, call.version))
-            result = self.delete_object(call.rt, old, self._policy(call.rt, opts))
+            result = self.store.delete_object(call.rt, old, self._policy(call.rt, opts))
         if result is not None or call.rt.key in ("pods", NAMESPACES_KEY) or not call.rt.builtin:
             return Reply(200, view(result or old, call.rt, call.version))
         details = {"name": om["name"], "kind": call.rt.plural, "uid": om.get("uid")}
@@ -289,7 +289,7 @@ class Api:
             victims = [o for o in self.store.items(call.rt.key, call.namespace or None) if match(o)]
             if not call.dry_run:
                 for obj in victims:
-                    self.delete_object(call.rt, obj, self._policy(call.rt, opts))
+                    self.store.delete_object(call.rt, obj, self._policy(call.rt, opts))
         items = [list_item(o, call.rt, call.version) for o in victims]
         return Reply(
             200,
@@ -323,40 +323,3 @@ class Api:
             return "Orphan"
         # batch/v1 Jobs still default to orphaning their pods, unlike everything else.
         return "Orphan" if rt.key == "jobs.batch" else "Background"
-
-    def delete_object(
-        self, rt: ResourceType, obj: dict[str, Any], policy: str
-    ) -> dict[str, Any] | None:
-        """Delete now, or mark for deletion when finalizers remain; returns the marked object."""
-        m = obj["metadata"]
-        if m.get("finalizers"):
-            if m.get("deletionTimestamp"):
-                return obj
-            marked = json_copy(obj)
-            marked["metadata"]["deletionTimestamp"] = now_rfc3339()
-            marked["metadata"]["deletionGracePeriodSeconds"] = 0
-            return self.store.commit(rt, marked)
-        self.store.commit(rt, json_copy(obj), deleting=True)
-        if rt.key == NAMESPACES_KEY:
-            for key, child in list(self.store.all_items()):
-                if child["metadata"].get("namespace") == m["name"]:
-                    self.store.commit(
-                        self.store.registry.resolve(key), json_copy(child), deleting=True
-                    )
-        self._collect_dependents(m.get("uid"), policy)
-        return None
-
-    def _collect_dependents(self, uid: str | None, policy: str) -> None:
-        if not uid:
-            return
-        for key, child in list(self.store.all_items()):
-            refs = child["metadata"].get("ownerReferences") or []
-            if not any(r.get("uid") == uid for r in refs):
-                continue
-            child_rt = self.store.registry.resolve(key)
-            if policy == "Orphan":
-                updated = json_copy(child)
-                updated["metadata"]["ownerReferences"] = [r for r in refs if r.get("uid") != uid]
-                self.store.commit(child_rt, updated)
-            else:
-                self.delete_object(child_rt, child, "Background")

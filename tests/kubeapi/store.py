@@ -72,6 +72,7 @@ class Store:
         obj: dict[str, Any],
         deleting: bool = False,
         managed: list[Entry] | None = None,
+        policy: str = "Background",
     ) -> dict[str, Any]:
         """Store `obj` (caller hands over ownership) or delete it; bump rv; record the event."""
         with self.lock:
@@ -101,7 +102,48 @@ class Store:
                 bucket[(ns, name)] = obj
                 etype = "ADDED" if old is None else "MODIFIED"
             self._record(WatchEvent(self._rv, etype, rt.key, ns, obj, old))
+            if deleting:
+                self._cascade(rt, obj, policy)
             return obj
+
+    def delete_object(
+        self, rt: ResourceType, obj: dict[str, Any], policy: str = "Background"
+    ) -> dict[str, Any] | None:
+        """Delete now, or only mark for deletion while finalizers remain (returns the mark)."""
+        with self.lock:
+            m = obj["metadata"]
+            if m.get("finalizers"):
+                if m.get("deletionTimestamp"):
+                    return obj
+                marked = json_copy(obj)
+                marked["metadata"]["deletionTimestamp"] = now_rfc3339()
+                marked["metadata"]["deletionGracePeriodSeconds"] = 0
+                return self.commit(rt, marked)
+            self.commit(rt, json_copy(obj), deleting=True, policy=policy)
+            return None
+
+    def _cascade(self, rt: ResourceType, obj: dict[str, Any], policy: str) -> None:
+        """Namespace contents go with the namespace; dependents per propagation policy (the
+        real garbage collector is asynchronous, here it is immediate)."""
+        m = obj["metadata"]
+        for key, child in list(self.all_items()):
+            cm = child["metadata"]
+            child_rt = self.registry.by_key(key)
+            if child_rt is None:
+                continue
+            if rt.key == "namespaces" and cm.get("namespace") == m["name"]:
+                self.commit(child_rt, json_copy(child), deleting=True)
+                continue
+            refs = cm.get("ownerReferences") or []
+            if not m.get("uid") or not any(r.get("uid") == m["uid"] for r in refs):
+                continue
+            if policy == "Orphan":
+                updated = json_copy(child)
+                kept = [r for r in refs if r.get("uid") != m["uid"]]
+                updated["metadata"]["ownerReferences"] = kept
+                self.commit(child_rt, updated)
+            else:
+                self.delete_object(child_rt, child)
 
     def _record(self, event: WatchEvent) -> None:
         self._history.append(event)

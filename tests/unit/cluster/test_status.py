@@ -14,7 +14,12 @@ from gkeml_sdk.cluster.status import StatusTracker, queue_position
 from gkeml_sdk.run import FailureCause, RunState
 
 S = RunState
-FIXTURES = Path(os.environ.get("GKEML_KUEUE_FIXTURES", "/work/shared/fixtures/kueue-real"))
+FIXTURES = Path(
+    os.environ.get(
+        "GKEML_KUEUE_FIXTURES",
+        Path(__file__).resolve().parents[4] / "shared" / "fixtures" / "kueue-real",
+    )
+)
 needs_fixtures = pytest.mark.skipif(
     not FIXTURES.is_dir(), reason=f"recordings not found at {FIXTURES}"
 )

@@ -1,0 +1,301 @@
+"""LLM serving engines as data: image, command, flags, ports, probes and metric names
+(serving-and-tenancy §0-§3). Adding an engine is one `Engine(...)` row plus a test row.
+
+A flag of `None` means the engine has no runtime flag for that concept: for TGI the concept
+is missing (no pipeline parallelism), for Triton it was fixed when the TensorRT-LLM engine
+was built. Which of the two is said by the row's capability fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from gkeml_sdk.catalog.names import resolve
+
+SERVICE_PORT = 8000  # every compiled Service listens here, whatever the engine's port
+HTTP_PORT_NAME = "http"
+TOKEN_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")  # current and legacy names (§1.5)
+DEFAULT_TOKEN_KEY = "hf_api_token"  # the key GKE samples store the token under
+CACHE_MOUNT = "/data"
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A Prometheus gauge, with the labels that select the series to scale on.
+
+    Example:
+        >>> engine("triton").batch_metric.labels
+        (('request_type', 'scheduled'),)
+    """
+
+    name: str
+    labels: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Flags:
+    """Command-line flag names for the SDK's concepts (None: no runtime flag)."""
+
+    model: str | None = None
+    served_model_name: str | None = None
+    host: tuple[str, str] | None = None  # flag and the all-interfaces value
+    port: str | None = None
+    tensor_parallel: str | None = None
+    pipeline_parallel: str | None = None
+    max_model_len: str | None = None
+    max_input_len: str | None = None  # TGI: prompt tokens, one less than max_model_len
+    memory_fraction: str | None = None
+    max_batch_size: str | None = None
+    dtype: str | None = None
+    quantization: str | None = None
+    kv_cache_dtype: str | None = None
+    prefix_caching: tuple[str, str] | None = None  # flag to turn it on, flag to turn it off
+    lora_enable: str | None = None
+    lora_rank: str | None = None
+    lora_modules: str | None = None
+
+
+@dataclass(frozen=True)
+class MultiHost:
+    """How a model server spans several pods of a LeaderWorkerSet group (§1.7).
+
+    `leader` and `worker` are shell scripts: `$(LWS_...)` is expanded by Kubernetes from
+    the env LWS injects, `{server}` becomes the quoted server command line.
+    """
+
+    leader: str
+    worker: str
+    args: tuple[str, ...] = ()  # extra server args when the group spans nodes
+
+
+@dataclass(frozen=True)
+class MpiRanks:
+    """Triton + TensorRT-LLM: one `tritonserver` per GPU under mpirun, the argument lists of
+    TensorRT-LLM's `launch_triton_server.py` written out so the container's main process
+    is mpirun itself (the script backgrounds it and exits)."""
+
+    rank: tuple[str, ...]  # placeholders: {repo}, {rank}, {http}, {grpc}, {metrics}
+    follower: tuple[str, ...]  # appended for ranks > 0
+    separator: str = ":"
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One serving engine.
+
+    Example:
+        >>> e = engine("vllm")
+        >>> e.image, e.port, e.queue_metric.name
+        ('vllm/vllm-openai:v0.10.0', 8000, 'vllm:num_requests_waiting')
+    """
+
+    key: str
+    display: str
+    image: str
+    command: tuple[str, ...]
+    port: int
+    flags: Flags
+    startup_path: str
+    readiness_path: str
+    liveness_path: str
+    queue_metric: Metric
+    batch_metric: Metric
+    kv_metric: Metric | None
+    # SDK quantization name -> the engine's flag value (None: fixed at engine build, no flag)
+    quantizations: tuple[tuple[str, str | None], ...]
+    kv_cache_dtypes: tuple[tuple[str, str | None], ...]
+    dtypes: tuple[str, ...]
+    pipeline_parallel: bool
+    base_args: tuple[str, ...] = ()
+    extra_ports: tuple[tuple[str, int], ...] = ()
+    metrics_port: str = HTTP_PORT_NAME
+    metrics_path: str = "/metrics"
+    multi_host: MultiHost | None = None
+    mpi: MpiRanks | None = None
+    parallelism_at_build: bool = False  # TP/PP/batch baked into the engine files
+    dtype_with_quantization: bool = True
+    downloads_weights: bool = True  # from the Hugging Face Hub at start-up
+    cache_env: tuple[tuple[str, str], ...] = ()
+    gateway_engine_type: str | None = None  # Inference Gateway EPP model-server type (§5.6)
+    aliases: tuple[str, ...] = ()
+    status: Literal["supported", "legacy"] = "supported"
+    notes: tuple[str, ...] = field(default=())
+
+    def quantization_value(self, name: str) -> str | None:
+        """The engine's flag value for an SDK quantization (KeyError when unsupported)."""
+        return dict(self.quantizations)[name]
+
+    def supports_quantization(self, name: str) -> bool:
+        """Whether the engine can serve weights in this quantization."""
+        return name in dict(self.quantizations)
+
+
+ENGINES: tuple[Engine, ...] = (
+    Engine(
+        key="vllm",
+        display="vLLM",
+        image="vllm/vllm-openai:v0.10.0",
+        # Older images start the API server module, newer ones `vllm serve`; naming the module
+        # works with both (§1.1).
+        command=("python3", "-m", "vllm.entrypoints.openai.api_server"),
+        port=8000,
+        flags=Flags(
+            model="--model",
+            served_model_name="--served-model-name",
+            host=("--host", "0.0.0.0"),
+            port="--port",
+            tensor_parallel="--tensor-parallel-size",
+            pipeline_parallel="--pipeline-parallel-size",
+            max_model_len="--max-model-len",
+            memory_fraction="--gpu-memory-utilization",
+            max_batch_size="--max-num-seqs",
+            dtype="--dtype",
+            quantization="--quantization",
+            kv_cache_dtype="--kv-cache-dtype",
+            prefix_caching=("--enable-prefix-caching", "--no-enable-prefix-caching"),
+            lora_enable="--enable-lora",
+            lora_rank="--max-lora-rank",
+            lora_modules="--lora-modules",
+        ),
+        startup_path="/health",
+        readiness_path="/health",
+        liveness_path="/health",
+        queue_metric=Metric("vllm:num_requests_waiting"),
+        batch_metric=Metric("vllm:num_requests_running"),
+        kv_metric=Metric("vllm:kv_cache_usage_perc"),
+        quantizations=(
+            ("fp8", "fp8"),
+            ("awq", "awq"),
+            ("gptq", "gptq"),
+            ("bitsandbytes-nf4", "bitsandbytes"),
+        ),
+        kv_cache_dtypes=(("fp8", "fp8"),),
+        dtypes=("bfloat16", "float16", "float32"),
+        pipeline_parallel=True,
+        multi_host=MultiHost(
+            leader="bash /vllm-workspace/examples/online_serving/multi-node-serving.sh leader "
+            "--ray_cluster_size=$(LWS_GROUP_SIZE); exec {server}",
+            worker="bash /vllm-workspace/examples/online_serving/multi-node-serving.sh worker "
+            "--ray_address=$(LWS_LEADER_ADDRESS)",
+            args=("--distributed-executor-backend", "ray"),
+        ),
+        cache_env=(("HF_HOME", f"{CACHE_MOUNT}/huggingface"),),
+        gateway_engine_type="vllm",
+    ),
+    Engine(
+        key="tgi",
+        display="Hugging Face TGI",
+        image="ghcr.io/huggingface/text-generation-inference:3.3.5",
+        command=("text-generation-launcher",),
+        port=8000,
+        flags=Flags(
+            model="--model-id",
+            host=("--hostname", "0.0.0.0"),
+            port="--port",
+            tensor_parallel="--num-shard",
+            max_model_len="--max-total-tokens",
+            max_input_len="--max-input-tokens",
+            memory_fraction="--cuda-memory-fraction",
+            dtype="--dtype",
+            quantization="--quantize",
+            kv_cache_dtype="--kv-cache-dtype",
+        ),
+        startup_path="/health",
+        readiness_path="/health",
+        liveness_path="/health",
+        queue_metric=Metric("tgi_queue_size"),
+        batch_metric=Metric("tgi_batch_current_size"),
+        kv_metric=None,
+        quantizations=(
+            ("fp8", "fp8"),
+            ("int8", "eetq"),
+            ("awq", "awq"),
+            ("gptq", "gptq"),
+            ("bitsandbytes", "bitsandbytes"),
+            ("bitsandbytes-nf4", "bitsandbytes-nf4"),
+        ),
+        kv_cache_dtypes=(("fp8", "fp8_e4m3fn"),),
+        dtypes=("bfloat16", "float16"),
+        pipeline_parallel=False,
+        # The image's CMD is --json-output; explicit args replace it, so keep it.
+        base_args=("--json-output",),
+        dtype_with_quantization=False,
+        cache_env=(("HUGGINGFACE_HUB_CACHE", CACHE_MOUNT),),
+        status="legacy",
+        notes=(
+            "TGI is in maintenance mode upstream (§2.0); prefer engine='vllm' for new services",
+        ),
+    ),
+    Engine(
+        key="triton",
+        display="Triton + TensorRT-LLM",
+        image="nvcr.io/nvidia/tritonserver:25.06-trtllm-python-py3",
+        command=("mpirun", "--allow-run-as-root"),
+        port=8000,
+        flags=Flags(),
+        startup_path="/v2/health/ready",
+        readiness_path="/v2/health/ready",
+        liveness_path="/v2/health/live",
+        # The generic pending count needs no label filter, so HPA can use a per-pod metric.
+        queue_metric=Metric("nv_inference_pending_request_count"),
+        batch_metric=Metric("nv_trt_llm_request_metrics", (("request_type", "scheduled"),)),
+        kv_metric=Metric(
+            "nv_trt_llm_kv_cache_block_metrics", (("kv_cache_block_type", "fraction"),)
+        ),
+        quantizations=(("fp8", None), ("int8", None), ("awq", None), ("gptq", None)),
+        kv_cache_dtypes=(("fp8", None),),
+        dtypes=("bfloat16", "float16"),
+        pipeline_parallel=True,
+        extra_ports=(("grpc", 8001), ("metrics", 8002)),
+        metrics_port="metrics",
+        mpi=MpiRanks(
+            rank=(
+                "-n",
+                "1",
+                "tritonserver",
+                "--model-repository={repo}",
+                "--http-port={http}",
+                "--grpc-port={grpc}",
+                "--metrics-port={metrics}",
+                "--disable-auto-complete-config",
+                "--backend-config=python,shm-region-prefix-name=prefix{rank}_",
+            ),
+            follower=("--model-control-mode=explicit", "--load-model=tensorrt_llm"),
+        ),
+        parallelism_at_build=True,
+        downloads_weights=False,
+        gateway_engine_type="triton-tensorrt-llm",
+        aliases=("tensorrt-llm", "trtllm", "triton-trtllm"),
+        notes=(
+            "Triton serves a TensorRT-LLM engine built offline: tensor/pipeline parallelism, "
+            "max batch size and KV-cache fraction come from the engine and its config.pbtxt",
+        ),
+    ),
+)
+
+
+def _index() -> dict[str, Engine]:
+    table: dict[str, Engine] = {}
+    for row in ENGINES:
+        for name in (row.key, *row.aliases):
+            table[name] = row
+    return table
+
+
+_BY_NAME = _index()
+
+
+def engine(name: str) -> Engine:
+    """The engine row for a name or alias; `UnknownName` (with the closest match) otherwise.
+
+    Example:
+        >>> engine("TensorRT-LLM").key
+        'triton'
+    """
+    return resolve("engine", name, _BY_NAME, engine_names())
+
+
+def engine_names() -> list[str]:
+    """Canonical engine names, in catalog order."""
+    return [row.key for row in ENGINES]

@@ -1,0 +1,320 @@
+"""Open LLMs known by name (architecture facts from each model's `config.json`) and the bytes
+each weight takes per dtype or quantization (serving-and-tenancy §4.1).
+
+Adding a model is one `LlmModel(...)` row below plus a test row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gkeml_sdk.catalog.names import UnknownName
+
+
+@dataclass(frozen=True)
+class LlmModel:
+    """One open model's size and attention shape, as sizing needs them.
+
+    Example:
+        >>> row = llm_model("meta-llama/Llama-3.1-70B-Instruct")
+        >>> row.params_b, row.layers, row.kv_heads, row.head_dim
+        (70.6, 80, 8, 128)
+    """
+
+    ids: tuple[str, ...]  # Hugging Face repo ids; the first is canonical
+    display: str
+    params_b: float  # billions of parameters, every expert included for MoE
+    layers: int
+    attention_heads: int
+    kv_heads: int
+    head_dim: int
+    max_context: int
+    gated: bool = False  # the Hub asks for a token (licence acceptance)
+    # Multi-head latent attention (DeepSeek-V3/R1) caches one latent per layer instead of K/V heads.
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    checkpoint_quantization: str | None = None  # how the published weights are stored
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """The canonical repo id."""
+        return self.ids[0]
+
+    @property
+    def mla(self) -> bool:
+        """True for multi-head latent attention models."""
+        return self.kv_lora_rank > 0
+
+
+@dataclass(frozen=True)
+class WeightFormat:
+    """Storage of weights: bytes per parameter, and whether it needs a pre-quantized checkpoint.
+
+    Example:
+        >>> weight_format("awq").bytes_per_param, weight_format("awq").prequantized
+        (0.54, True)
+    """
+
+    name: str
+    bytes_per_param: float
+    prequantized: bool = False  # AWQ/GPTQ load quantized checkpoints; others quantize in flight
+    note: str = ""
+
+
+DTYPE_BYTES: dict[str, float] = {"bfloat16": 2.0, "float16": 2.0, "float32": 4.0}
+KV_CACHE_BYTES: dict[str, float | None] = {"auto": None, "fp8": 1.0}  # None: same as dtype
+
+# 4-bit formats carry per-group scales and zeros: §4.1 puts them at +5-10 %; 8 % keeps the
+# estimate on the safe side (70B -> 37.8 GB against the table's 35-38 GB).
+_INT4 = 0.5 * 1.08
+
+QUANTIZATIONS: tuple[WeightFormat, ...] = (
+    WeightFormat("fp8", 1.0, note="native on Hopper (H100/H200) and newer"),
+    WeightFormat("int8", 1.0),
+    WeightFormat("awq", _INT4, prequantized=True),
+    WeightFormat("gptq", _INT4, prequantized=True),
+    WeightFormat("bitsandbytes", 1.0),
+    WeightFormat("bitsandbytes-nf4", _INT4),
+)
+
+MODELS: tuple[LlmModel, ...] = (
+    LlmModel(
+        ("meta-llama/Llama-3.2-1B-Instruct", "meta-llama/Llama-3.2-1B"),
+        "Llama 3.2 1B",
+        1.24,
+        16,
+        32,
+        8,
+        64,
+        131072,
+        gated=True,
+        aliases=("llama-3.2-1b",),
+    ),
+    LlmModel(
+        ("meta-llama/Llama-3.2-3B-Instruct", "meta-llama/Llama-3.2-3B"),
+        "Llama 3.2 3B",
+        3.21,
+        28,
+        24,
+        8,
+        128,
+        131072,
+        gated=True,
+        aliases=("llama-3.2-3b",),
+    ),
+    LlmModel(
+        (
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "meta-llama/Llama-3.1-8B",
+            "meta-llama/Meta-Llama-3.1-8B-Instruct",
+            "meta-llama/Meta-Llama-3.1-8B",
+        ),
+        "Llama 3.1 8B",
+        8.03,
+        32,
+        32,
+        8,
+        128,
+        131072,
+        gated=True,
+        aliases=("llama-3.1-8b",),
+    ),
+    LlmModel(
+        ("meta-llama/Meta-Llama-3-8B-Instruct", "meta-llama/Meta-Llama-3-8B"),
+        "Llama 3 8B",
+        8.03,
+        32,
+        32,
+        8,
+        128,
+        8192,
+        gated=True,
+        aliases=("llama-3-8b",),
+    ),
+    LlmModel(
+        (
+            "meta-llama/Llama-3.1-70B-Instruct",
+            "meta-llama/Llama-3.1-70B",
+            "meta-llama/Meta-Llama-3.1-70B-Instruct",
+            "meta-llama/Meta-Llama-3.1-70B",
+            "meta-llama/Llama-3.3-70B-Instruct",
+        ),
+        "Llama 3.1 70B",
+        70.6,
+        80,
+        64,
+        8,
+        128,
+        131072,
+        gated=True,
+        aliases=("llama-3.1-70b", "llama-3.3-70b"),
+    ),
+    LlmModel(
+        ("meta-llama/Meta-Llama-3-70B-Instruct", "meta-llama/Meta-Llama-3-70B"),
+        "Llama 3 70B",
+        70.6,
+        80,
+        64,
+        8,
+        128,
+        8192,
+        gated=True,
+        aliases=("llama-3-70b",),
+    ),
+    LlmModel(
+        (
+            "meta-llama/Llama-3.1-405B-Instruct",
+            "meta-llama/Llama-3.1-405B",
+            "meta-llama/Meta-Llama-3.1-405B-Instruct",
+            "meta-llama/Meta-Llama-3.1-405B",
+        ),
+        "Llama 3.1 405B",
+        405.9,
+        126,
+        128,
+        8,
+        128,
+        131072,
+        gated=True,
+        aliases=("llama-3.1-405b",),
+    ),
+    LlmModel(
+        ("mistralai/Mistral-7B-Instruct-v0.3", "mistralai/Mistral-7B-v0.3"),
+        "Mistral 7B v0.3",
+        7.25,
+        32,
+        32,
+        8,
+        128,
+        32768,
+        gated=True,
+        aliases=("mistral-7b",),
+    ),
+    LlmModel(
+        ("mistralai/Mixtral-8x7B-Instruct-v0.1", "mistralai/Mixtral-8x7B-v0.1"),
+        "Mixtral 8x7B",
+        46.7,
+        32,
+        32,
+        8,
+        128,
+        32768,
+        gated=True,
+        aliases=("mixtral-8x7b",),
+    ),
+    LlmModel(
+        ("Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-7B"),
+        "Qwen2.5 7B",
+        7.62,
+        28,
+        28,
+        4,
+        128,
+        32768,
+        aliases=("qwen2.5-7b",),
+    ),
+    LlmModel(
+        ("Qwen/Qwen2.5-72B-Instruct", "Qwen/Qwen2.5-72B"),
+        "Qwen2.5 72B",
+        72.7,
+        80,
+        64,
+        8,
+        128,
+        32768,
+        aliases=("qwen2.5-72b",),
+    ),
+    LlmModel(
+        ("google/gemma-2-9b-it", "google/gemma-2-9b"),
+        "Gemma 2 9B",
+        9.24,
+        42,
+        16,
+        8,
+        256,
+        8192,
+        gated=True,
+        aliases=("gemma-2-9b",),
+    ),
+    LlmModel(
+        ("google/gemma-2-27b-it", "google/gemma-2-27b"),
+        "Gemma 2 27B",
+        27.2,
+        46,
+        32,
+        16,
+        128,
+        8192,
+        gated=True,
+        aliases=("gemma-2-27b",),
+    ),
+    LlmModel(
+        ("deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-R1-0528"),
+        "DeepSeek-R1 (671B MoE, MLA)",
+        671.0,
+        61,
+        128,
+        128,
+        128,
+        163840,
+        kv_lora_rank=512,
+        qk_rope_head_dim=64,
+        checkpoint_quantization="fp8",
+        aliases=("deepseek-r1", "deepseek-v3"),
+    ),
+)
+
+
+def _index() -> dict[str, LlmModel]:
+    table: dict[str, LlmModel] = {}
+    for row in MODELS:
+        for name in (*row.ids, *row.aliases):
+            table[name.lower()] = row
+    return table
+
+
+_BY_NAME = _index()
+
+
+def find_model(name: str) -> LlmModel | None:
+    """The catalog row for a repo id or alias (case-insensitive), or None.
+
+    Example:
+        >>> find_model("Qwen/Qwen2.5-7B-Instruct").kv_heads
+        4
+        >>> find_model("my-org/my-model") is None
+        True
+    """
+    return _BY_NAME.get(name.strip().lower())
+
+
+def llm_model(name: str) -> LlmModel:
+    """Like `find_model`, but raises `UnknownName` with the closest known model.
+
+    Example:
+        >>> llm_model("mistral-7b").display
+        'Mistral 7B v0.3'
+    """
+    row = find_model(name)
+    if row is None:
+        raise UnknownName("model", name, model_names(), _BY_NAME.keys())
+    return row
+
+
+def model_names() -> list[str]:
+    """Canonical repo ids of every catalog model, in catalog order."""
+    return [row.key for row in MODELS]
+
+
+def weight_format(name: str) -> WeightFormat:
+    """The row of a quantization name (`UnknownName` lists the valid ones).
+
+    Example:
+        >>> weight_format("fp8").bytes_per_param
+        1.0
+    """
+    for row in QUANTIZATIONS:
+        if row.name == name:
+            return row
+    raise UnknownName("quantization", name, [q.name for q in QUANTIZATIONS])

@@ -1,0 +1,1 @@
+"""The Kubernetes backend: the only place that talks to a cluster."""

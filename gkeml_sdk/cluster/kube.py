@@ -1,0 +1,203 @@
+"""Typed verbs over the Kubernetes REST API: server-side apply with one field manager, get,
+list, delete, watch streams and pod logs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from gkeml_sdk.cluster.resources import Resource, resource_of
+from gkeml_sdk.cluster.transport import TransientError, Transport
+from gkeml_sdk.errors import ClusterError
+
+FIELD_MANAGER = "gkeml"
+Obj = dict[str, Any]
+
+
+class WatchExpired(Exception):
+    """The resourceVersion a watch resumed from is too old (410 Gone): list again."""
+
+
+class KubeClient:
+    """The verbs the SDK needs, for built-in and custom kinds alike.
+
+    Example:
+        >>> kube = KubeClient(Transport(api_client))  # doctest: +SKIP
+        >>> kube.apply({"apiVersion": "v1", "kind": "ConfigMap", ...})  # doctest: +SKIP
+    """
+
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+
+    def apply(self, obj: Obj, *, force: bool = True) -> Obj:
+        """Server-side apply: creates or updates `obj`, idempotently, as field manager gkeml."""
+        res = resource_of(obj)
+        meta = obj["metadata"]
+        return dict(
+            self.transport.call(
+                "PATCH",
+                res.path(meta.get("namespace"), meta["name"]),
+                action=f"apply {obj['kind']} {meta['name']}",
+                query=[("fieldManager", FIELD_MANAGER), ("force", "true" if force else "false")],
+                body=obj,
+                content_type="application/apply-patch+yaml",
+            )
+        )
+
+    def get(self, res: Resource, name: str, namespace: str | None = None) -> Obj:
+        """Read one object; `NotFoundError` when absent."""
+        return dict(
+            self.transport.call(
+                "GET", res.path(namespace, name), action=f"read {res.kind} {name}"
+            )
+        )
+
+    def find(self, res: Resource, name: str, namespace: str | None = None) -> Obj | None:
+        """Read one object, or None when absent."""
+        found = self.transport.call(
+            "GET",
+            res.path(namespace, name),
+            action=f"read {res.kind} {name}",
+            ok_statuses=frozenset({404}),
+        )
+        return dict(found) if found else None
+
+    def list(
+        self, res: Resource, namespace: str | None = None, *, label_selector: str = ""
+    ) -> tuple[list[Obj], str]:
+        """Objects and the list's resourceVersion (to watch from)."""
+        query = [("labelSelector", label_selector)] if label_selector else []
+        answer = self.transport.call(
+            "GET", res.path(namespace), action=f"list {res.plural}", query=query
+        )
+        items = [dict(i, apiVersion=res.api_version, kind=res.kind) for i in answer["items"]]
+        return items, str(answer.get("metadata", {}).get("resourceVersion", ""))
+
+    def delete(
+        self, res: Resource, name: str, namespace: str | None = None, *, foreground: bool = True
+    ) -> bool:
+        """Delete one object (and, in the foreground, what it owns). False if it was absent."""
+        body = {"propagationPolicy": "Foreground" if foreground else "Background"}
+        answer = self.transport.call(
+            "DELETE",
+            res.path(namespace, name),
+            action=f"delete {res.kind} {name}",
+            body=body,
+            ok_statuses=frozenset({404}),
+        )
+        return answer is not None
+
+    def raw(self, path: str, *, action: str, missing_ok: bool = False) -> Any:
+        """GET any path (discovery, the Kueue visibility API)."""
+        ok = frozenset({404}) if missing_ok else frozenset()
+        return self.transport.call("GET", path, action=action, ok_statuses=ok)
+
+    def watch(
+        self,
+        res: Resource,
+        namespace: str | None,
+        *,
+        resource_version: str,
+        label_selector: str = "",
+        timeout_seconds: int = 300,
+    ) -> WatchStream:
+        """Open a watch after `resource_version` (BOOKMARKs on). Iterate the returned stream
+        for (type, object) events; `close()` it from another thread to stop early."""
+        query = [
+            ("watch", "true"),
+            ("resourceVersion", resource_version),
+            ("allowWatchBookmarks", "true"),
+            ("timeoutSeconds", str(timeout_seconds)),
+        ]
+        if label_selector:
+            query.append(("labelSelector", label_selector))
+        try:
+            response = self.transport.open_stream(
+                res.path(namespace),
+                action=f"watch {res.plural}",
+                query=query,
+                timeout=timeout_seconds + 30,
+            )
+        except ClusterError as exc:
+            if exc.status == 410:
+                raise WatchExpired(str(exc)) from None
+            raise
+        return WatchStream(response, res)
+
+    def pod_log(self, name: str, namespace: str, *, follow: bool) -> Iterator[str]:
+        """Log lines of a pod's container, following new lines when asked."""
+        from gkeml_sdk.cluster.resources import resource
+
+        pods = resource("v1", "Pod")
+        query = [("follow", "true")] if follow else []
+        stream = self.transport.open_stream(
+            pods.path(namespace, name, "log"),
+            action=f"read log of pod {name}",
+            query=query,
+            timeout=None if follow else self.transport.request_timeout,
+        )
+        try:
+            buffer = b""
+            for chunk in stream.stream(4096, decode_content=True):
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    yield line.decode(errors="replace")
+            if buffer:
+                yield buffer.decode(errors="replace")
+        finally:
+            stream.release_conn()
+
+
+class WatchStream:
+    """An open watch connection: iterate for events; raises `WatchExpired` on 410 Gone and
+    `TransientError` when the connection drops, so the caller resumes or relists."""
+
+    def __init__(self, response: Any, res: Resource) -> None:
+        self._response = response
+        self._res = res
+        self.closed = False
+
+    def __iter__(self) -> Iterator[tuple[str, Obj]]:
+        try:
+            yield from _events(self._response, self._res)
+        except WatchExpired:
+            raise
+        except Exception as exc:
+            if self.closed:
+                return
+            if isinstance(exc, (OSError, ValueError)) or type(exc).__module__.startswith("urllib3"):
+                raise TransientError(f"watch {self._res.plural} dropped: {exc}") from exc
+            raise
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the stream (safe from another thread)."""
+        if not self.closed:
+            self.closed = True
+            try:
+                self._response.shutdown()
+            except Exception:  # an already closed socket: nothing left to stop
+                pass
+            self._response.release_conn()
+
+
+def _events(stream: Any, res: Resource) -> Iterator[tuple[str, Obj]]:
+    buffer = b""
+    for chunk in stream.stream(65536, decode_content=True):
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        for line in lines:
+            if not line.strip():
+                continue
+            event = json.loads(line)
+            kind, obj = event.get("type", ""), event.get("object") or {}
+            if kind == "ERROR":
+                if obj.get("code") == 410:
+                    raise WatchExpired(obj.get("message", "resourceVersion too old"))
+                raise TransientError(f"watch {res.plural}: {obj.get('message', obj)}")
+            obj.setdefault("apiVersion", res.api_version)
+            obj.setdefault("kind", res.kind)
+            yield kind, obj

@@ -1,0 +1,83 @@
+"""Checks before a submission, so a mistake fails at once with what to do instead of leaving
+a job that Kueue never admits. Results are cached per client."""
+
+from __future__ import annotations
+
+from gkeml_sdk.cluster.kube import KubeClient
+from gkeml_sdk.cluster.resources import resource
+from gkeml_sdk.errors import ConfigError, NotFoundError
+from gkeml_sdk.spec.job import TrainingJob
+
+INSTALL = {
+    "jobset.x-k8s.io/v1alpha2": "JobSet is not installed: kubectl apply --server-side -f "
+    "https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml",
+    "kueue.x-k8s.io/v1beta2": "Kueue (v0.16 or newer) is not installed: kubectl apply "
+    "--server-side -f https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/"
+    "manifests.yaml",
+}
+
+
+class Preflight:
+    """Namespace, CRDs, LocalQueue and WorkloadPriorityClass checks for a job.
+
+    Example:
+        >>> Preflight(kube).check(job)  # doctest: +SKIP
+    """
+
+    def __init__(self, kube: KubeClient) -> None:
+        self.kube = kube
+        self._passed: set[tuple[str, ...]] = set()
+
+    def check(self, job: TrainingJob) -> None:
+        """Raise `ConfigError` (or the API's own error, e.g. 403) when `job` cannot run."""
+        apis = ["kueue.x-k8s.io/v1beta2"]
+        if job.uses_jobset:
+            apis.append("jobset.x-k8s.io/v1alpha2")
+        for api in apis:
+            self._once(("api", api), lambda api=api: self._api(api))
+        self._once(("namespace", job.namespace), lambda: self._namespace(job.namespace))
+        self._once(("queue", job.namespace, job.queue), lambda: self._queue(job))
+        if job.priority:
+            priority = job.priority
+            self._once(("priority", priority), lambda: self._priority(priority))
+
+    def _once(self, key: tuple[str, ...], check: object) -> None:
+        if key not in self._passed:
+            check()  # type: ignore[operator]
+            self._passed.add(key)
+
+    def _api(self, api: str) -> None:
+        if self.kube.raw(f"/apis/{api}", action=f"discover {api}", missing_ok=True) is None:
+            raise ConfigError(INSTALL[api])
+
+    def _namespace(self, namespace: str) -> None:
+        try:
+            self.kube.get(resource("v1", "Namespace"), namespace)
+        except NotFoundError:
+            raise ConfigError(
+                f"namespace {namespace!r} does not exist: create it "
+                f"(kubectl create namespace {namespace}) or submit to one that exists"
+            ) from None
+
+    def _queue(self, job: TrainingJob) -> None:
+        queues = resource("kueue.x-k8s.io/v1beta2", "LocalQueue")
+        if self.kube.find(queues, job.queue, job.namespace) is not None:
+            return
+        existing, _ = self.kube.list(queues, job.namespace)
+        names = ", ".join(sorted(q["metadata"]["name"] for q in existing)) or "none"
+        raise ConfigError(
+            f"LocalQueue {job.queue!r} does not exist in namespace {job.namespace!r}, so Kueue "
+            f"would never admit the job. LocalQueues there: {names}. Pass queue= one of them, "
+            "or ask your platform team for a LocalQueue"
+        )
+
+    def _priority(self, priority: str) -> None:
+        classes = resource("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass")
+        if self.kube.find(classes, priority) is not None:
+            return
+        existing, _ = self.kube.list(classes)
+        names = ", ".join(sorted(c["metadata"]["name"] for c in existing)) or "none"
+        raise ConfigError(
+            f"WorkloadPriorityClass {priority!r} does not exist. Existing: {names}. "
+            "Pass priority= one of them or leave it unset"
+        )

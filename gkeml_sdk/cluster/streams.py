@@ -1,0 +1,155 @@
+"""Shared watch streams: one list+watch per kind and namespace, however many runs are
+followed, resumed from the last resourceVersion after a drop and relisted on 410 Gone."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gkeml_sdk.cluster.kube import KubeClient, WatchExpired, WatchStream
+from gkeml_sdk.cluster.resources import Resource
+from gkeml_sdk.cluster.transport import TransientError
+from gkeml_sdk.errors import GkemlError
+
+log = logging.getLogger("gkeml.cluster")
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Event:
+    """One change seen on a stream: `type` is ADDED, MODIFIED, DELETED or SYNCED (a relist)."""
+
+    kind: str
+    type: str
+    obj: Obj
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """What one informer follows."""
+
+    resource: Resource
+    namespace: str
+    label_selector: str = ""
+
+
+class Informer(threading.Thread):
+    """List, then watch from the list's resourceVersion, forever: resumes after drops and
+    relists after 410 Gone. Events go to `sink`; a fatal error is sent as an Event of type
+    ERROR whose obj holds the exception."""
+
+    def __init__(
+        self,
+        kube: KubeClient,
+        spec: StreamSpec,
+        sink: Callable[[Event], None],
+        *,
+        watch_seconds: int = 300,
+        backoff: float = 0.2,
+    ) -> None:
+        super().__init__(daemon=True, name=f"gkeml-watch-{spec.resource.plural}")
+        self.kube, self.spec, self.sink = kube, spec, sink
+        self.watch_seconds = watch_seconds
+        self.backoff = backoff
+        self._stop_event = threading.Event()
+        self._stream: WatchStream | None = None
+        self.connections = 0  # watch connections opened (resumes and relists included)
+
+    def run(self) -> None:
+        try:
+            version = self._relist()
+            while not self._stop_event.is_set():
+                try:
+                    version = self._watch_from(version)
+                except WatchExpired:
+                    version = self._relist()
+                except TransientError as exc:
+                    log.info("watch %s dropped (%s); resuming", self.spec.resource.plural, exc)
+                    self._stop_event.wait(self.backoff)
+        except GkemlError as exc:
+            if not self._stop_event.is_set():
+                self.sink(Event(self.spec.resource.kind, "ERROR", {"error": exc}))
+
+    def stop(self) -> None:
+        """End the watch now (closes the connection)."""
+        self._stop_event.set()
+        stream = self._stream
+        if stream is not None:
+            stream.close()
+
+    def _relist(self) -> str:
+        items, version = self.kube.list(
+            self.spec.resource, self.spec.namespace, label_selector=self.spec.label_selector
+        )
+        for item in items:
+            self.sink(Event(self.spec.resource.kind, "SYNCED", item))
+        return version
+
+    def _watch_from(self, version: str) -> str:
+        stream = self.kube.watch(
+            self.spec.resource,
+            self.spec.namespace,
+            resource_version=version,
+            label_selector=self.spec.label_selector,
+            timeout_seconds=self.watch_seconds,
+        )
+        self._stream = stream
+        self.connections += 1
+        if self._stop_event.is_set():
+            stream.close()
+        for event_type, obj in stream:
+            version = str(obj.get("metadata", {}).get("resourceVersion", version))
+            if event_type != "BOOKMARK":
+                self.sink(Event(self.spec.resource.kind, event_type, obj))
+        return version
+
+
+class StreamHub:
+    """Several informers feeding one queue that the waiting thread drains.
+
+    Example:
+        >>> hub = StreamHub(kube, [StreamSpec(jobsets, "ml", "gkeml.dev/run-id")])  # doctest: +SKIP
+        >>> with hub:  # doctest: +SKIP
+        ...     event = hub.next(timeout=1.0)
+    """
+
+    def __init__(self, kube: KubeClient, specs: list[StreamSpec], **informer_args: Any) -> None:
+        self._queue: queue.Queue[Event] = queue.Queue()
+        self.informers = [Informer(kube, s, self._queue.put, **informer_args) for s in specs]
+
+    def __enter__(self) -> StreamHub:
+        for informer in self.informers:
+            informer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for informer in self.informers:
+            informer.stop()
+        for informer in self.informers:
+            informer.join(timeout=5)
+
+    def next(self, timeout: float) -> Event | None:
+        """The next event, or None after `timeout` seconds without one."""
+        try:
+            event = self._queue.get(timeout=max(timeout, 0.0))
+        except queue.Empty:
+            return None
+        if event.type == "ERROR":
+            raise event.obj["error"]
+        return event
+
+    @property
+    def connections(self) -> int:
+        """Watch connections opened so far by every informer."""
+        return sum(i.connections for i in self.informers)
+
+
+def deadline(timeout: float | None) -> Callable[[], float]:
+    """Seconds left until `timeout` from now (infinite when None)."""
+    end = None if timeout is None else time.monotonic() + timeout
+    return lambda: float("inf") if end is None else end - time.monotonic()

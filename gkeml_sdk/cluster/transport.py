@@ -1,0 +1,195 @@
+"""HTTP to the Kubernetes API through the `kubernetes` package's ApiClient, with tenacity
+retries for transient faults and clear errors for everything else."""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
+
+from gkeml_sdk.errors import ClusterError, NotFoundError
+
+log = logging.getLogger("gkeml.cluster")
+
+TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
+HINTS = {
+    400: "the request was malformed; if your spec validated, this is a gkeml bug: please report it",
+    401: "the cluster rejected your credentials: refresh them, e.g. "
+    "`gcloud container clusters get-credentials CLUSTER --location LOCATION`",
+    403: "your account lacks permission (RBAC) for this; ask a cluster admin for access to the "
+    "namespace or use one you may write to",
+    404: "it does not exist (check the name and namespace)",
+    409: "it changed or already exists",
+    422: "the API server rejected the object; if your spec validated, this is a gkeml bug: "
+    "please report it with the rendered YAML",
+}
+
+
+class TransientError(Exception):
+    """A fault worth retrying: 429/5xx, a reset connection or a timeout."""
+
+    def __init__(self, what: str, retry_after: float | None = None) -> None:
+        super().__init__(what)
+        self.retry_after = retry_after
+
+
+@dataclass
+class RetrySettings:
+    """How hard to retry transient faults (capped exponential backoff with full jitter)."""
+
+    attempts: int = 8
+    initial_seconds: float = 0.2
+    max_seconds: float = 10.0
+    max_retry_after: float = 60.0
+
+
+class Transport:
+    """Sends requests through an `kubernetes.client.ApiClient`; retries only transient faults.
+
+    Example:
+        >>> t = Transport(api_client)  # doctest: +SKIP
+        >>> t.call("GET", "/api/v1/namespaces/default", action="read namespace")  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        api_client: Any,
+        *,
+        retry: RetrySettings | None = None,
+        request_timeout: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.api_client = api_client
+        self.retry = retry or RetrySettings()
+        self.request_timeout = request_timeout
+        self._sleep = sleep
+        self.requests_sent = 0  # every HTTP request, retries included
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        action: str,
+        query: Sequence[tuple[str, str]] = (),
+        body: Any = None,
+        content_type: str = "application/json",
+        ok_statuses: frozenset[int] = frozenset(),
+    ) -> Any:
+        """One request, retried while transient. Returns parsed JSON (or text), or None for
+        a status listed in `ok_statuses` (e.g. 404 when deleting)."""
+
+        def once() -> Any:
+            response = self._send(method, path, query, body, content_type, self.request_timeout)
+            try:
+                raw = response.read()
+            except Exception as exc:  # a reset while reading the body is transient too
+                raise TransientError(f"{action}: connection lost: {exc}") from exc
+            status = response.status
+            if 200 <= status < 300:
+                text = raw.decode() if isinstance(raw, bytes) else str(raw or "")
+                return _parse(text)
+            if status in ok_statuses:
+                return None
+            self._raise_for(status, raw, action, response)
+
+        return self._retrying(once)
+
+    def open_stream(
+        self, path: str, *, action: str, query: Sequence[tuple[str, str]], timeout: float | None
+    ) -> Any:
+        """Open a streaming GET (watch, log follow); returns the urllib3 response. Opening is
+        retried like `call`; reading the stream is the caller's business."""
+
+        def once() -> Any:
+            response = self._send("GET", path, query, None, "application/json", timeout)
+            if response.status >= 300:
+                self._raise_for(response.status, response.read(), action, response)
+            return response.response
+
+        return self._retrying(once)
+
+    def _retrying(self, fn: Callable[[], Any]) -> Any:
+        retrying = Retrying(
+            stop=stop_after_attempt(self.retry.attempts),
+            wait=self._wait,
+            retry=retry_if_exception_type(TransientError),
+            sleep=self._sleep,
+            reraise=True,
+            before_sleep=lambda state: log.info("retrying after %s", state.outcome.exception()),  # type: ignore[union-attr]
+        )
+        try:
+            return retrying(fn)
+        except TransientError as exc:
+            raise ClusterError(
+                str(exc),
+                reason="Unavailable",
+                message=f"gave up after {self.retry.attempts} attempts",
+                hint="the API server kept failing; check the cluster's health and try again",
+            ) from None
+
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, TransientError) and exc.retry_after is not None:
+            return min(exc.retry_after, self.retry.max_retry_after)
+        cap = min(self.retry.max_seconds, self.retry.initial_seconds * 2 ** state.attempt_number)
+        return random.uniform(0, cap)
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        query: Sequence[tuple[str, str]],
+        body: Any,
+        content_type: str,
+        timeout: float | None,
+    ) -> Any:
+        import urllib3
+
+        headers = {"Accept": "application/json", "Content-Type": content_type}
+        params = self.api_client.param_serialize(
+            method=method,
+            resource_path=path,
+            query_params=list(query),
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        self.requests_sent += 1
+        try:
+            return self.api_client.call_api(*params, _request_timeout=timeout)
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise TransientError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+
+    def _raise_for(self, status: int, raw: Any, action: str, response: Any) -> None:
+        text = raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw or "")
+        detail = _parse(text) if text else {}
+        reason = detail.get("reason", "") if isinstance(detail, dict) else ""
+        message = detail.get("message", text) if isinstance(detail, dict) else text
+        if status in TRANSIENT_STATUS:
+            retry_after = _retry_after(response.getheader("Retry-After"))
+            raise TransientError(f"{action}: {status} {reason or message}", retry_after)
+        error = NotFoundError if status == 404 else ClusterError
+        raise error(action, status=status, reason=reason, message=message, hint=HINTS.get(status, ""))
+
+
+def _parse(text: str) -> Any:
+    if not text:
+        return {}
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None

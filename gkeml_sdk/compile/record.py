@@ -1,0 +1,121 @@
+"""The run record: a ConfigMap that keeps a run's spec, retry policy, attempts and history in
+the cluster, so any client (or a restarted one) can follow and resume the same run."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gkeml_sdk.compile.contract import RUN_ID_LABEL, attempt_name
+from gkeml_sdk.run import FailureCause, RunState, RunStatus, Transition
+from gkeml_sdk.spec.job import TrainingJob
+from gkeml_sdk.spec.retry import RetryPolicy
+
+RECORD_LABEL = "gkeml.dev/run-record"
+__all__ = ["RECORD_LABEL", "AttemptRecord", "RunRecord", "attempt_name", "record_name"]
+
+
+def record_name(run: str) -> str:
+    """Name of the run record ConfigMap of run `run`."""
+    return f"{run}-gkeml-run"
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """One attempt: its number, object name, whether it ran on Spot, and how it ended."""
+
+    attempt: int
+    name: str
+    spot: bool
+    outcome: str = ""  # "" while running; the terminal state otherwise
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """Everything needed to follow or resume a run from any client.
+
+    Example:
+        >>> job = TrainingJob(name="a", image="i", command=["x"])
+        >>> r = RunRecord(job=job, submitted_at=0.0)
+        >>> RunRecord.from_configmap(r.to_configmap()) == r
+        True
+    """
+
+    job: TrainingJob
+    submitted_at: float
+    retry: RetryPolicy | None = None
+    attempts: tuple[AttemptRecord, ...] = ()
+    history: tuple[Transition, ...] = ()
+    cancelled: bool = False
+
+    @property
+    def name(self) -> str:
+        """The run's name (= the first attempt's object name)."""
+        return self.job.name
+
+    @property
+    def current(self) -> AttemptRecord:
+        """The newest attempt."""
+        return self.attempts[-1]
+
+    def with_attempt(self, attempt: AttemptRecord) -> RunRecord:
+        """A copy with `attempt` added or replaced."""
+        others = [a for a in self.attempts if a.attempt != attempt.attempt]
+        return replace(self, attempts=tuple(sorted([*others, attempt], key=lambda a: a.attempt)))
+
+    def to_configmap(self) -> dict[str, Any]:
+        """The record as a ConfigMap in the run's namespace."""
+        data = {
+            "spec.yaml": self.job.to_yaml(),
+            "retry.yaml": self.retry.to_yaml() if self.retry else "",
+            "attempts.json": json.dumps([a.__dict__ for a in self.attempts]),
+            "history.json": json.dumps([_transition_dict(t) for t in self.history]),
+            "submitted_at": repr(self.submitted_at),
+            "cancelled": "true" if self.cancelled else "false",
+        }
+        return {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": record_name(self.name),
+                "namespace": self.job.namespace,
+                "labels": {RECORD_LABEL: "true", RUN_ID_LABEL: self.name},
+            },
+            "data": data,
+        }
+
+    @classmethod
+    def from_configmap(cls, obj: dict[str, Any]) -> RunRecord:
+        """Read a record written by `to_configmap`."""
+        data = obj.get("data") or {}
+        retry_yaml = data.get("retry.yaml", "")
+        return cls(
+            job=TrainingJob.from_yaml(data["spec.yaml"]),
+            submitted_at=float(data.get("submitted_at", "0")),
+            retry=RetryPolicy.from_yaml(retry_yaml) if retry_yaml.strip() else None,
+            attempts=tuple(AttemptRecord(**a) for a in json.loads(data.get("attempts.json", "[]"))),
+            history=tuple(_transition(t) for t in json.loads(data.get("history.json", "[]"))),
+            cancelled=data.get("cancelled") == "true",
+        )
+
+
+def _transition_dict(t: Transition) -> dict[str, Any]:
+    s = t.status
+    return {
+        "state": s.state.value,
+        "reason": s.reason,
+        "message": s.message,
+        "cause": s.cause.value if s.cause else None,
+        "attempt": t.attempt,
+        "at": t.at,
+        "detail": t.detail,
+    }
+
+
+def _transition(d: dict[str, Any]) -> Transition:
+    cause = FailureCause(d["cause"]) if d.get("cause") else None
+    status = RunStatus(RunState(d["state"]), d.get("reason", ""), d.get("message", ""), cause)
+    return Transition(
+        status, int(d.get("attempt", 1)), float(d.get("at", 0.0)), d.get("detail", "")
+    )

@@ -1,0 +1,216 @@
+"""`LocalBackend`: runs a `TrainingJob` as processes on this machine, with the same
+environment contract as on GKE, in run directories that outlive the Python process."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from gkeml_sdk.errors import ClusterError, GkemlError, NotFoundError, RunTimeoutError, SpecError
+from gkeml_sdk.local.options import LocalOptions, resolve_run_root
+from gkeml_sdk.local.run import LAUNCH_TIMEOUT_SECONDS, LocalRun
+from gkeml_sdk.local.store import JOB, LAUNCH, STATE, RunDir, RunRecord, write_atomic
+from gkeml_sdk.run import FailureCause, Run, RunState, RunStatus
+from gkeml_sdk.spec.job import TrainingJob
+from gkeml_sdk.spec.retry import RetryPolicy
+
+log = logging.getLogger("gkeml_sdk.local")
+_PYTHON_NAMES = ("python", "python3", f"python3.{sys.version_info.minor}")
+
+
+class LocalBackend:
+    """Runs jobs as local processes (no containers, no cluster), one per node (or per node and
+    local rank with `LocalOptions(spawn_procs=True)`). A detached supervisor owns each run,
+    so it survives the notebook kernel; state, logs and checkpoints live in
+    `<run_dir>/<namespace>/<name>/`.
+
+    `run_dir` defaults to `$GKEML_RUN_DIR`, else `~/.gkeml/runs`. `options` apply to every
+    submission unless `submit(..., options=...)` overrides them. A command starting with
+    `python` runs with this interpreter, so the run sees the same installed packages.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob
+        >>> from gkeml_sdk.local import LocalBackend, LocalOptions
+        >>> backend = LocalBackend(run_dir="/tmp/runs", options=LocalOptions(chaos_after=5))
+        >>> run = backend.submit(TrainingJob(name="hi", command=["python", "-c", "print(1)"]))
+        >>> run.wait(timeout=60).state  # doctest: +SKIP
+        <RunState.SUCCEEDED: 'Succeeded'>
+    """
+
+    def __init__(
+        self,
+        run_dir: str | Path | None = None,
+        namespace: str | None = None,
+        *,
+        options: LocalOptions | None = None,
+    ) -> None:
+        self.root = resolve_run_root(run_dir)
+        self.namespace = namespace
+        self.options = options or LocalOptions()
+
+    def submit(
+        self,
+        job: TrainingJob,
+        retry: RetryPolicy | None = None,
+        *,
+        options: LocalOptions | None = None,
+    ) -> LocalRun:
+        """Start `job` and return its handle without waiting.
+
+        A finished run of the same name is replaced (its directory, checkpoints included);
+        an active one is a conflict, as on Kubernetes. `retry` has no local meaning (there is
+        no infrastructure to lose) and is ignored.
+        """
+        if not job.command:
+            raise SpecError(
+                f"job {job.name!r} has no command",
+                rule="a local run executes the command itself; there is no image entrypoint",
+                fix="TrainingJob(..., command=['python', 'train.py']) or TrainingJob.from_code()",
+                field="command",
+            )
+        if retry is not None:
+            log.debug("retry policy ignored by the local backend")
+        namespace = self.namespace or job.namespace
+        path = self.root / namespace / job.name
+        self._replace_finished(path)
+        run = RunDir(path)
+        for folder in (run.code, run.checkpoints, run.logs):
+            folder.mkdir(parents=True, exist_ok=True)
+        for rel, text in job.files.items():
+            target = run.code / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+            target.chmod(0o444)  # read-only, as the ConfigMap mount is on GKE
+        (path / JOB).write_text(job.to_yaml())
+        launch = {
+            "argv": _argv(job),
+            # With shipped files the code directory is the working directory, as in the pod.
+            "cwd": str(run.code if job.files else Path.cwd()),
+            "options": (options or self.options).to_dict(),
+        }
+        write_atomic(path / LAUNCH, json.dumps(launch, indent=1))
+        record = RunRecord(job.name, namespace, time.time())
+        record.move(RunStatus(RunState.PENDING, "Submitted", f"run directory {path}"))
+        run.write(record)
+        try:
+            _launch_supervisor(path)
+        except GkemlError as exc:
+            record.move(
+                RunStatus(RunState.FAILED, "SupervisorNotStarted", str(exc),
+                          FailureCause.INFRASTRUCTURE)
+            )
+            run.write(record)
+            raise
+        return LocalRun(path)
+
+    def runs(self) -> list[Run]:
+        """Every local run (of this backend's namespace, or all), newest first."""
+        found: list[tuple[float, LocalRun]] = []
+        for namespace in self._namespaces():
+            for path in namespace.iterdir():
+                try:
+                    created = json.loads((path / STATE).read_text())["created"]
+                except (OSError, ValueError, KeyError):
+                    continue  # being created or not a run directory
+                found.append((created, LocalRun(path)))
+        found.sort(key=lambda item: item[0], reverse=True)
+        return [run for _, run in found]
+
+    def get_run(self, name: str) -> LocalRun:
+        """The run called `name`; raises `NotFoundError` when there is none."""
+        for namespace in self._namespaces():
+            if (namespace / name / STATE).is_file():
+                return LocalRun(namespace / name)
+        raise NotFoundError(
+            f"get local run {name!r}",
+            status=404,
+            reason="NotFound",
+            message=f"no run of that name under {self.root}",
+            hint="list the runs with Client(backend='local').runs()",
+        )
+
+    def wait_all(self, runs: list[Run], timeout: float | None) -> list[RunStatus]:
+        """Wait until every run is terminal; `RunTimeoutError` names those still running."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            states = [run.state for run in runs]
+            if all(s.terminal for s in states):
+                return states
+            if deadline is not None and time.monotonic() >= deadline:
+                busy = [r.name for r, s in zip(runs, states, strict=True) if not s.terminal]
+                raise RunTimeoutError(f"runs still active after {timeout:g} s: {', '.join(busy)}")
+            time.sleep(0.1)
+
+    def delete(self, name: str) -> None:
+        """Cancel the run if it is active, then remove its directory (logs, checkpoints)."""
+        run = self.get_run(name)
+        run.cancel()
+        _remove_tree(run.path)
+
+    def _namespaces(self) -> list[Path]:
+        if self.namespace is not None:
+            folder = self.root / self.namespace
+            return [folder] if folder.is_dir() else []
+        if not self.root.is_dir():
+            return []
+        return sorted(p for p in self.root.iterdir() if p.is_dir())
+
+    def _replace_finished(self, path: Path) -> None:
+        if not (path / STATE).is_file():
+            if path.exists():
+                _remove_tree(path)
+            return
+        existing = LocalRun(path)
+        status = existing.state
+        if not status.terminal:
+            raise ClusterError(
+                f"submit local run {path.name!r}",
+                status=409,
+                reason="AlreadyExists",
+                message=f"a run of that name is {status.state.value}",
+                hint="wait for it, cancel it (run.cancel() or %gke_cancel), or choose another name",
+            )
+        _remove_tree(path)
+
+    def __repr__(self) -> str:
+        return f"LocalBackend(run_dir={str(self.root)!r})"
+
+
+def _argv(job: TrainingJob) -> list[str]:
+    argv = [*(job.command or []), *job.args]
+    if argv[0] in _PYTHON_NAMES:
+        argv[0] = sys.executable
+    return argv
+
+
+def _launch_supervisor(path: Path) -> None:
+    # The launcher forks the supervisor and returns at once after recording its identity.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "gkeml_sdk.local.supervisor", str(path)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env=env,
+            timeout=LAUNCH_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise GkemlError(f"the local supervisor for {path} did not start in time") from None
+    if done.returncode != 0 or RunDir(path).read_supervisor() is None:
+        error = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
+        raise GkemlError(
+            f"could not start the local supervisor for {path.name}: "
+            f"{error[0] if error else f'exit code {done.returncode}'}"
+        )
+
+
+def _remove_tree(path: Path) -> None:
+    # Code files are read-only, but their folders are not, so rmtree can unlink them.
+    shutil.rmtree(path)

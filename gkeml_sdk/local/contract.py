@@ -1,0 +1,99 @@
+"""The environment contract for local processes: the same names as the pods get on GKE
+(`gkeml_sdk.compile.contract`), with values for processes on this machine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gkeml_sdk.catalog import contract as c
+from gkeml_sdk.spec.accelerator import TpuSlice
+from gkeml_sdk.spec.job import TrainingJob
+
+LOOPBACK = "127.0.0.1"
+BACKEND_NAME = "local"
+# torchrun sets these inside a pod; locally they exist only with LocalOptions(spawn_procs=True).
+TORCHRUN_RANK = "RANK"
+TORCHRUN_LOCAL_RANK = "LOCAL_RANK"
+TORCHRUN_LOCAL_WORLD_SIZE = "LOCAL_WORLD_SIZE"
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One local process: its node (the pod it stands for) and, with spawn_procs, its local
+    rank inside that node."""
+
+    node: int
+    local_rank: int | None = None
+
+    @property
+    def label(self) -> str:
+        """Log prefix and log file stem: `0`, or `0.3` for node 0, local rank 3."""
+        return str(self.node) if self.local_rank is None else f"{self.node}.{self.local_rank}"
+
+
+def slots(job: TrainingJob, spawn_procs: bool) -> list[Slot]:
+    """The processes a local run starts: one per node, or one per node and local rank.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob
+        >>> [s.label for s in slots(TrainingJob(name="a", command=["x"], nodes=2), False)]
+        ['0', '1']
+    """
+    if not spawn_procs:
+        return [Slot(n) for n in range(job.nodes)]
+    return [Slot(n, r) for n in range(job.nodes) for r in range(job.procs_per_node)]
+
+
+def local_env(
+    job: TrainingJob,
+    slot: Slot,
+    *,
+    attempt: int,
+    master_port: int,
+    jax_port: int,
+    checkpoint_dir: str,
+) -> dict[str, str]:
+    """Contract variables of one local process; names and meaning match the GKE pods.
+
+    `attempt` is what GKE exposes: the JobSet restart count for JobSet jobs, or the index's
+    failure count for single-pod Jobs.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob
+        >>> env = local_env(TrainingJob(name="a", command=["x"], nodes=2), Slot(1), attempt=0,
+        ...                 master_port=29500, jax_port=1234, checkpoint_dir="/tmp/ckpt")
+        >>> env["MASTER_ADDR"], env["NODE_RANK"], env["WORLD_SIZE"], env["GKEML_BACKEND"]
+        ('127.0.0.1', '1', '2', 'local')
+    """
+    tpu = job.accelerator if isinstance(job.accelerator, TpuSlice) else None
+    per_job = job.nodes // tpu.slices if tpu else job.nodes
+    # On GKE the rank is the pod's completion index inside its child Job (one per TPU slice).
+    rank = str(slot.node % per_job)
+    env = {
+        c.MASTER_ADDR: LOOPBACK,
+        c.MASTER_PORT: str(master_port),
+        c.NNODES: str(job.nodes),
+        c.NODE_RANK: rank,
+        c.NPROC_PER_NODE: str(job.procs_per_node),
+        c.WORLD_SIZE: str(job.nodes * job.procs_per_node),
+        c.JAX_COORDINATOR_ADDRESS: f"{LOOPBACK}:{jax_port}",
+        c.JAX_NUM_PROCESSES: str(job.nodes),
+        c.JAX_PROCESS_ID: rank,
+        c.RUN_ID: job.name,
+        c.RESTART_ATTEMPT: str(attempt),
+        c.CHECKPOINT_DIR: checkpoint_dir,
+        c.BACKEND: BACKEND_NAME,
+    }
+    if tpu is not None:
+        env["TPU_WORKER_ID"] = rank
+        if tpu.slices == 1:
+            env["TPU_WORKER_HOSTNAMES"] = ",".join([LOOPBACK] * tpu.hosts)
+        else:
+            env["MEGASCALE_COORDINATOR_ADDRESS"] = LOOPBACK
+            env["MEGASCALE_NUM_SLICES"] = str(tpu.slices)
+            env["MEGASCALE_SLICE_ID"] = str(slot.node // per_job)
+    if slot.local_rank is not None:
+        env[TORCHRUN_RANK] = str(slot.node * job.procs_per_node + slot.local_rank)
+        env[TORCHRUN_LOCAL_RANK] = str(slot.local_rank)
+        env[TORCHRUN_LOCAL_WORLD_SIZE] = str(job.procs_per_node)
+    return env

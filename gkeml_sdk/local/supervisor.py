@@ -1,0 +1,295 @@
+"""The detached process that runs a local job: starts one process per slot with the
+environment contract, restarts the gang on failure or simulated preemption, enforces
+max_runtime, and records every transition in the run directory.
+
+Started as `python -m gkeml_sdk.local.supervisor RUN_PATH`; it forks, so it is no child of
+the caller and outlives it (a kernel restart does not stop a run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from gkeml_sdk.local.contract import Slot, local_env, slots
+from gkeml_sdk.local.options import LocalOptions
+from gkeml_sdk.local.procs import ProcessId, free_ports, stop_groups
+from gkeml_sdk.local.store import JOB, LAUNCH, SUPERVISOR_LOG, ProcessRecord, RunDir
+from gkeml_sdk.run import FailureCause, RunState, RunStatus
+from gkeml_sdk.spec.job import TrainingJob
+
+POLL_SECONDS = 0.05
+DEFAULT_GRACE_SECONDS = 5.0
+_PR_SET_PDEATHSIG = 1
+
+
+class Supervisor:
+    """Runs the job of one run directory to a terminal state (see module docstring)."""
+
+    def __init__(self, run: RunDir) -> None:
+        import json
+
+        self.run = run
+        self.job = TrainingJob.from_yaml((run.path / JOB).read_text())
+        launch: dict[str, Any] = json.loads((run.path / LAUNCH).read_text())
+        self.argv: list[str] = launch["argv"]
+        self.cwd: str = launch["cwd"]
+        self.options = LocalOptions.from_dict(launch["options"])
+        grace = self.options.grace_seconds
+        if grace is None:
+            grace = self.job.termination_grace_seconds
+        self.grace = DEFAULT_GRACE_SECONDS if grace is None else float(grace)
+        self.slots = slots(self.job, self.options.spawn_procs)
+        self.record = run.read()
+        self.children: dict[str, subprocess.Popen[bytes]] = {}
+        self.succeeded: set[str] = set()
+        self.failures = {s.label: 0 for s in self.slots}
+        self.gang_restarts = 0
+        self.ports = (0, 0)
+        self.chaos_left = self.options.chaos_times if self.options.chaos_after is not None else 0
+        self.stop_signal: int | None = None
+        self.attempt_started = time.monotonic()
+        self.unstartable: dict[str, int] = {}  # slots whose command could not be executed
+
+    def supervise(self) -> None:
+        """Run until SUCCEEDED, FAILED or CANCELLED; the outcome is in `state.json`."""
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, self._on_signal)
+        deadline = None
+        if self.job.max_runtime:
+            deadline = time.monotonic() + self.job.max_runtime
+        self._move(RunState.STARTING, "Launching", f"{len(self.slots)} process(es)")
+        self._start_all()
+        while True:
+            if self.stop_signal is not None:
+                return self._stopped()
+            if deadline is not None and time.monotonic() >= deadline:
+                self._stop_all()
+                return self._move(
+                    RunState.FAILED,
+                    "DeactivatedDueToMaximumExecutionTimeExceeded",
+                    f"ran longer than max_runtime={self.job.max_runtime} s",
+                    FailureCause.DEACTIVATED,
+                )
+            chaos_after = self.options.chaos_after
+            if self.chaos_left and chaos_after is not None:
+                if time.monotonic() >= self.attempt_started + chaos_after:
+                    self._preempt(chaos_after)
+                    continue
+            if self._reap():
+                return
+            if len(self.succeeded) == len(self.slots):
+                return self._move(RunState.SUCCEEDED, "Completed", "every process exited 0")
+            time.sleep(POLL_SECONDS)
+
+    def _reap(self) -> bool:
+        """Collect exited processes; True once the run reached a terminal state."""
+        while self.unstartable:
+            label, code = self.unstartable.popitem()
+            self._record_exit(label, code)
+            if self._failed(label, code):
+                return True
+        for label, proc in list(self.children.items()):
+            code = proc.poll()
+            if code is None:
+                continue
+            del self.children[label]
+            self._record_exit(label, code)
+            # A pod's end takes every process in it along; so does a slot's end here.
+            stop_groups([ProcessId(proc.pid)], grace=0)
+            if code == 0:
+                self.succeeded.add(label)
+            elif self._failed(label, code):
+                return True
+        return False
+
+    def _failed(self, label: str, code: int) -> bool:
+        what = f"process {label} exited with code {code}"
+        if code < 0:
+            what = f"process {label} was killed by {signal.Signals(-code).name}"
+        limit = self.job.max_restarts
+        if self.job.gang:
+            used = self.record.counters.user_restarts
+            if used >= limit:
+                self._stop_all()
+                self._fail_user("ReachedMaxRestarts", f"{what}; {used} of max_restarts={limit} used")
+                return True
+            self._stop_all()
+            self.gang_restarts += 1
+            self.record.counters.user_restarts += 1
+            self._restart("ProcessFailed", f"{what}; restarting all {len(self.slots)}")
+            self._start_all()
+            return False
+        self.failures[label] += 1
+        if self.failures[label] > limit:
+            self._stop_all()
+            self._fail_user("FailedIndexes", f"{what}; it failed {self.failures[label]} time(s), "
+                            f"max_restarts={limit}")
+            return True
+        self.record.counters.user_restarts += 1
+        self._restart("ProcessFailed", f"{what}; restarting it")
+        self._start(next(s for s in self.slots if s.label == label))
+        self._move(RunState.RUNNING, "Running", self._running_message())
+        return False
+
+    def _preempt(self, after: float) -> None:
+        self.chaos_left -= 1
+        self._stop_all()
+        self.record.counters.preemptions += 1
+        self._move(
+            RunState.PREEMPTED,
+            "SimulatedPreemption",
+            f"chaos: the gang was preempted {after:g} s after it started "
+            "(does not count against max_restarts)",
+        )
+        if self.job.gang:
+            self.gang_restarts += 1
+        self._restart("Preempted", "restarting every process after the preemption")
+        self._start_all()
+
+    def _stopped(self) -> None:
+        self._stop_all()
+        if self.run.cancel_requested:
+            self._move(RunState.CANCELLED, "Cancelled", "cancelled by the user")
+            return
+        name = signal.Signals(self.stop_signal or signal.SIGTERM).name
+        self._move(
+            RunState.FAILED,
+            "SupervisorTerminated",
+            f"the local supervisor received {name}",
+            FailureCause.INFRASTRUCTURE,
+        )
+
+    def _start_all(self) -> None:
+        master, jax = free_ports(2)
+        self.ports = (master, jax)
+        self.succeeded.clear()
+        self.unstartable.clear()
+        self.record.processes = []
+        for slot in self.slots:
+            self._start(slot)
+        self._move(RunState.RUNNING, "Running", self._running_message())
+
+    def _start(self, slot: Slot) -> None:
+        attempt = self.gang_restarts if self.job.uses_jobset else self.failures[slot.label]
+        contract = local_env(
+            self.job,
+            slot,
+            attempt=attempt,
+            master_port=self.ports[0],
+            jax_port=self.ports[1],
+            checkpoint_dir=str(self.run.checkpoints),
+        )
+        # Unbuffered output so logs stream; the contract overrides anything inherited.
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.job.env, **contract}
+        log_path = self.run.log_path(slot.label)
+        with log_path.open("ab") as log:
+            try:
+                proc = subprocess.Popen(
+                    self.argv,
+                    cwd=self.cwd,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,  # its own group: stopping it stops its children
+                    # preexec_fn is safe here: the supervisor runs a single thread.
+                    preexec_fn=_die_with_parent,
+                )
+            except OSError as exc:
+                # Like a container whose entrypoint is missing: exit code 127, a user error.
+                log.write(f"gkeml: cannot start {self.argv[0]!r}: {exc}\n".encode())
+                self.unstartable[slot.label] = 127
+                self.record.processes = [p for p in self.record.processes if p.slot != slot.label]
+                self.record.processes.append(ProcessRecord(slot.label, 0, -1, self.record.attempt))
+                return
+        self.children[slot.label] = proc
+        self.record.processes = [p for p in self.record.processes if p.slot != slot.label]
+        self.record.processes.append(
+            ProcessRecord(slot.label, proc.pid, ProcessId.of(proc.pid).start, self.record.attempt)
+        )
+        self.attempt_started = time.monotonic()
+
+    def _stop_all(self) -> None:
+        stop_groups([ProcessId(p.pid) for p in self.children.values()], self.grace)
+        for label, proc in list(self.children.items()):
+            self._record_exit(label, proc.wait())
+        self.children.clear()
+
+    def _record_exit(self, label: str, code: int) -> None:
+        for rec in self.record.processes:
+            if rec.slot == label:
+                rec.exit_code = code
+        self.run.write(self.record)
+
+    def _restart(self, reason: str, message: str) -> None:
+        self.record.attempt += 1
+        self._move(RunState.RESTARTING, reason, message)
+
+    def _fail_user(self, reason: str, message: str) -> None:
+        self._move(RunState.FAILED, reason, message, FailureCause.USER_CODE)
+
+    def _move(
+        self, state: RunState, reason: str, message: str, cause: FailureCause | None = None
+    ) -> None:
+        self.record.move(RunStatus(state, reason, message, cause))
+        self.run.write(self.record)
+
+    def _running_message(self) -> str:
+        return f"{len(self.slots)} process(es), attempt {self.record.attempt}"
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self.stop_signal = signum
+
+
+def _die_with_parent() -> None:
+    # Linux only: the process gets SIGTERM if the supervisor dies, so a killed supervisor
+    # leaves no training running unwatched.
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def main(argv: list[str]) -> int:
+    """Fork the supervisor for the run at `argv[0]`, record its identity, and return."""
+    run = RunDir(Path(argv[0]))
+    pid = os.fork()
+    if pid:
+        run.write_supervisor(ProcessId.of(pid))
+        return 0
+    os.setsid()
+    with open(os.devnull, "rb") as null, (run.path / SUPERVISOR_LOG).open("ab") as log:
+        os.dup2(null.fileno(), 0)
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+    supervisor: Supervisor | None = None
+    try:
+        supervisor = Supervisor(run)
+        supervisor.supervise()
+    except BaseException as exc:  # the run must end in a recorded state, whatever happened
+        traceback.print_exc()
+        with contextlib.suppress(Exception):
+            if supervisor is not None:
+                supervisor._stop_all()
+            record = run.read()
+            record.move(
+                RunStatus(RunState.FAILED, "SupervisorError", repr(exc), FailureCause.INFRASTRUCTURE)
+            )
+            run.write(record)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
