@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, NoReturn
@@ -262,5 +261,3 @@ def apply_config(ns: argparse.Namespace, defaults: MagicDefaults) -> MagicDefaul
     values = {k: v if v is not None else getattr(defaults, k) for k, v in changes.items()}
     return MagicDefaults(**values)
 
-
-Reference = Callable[[], Sequence[tuple[str, MagicParser]]]

@@ -189,7 +189,7 @@ def test_compile_without_image_says_how_to_run_it():
 
 
 def test_later_attempts_get_deterministic_names_and_keep_the_run_id():
-    second = job(nodes=2, accelerator=TpuSlice("v5e", "4x4")).compile(attempt=2)
+    second = job(accelerator=TpuSlice("v5e", "4x4")).compile(attempt=2)
     assert second.main["metadata"]["name"] == "ft-r2"
     assert second.main["metadata"]["labels"]["gkeml.dev/run-id"] == "ft"
     assert second.main["metadata"]["labels"]["gkeml.dev/attempt"] == "2"

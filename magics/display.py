@@ -1,0 +1,122 @@
+"""What the magics show: small objects with a text and an HTML form, so notebooks render
+HTML and terminals (and tests) read text."""
+
+from __future__ import annotations
+
+import html
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gkeml_sdk import CostEstimate, Manifests, Run, RunStatus, TrainingJob
+
+
+@dataclass(frozen=True)
+class StatusLine:
+    """One line for a run's current status; a `--wait` display handle shows it in place."""
+
+    name: str
+    status: RunStatus
+    started: float
+
+    def __repr__(self) -> str:
+        return f"{self.name}: {self.status} ({time.monotonic() - self.started:.0f} s)"
+
+    def _repr_html_(self) -> str:
+        colour = {"Succeeded": "green", "Failed": "red", "Cancelled": "gray"}.get(
+            self.status.state.value, "#b58900"
+        )
+        return (
+            f"<div><b>{html.escape(self.name)}</b> "
+            f"<span style='color:{colour}'>{html.escape(str(self.status))}</span> "
+            f"<small>({time.monotonic() - self.started:.0f} s)</small></div>"
+        )
+
+
+@dataclass(frozen=True)
+class RunView:
+    """A run with its history; text form for terminals, the run's own HTML for notebooks."""
+
+    run: Run
+
+    def __repr__(self) -> str:
+        status = self.run.state
+        lines = [f"{self.run.name} ({self.run.namespace}): {status}"]
+        for t in self.run.history:
+            lines.append(f"  +{t.at:6.1f}s attempt {t.attempt}: {t.status}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        return self.run._repr_html_()
+
+
+@dataclass(frozen=True)
+class RunTable:
+    """Runs as a table, newest first."""
+
+    runs: Sequence[Run]
+
+    def _rows(self) -> list[tuple[str, str, str, str]]:
+        rows = []
+        for run in self.runs:
+            status = run.state
+            rows.append((run.name, run.namespace, status.state.value, status.reason))
+        return rows
+
+    def __repr__(self) -> str:
+        rows = self._rows()
+        if not rows:
+            return "no runs"
+        width = max(len(r[0]) for r in rows)
+        return "\n".join(f"{n:<{width}}  {ns:<12} {s:<11} {reason}" for n, ns, s, reason in rows)
+
+    def _repr_html_(self) -> str:
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+            for row in self._rows()
+        )
+        return (
+            "<table><tr><th>name</th><th>namespace</th><th>state</th><th>reason</th></tr>"
+            f"{body}</table>"
+        )
+
+
+@dataclass(frozen=True)
+class DryRun:
+    """Validation result, cost estimate and manifests of a job that was not submitted."""
+
+    job: TrainingJob
+    manifests: Manifests
+    cost: CostEstimate
+
+    def __repr__(self) -> str:
+        notes = "".join(f"note: {n}\n" for n in self.manifests.notes)
+        return (
+            f"valid: {self.job!r} -> {self.manifests!r}\n{notes}"
+            f"cost: {self.cost}\n---\n{self.manifests.to_yaml()}"
+        )
+
+    def _repr_html_(self) -> str:
+        notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.manifests.notes)
+        return (
+            f"<div><b>valid</b> <code>{html.escape(repr(self.job))}</code>"
+            f"{f'<ul>{notes}</ul>' if notes else ''}"
+            f"{self.cost._repr_html_()}{self.manifests._repr_html_()}</div>"
+        )
+
+
+@dataclass(frozen=True)
+class ConfigView:
+    """The magics' current defaults."""
+
+    rows: list[tuple[str, str]]
+
+    def __repr__(self) -> str:
+        return "\n".join(f"{k:<11} {v}" for k, v in self.rows)
+
+    def _repr_html_(self) -> str:
+        body = "".join(
+            f"<tr><td>{html.escape(k)}</td><td><code>{html.escape(v)}</code></td></tr>"
+            for k, v in self.rows
+        )
+        return f"<table>{body}</table>"
