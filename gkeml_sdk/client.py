@@ -28,7 +28,8 @@ class Backend(Protocol):
 
 class Client:
     """Submit and follow runs on GKE (`backend="kubernetes"`, the default) or on this machine
-    (`backend="local"`).
+    (`backend="local"`). `backend_options` go to the backend, e.g. `retry=RetrySettings(...)`
+    and `watch_seconds=` for Kubernetes.
 
     Example:
         >>> from gkeml_sdk import Client, TrainingJob
@@ -48,18 +49,23 @@ class Client:
         kubeconfig: str | Path | None = None,
         api_client: Any = None,
         run_dir: str | Path | None = None,
+        **backend_options: Any,
     ) -> None:
         self.backend_name = backend
         self._backend: Backend
         if backend == "local":
             from gkeml_sdk.local.backend import LocalBackend
 
-            self._backend = LocalBackend(run_dir=run_dir, namespace=namespace)
+            self._backend = LocalBackend(run_dir=run_dir, namespace=namespace, **backend_options)
         elif backend == "kubernetes":
             from gkeml_sdk.cluster.backend import KubernetesBackend
 
             self._backend = KubernetesBackend(
-                namespace=namespace, context=context, kubeconfig=kubeconfig, api_client=api_client
+                namespace=namespace,
+                context=context,
+                kubeconfig=kubeconfig,
+                api_client=api_client,
+                **backend_options,
             )
         else:
             raise ConfigError(

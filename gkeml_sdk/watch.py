@@ -14,9 +14,12 @@ from gkeml_sdk.run import Run, RunStatus
 _END = object()
 
 
-def follow(run: Run, *, timeout: float | None = None, poll: float = 0.2) -> Iterator[str | RunStatus]:
-    """Yield log lines (`str`, prefixed by rank) and each new `RunStatus` of `run` until it is
-    terminal and its logs are drained. Raises `RunTimeoutError` after `timeout` seconds (the
+def follow(
+    run: Run, *, timeout: float | None = None, poll: float = 0.2
+) -> Iterator[str | RunStatus]:
+    """Yield log lines (`str`, prefixed by rank) and each new `RunStatus` of `run` (every
+    transition of its history, so a brief PREEMPTED is not missed) until it is terminal and its
+    logs are drained. Raises `RunTimeoutError` after `timeout` seconds (the
     run keeps going).
 
     Logs are read by a daemon thread, so a status change shows even while no line arrives.
@@ -41,8 +44,14 @@ def follow(run: Run, *, timeout: float | None = None, poll: float = 0.2) -> Iter
     threading.Thread(target=pump, name=f"gkeml-logs-{run.name}", daemon=True).start()
     deadline = None if timeout is None else time.monotonic() + timeout
     last: RunStatus | None = None
+    seen = 0
     logs_done = False
     while True:
+        history = run.history
+        for transition in history[seen:]:
+            last = transition.status
+            yield last
+        seen = len(history)
         status = run.state
         if status != last:
             last = status

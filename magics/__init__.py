@@ -5,6 +5,6 @@ from typing import Any
 
 def load_ipython_extension(ipython: Any) -> None:
     """Register the gkeml magics with IPython."""
-    from gkeml_magics.magics import register
+    from .magics import register
 
     register(ipython)

@@ -120,3 +120,16 @@ class ConfigView:
             for k, v in self.rows
         )
         return f"<table>{body}</table>"
+
+
+@dataclass(frozen=True)
+class CostView:
+    """A cost estimate, as text in terminals (its own HTML in notebooks)."""
+
+    cost: CostEstimate
+
+    def __repr__(self) -> str:
+        return str(self.cost)
+
+    def _repr_html_(self) -> str:
+        return self.cost._repr_html_()

@@ -79,27 +79,64 @@ def train_parser() -> MagicParser:
     parser = MagicParser("%%gke_train", "Run the cell as a TrainingJob on GKE or locally.")
     _job_options(parser)
     parser.add_argument("--name", help="job name (default: derived from the cell's hash)")
-    parser.add_argument("--image", help="container image (default: %%gke_config --image)")
-    parser.add_argument("--env", action="append", default=[], metavar="K=V",
-                        help="environment variable for the code (repeatable)")
-    parser.add_argument("--max-restarts", type=int, default=0, metavar="N",
-                        help="restarts after user-code failures (preemptions are free)")
-    parser.add_argument("--checkpoint-dir", metavar="URI",
-                        help="gs://BUCKET/PATH, pvc://CLAIM/PATH or an absolute path")
-    parser.add_argument("--max-runtime", metavar="DURATION",
-                        help="stop after this long, e.g. 90m or 2h (Kueue max execution time)")
-    parser.add_argument("--file", action="append", default=[], metavar="PATH",
-                        help="a local file shipped next to the cell's code (repeatable)")
-    parser.add_argument("--wait", action=argparse.BooleanOptionalAction, default=None,
-                        help="follow logs and status until done (default: on with --local)")
-    parser.add_argument("--timeout", type=float, metavar="SECONDS",
-                        help="stop waiting after this long (the run continues)")
-    parser.add_argument("--local", action="store_true",
-                        help="run on this machine as local processes")
-    parser.add_argument("--chaos", type=float, metavar="SECONDS",
-                        help="with --local: preempt the gang once after SECONDS")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="validate, show the manifests and the cost; submit nothing")
+    parser.add_argument("--image", help="container image (default: the gke_config image)")
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="environment variable for the code (repeatable)",
+    )
+    parser.add_argument(
+        "--max-restarts",
+        type=int,
+        default=0,
+        metavar="N",
+        help="restarts after user-code failures (preemptions are free)",
+    )
+    parser.add_argument(
+        "--checkpoint-dir",
+        metavar="URI",
+        help="gs://BUCKET/PATH, pvc://CLAIM/PATH or an absolute path",
+    )
+    parser.add_argument(
+        "--max-runtime",
+        metavar="DURATION",
+        help="stop after this long, e.g. 90m or 2h (Kueue max execution time)",
+    )
+    parser.add_argument(
+        "--file",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a local file shipped next to the cell's code (repeatable)",
+    )
+    parser.add_argument(
+        "--wait",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="follow logs and status until done (default: on with --local)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="stop waiting after this long (the run continues)",
+    )
+    parser.add_argument(
+        "--local", action="store_true", help="run on this machine as local processes"
+    )
+    parser.add_argument(
+        "--chaos",
+        type=float,
+        metavar="SECONDS",
+        help="with --local: preempt the gang once after SECONDS",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="validate, show the manifests and the cost; submit nothing",
+    )
     return parser
 
 
@@ -114,7 +151,7 @@ def cost_parser() -> MagicParser:
 def config_parser() -> MagicParser:
     """Options of `%gke_config`; without options it shows the current defaults."""
     parser = MagicParser("%gke_config", "Show or set the defaults of the gkeml magics.")
-    parser.add_argument("--backend", choices=BACKENDS, help="where %%gke_train runs")
+    parser.add_argument("--backend", choices=BACKENDS, help="where gke_train cells run")
     parser.add_argument("--context", help="kubeconfig context")
     parser.add_argument("--kubeconfig", help="kubeconfig file")
     parser.add_argument("--namespace", help="Kubernetes namespace of the runs")
@@ -215,11 +252,16 @@ def _job_options(parser: MagicParser) -> None:
     parser.add_argument("--mig", metavar="PROFILE", help="one MIG slice per pod, e.g. 1g.10gb")
     parser.add_argument("--tpu", metavar="GEN:TOPOLOGY", help="a TPU slice, e.g. v5e:4x4")
     parser.add_argument("--nodes", type=int, metavar="N", help="nodes (pods) of the job")
-    parser.add_argument("--procs-per-node", type=int, metavar="N",
-                        help="processes per node (default: one per GPU)")
+    parser.add_argument(
+        "--procs-per-node", type=int, metavar="N", help="processes per node (default: one per GPU)"
+    )
     parser.add_argument("--spot", action="store_true", help="run on Spot capacity")
-    parser.add_argument("--gang", action=argparse.BooleanOptionalAction, default=None,
-                        help="all nodes start and restart together (default: when nodes > 1)")
+    parser.add_argument(
+        "--gang",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="all nodes start and restart together (default: when nodes > 1)",
+    )
     parser.add_argument("--queue", help="Kueue LocalQueue")
     parser.add_argument("--priority", help="Kueue WorkloadPriorityClass")
     parser.add_argument("--namespace", help="Kubernetes namespace")
@@ -260,4 +302,3 @@ def apply_config(ns: argparse.Namespace, defaults: MagicDefaults) -> MagicDefaul
     changes = {f.name: getattr(ns, f.name) for f in fields(defaults)}
     values = {k: v if v is not None else getattr(defaults, k) for k, v in changes.items()}
     return MagicDefaults(**values)
-

@@ -118,6 +118,9 @@ class Engine:
     downloads_weights: bool = True  # from the Hugging Face Hub at start-up
     cache_env: tuple[tuple[str, str], ...] = ()
     gateway_engine_type: str | None = None  # Inference Gateway EPP model-server type (§5.6)
+    default_max_batch: int | None = None  # stated explicitly: defaults differ by version/GPU
+    # Service names whose injected <NAME>_PORT variable the engine misreads (vLLM: VLLM_PORT).
+    reserved_names: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     status: Literal["supported", "legacy"] = "supported"
     notes: tuple[str, ...] = field(default=())
@@ -182,6 +185,8 @@ ENGINES: tuple[Engine, ...] = (
         ),
         cache_env=(("HF_HOME", f"{CACHE_MOUNT}/huggingface"),),
         gateway_engine_type="vllm",
+        default_max_batch=256,
+        reserved_names=("vllm",),
     ),
     Engine(
         key="tgi",

@@ -3,6 +3,7 @@ list, delete, watch streams and pod logs."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -48,9 +49,7 @@ class KubeClient:
     def get(self, res: Resource, name: str, namespace: str | None = None) -> Obj:
         """Read one object; `NotFoundError` when absent."""
         return dict(
-            self.transport.call(
-                "GET", res.path(namespace, name), action=f"read {res.kind} {name}"
-            )
+            self.transport.call("GET", res.path(namespace, name), action=f"read {res.kind} {name}")
         )
 
     def find(self, res: Resource, name: str, namespace: str | None = None) -> Obj | None:
@@ -177,10 +176,9 @@ class WatchStream:
         """Stop the stream (safe from another thread)."""
         if not self.closed:
             self.closed = True
-            try:
+            # An already closed socket has nothing left to stop.
+            with contextlib.suppress(Exception):
                 self._response.shutdown()
-            except Exception:  # an already closed socket: nothing left to stop
-                pass
             self._response.release_conn()
 
 

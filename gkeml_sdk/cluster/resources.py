@@ -58,7 +58,10 @@ _KNOWN = [
     Resource("kueue.x-k8s.io/v1beta2", "ClusterQueue", "clusterqueues", namespaced=False),
     Resource("kueue.x-k8s.io/v1beta2", "ResourceFlavor", "resourceflavors", namespaced=False),
     Resource(
-        "kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass", "workloadpriorityclasses", namespaced=False
+        "kueue.x-k8s.io/v1beta2",
+        "WorkloadPriorityClass",
+        "workloadpriorityclasses",
+        namespaced=False,
     ),
     Resource("kueue.x-k8s.io/v1beta2", "AdmissionCheck", "admissionchecks", namespaced=False),
     Resource(

@@ -138,7 +138,7 @@ class Transport:
         exc = state.outcome.exception() if state.outcome else None
         if isinstance(exc, TransientError) and exc.retry_after is not None:
             return min(exc.retry_after, self.retry.max_retry_after)
-        cap = min(self.retry.max_seconds, self.retry.initial_seconds * 2 ** state.attempt_number)
+        cap = min(self.retry.max_seconds, self.retry.initial_seconds * 2**state.attempt_number)
         return random.uniform(0, cap)
 
     def _send(
@@ -176,7 +176,9 @@ class Transport:
             retry_after = _retry_after(response.getheader("Retry-After"))
             raise TransientError(f"{action}: {status} {reason or message}", retry_after)
         error = NotFoundError if status == 404 else ClusterError
-        raise error(action, status=status, reason=reason, message=message, hint=HINTS.get(status, ""))
+        raise error(
+            action, status=status, reason=reason, message=message, hint=HINTS.get(status, "")
+        )
 
 
 def _parse(text: str) -> Any:

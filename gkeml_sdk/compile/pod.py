@@ -77,10 +77,22 @@ def _grace_seconds(job: TrainingJob) -> int:
 
 
 def _scheduling(job: TrainingJob) -> tuple[dict[str, str], list[Obj], Obj]:
+    return accelerator_scheduling(job.accelerator, on_spot=job.spot)
+
+
+def accelerator_scheduling(
+    accelerator: Accelerator | TpuSlice | None, *, on_spot: bool
+) -> tuple[dict[str, str], list[Obj], Obj]:
+    """Node selector, tolerations and node affinity for pods on `accelerator` (and Spot).
+
+    Example:
+        >>> selector, tolerations, _ = accelerator_scheduling(Accelerator("l4"), on_spot=True)
+        >>> selector["cloud.google.com/gke-spot"], [t["key"] for t in tolerations]
+        ('true', ['nvidia.com/gpu', 'cloud.google.com/gke-spot'])
+    """
     selector: dict[str, str] = {}
     tolerations: list[Obj] = []
     affinity: Obj = {}
-    accelerator = job.accelerator
     if isinstance(accelerator, Accelerator):
         selector[gpus.ACCELERATOR_LABEL] = accelerator.label
         if accelerator.mig:
@@ -92,7 +104,7 @@ def _scheduling(job: TrainingJob) -> tuple[dict[str, str], list[Obj], Obj]:
         selector[tpus.TPU_ACCELERATOR_LABEL] = accelerator.label
         selector[tpus.TPU_TOPOLOGY_LABEL] = accelerator.topology
         tolerations.append(_toleration(tpus.TPU_TAINT_KEY))
-    if job.spot:
+    if on_spot:
         selector[spot.SPOT_LABEL] = "true"
         tolerations.append(
             {

@@ -38,7 +38,8 @@ class LocalBackend:
         >>> from gkeml_sdk import TrainingJob
         >>> from gkeml_sdk.local import LocalBackend, LocalOptions
         >>> backend = LocalBackend(run_dir="/tmp/runs", options=LocalOptions(chaos_after=5))
-        >>> run = backend.submit(TrainingJob(name="hi", command=["python", "-c", "print(1)"]))
+        >>> job = TrainingJob(name="hi", command=["python", "-c", "print(1)"])
+        >>> run = backend.submit(job)  # doctest: +SKIP
         >>> run.wait(timeout=60).state  # doctest: +SKIP
         <RunState.SUCCEEDED: 'Succeeded'>
     """
@@ -102,8 +103,9 @@ class LocalBackend:
             _launch_supervisor(path)
         except GkemlError as exc:
             record.move(
-                RunStatus(RunState.FAILED, "SupervisorNotStarted", str(exc),
-                          FailureCause.INFRASTRUCTURE)
+                RunStatus(
+                    RunState.FAILED, "SupervisorNotStarted", str(exc), FailureCause.INFRASTRUCTURE
+                )
             )
             run.write(record)
             raise

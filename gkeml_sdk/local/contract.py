@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from gkeml_sdk.catalog import contract as c
@@ -15,6 +16,7 @@ BACKEND_NAME = "local"
 TORCHRUN_RANK = "RANK"
 TORCHRUN_LOCAL_RANK = "LOCAL_RANK"
 TORCHRUN_LOCAL_WORLD_SIZE = "LOCAL_WORLD_SIZE"
+_REFERENCE = re.compile(r"\$\$|\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)")
 
 
 @dataclass(frozen=True)
@@ -97,3 +99,23 @@ def local_env(
         env[TORCHRUN_LOCAL_RANK] = str(slot.local_rank)
         env[TORCHRUN_LOCAL_WORLD_SIZE] = str(job.procs_per_node)
     return env
+
+
+def expand_references(argv: list[str], env: dict[str, str]) -> list[str]:
+    """Expand `$(VAR)` in a command as Kubernetes does for container command and args:
+    defined variables are replaced, undefined ones stay as written, `$$` is a literal `$`.
+    No shell is involved, so the user's code never passes through one.
+
+    Example:
+        >>> expand_references(["torchrun", "--nnodes=$(NNODES)", "$(NOPE)", "$$(X)"],
+        ...                   {"NNODES": "2"})
+        ['torchrun', '--nnodes=2', '$(NOPE)', '$(X)']
+    """
+
+    def one(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name is None:
+            return "$"
+        return env.get(name, match.group(0))
+
+    return [_REFERENCE.sub(one, arg) for arg in argv]

@@ -34,10 +34,10 @@ class LocalOptions:
     Example:
         >>> LocalOptions(chaos_after=2.0).chaos_times
         1
-        >>> LocalOptions(chaos_after=-1)
+        >>> LocalOptions(chaos_after=-1)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        gkeml_sdk.errors.SpecError: chaos_after=-1 (rule: a delay in seconds after each start). Try: chaos_after=5
+        gkeml_sdk.errors.SpecError: chaos_after=-1 (rule: a delay in seconds after each start)...
     """
 
     chaos_after: float | None = None

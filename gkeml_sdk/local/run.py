@@ -44,7 +44,8 @@ class LocalRun(Run):
 
     Example:
         >>> from gkeml_sdk import Client, TrainingJob  # doctest: +SKIP
-        >>> run = Client(backend="local").submit(TrainingJob(name="hi", command=["true"]))
+        >>> job = TrainingJob(name="hi", command=["true"])  # doctest: +SKIP
+        >>> run = Client(backend="local").submit(job)  # doctest: +SKIP
         >>> run.wait(timeout=30).state, run.attempt  # doctest: +SKIP
         (<RunState.SUCCEEDED: 'Succeeded'>, 1)
     """
@@ -149,7 +150,9 @@ class LocalRun(Run):
                 if callable(progress):
                     progress(transition.status)
                 elif progress:
-                    log.info("%s: %s (attempt %d)", self.name, transition.status, transition.attempt)
+                    log.info(
+                        "%s: %s (attempt %d)", self.name, transition.status, transition.attempt
+                    )
             seen = len(record.history)
             if record.status.terminal:
                 return record.status

@@ -18,7 +18,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from gkeml_sdk.local.contract import Slot, local_env, slots
+from gkeml_sdk.local.contract import Slot, expand_references, local_env, slots
 from gkeml_sdk.local.options import LocalOptions
 from gkeml_sdk.local.procs import ProcessId, free_ports, stop_groups
 from gkeml_sdk.local.store import JOB, LAUNCH, SUPERVISOR_LOG, ProcessRecord, RunDir
@@ -78,11 +78,9 @@ class Supervisor:
                     f"ran longer than max_runtime={self.job.max_runtime} s",
                     FailureCause.DEACTIVATED,
                 )
-            chaos_after = self.options.chaos_after
-            if self.chaos_left and chaos_after is not None:
-                if time.monotonic() >= self.attempt_started + chaos_after:
-                    self._preempt(chaos_after)
-                    continue
+            if self._chaos_due():
+                self._preempt()
+                continue
             if self._reap():
                 return
             if len(self.succeeded) == len(self.slots):
@@ -97,9 +95,10 @@ class Supervisor:
             if self._failed(label, code):
                 return True
         for label, proc in list(self.children.items()):
-            code = proc.poll()
-            if code is None:
+            exited = proc.poll()
+            if exited is None:
                 continue
+            code = exited
             del self.children[label]
             self._record_exit(label, code)
             # A pod's end takes every process in it along; so does a slot's end here.
@@ -119,7 +118,9 @@ class Supervisor:
             used = self.record.counters.user_restarts
             if used >= limit:
                 self._stop_all()
-                self._fail_user("ReachedMaxRestarts", f"{what}; {used} of max_restarts={limit} used")
+                self._fail_user(
+                    "ReachedMaxRestarts", f"{what}; {used} of max_restarts={limit} used"
+                )
                 return True
             self._stop_all()
             self.gang_restarts += 1
@@ -130,8 +131,10 @@ class Supervisor:
         self.failures[label] += 1
         if self.failures[label] > limit:
             self._stop_all()
-            self._fail_user("FailedIndexes", f"{what}; it failed {self.failures[label]} time(s), "
-                            f"max_restarts={limit}")
+            self._fail_user(
+                "FailedIndexes",
+                f"{what}; it failed {self.failures[label]} time(s), max_restarts={limit}",
+            )
             return True
         self.record.counters.user_restarts += 1
         self._restart("ProcessFailed", f"{what}; restarting it")
@@ -139,7 +142,16 @@ class Supervisor:
         self._move(RunState.RUNNING, "Running", self._running_message())
         return False
 
-    def _preempt(self, after: float) -> None:
+    def _chaos_due(self) -> bool:
+        after = self.options.chaos_after
+        return (
+            bool(self.chaos_left)
+            and after is not None
+            and (time.monotonic() >= self.attempt_started + after)
+        )
+
+    def _preempt(self) -> None:
+        after = self.options.chaos_after or 0.0
         self.chaos_left -= 1
         self._stop_all()
         self.record.counters.preemptions += 1
@@ -189,11 +201,13 @@ class Supervisor:
         )
         # Unbuffered output so logs stream; the contract overrides anything inherited.
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.job.env, **contract}
+        # Kubernetes expands $(VAR) in commands from the container's declared env only.
+        argv = expand_references(self.argv, {**self.job.env, **contract})
         log_path = self.run.log_path(slot.label)
         with log_path.open("ab") as log:
             try:
                 proc = subprocess.Popen(
-                    self.argv,
+                    argv,
                     cwd=self.cwd,
                     env=env,
                     stdin=subprocess.DEVNULL,
@@ -205,7 +219,7 @@ class Supervisor:
                 )
             except OSError as exc:
                 # Like a container whose entrypoint is missing: exit code 127, a user error.
-                log.write(f"gkeml: cannot start {self.argv[0]!r}: {exc}\n".encode())
+                log.write(f"gkeml: cannot start {argv[0]!r}: {exc}\n".encode())
                 self.unstartable[slot.label] = 127
                 self.record.processes = [p for p in self.record.processes if p.slot != slot.label]
                 self.record.processes.append(ProcessRecord(slot.label, 0, -1, self.record.attempt))
@@ -282,7 +296,9 @@ def main(argv: list[str]) -> int:
                 supervisor._stop_all()
             record = run.read()
             record.move(
-                RunStatus(RunState.FAILED, "SupervisorError", repr(exc), FailureCause.INFRASTRUCTURE)
+                RunStatus(
+                    RunState.FAILED, "SupervisorError", repr(exc), FailureCause.INFRASTRUCTURE
+                )
             )
             run.write(record)
     finally:

@@ -29,7 +29,7 @@ def check_files(files: Mapping[str, str]) -> None:
 
     Example:
         >>> check_files({"main.py": "print(1)", "pkg/util.py": ""})
-        >>> check_files({"../x.py": ""})
+        >>> check_files({"../x.py": ""})  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
         gkeml_sdk.errors.SpecError: file path '../x.py' is not allowed (rule: ...
@@ -121,8 +121,11 @@ def function_files(fn: Callable[..., Any], kwargs: Mapping[str, Any] | None) -> 
             fix="define the training code with `def train(...):` at the top level",
         )
     if inspect.iscoroutinefunction(fn):
-        raise fail(f"{fn.__name__} is async", rule="the job calls the function directly",
-                   fix="make it a plain `def` function")
+        raise fail(
+            f"{fn.__name__} is async",
+            rule="the job calls the function directly",
+            fix="make it a plain `def` function",
+        )
     if fn.__code__.co_freevars:
         raise fail(
             f"{fn.__name__} uses variables of its enclosing function: "
@@ -230,8 +233,6 @@ def _global_names(code: types.CodeType) -> set[str]:
 def _without_decorators(source: str, name: str) -> str:
     # The job calls the function itself; a decorator (often a notebook helper) is not shipped.
     tree = ast.parse(source)
-    node = next(
-        n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name
-    )
+    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
     lines = source.splitlines(keepends=True)
     return "".join(lines[node.lineno - 1 :])

@@ -74,7 +74,6 @@ class SizingInput:
     sequences: int = MIN_SEQUENCES  # full-length sequences the KV cache must hold
     tensor_parallel: int | None = None  # None: choose
     pipeline_parallel: int | None = None  # None: choose
-    gpus_per_pod: int | None = None  # fixed by the user's Accelerator(count=...)
     multi_host: bool = True  # the engine can span several nodes
     pipeline: bool = True  # the engine supports pipeline parallelism
 
@@ -243,7 +242,7 @@ def alternatives(
         ['L4 x8 (TP8)', 'B200 x1 (TP1)']
     """
     book = prices or PriceBook.default()
-    free = replace(inp, tensor_parallel=None, pipeline_parallel=None, gpus_per_pod=None)
+    free = replace(inp, tensor_parallel=None, pipeline_parallel=None)
     single = replace(free, multi_host=False)
     options: list[tuple[int, float, str]] = []
     for row in gpus.GPUS:
@@ -273,23 +272,24 @@ def alternatives(
 
 
 def _candidates(inp: SizingInput) -> Iterator[tuple[int, int, int]]:
-    per_node, fixed = inp.gpus_per_node, inp.gpus_per_pod
-    tps = [inp.tensor_parallel] if inp.tensor_parallel else valid_tensor_parallel(inp.model, per_node)
+    per_node = inp.gpus_per_node
+    tps = (
+        [inp.tensor_parallel] if inp.tensor_parallel else valid_tensor_parallel(inp.model, per_node)
+    )
     pps = [inp.pipeline_parallel] if inp.pipeline_parallel else [1]
     single = sorted(
         ((tp, pp) for tp in tps for pp in pps if tp * pp <= per_node),
         key=lambda shape: shape[0] * shape[1],
     )
     for tp, pp in single:
-        if fixed is None or tp * pp == fixed:
-            yield tp, pp, 1
+        yield tp, pp, 1
     if not (inp.multi_host and inp.pipeline) or not tps:
         return
     # Across nodes: TP fills each node, PP = number of nodes (vLLM's guidance, §4.2 rule 2).
-    node_tp = fixed if fixed and not inp.tensor_parallel else max(tps)
+    node_tp = max(tps)
     stages = [inp.pipeline_parallel] if inp.pipeline_parallel else range(2, MAX_NODES + 1)
     for pp in stages:
-        if node_tp * pp > per_node and pp <= inp.model.layers and fixed in (None, node_tp):
+        if node_tp * pp > per_node and pp <= inp.model.layers:
             yield node_tp, pp, pp
 
 

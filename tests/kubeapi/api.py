@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from typing import Any
 
@@ -11,23 +10,20 @@ from .calls import Call, Reply
 from .managed import ApplyConflict, apply, conflict_message
 from .objects import generated_name, json_copy, list_item, meta, now_rfc3339, parse_bool, view
 from .patches import PatchError, json_patch, merge_patch, strategic_merge_patch
+from .reads import Reads
 from .resources import ResourceType
-from .selectors import parse_field_selector, parse_label_selector
 from .store import Store
 from .writes import Writer, scope_of
 
 NAMESPACES_KEY = "namespaces"
 
 
-class Api:
+class Api(Reads):
     def __init__(self, store: Store, writer: Writer) -> None:
         self.store = store
         self.writer = writer
 
     # ---- helpers -----------------------------------------------------------------------
-    def _ns(self, call: Call) -> str:
-        return call.namespace if call.rt.namespaced else ""
-
     def require_namespace(self, call: Call) -> None:
         if (
             call.rt.namespaced
@@ -36,17 +32,13 @@ class Api:
         ):
             raise errors.not_found(self.store.registry.resolve(NAMESPACES_KEY), call.namespace)
 
-    def _current(self, call: Call) -> dict[str, Any]:
-        assert call.name is not None
-        obj = self.store.lookup(call.rt.key, self._ns(call), call.name)
-        if obj is None:
-            raise errors.not_found(call.rt, call.name)
-        return obj
-
     def _check_identity(self, call: Call, body: dict[str, Any]) -> None:
         rt = call.rt
         api_version, kind = body.get("apiVersion"), body.get("kind")
-        if api_version and api_version.rpartition("/")[0] != rt.group:
+        # Built-ins accept any version of their group (converted); CRs need the exact one.
+        expected = rt.group if rt.builtin else rt.api_version(call.version)
+        got = api_version.rpartition("/")[0] if api_version and rt.builtin else api_version
+        if api_version and got != expected:
             raise errors.bad_request(
                 f"the API version in the data ({api_version}) does not match the expected API "
                 f"version ({rt.api_version(call.version)})"
@@ -62,65 +54,13 @@ class Api:
                 "namespace sent on the request"
             )
 
-    # ---- reads ----------------------------------------------------------------------------
-    def get(self, call: Call) -> Reply:
-        return Reply(200, view(self._current(call), call.rt, call.version))
-
-    def matcher(self, call: Call) -> Any:
-        try:
-            labels = parse_label_selector(call.q("labelSelector"))
-            fields = parse_field_selector(call.q("fieldSelector"), call.rt.key)
-        except ValueError as exc:
-            raise errors.bad_request(str(exc)) from exc
-        return lambda obj: labels(obj) and fields(obj)
-
-    def list(self, call: Call) -> Reply:
-        rt, match = call.rt, self.matcher(call)
-        with self.store.lock:
-            rv = self.store.resource_version
-            items = [o for o in self.store.items(rt.key, call.namespace or None) if match(o)]
-        list_meta: dict[str, Any] = {"resourceVersion": str(rv)}
-        token = call.q("continue")
-        if token:
-            try:
-                state = json.loads(base64.urlsafe_b64decode(token.encode()))
-                start_rv, after = int(state["rv"]), tuple(state["start"])
-            except (ValueError, KeyError, TypeError) as exc:
-                raise errors.bad_request(f"continue key is not valid: {exc}") from exc
-            if start_rv < self.store.compacted_rv:
-                raise errors.expired(
-                    "The provided continue parameter is too old to display a "
-                    "consistent list result. You can start a new list without "
-                    "the continue parameter."
-                )
-            list_meta["resourceVersion"] = str(start_rv)
-            items = [o for o in items if self._sort_key(o) > after]
-            rv = start_rv
-        limit = int(call.q("limit") or 0)
-        if 0 < limit < len(items):
-            last = self._sort_key(items[limit - 1])
-            state = {"rv": rv, "start": list(last)}
-            list_meta["continue"] = base64.urlsafe_b64encode(json.dumps(state).encode()).decode()
-            list_meta["remainingItemCount"] = len(items) - limit
-            items = items[:limit]
-        body = {
-            "kind": f"{rt.kind}List",
-            "apiVersion": rt.api_version(call.version),
-            "metadata": list_meta,
-            "items": [list_item(o, rt, call.version) for o in items],
-        }
-        return Reply(200, body)
-
-    @staticmethod
-    def _sort_key(obj: dict[str, Any]) -> tuple[str, str]:
-        m = obj["metadata"]
-        return (m.get("namespace", ""), m["name"])
-
     # ---- writes ---------------------------------------------------------------------------
     def create(self, call: Call) -> Reply:
         body = call.object_body()
         self._check_identity(call, body)
         m = meta(body)
+        if m.get("resourceVersion"):
+            raise errors.rv_set_on_create()
         if not m.get("name"):
             if not m.get("generateName"):
                 raise errors.invalid(
@@ -221,6 +161,11 @@ class Api:
         rt, sub, ns = call.rt, call.subresource, self._ns(call)
         with self.store.lock:
             old = self.store.lookup(rt.key, ns, call.name)
+            rv = m.get("resourceVersion")
+            if rv and old is None:
+                raise errors.rv_set_on_create()
+            if rv and old is not None and rv != old["metadata"]["resourceVersion"]:
+                raise errors.stale(rt, call.name)
             if old is None:
                 if sub:
                     raise errors.not_found(rt, call.name)
@@ -267,8 +212,15 @@ class Api:
             if call.dry_run:
                 return Reply(200, view(old, call.rt, call.version))
             result = self.store.delete_object(call.rt, old, self._policy(call.rt, opts))
+        warnings = []
+        if call.rt.key == "jobs.batch" and not opts.get("propagationPolicy"):
+            warnings.append(
+                "child pods are preserved by default when jobs are deleted; set "
+                "propagationPolicy=Background to remove them or set propagationPolicy=Orphan to "
+                "suppress this warning"
+            )
         if result is not None or call.rt.key in ("pods", NAMESPACES_KEY) or not call.rt.builtin:
-            return Reply(200, view(result or old, call.rt, call.version))
+            return Reply(200, view(result or old, call.rt, call.version)).warn(warnings)
         details = {"name": om["name"], "kind": call.rt.plural, "uid": om.get("uid")}
         if call.rt.group:
             details["group"] = call.rt.group
@@ -281,7 +233,7 @@ class Api:
                 "status": "Success",
                 "details": details,
             },
-        )
+        ).warn(warnings)
 
     def delete_collection(self, call: Call) -> Reply:
         opts, match = self._delete_options(call), self.matcher(call)

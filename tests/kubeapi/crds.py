@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -70,3 +72,36 @@ def select_crds(
         # A later file with the same CRD name wins, as `kubectl apply` of both would.
         chosen[crd["metadata"]["name"]] = crd
     return list(chosen.values())
+
+
+_CONDITIONS = (
+    ("NamesAccepted", "NoConflicts", "no conflicts found"),
+    ("Established", "InitialNamesAccepted", "the initial names have been accepted"),
+)
+
+
+def crd_object(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    """The CustomResourceDefinition object as served by apiextensions, status Established."""
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    spec = doc["spec"]
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {
+            "name": name,
+            "uid": str(uuid.uuid4()),
+            "generation": 1,
+            "creationTimestamp": now,
+            "annotations": dict(doc["metadata"].get("annotations") or {}),
+        },
+        # The large cached spec is shared, not copied: stored objects are never mutated.
+        "spec": spec,
+        "status": {
+            "acceptedNames": spec["names"],
+            "storedVersions": [v["name"] for v in spec["versions"] if v.get("storage")],
+            "conditions": [
+                {"type": t, "status": "True", "reason": r, "message": m, "lastTransitionTime": now}
+                for t, r, m in _CONDITIONS
+            ],
+        },
+    }

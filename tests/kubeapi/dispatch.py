@@ -120,9 +120,7 @@ class Dispatcher:
         return None
 
     def _watch(self, call: Call, cut_after: int | None) -> WatchStream:
-        if call.rt.namespaced and call.namespace:
-            self.api.require_namespace(call)
-        kube = self.kube
+        kube = self.kube  # like list, watching a namespace that does not exist is not an error
         generation = kube.cut_generation
         opts = WatchOptions(
             bookmark_interval=kube.bookmark_interval,

@@ -32,9 +32,10 @@ class ApiError(Exception):
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
             "code": self.code,
         }
+        if self.reason:
+            body["reason"] = self.reason
         body["details"] = self.details if self.details is not None else {}
         return body
 
@@ -133,3 +134,8 @@ def internal_error(message: str) -> ApiError:
         f"Internal error occurred: {message}",
         {"causes": [{"message": message}]},
     )
+
+
+def rv_set_on_create() -> ApiError:
+    # The etcd3 storage layer's error: a 500 without a reason, exactly as clients see it.
+    return ApiError(500, "", "resourceVersion should not be set on objects to be created")

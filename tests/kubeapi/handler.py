@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import select
 import socket
 import struct
 import time
@@ -196,6 +197,14 @@ class Handler(BaseHTTPRequestHandler):
         except OSError:  # the client went away: this connection is done
             self.close_connection = True
 
+    def _client_alive(self) -> bool:
+        """False once the client closed its end (so abandoned streams end promptly)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return not readable or self.connection.recv(1, socket.MSG_PEEK) != b""
+        except OSError:
+            return False
+
     def _drop(self) -> None:
         """End the connection with FIN mid-response (no final chunk), like a cut proxy/LB."""
         self.close_connection = True
@@ -204,6 +213,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _stream_watch(self, stream: WatchStream, record: RequestRecord) -> None:
         record.status = 200
+        stream.opts.client_alive = self._client_alive
         self.kube.watch_opened(self.connection)
         try:
             self._headers(200, "application/json", {}, True)
@@ -240,6 +250,7 @@ class Handler(BaseHTTPRequestHandler):
                 pod = self.kube.store.lookup("pods", req.namespace, req.pod)
                 phase = ((pod or {}).get("status") or {}).get("phase")
                 done = self.kube.stopping or pod is None or phase in _TERMINAL
+                done = done or not self._client_alive()
                 current, closed = logs.read(req.namespace, req.pod, req.container)
                 if len(current) > sent:
                     self._chunk(current[sent:].encode())

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import re
 import socket
 import threading
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -16,14 +14,14 @@ from typing import Any
 import yaml
 
 from .api import Api
-from .crds import load_crd_dir, load_crd_file, select_crds
+from .crds import crd_object, load_crd_dir, load_crd_file, select_crds
 from .dispatch import Dispatcher
 from .faults import FaultInjector
-from .handler import Handler, RequestRecord
-from .objects import new_uid, now_rfc3339
+from .handler import Handler
 from .podlogs import PodLogs
 from .resources import Registry, resource_from_crd
 from .store import Store
+from .tracking import Tracking
 from .validation import latest_k8s_version
 from .writes import Writer
 
@@ -33,7 +31,7 @@ class _HTTPServer(ThreadingHTTPServer):
     kube: KubeAPIServer
 
 
-class KubeAPIServer:
+class KubeAPIServer(Tracking):
     """In-process kube-apiserver: discovery, CRUD, SSA, watch, validation, faults, pod logs."""
 
     def __init__(
@@ -61,7 +59,7 @@ class KubeAPIServer:
         self.forbidden_namespaces: set[str] = set(forbidden_namespaces)
         self.bookmark_interval = bookmark_interval
         self.watch_max_seconds = watch_max_seconds
-        self.request_log: list[RequestRecord] = []
+        self.request_log = []
         self.internal_errors: list[str] = []
         self.stop_event = threading.Event()
         self.cut_generation = 0
@@ -183,44 +181,7 @@ class KubeAPIServer:
         for doc in docs:
             rt = resource_from_crd(doc)
             self.registry.add(rt)
-            names = doc["spec"]["names"]
-            # The (large, cached) spec is shared, never copied: stored objects are immutable.
-            obj = {
-                "apiVersion": "apiextensions.k8s.io/v1",
-                "kind": "CustomResourceDefinition",
-                "metadata": {
-                    "name": rt.crd_name,
-                    "uid": new_uid(),
-                    "generation": 1,
-                    "creationTimestamp": now_rfc3339(),
-                    "annotations": dict(doc["metadata"].get("annotations") or {}),
-                },
-                "spec": doc["spec"],
-                "status": {
-                    "acceptedNames": names,
-                    "storedVersions": [
-                        v["name"] for v in doc["spec"]["versions"] if v.get("storage")
-                    ],
-                    "conditions": [
-                        {
-                            "type": t,
-                            "status": "True",
-                            "reason": r,
-                            "message": m,
-                            "lastTransitionTime": now_rfc3339(),
-                        }
-                        for t, r, m in (
-                            ("NamesAccepted", "NoConflicts", "no conflicts found"),
-                            (
-                                "Established",
-                                "InitialNamesAccepted",
-                                "the initial names have been accepted",
-                            ),
-                        )
-                    ],
-                },
-            }
-            self.store.commit(crd_rt, obj)
+            self.store.commit(crd_rt, crd_object(doc, rt.crd_name))
 
     def uninstall_crd(self, name: str) -> None:
         """Stop serving a CRD (by CRD name, e.g. `jobsets.jobset.x-k8s.io`) and drop its objects."""
@@ -269,11 +230,6 @@ class KubeAPIServer:
         self.pod_logs.close(namespace, pod, container)
 
     # ---- watches --------------------------------------------------------------------------
-    @property
-    def open_watches(self) -> int:
-        with self._lock:
-            return len(self._watches)
-
     def cut_watches(self) -> int:
         """Drop every open watch connection (no final chunk); returns how many were open."""
         with self._lock:
@@ -293,66 +249,3 @@ class KubeAPIServer:
     # ---- introspection --------------------------------------------------------------------
     def objects(self, resource: str, namespace: str | None = None) -> list[dict[str, Any]]:
         return self.store.list(resource, namespace)
-
-    def count(
-        self,
-        method: str | None = None,
-        path_re: str | None = None,
-        status: int | None = None,
-        watch: bool | None = None,
-    ) -> int:
-        regex = re.compile(path_re) if path_re else None
-        with self._lock:
-            records = list(self.request_log)
-        return sum(
-            1
-            for r in records
-            if (method is None or r.method == method.upper())
-            and (regex is None or regex.search(r.path))
-            and (status is None or r.status == status)
-            and (watch is None or r.watch == watch)
-        )
-
-    def clear_request_log(self) -> None:
-        with self._lock:
-            self.request_log.clear()
-
-    def wait_for(
-        self,
-        predicate: Callable[[], bool],
-        timeout: float = 5.0,
-        interval: float = 0.01,
-        raise_on_timeout: bool = True,
-    ) -> bool:
-        deadline = time.monotonic() + timeout
-        while True:
-            if predicate():
-                return True
-            if time.monotonic() >= deadline:
-                if raise_on_timeout:
-                    raise TimeoutError(f"condition not met within {timeout}s")
-                return False
-            time.sleep(interval)
-
-    def wait_for_watches(self, n: int = 1, timeout: float = 5.0) -> None:
-        self.wait_for(lambda: self.open_watches >= n, timeout)
-
-    # ---- called by the handler ------------------------------------------------------------
-    def log_request(self, record: RequestRecord) -> None:
-        with self._lock:
-            self.request_log.append(record)
-
-    def track_connection(self, conn: socket.socket, opened: bool) -> None:
-        with self._lock:
-            if opened:
-                self._connections.add(conn)
-            else:
-                self._connections.discard(conn)
-
-    def watch_opened(self, conn: socket.socket) -> None:
-        with self._lock:
-            self._watches.add(conn)
-
-    def watch_closed(self, conn: socket.socket) -> None:
-        with self._lock:
-            self._watches.discard(conn)

@@ -23,6 +23,7 @@ class WatchOptions:
     should_stop: Callable[[], bool]
     should_cut: Callable[[], bool]
     cut_after: int | None = None  # fault injection: cut after this many events
+    client_alive: Callable[[], bool] = lambda: True  # set by the handler
 
 
 class WatchStream:
@@ -99,7 +100,7 @@ class WatchStream:
             pos = int(self.start)
         last_bookmark = time.monotonic()
         while True:
-            if self.opts.should_stop():
+            if self.opts.should_stop() or not self.opts.client_alive():
                 return
             if self.opts.should_cut():
                 yield CUT

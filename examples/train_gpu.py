@@ -1,0 +1,80 @@
+"""Fine-tune a model with PyTorch DDP on 2 nodes x 8 H100 GPUs, on Spot, in a Kueue queue.
+
+    python examples/train_gpu.py          # print the manifests and the cost; submits nothing
+    gkeml render examples/train_gpu.py    # the same manifests, from the CLI
+
+Only `train`'s source travels (in a ConfigMap mounted at /gkeml/code); torchrun starts one
+process per GPU with the coordinator, ranks and world size from the environment contract.
+Preemptions restart the gang without spending max_restarts; checkpoints go to a bucket.
+"""
+
+from __future__ import annotations
+
+from gkeml_sdk import Accelerator, TrainingJob
+
+
+def train(epochs: int, lr: float) -> None:
+    """One DDP worker (torchrun sets RANK/LOCAL_RANK); resumes from the latest checkpoint."""
+    import os
+    import pathlib
+
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("nccl")
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    model = torch.nn.parallel.DistributedDataParallel(
+        torch.nn.Linear(4096, 4096).cuda(), device_ids=[local_rank]
+    )
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+    ckpt = pathlib.Path(os.environ["GKEML_CHECKPOINT_DIR"]) / "latest.pt"
+    start = 0
+    if ckpt.exists():
+        saved = torch.load(ckpt, map_location="cuda")
+        model.module.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        start = saved["epoch"] + 1
+    for epoch in range(start, epochs):
+        batch = torch.randn(64, 4096, device="cuda")
+        loss = model(batch).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if dist.get_rank() == 0:
+            state = {"model": model.module.state_dict(), "optimizer": optimizer.state_dict()}
+            torch.save({**state, "epoch": epoch}, ckpt)
+            print(f"epoch {epoch} loss {loss.item():.4f}")
+    dist.destroy_process_group()
+
+
+# $(VAR) is expanded by Kubernetes (and by the local backend) from the container's env.
+TORCHRUN = [
+    "torchrun",
+    "--nnodes=$(NNODES)",
+    "--node-rank=$(NODE_RANK)",
+    "--nproc-per-node=$(NPROC_PER_NODE)",
+    "--master-addr=$(MASTER_ADDR)",
+    "--master-port=$(MASTER_PORT)",
+    "main.py",
+]
+
+job = TrainingJob.from_function(
+    train,
+    kwargs={"epochs": 100, "lr": 1e-4},
+    name="llama-ft",
+    image="us-docker.pkg.dev/my-project/trainers/pytorch:2.4-cuda12",
+    command=TORCHRUN,
+    accelerator=Accelerator("h100", count=8),
+    nodes=2,
+    spot=True,
+    queue="team-a",
+    max_restarts=3,
+    checkpoint_dir="gs://my-bucket/llama-ft",
+)
+
+
+if __name__ == "__main__":
+    print(job.estimate_cost(hours=10))
+    print()
+    print(job.compile().to_yaml())

@@ -1,0 +1,273 @@
+"""`KubernetesBackend`: submit, follow, resubmit, cancel and list runs on a cluster."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from queue import Queue
+from typing import Any
+
+from gkeml_sdk.catalog.kueue import JOB_COMPLETION_INDEX_ANNOTATION, JOB_UID_LABEL
+from gkeml_sdk.cluster.config import connect
+from gkeml_sdk.cluster.kube import KubeClient
+from gkeml_sdk.cluster.preflight import Preflight
+from gkeml_sdk.cluster.resources import resource
+from gkeml_sdk.cluster.run import KubeRun
+from gkeml_sdk.cluster.streams import Event, StreamHub, StreamSpec, deadline
+from gkeml_sdk.cluster.transport import RetrySettings, Transport
+from gkeml_sdk.compile.contract import RUN_ID_LABEL
+from gkeml_sdk.compile.record import RECORD_LABEL, AttemptRecord, RunRecord, record_name
+from gkeml_sdk.errors import ConfigError, NotFoundError, RunTimeoutError
+from gkeml_sdk.run import ProgressCallback, Run, RunStatus
+from gkeml_sdk.spec.job import TrainingJob
+from gkeml_sdk.spec.retry import RetryPolicy
+
+CONFIG_MAPS = resource("v1", "ConfigMap")
+PODS = resource("v1", "Pod")
+WORKLOADS = resource("kueue.x-k8s.io/v1beta2", "Workload")
+JOBSETS = resource("jobset.x-k8s.io/v1alpha2", "JobSet")
+JOBS = resource("batch/v1", "Job")
+
+
+class KubernetesBackend:
+    """The `Client(backend="kubernetes")` implementation.
+
+    Example:
+        >>> backend = KubernetesBackend(namespace="ml")  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        *,
+        namespace: str | None = None,
+        context: str | None = None,
+        kubeconfig: str | Path | None = None,
+        api_client: Any = None,
+        retry: RetrySettings | None = None,
+        watch_seconds: int = 300,
+    ) -> None:
+        api, default_namespace = connect(
+            kubeconfig=kubeconfig, context=context, api_client=api_client
+        )
+        self.namespace = namespace or default_namespace
+        self.transport = Transport(api, retry=retry)
+        self.kube = KubeClient(self.transport)
+        self.preflight = Preflight(self.kube)
+        self.watch_seconds = watch_seconds
+        self.watch_connections = 0  # opened by every wait so far (for diagnostics)
+        self._progress: dict[str, ProgressCallback] = {}
+
+    # -- Backend protocol --------------------------------------------------------------
+
+    def submit(self, job: TrainingJob, retry: RetryPolicy | None) -> KubeRun:
+        """Check, record and create attempt 1 of `job`; idempotent for an identical spec."""
+        if "namespace" not in job.model_fields_set:
+            job = job.with_changes(namespace=self.namespace)
+        self.preflight.check(job)
+        existing = self.kube.find(CONFIG_MAPS, record_name(job.name), job.namespace)
+        if existing is not None:
+            record = RunRecord.from_configmap(existing)
+            if record.job != job or record.retry != retry:
+                raise ConfigError(
+                    f"a run named {job.name!r} already exists in namespace {job.namespace!r} "
+                    "with a different spec: choose another name, or cancel it first "
+                    f"(gkeml cancel {job.name})"
+                )
+            return self.resume(record)
+        first = AttemptRecord(1, job.name, job.spot)
+        record = RunRecord(job=job, submitted_at=time.time(), retry=retry, attempts=(first,))
+        # The record first: a client that dies right after it leaves a run others can resume.
+        self.save(record)
+        self.apply_attempt(record, first)
+        return KubeRun(self, record)
+
+    def runs(self) -> list[Run]:
+        """Runs recorded in the namespace, newest first."""
+        items, _ = self.kube.list(
+            CONFIG_MAPS, self.namespace, label_selector=f"{RECORD_LABEL}=true"
+        )
+        records = sorted(
+            (RunRecord.from_configmap(i) for i in items), key=lambda r: -r.submitted_at
+        )
+        return [KubeRun(self, r) for r in records]
+
+    def get_run(self, name: str) -> KubeRun:
+        """The run called `name` in the namespace, resumed where its record left it."""
+        found = self.kube.find(CONFIG_MAPS, record_name(name), self.namespace)
+        if found is None:
+            known = ", ".join(r.name for r in self.runs()) or "none"
+            raise NotFoundError(
+                f"run {name!r}",
+                status=404,
+                reason="NotFound",
+                message=f"no gkeml run with that name in namespace {self.namespace!r}",
+                hint=f"runs there: {known}",
+            )
+        return self.resume(RunRecord.from_configmap(found))
+
+    def wait_all(
+        self,
+        runs: list[Run],
+        timeout: float | None,
+        progress: bool | ProgressCallback = False,
+    ) -> list[RunStatus]:
+        """Follow `runs` until each is final, through one shared stream per kind and
+        namespace (the number of watch connections does not grow with the number of runs)."""
+        kube_runs = [r for r in runs if isinstance(r, KubeRun)]
+        callback = _progress_callback(progress)
+        for run in kube_runs:
+            if callback is not None:
+                self._progress[run.name] = callback
+        left = deadline(timeout)
+        try:
+            if not all(r.done() for r in kube_runs):
+                with StreamHub(
+                    self.kube, self._specs(kube_runs), watch_seconds=self.watch_seconds
+                ) as hub:
+                    self._drain(hub, kube_runs, left)
+                    self.watch_connections += hub.connections
+        finally:
+            for run in kube_runs:
+                self._progress.pop(run.name, None)
+        return [r.state for r in kube_runs]
+
+    # -- used by KubeRun ---------------------------------------------------------------
+
+    def save(self, record: RunRecord) -> None:
+        """Write the run record (server-side apply: idempotent)."""
+        self.kube.apply(record.to_configmap())
+
+    def apply_attempt(self, record: RunRecord, attempt: AttemptRecord) -> None:
+        """Create (or re-apply, idempotently) the objects of one attempt."""
+        job = record.job
+        if attempt.spot != job.spot:
+            job = job.with_changes(spot=attempt.spot)
+        for obj in job.compile(attempt=attempt.attempt).objects:
+            self.kube.apply(obj)
+
+    def delete_attempt(self, run: KubeRun, attempt: AttemptRecord) -> None:
+        """Delete one attempt's Job/JobSet; its pods and Workload go with it."""
+        kind = JOBSETS if run.record.job.uses_jobset else JOBS
+        self.kube.delete(kind, attempt.name, run.namespace)
+
+    def resume(self, record: RunRecord) -> KubeRun:
+        """A handle on a recorded run; recreates the current attempt if a client died between
+        recording it and creating it."""
+        run = KubeRun(self, record)
+        kind = JOBSETS if record.job.uses_jobset else JOBS
+        if (
+            not record.cancelled
+            and not record.current.outcome
+            and self.kube.find(kind, record.current.name, run.namespace) is None
+        ):
+            self.apply_attempt(record, record.current)
+        return run
+
+    def snapshot(self, run: KubeRun) -> None:
+        """Feed the current objects of a run's attempt to its tracker (no watch)."""
+        now = time.time()
+        kind = JOBSETS if run.record.job.uses_jobset else JOBS
+        job = self.kube.find(kind, run.object_name(), run.namespace)
+        if job is None:
+            return
+        run.observe(Event(kind.kind, "SYNCED", job), now)
+        uid = job["metadata"].get("uid", "")
+        workloads, _ = self.kube.list(
+            WORKLOADS, run.namespace, label_selector=f"{JOB_UID_LABEL}={uid}"
+        )
+        for workload in workloads:
+            run.observe(Event("Workload", "SYNCED", workload), now)
+        pods, _ = self.kube.list(PODS, run.namespace, label_selector=run.pod_selector())
+        for pod in pods:
+            run.observe(Event("Pod", "SYNCED", pod), now)
+
+    def report(self, run: KubeRun, status: RunStatus) -> None:
+        """Tell a waiting caller's progress callback about a transition."""
+        callback = self._progress.get(run.name)
+        if callback is not None:
+            callback(status)
+
+    def logs(self, run: KubeRun, follow: bool) -> Iterator[str]:
+        """Pod logs of the current attempt, each line prefixed by its node rank."""
+        pods, _ = self.kube.list(PODS, run.namespace, label_selector=run.pod_selector())
+        pods.sort(key=_rank)
+        if not follow:
+            for pod in pods:
+                prefix = f"[node {_rank(pod)}] "
+                for line in self.kube.pod_log(pod["metadata"]["name"], run.namespace, follow=False):
+                    yield prefix + line
+            return
+        yield from _merged_follow(self.kube, pods, run.namespace)
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _specs(self, runs: list[KubeRun]) -> list[StreamSpec]:
+        specs = []
+        for namespace in sorted({r.namespace for r in runs}):
+            kinds = {JOBSETS if r.record.job.uses_jobset else JOBS for r in runs}
+            for kind in sorted(kinds, key=lambda k: k.kind):
+                specs.append(StreamSpec(kind, namespace, RUN_ID_LABEL))
+            # Kueue builds Workloads itself; they do not carry our labels.
+            specs.append(StreamSpec(WORKLOADS, namespace))
+            specs.append(StreamSpec(PODS, namespace, RUN_ID_LABEL))
+        return specs
+
+    def _drain(self, hub: StreamHub, runs: list[KubeRun], left: Any) -> None:
+        while True:
+            now = time.time()
+            for run in runs:
+                run.act(now)
+            pending = [r for r in runs if not r.done()]
+            if not pending:
+                return
+            if left() <= 0:
+                states = ", ".join(f"{r.name}: {r._status()}" for r in pending)
+                raise RunTimeoutError(f"timed out waiting for {states}")
+            next_action = min(r.seconds_to_next_action(now) for r in pending)
+            event = hub.next(timeout=min(left(), next_action, 3600.0))
+            if event is None:
+                continue
+            stamp = time.time()
+            for run in pending:
+                if run.namespace == event.obj.get("metadata", {}).get("namespace", run.namespace):
+                    run.observe(event, stamp)
+
+
+def _rank(pod: dict[str, Any]) -> int:
+    meta = pod.get("metadata", {})
+    index = (meta.get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION, "0")
+    return int(index) if str(index).isdigit() else 0
+
+
+def _merged_follow(kube: KubeClient, pods: list[dict[str, Any]], namespace: str) -> Iterator[str]:
+    lines: Queue[str | None] = Queue()
+
+    def pump(pod: dict[str, Any]) -> None:
+        prefix = f"[node {_rank(pod)}] "
+        try:
+            for line in kube.pod_log(pod["metadata"]["name"], namespace, follow=True):
+                lines.put(prefix + line)
+        finally:
+            lines.put(None)
+
+    for pod in pods:
+        threading.Thread(target=pump, args=(pod,), daemon=True).start()
+    remaining = len(pods)
+    while remaining:
+        line = lines.get()
+        if line is None:
+            remaining -= 1
+        else:
+            yield line
+
+
+def _progress_callback(progress: bool | ProgressCallback) -> ProgressCallback | None:
+    if callable(progress):
+        return progress
+    if progress and sys.stderr.isatty():
+        # Opt-in terminal progress: one line rewritten in place.
+        return lambda status: print(f"\r\033[K{status}", end="", file=sys.stderr, flush=True)
+    return None

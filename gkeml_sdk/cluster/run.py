@@ -1,0 +1,192 @@
+"""`KubeRun`: one logical run on the cluster across its attempts; follows Kueue/JobSet status
+and resubmits after terminal infrastructure loss, exactly once per attempt."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from gkeml_sdk.cluster.status import StatusTracker
+from gkeml_sdk.compile.contract import ATTEMPT_LABEL, RUN_ID_LABEL
+from gkeml_sdk.compile.record import AttemptRecord, RunRecord, attempt_name
+from gkeml_sdk.run import ProgressCallback, Run, RunState, RunStatus, Transition
+
+if TYPE_CHECKING:
+    from gkeml_sdk.cluster.backend import KubernetesBackend
+    from gkeml_sdk.cluster.streams import Event
+
+log = logging.getLogger("gkeml.cluster")
+CANCELLED = RunStatus(RunState.CANCELLED, "Cancelled", "cancelled through gkeml")
+
+
+class KubeRun(Run):
+    """A run on GKE. Created by `Client().submit(job)` or `Client().get_run(name)`.
+
+    Example:
+        >>> run = Client().submit(job, retry=RetryPolicy(max_resubmits=3))  # doctest: +SKIP
+        >>> run.wait(timeout=3600).state  # doctest: +SKIP
+        <RunState.SUCCEEDED: 'Succeeded'>
+    """
+
+    def __init__(self, backend: KubernetesBackend, record: RunRecord) -> None:
+        self._backend = backend
+        self.record = record
+        self.name = record.name
+        self.namespace = record.job.namespace
+        self._history = list(record.history)
+        self._tracker = self._new_tracker()
+        self._seen = 0  # tracker transitions already copied into the history
+        self._resubmit_at: float | None = None
+
+    # -- the Run interface -------------------------------------------------------------
+
+    @property
+    def state(self) -> RunStatus:
+        """The current status, read from the cluster now."""
+        if not self.record.cancelled and not self._tracker.status.terminal:
+            self._backend.snapshot(self)
+        return self._status()
+
+    @property
+    def history(self) -> list[Transition]:
+        """Every transition of every attempt, oldest first."""
+        return list(self._history)
+
+    @property
+    def attempt(self) -> int:
+        """The current attempt number (1 until a resubmission)."""
+        return self.record.current.attempt
+
+    @property
+    def preemptions(self) -> int:
+        """Kueue preemptions so far, across attempts (from Kueue's cumulative counters)."""
+        return sum(1 for t in self._history if t.status.state is RunState.PREEMPTED)
+
+    def wait(
+        self, timeout: float | None = None, progress: bool | ProgressCallback = False
+    ) -> RunStatus:
+        """Follow the run until it is final (resubmitting under its RetryPolicy)."""
+        return self._backend.wait_all([self], timeout, progress)[0]
+
+    def logs(self, follow: bool = False) -> Iterator[str]:
+        """Log lines of every pod of the current attempt, prefixed by node rank."""
+        return self._backend.logs(self, follow)
+
+    def cancel(self) -> None:
+        """Delete every attempt's objects (and so their pods); the run ends CANCELLED."""
+        self.record = replace(self.record, cancelled=True)
+        self._backend.save(self.record)
+        for attempt in self.record.attempts:
+            self._backend.delete_attempt(self, attempt)
+        self._append(CANCELLED, time.time())
+
+    # -- driven by the backend ---------------------------------------------------------
+
+    def object_name(self) -> str:
+        """Name of the current attempt's Job/JobSet."""
+        return self.record.current.name
+
+    def pod_selector(self) -> str:
+        """Label selector of the current attempt's pods."""
+        return f"{RUN_ID_LABEL}={self.name},{ATTEMPT_LABEL}={self.attempt}"
+
+    def observe(self, event: Event, now: float) -> None:
+        """Feed one watched object to the current attempt's tracker."""
+        kind = "MODIFIED" if event.type == "SYNCED" else event.type
+        self._tracker.observe(event.kind, kind, event.obj, now - self.record.submitted_at)
+        self._collect(now)
+
+    def done(self) -> bool:
+        """True once the run is final: no attempt running and none scheduled."""
+        if self.record.cancelled:
+            return True
+        return self._tracker.status.terminal and self._resubmit_at is None
+
+    def seconds_to_next_action(self, now: float) -> float:
+        """Time until a scheduled resubmission (infinite when none)."""
+        return float("inf") if self._resubmit_at is None else max(0.0, self._resubmit_at - now)
+
+    def act(self, now: float) -> None:
+        """Resubmit when a scheduled resubmission is due."""
+        if self._resubmit_at is not None and now >= self._resubmit_at and not self.record.cancelled:
+            self._resubmit_at = None
+            self._resubmit(now)
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _status(self) -> RunStatus:
+        if self.record.cancelled:
+            return CANCELLED
+        status = self._tracker.status
+        if self._resubmit_at is not None:
+            wait = max(0.0, self._resubmit_at - time.time())
+            note = f"; resubmitting as attempt {self.attempt + 1} in {wait:.0f}s"
+            return replace(status, message=status.message + note)
+        return status
+
+    def _new_tracker(self) -> StatusTracker:
+        kind = "JobSet" if self.record.job.uses_jobset else "Job"
+        return StatusTracker(self.attempt, job_name=self.object_name(), job_kind=kind)
+
+    def _collect(self, now: float) -> None:
+        fresh = self._tracker.history[self._seen :]
+        self._seen = len(self._tracker.history)
+        for transition in fresh:
+            self._append(transition.status, now, transition.detail, transition.at)
+        if fresh and self._tracker.status.terminal:
+            self._on_terminal(now)
+
+    def _append(self, status: RunStatus, now: float, detail: str = "", at: float = -1) -> None:
+        when = at if at >= 0 else now - self.record.submitted_at
+        last = self._history[-1] if self._history else None
+        if last and (last.attempt, last.status) == (self.attempt, status):
+            return
+        self._history.append(Transition(status, self.attempt, when, detail))
+        self.record = replace(self.record, history=tuple(self._history))
+        self._backend.save(self.record)
+        self._backend.report(self, status)
+
+    def _on_terminal(self, now: float) -> None:
+        status = self._tracker.status
+        current = replace(self.record.current, outcome=status.state.value)
+        self.record = self.record.with_attempt(current)
+        policy = self.record.retry
+        resubmits = self.attempt - 1
+        if (
+            policy is None
+            or not self._tracker.is_resubmittable()
+            or resubmits >= policy.max_resubmits
+            or self.record.cancelled
+        ):
+            self._backend.save(self.record)
+            return
+        self._resubmit_at = now + policy.delay(resubmits + 1)
+        log.info("run %s: %s; resubmitting after backoff", self.name, status)
+        self._backend.save(self.record)
+
+    def _resubmit(self, now: float) -> None:
+        policy = self.record.retry
+        assert policy is not None
+        losses = self._spot_losses()
+        spot = self.record.job.spot and not policy.wants_on_demand(losses)
+        number = self.attempt + 1
+        attempt = AttemptRecord(number, attempt_name(self.name, number), spot)
+        # Record the decision before creating: a client that dies in between is resumed by
+        # the next one, which creates the same deterministic name (never a second attempt).
+        self.record = self.record.with_attempt(attempt)
+        self._backend.save(self.record)
+        self._backend.apply_attempt(self.record, attempt)
+        self._tracker = self._new_tracker()
+        self._seen = 0
+        detail = "on-demand (Spot fallback)" if self.record.job.spot and not spot else ""
+        self._append(
+            RunStatus(RunState.PENDING, "Resubmitted", f"attempt {number} created"), now, detail
+        )
+
+    def _spot_losses(self) -> int:
+        # Every attempt lost to infrastructure plus every preemption or disruption seen.
+        lost = sum(1 for a in self.record.attempts if a.outcome == RunState.FAILED.value)
+        return lost + self.preemptions + self._tracker.counters.disruptions

@@ -1,0 +1,51 @@
+"""A fake API server with Kueue and JobSet installed, a LocalQueue, and a client on it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from gkeml_sdk import Client
+from gkeml_sdk.cluster.transport import RetrySettings
+
+FAST_RETRY = RetrySettings(attempts=6, initial_seconds=0.01, max_seconds=0.05)
+
+
+def queue(name: str, namespace: str = "ml") -> dict[str, Any]:
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"clusterQueue": "acc-cq"},
+    }
+
+
+@pytest.fixture
+def cluster(kube_api: Any) -> Any:
+    kube_api.store.put(queue("team-a"))
+    kube_api.store.put(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "WorkloadPriorityClass",
+            "metadata": {"name": "acc-low"},
+            "value": 100,
+        }
+    )
+    return kube_api
+
+
+def make_client(server: Any, **options: Any) -> Client:
+    """A Client whose backend retries fast (tests inject faults on purpose)."""
+    options.setdefault("retry", FAST_RETRY)
+    options.setdefault("watch_seconds", 30)
+    return Client(api_client=server.api_client(), namespace="ml", **options)
+
+
+@pytest.fixture
+def client(cluster: Any) -> Iterator[Client]:
+    yield make_client(cluster)
+
+
+FAST_NO_RETRY = RetrySettings(attempts=1)

@@ -1,0 +1,213 @@
+"""End-to-end scenarios through the fake API server, the controllers played from the
+recordings of a real Kueue + JobSet: final state, history and the exact objects created."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from gkeml_sdk import Accelerator, RetryPolicy, RunState, TrainingJob
+from gkeml_sdk.errors import ClusterError, ConfigError
+from gkeml_sdk.run import FailureCause
+
+from .conftest import FAST_NO_RETRY, make_client
+from .replay import Replayer
+
+# One watch per kind: JobSet (or Job), Workload, Pod.
+WATCHERS = 3
+
+
+def gang(name: str = "train", **kw: Any) -> TrainingJob:
+    return TrainingJob(
+        **{
+            "name": name,
+            "image": "busybox",
+            "command": ["true"],
+            "accelerator": Accelerator("h100", count=8),
+            "nodes": 2,
+            "queue": "team-a",
+            **kw,
+        }
+    )
+
+
+def states(run: Any) -> list[RunState]:
+    seen: list[RunState] = []
+    for transition in run.history:
+        if not seen or seen[-1] is not transition.status.state:
+            seen.append(transition.status.state)
+    return seen
+
+
+def creates(server: Any, plural: str) -> list[str]:
+    """Names of objects of `plural` the SDK created (server-side apply or POST)."""
+    names = []
+    for record in server.request_log:
+        if record.method in ("PATCH", "POST") and f"/{plural}/" in record.path + "/":
+            name = record.path.rstrip("/").rsplit("/", 1)[-1]
+            if record.status in (200, 201) and name not in names:
+                names.append(name)
+    return names
+
+
+def jobsets(server: Any) -> list[str]:
+    return sorted(o["metadata"]["name"] for o in server.objects("jobsets", "ml"))
+
+
+def test_a_queued_admitted_succeeded(cluster, client):
+    run = client.submit(gang())
+    replay = Replayer(cluster, "ml", "train", 1, "train")
+    thread = replay.play_in_background("jobset-succeeded", "train", watchers=WATCHERS)
+    final = run.wait(timeout=30)
+    thread.join()
+    assert final.state is RunState.SUCCEEDED
+    assert states(run)[-3:] == [RunState.STARTING, RunState.RUNNING, RunState.SUCCEEDED]
+    assert RunState.QUEUED in states(run)
+    assert jobsets(cluster) == ["train"]
+
+
+def test_a_single_node_job(cluster, client):
+    job = TrainingJob(name="one", image="busybox", command=["true"], queue="team-a",
+                      accelerator=Accelerator("h100"))  # fmt: skip
+    run = client.submit(job)
+    thread = Replayer(cluster, "ml", "one", 1, "one").play_in_background(
+        "job-succeeded", "single", watchers=WATCHERS
+    )
+    assert run.wait(timeout=30).state is RunState.SUCCEEDED
+    thread.join()
+    assert [o["metadata"]["name"] for o in cluster.objects("jobs", "ml")] == ["one"]
+
+
+def test_b_kueue_preemption_is_reported_not_resubmitted(cluster, client):
+    run = client.submit(gang("low"), retry=RetryPolicy(max_resubmits=3, backoff_seconds=0.01))
+    thread = Replayer(cluster, "ml", "low", 1, "low").play_in_background(
+        "jobset-preempted-requeued-succeeded", "low", watchers=WATCHERS
+    )
+    final = run.wait(timeout=30)
+    thread.join()
+    assert final.state is RunState.SUCCEEDED
+    assert run.preemptions == 1
+    assert states(run).count(RunState.PREEMPTED) == 1
+    assert run.attempt == 1 and jobsets(cluster) == ["low"]
+    assert creates(cluster, "jobsets") == ["low"]
+
+
+def test_c_spot_reclaims_twice_without_spending_user_restarts(cluster, client):
+    run = client.submit(gang(spot=True, max_restarts=1))
+    replay = Replayer(cluster, "ml", "train", 1, "train")
+    scenario, first, replacement = (
+        "jobset-spot-disruption-succeeded",
+        "train-node-0-0-2ct7q",
+        ("train-node-0-0-mhrhs"),
+    )
+    # The recording has one kubelet termination (t=1.54) and the pod's replacement (t=11.22);
+    # the same disruption is played again on the replacement, replaced by a third pod.
+    again = {first: replacement, replacement: "train-node-0-0-z9q4k"}
+
+    def controllers() -> None:
+        replay.wait_for_watchers(WATCHERS)
+        replay.play(scenario, "train", until=11.8)
+        replay.play(scenario, "train", since=1.5, until=11.8, kinds=("Pod",), rename=again)
+        replay.play(scenario, "train", since=11.8, rename={replacement: "train-node-0-0-z9q4k"})
+
+    thread = threading.Thread(target=controllers, daemon=True)
+    thread.start()
+    final = run.wait(timeout=30)
+    assert final.state is RunState.SUCCEEDED
+    counters = run._tracker.counters
+    thread.join()
+    assert counters.disruptions == 2
+    assert counters.user_restarts == 0
+    assert states(run).count(RunState.RESTARTING) == 2
+    assert run.attempt == 1 and jobsets(cluster) == ["train"]
+
+
+def test_d_deactivated_after_requeue_limit_resubmits_on_demand(cluster, client):
+    policy = RetryPolicy(max_resubmits=2, fallback_to_on_demand_after=1, backoff_seconds=0.05)
+    run = client.submit(gang(spot=True), retry=policy)
+    thread = Replayer(cluster, "ml", "train", 1, "train").play_in_background(
+        "jobset-podsready-timeout-deactivated", "stuck", watchers=WATCHERS
+    )
+    second = Replayer(cluster, "ml", "train", 2, "train-r2")
+
+    def on_status(status):
+        if status.reason == "Resubmitted":
+            second.play_in_background("jobset-succeeded", "train", watchers=0)
+
+    final = run.wait(timeout=30, progress=on_status)
+    thread.join()
+    assert final.state is RunState.SUCCEEDED
+    assert run.attempt == 2
+    assert jobsets(cluster) == ["train", "train-r2"]
+    attempt2 = cluster.store.get("jobsets", "ml", "train-r2")
+    pod_spec = attempt2["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert "cloud.google.com/gke-spot" not in pod_spec.get("nodeSelector", {})
+    history = states(run)
+    assert RunState.FAILED in history and history[-1] is RunState.SUCCEEDED
+    failed = next(t for t in run.history if t.status.state is RunState.FAILED)
+    assert failed.status.cause is FailureCause.DEACTIVATED and failed.attempt == 1
+    assert {t.attempt for t in run.history} == {1, 2}
+
+
+def test_e_user_code_failure_is_never_resubmitted(cluster, client):
+    run = client.submit(
+        gang(max_restarts=1), retry=RetryPolicy(max_resubmits=3, backoff_seconds=0.01)
+    )
+    thread = Replayer(cluster, "ml", "train", 1, "train").play_in_background(
+        "jobset-user-failure-after-restart", "train", watchers=WATCHERS
+    )
+    final = run.wait(timeout=30)
+    thread.join()
+    assert final.state is RunState.FAILED and final.cause is FailureCause.USER_CODE
+    assert run._tracker.counters.user_restarts == 1
+    assert jobsets(cluster) == ["train"]
+
+
+@pytest.mark.parametrize("write_applied", [False, True])
+def test_f_client_killed_between_deciding_and_creating_resubmits_once(cluster, write_applied):
+    crashing = make_client(cluster, retry=FAST_NO_RETRY)
+    policy = RetryPolicy(max_resubmits=2, backoff_seconds=0.01)
+    run = crashing.submit(gang(), retry=policy)
+    thread = Replayer(cluster, "ml", "train", 1, "train").play_in_background(
+        "jobset-podsready-timeout-deactivated", "stuck", watchers=WATCHERS
+    )
+    # The client dies at the moment it creates attempt 2 (before or after the write lands).
+    cluster.faults.inject(
+        count=1,
+        kind="reset-after-write" if write_applied else "reset",
+        match=("PATCH", r"/jobsets/train-r2"),
+    )
+    with pytest.raises(ClusterError):
+        run.wait(timeout=30)
+    thread.join()
+    assert (cluster.store.get("jobsets", "ml", "train-r2") is not None) == write_applied
+    resumed = make_client(cluster).get_run("train")
+    assert resumed.attempt == 2
+    replay = Replayer(cluster, "ml", "train", 2, "train-r2")
+    second = replay.play_in_background("jobset-succeeded", "train", watchers=WATCHERS)
+    assert resumed.wait(timeout=30).state is RunState.SUCCEEDED
+    second.join()
+    assert jobsets(cluster) == ["train", "train-r2"]
+
+
+def test_g_invalid_queue_missing_crds_forbidden_namespace(cluster, client, kube_api_factory):
+    with pytest.raises(ConfigError, match=r"LocalQueue 'nope' does not exist.*team-a"):
+        client.submit(gang(queue="nope"))
+    with pytest.raises(ConfigError, match=r"WorkloadPriorityClass 'urgent'.*acc-low"):
+        client.submit(gang(priority="urgent"))
+    bare = kube_api_factory(exclude_crds=["jobset.x-k8s.io"])
+    bare.store.put({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+                    "metadata": {"name": "team-a", "namespace": "ml"},
+                    "spec": {"clusterQueue": "acc-cq"}})  # fmt: skip
+    with pytest.raises(ConfigError, match="JobSet is not installed: kubectl apply"):
+        make_client(bare).submit(gang())
+    cluster.forbid_namespace("ml")
+    with pytest.raises(ClusterError) as err:
+        make_client(cluster).submit(gang(name="other"))
+    assert err.value.status == 403 and "permission" in str(err.value)
+    assert cluster.objects("jobsets", "ml") == []
+    for server in (cluster, bare):
+        assert server.objects("configmaps", "ml") == []
+        assert not [r for r in server.request_log if r.method in ("POST", "PATCH", "PUT")]

@@ -1,0 +1,191 @@
+"""The local backend against real processes: contract, gang restarts, chaos, cancel, crash
+recovery, persistence across backend instances."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from gkeml_sdk import (
+    Client,
+    ClusterError,
+    FailureCause,
+    NotFoundError,
+    RunState,
+    RunTimeoutError,
+    TrainingJob,
+)
+from gkeml_sdk.local import LocalBackend, LocalOptions, LocalRun
+from gkeml_sdk.local.procs import ProcessId, alive
+
+FAST = LocalOptions(grace_seconds=0.5)
+
+DUMP_ENV = """
+import json, os
+keys = [k for k in os.environ if k.startswith(("GKEML_", "MASTER_", "JAX_", "N", "WORLD"))]
+print(json.dumps({k: os.environ[k] for k in sorted(keys)}))
+"""
+
+RESUMING = """
+import json, os, pathlib, time
+ckpt = pathlib.Path(os.environ["GKEML_CHECKPOINT_DIR"]) / f"r{os.environ['NODE_RANK']}.json"
+step = json.loads(ckpt.read_text())["step"] if ckpt.exists() else 0
+print("start", step, "attempt", os.environ["GKEML_RESTART_ATTEMPT"])
+while step < 30:
+    step += 1
+    ckpt.write_text(json.dumps({"step": step}))
+    time.sleep(0.03)
+print("done", step)
+"""
+
+
+@pytest.fixture
+def backend(tmp_path: Path) -> LocalBackend:
+    return LocalBackend(run_dir=tmp_path, options=FAST)
+
+
+def test_two_nodes_get_the_contract(backend: LocalBackend) -> None:
+    run = backend.submit(TrainingJob.from_code(DUMP_ENV, name="env", nodes=2, env={"MINE": "1"}))
+    assert run.wait(timeout=30).state is RunState.SUCCEEDED
+    envs = {line[:3]: json.loads(line[4:]) for line in run.logs()}
+    assert sorted(envs) == ["[0]", "[1]"]
+    zero, one = envs["[0]"], envs["[1]"]
+    assert (zero["NODE_RANK"], one["NODE_RANK"]) == ("0", "1")
+    assert zero["MASTER_PORT"] == one["MASTER_PORT"]
+    assert zero["MASTER_ADDR"] == "127.0.0.1"
+    assert zero["NNODES"] == zero["WORLD_SIZE"] == "2"
+    assert zero["GKEML_BACKEND"] == "local"
+    assert zero["GKEML_RESTART_ATTEMPT"] == "0"
+    assert zero["GKEML_CHECKPOINT_DIR"] == str(run.checkpoint_dir)
+    assert run.exit_codes == {"0": 0, "1": 0}
+
+
+def test_gang_restarts_then_fails_as_user_code(backend: LocalBackend) -> None:
+    code = "import os, sys\nprint('attempt', os.environ['GKEML_RESTART_ATTEMPT'])\n"
+    code += "sys.exit(3 if os.environ['NODE_RANK'] == '1' else 0)\n"
+    run = backend.submit(TrainingJob.from_code(code, name="flaky", nodes=2, max_restarts=2))
+    status = run.wait(timeout=30)
+    assert (status.state, status.cause, status.reason) == (
+        RunState.FAILED,
+        FailureCause.USER_CODE,
+        "ReachedMaxRestarts",
+    )
+    assert run.counters.user_restarts == 2 and run.attempt == 3
+    rank0 = [line for line in run.logs() if line.startswith("[0]")]
+    assert rank0 == ["[0] attempt 0", "[0] attempt 1", "[0] attempt 2"]
+    assert [t.status.state for t in run.history].count(RunState.RESTARTING) == 2
+
+
+def test_chaos_preempts_without_spending_restarts_and_code_resumes(tmp_path: Path) -> None:
+    backend = LocalBackend(run_dir=tmp_path, options=LocalOptions(chaos_after=0.4, grace_seconds=0.5))
+    run = backend.submit(TrainingJob.from_code(RESUMING, name="chaos", nodes=2))
+    assert run.wait(timeout=30).state is RunState.SUCCEEDED
+    assert run.counters.preemptions == 1 and run.counters.user_restarts == 0
+    states = [t.status.state for t in run.history]
+    assert RunState.PREEMPTED in states
+    starts = [line for line in run.logs(slot="0") if "start" in line]
+    assert starts[0] == "[0] start 0 attempt 0"
+    resumed_at = int(starts[1].split()[2])
+    assert 0 < resumed_at < 30 and starts[1].endswith("attempt 1")
+
+
+def test_single_pod_job_retries_only_its_own_failures(backend: LocalBackend) -> None:
+    code = "import os, pathlib, sys\nmark = pathlib.Path(os.environ['GKEML_CHECKPOINT_DIR'], 'm')\n"
+    code += "print('attempt', os.environ['GKEML_RESTART_ATTEMPT'])\n"
+    code += "sys.exit(0 if mark.exists() else (mark.touch() or 1))\n"
+    run = backend.submit(TrainingJob.from_code(code, name="retry", max_restarts=1))
+    assert run.wait(timeout=30).state is RunState.SUCCEEDED
+    assert list(run.logs()) == ["[0] attempt 0", "[0] attempt 1"]
+
+
+def test_cancel_stops_every_process_of_the_group(backend: LocalBackend) -> None:
+    code = "import subprocess, time\np = subprocess.Popen(['sleep', '60'])\n"
+    code += "print('child', p.pid, flush=True)\ntime.sleep(60)\n"
+    run = backend.submit(TrainingJob.from_code(code, name="cancel", nodes=2))
+    children = _wait_for_lines(run, "child", 2)
+    run.cancel()
+    assert run.state.state is RunState.CANCELLED
+    for pid in children + [p.pid for p in run.record().processes]:
+        assert not alive(ProcessId(pid))
+    run.cancel()  # idempotent
+
+
+def test_killed_supervisor_is_reported_and_leaves_nothing_running(backend: LocalBackend) -> None:
+    run = backend.submit(TrainingJob(name="crash", command=["sleep", "60"], nodes=2))
+    _wait_for_state(run, RunState.RUNNING)
+    pids = [p.pid for p in run.record().processes]
+    supervisor = json.loads((run.path / "supervisor.json").read_text())["pid"]
+    os.kill(supervisor, signal.SIGKILL)
+    status = _wait_for_state(run, RunState.FAILED)
+    assert (status.reason, status.cause) == ("SupervisorLost", FailureCause.INFRASTRUCTURE)
+    deadline = time.monotonic() + 5
+    while any(alive(ProcessId(p)) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(ProcessId(p)) for p in pids)
+
+
+def test_max_runtime_deactivates_like_kueue(backend: LocalBackend) -> None:
+    run = backend.submit(TrainingJob(name="slow", command=["sleep", "60"], max_runtime=1))
+    status = run.wait(timeout=20)
+    assert status.cause is FailureCause.DEACTIVATED
+    assert status.reason == "DeactivatedDueToMaximumExecutionTimeExceeded"
+
+
+def test_missing_command_is_a_user_error(backend: LocalBackend) -> None:
+    run = backend.submit(TrainingJob(name="nocmd", command=["no-such-command-gkeml"]))
+    assert run.wait(timeout=20).cause is FailureCause.USER_CODE
+    assert "cannot start" in next(iter(run.logs()))
+
+
+def test_runs_persist_across_backends_and_names_conflict(tmp_path: Path) -> None:
+    first = Client("local", run_dir=tmp_path, options=FAST)
+    run = first.submit(TrainingJob(name="keep", command=["sleep", "60"]))
+    with pytest.raises(ClusterError) as conflict:
+        first.submit(TrainingJob(name="keep", command=["true"]))
+    assert conflict.value.status == 409
+    with pytest.raises(RunTimeoutError):
+        run.wait(timeout=0.2)
+    again = LocalBackend(run_dir=tmp_path)  # as after a kernel restart
+    assert [r.name for r in again.runs()] == ["keep"]
+    found = again.get_run("keep")
+    found.cancel()
+    assert run.state.state is RunState.CANCELLED
+    replaced = first.submit(TrainingJob(name="keep", command=["true"]))
+    assert replaced.wait(timeout=20).state is RunState.SUCCEEDED
+    with pytest.raises(NotFoundError):
+        again.get_run("nope")
+    assert again.wait_all(again.runs(), timeout=5)[0].state is RunState.SUCCEEDED
+
+
+def test_follow_streams_until_done(backend: LocalBackend) -> None:
+    code = "import time\nfor i in range(3):\n    print('tick', i)\n    time.sleep(0.1)\n"
+    code += "print('partial', end='')\n"
+    run = backend.submit(TrainingJob.from_code(code, name="follow"))
+    lines = list(run.logs(follow=True))
+    assert lines == ["[0] tick 0", "[0] tick 1", "[0] tick 2", "[0] partial"]
+    assert run.state.terminal
+
+
+def _wait_for_state(run: LocalRun, state: RunState) -> object:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        status = run.state
+        if status.state is state:
+            return status
+        time.sleep(0.05)
+    raise AssertionError(f"{run.name} never reached {state}: {run.state}")
+
+
+def _wait_for_lines(run: LocalRun, word: str, count: int) -> list[int]:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        found = [int(line.split()[-1]) for line in run.logs() if word in line]
+        if len(found) >= count:
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"no {count} '{word}' lines in {list(run.logs())}")

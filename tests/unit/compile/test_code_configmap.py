@@ -1,0 +1,46 @@
+"""Code files compile to a ConfigMap ahead of the Job/JobSet, mounted read-only."""
+
+from __future__ import annotations
+
+from gkeml_sdk import Accelerator, TrainingJob
+from gkeml_sdk.catalog.contract import CODE_MOUNT
+from tests.schemas import validate_object
+
+
+def job(**changes: object) -> TrainingJob:
+    base = TrainingJob.from_code(
+        "print('hi')\n", name="cm", image="img", accelerator=Accelerator("l4"), nodes=2
+    )
+    return base.with_changes(files={**base.files, "pkg/util.py": "X = 1\n"}, **changes)
+
+
+def test_configmap_first_with_every_file() -> None:
+    manifests = job().compile()
+    kinds = [o["kind"] for o in manifests.objects]
+    assert kinds == ["ConfigMap", "JobSet"]
+    cm = manifests.objects[0]
+    assert cm["metadata"]["name"] == "cm-code"
+    assert cm["data"] == {"main.py": "print('hi')\n", "pkg__util.py": "X = 1\n"}
+    for obj in manifests.objects:
+        validate_object(obj)
+
+
+def test_pods_mount_it_read_only_as_working_directory() -> None:
+    pod = job().compile().main["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+    container = pod["spec"]["containers"][0]
+    assert container["workingDir"] == CODE_MOUNT
+    assert container["command"] == ["python", "-u", "main.py"]
+    mount = next(m for m in container["volumeMounts"] if m["name"] == "code")
+    assert mount == {"name": "code", "mountPath": CODE_MOUNT, "readOnly": True}
+    volume = next(v for v in pod["spec"]["volumes"] if v["name"] == "code")
+    assert volume["configMap"]["items"] == [
+        {"key": "main.py", "path": "main.py"},
+        {"key": "pkg__util.py", "path": "pkg/util.py"},
+    ]
+
+
+def test_deterministic_and_absent_without_files() -> None:
+    assert job().compile().to_yaml() == job().compile().to_yaml()
+    plain = TrainingJob(name="p", image="img", command=["python", "t.py"]).compile()
+    assert [o["kind"] for o in plain.objects] == ["Job"]
+    assert "workingDir" not in plain.main["spec"]["template"]["spec"]["containers"][0]
