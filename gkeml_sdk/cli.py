@@ -33,13 +33,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from gkeml_sdk.commands import catalog, render
+    from gkeml_sdk.commands import catalog, render, runs
 
     parser = argparse.ArgumentParser(
         prog="gkeml", description="GPU/TPU training and serving on GKE through Kueue."
     )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for module in (render, catalog):
+    for module in (render, catalog, runs):
         module.register(commands)
     return parser
 

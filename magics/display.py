@@ -88,12 +88,18 @@ class DryRun:
     job: TrainingJob
     manifests: Manifests
     cost: CostEstimate
+    yaml: str  # rendered once: a notebook asks for both the text and the HTML form
+
+    @classmethod
+    def of(cls, job: TrainingJob, hours: float) -> DryRun:
+        """Compile `job` and price `hours` of it."""
+        manifests = job.compile()
+        return cls(job, manifests, job.estimate_cost(hours=hours), manifests.to_yaml())
 
     def __repr__(self) -> str:
         notes = "".join(f"note: {n}\n" for n in self.manifests.notes)
         return (
-            f"valid: {self.job!r} -> {self.manifests!r}\n{notes}"
-            f"cost: {self.cost}\n---\n{self.manifests.to_yaml()}"
+            f"valid: {self.job!r} -> {self.manifests!r}\n{notes}cost: {self.cost}\n---\n{self.yaml}"
         )
 
     def _repr_html_(self) -> str:
@@ -101,7 +107,8 @@ class DryRun:
         return (
             f"<div><b>valid</b> <code>{html.escape(repr(self.job))}</code>"
             f"{f'<ul>{notes}</ul>' if notes else ''}"
-            f"{self.cost._repr_html_()}{self.manifests._repr_html_()}</div>"
+            f"{self.cost._repr_html_()}<details><summary>{html.escape(repr(self.manifests))}"
+            f"</summary><pre>{html.escape(self.yaml)}</pre></details></div>"
         )
 
 

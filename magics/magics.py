@@ -39,7 +39,7 @@ class GkeMagics:
             job = o.train_job(ns, self.defaults, cell or "")
             if ns.dry_run:
                 hours = (job.max_runtime or 3600) / 3600
-                self._display(DryRun(job, job.compile(), job.estimate_cost(hours=hours)))
+                self._display(DryRun.of(job, hours))
                 return None
             run = self._backend(local, o.local_options(ns) if local else None).submit(job)
             if local:

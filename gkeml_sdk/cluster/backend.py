@@ -47,13 +47,14 @@ class KubernetesBackend:
         kubeconfig: str | Path | None = None,
         api_client: Any = None,
         retry: RetrySettings | None = None,
+        request_timeout: float = 30.0,
         watch_seconds: int = 300,
     ) -> None:
         api, default_namespace = connect(
             kubeconfig=kubeconfig, context=context, api_client=api_client
         )
         self.namespace = namespace or default_namespace
-        self.transport = Transport(api, retry=retry)
+        self.transport = Transport(api, retry=retry, request_timeout=request_timeout)
         self.kube = KubeClient(self.transport)
         self.preflight = Preflight(self.kube)
         self.watch_seconds = watch_seconds

@@ -66,6 +66,12 @@ class Transport:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.api_client = api_client
+        # One retry policy, ours: urllib3 would otherwise retry 429/503 (sleeping Retry-After)
+        # and connection errors out of sight, uncounted and unbounded by our settings.
+        pool = getattr(getattr(api_client, "rest_client", None), "pool_manager", None)
+        if pool is not None:
+            pool.connection_pool_kw["retries"] = False
+            pool.clear()
         self.retry = retry or RetrySettings()
         self.request_timeout = request_timeout
         self._sleep = sleep

@@ -11,7 +11,7 @@ from gkeml_sdk.catalog import engines, gpus
 from gkeml_sdk.catalog.engines import CACHE_MOUNT, HTTP_PORT_NAME, Engine
 from gkeml_sdk.spec.serve import ServeModel
 from gkeml_sdk.spec.sizing import GB, Fit
-from gkeml_sdk.spec.storage import parse_checkpoint_dir
+from gkeml_sdk.spec.storage import CheckpointLocation, parse_checkpoint_dir
 
 Obj = dict[str, Any]
 Role = Literal["server", "leader", "worker"]
@@ -223,7 +223,7 @@ def repository_path(svc: ServeModel) -> str:
     return f"{REPOSITORY_MOUNT}/{location.path}".rstrip("/")
 
 
-def _repository(svc: ServeModel) -> Any:
+def _repository(svc: ServeModel) -> CheckpointLocation | None:
     return parse_checkpoint_dir(svc.model_repository) if svc.model_repository else None
 
 

@@ -34,7 +34,7 @@ class Route(SpecModel):
         if not self.backends:
             raise fail(
                 f"route for {self.model!r} has no backends",
-                fix=f"backends={{'SERVICE': 100}}",
+                fix="backends={'SERVICE': 100}",
                 field="backends",
             )
         for name, weight in self.backends.items():

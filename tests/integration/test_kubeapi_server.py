@@ -15,7 +15,7 @@ import urllib3
 from kubernetes import client, config, dynamic, watch
 from kubernetes.watch.watch import iter_resp_lines
 
-from tests.kubeapi import KubeAPIServer
+from tests.kubeapi import KubeAPIServer, shared_crds_dir
 
 pytest_plugins = ["tests.kubeapi.fixtures"]
 
@@ -122,6 +122,26 @@ def test_missing_crds_are_404(kube_api_factory: Callable[..., KubeAPIServer]):
         names = {g.name for g in client.ApisApi(api).get_api_versions().groups}
         assert "jobset.x-k8s.io" not in names and KQ not in names
         assert "leaderworkerset.x-k8s.io" in names
+
+
+def test_crd_install_and_uninstall_at_runtime(kube_api_factory: Callable[..., KubeAPIServer]):
+    server = kube_api_factory(crds=[KQ])
+    crd_file = shared_crds_dir() / "jobset.x-k8s.io_jobsets.yaml"  # type: ignore[operator]
+    with server.api_client() as api:
+        co = client.CustomObjectsApi(api)
+        with pytest.raises(client.ApiException) as err:
+            co.create_namespaced_custom_object(*JS, "ml", "jobsets", jobset("x"))
+        assert err.value.status == 404
+        server.install_crd(crd_file)
+        co.create_namespaced_custom_object(*JS, "ml", "jobsets", jobset("x"))
+        crd = client.ApiextensionsV1Api(api).read_custom_resource_definition(
+            "jobsets.jobset.x-k8s.io"
+        )
+        assert {c.type for c in crd.status.conditions} == {"Established", "NamesAccepted"}
+        server.uninstall_crd("jobsets.jobset.x-k8s.io")
+        with pytest.raises(client.ApiException) as err:
+            co.list_namespaced_custom_object(*JS, "ml", "jobsets")
+        assert err.value.status == 404
 
 
 # ---- CRUD ----------------------------------------------------------------------------------

@@ -38,7 +38,9 @@ step = json.loads(ckpt.read_text())["step"] if ckpt.exists() else 0
 print("start", step, "attempt", os.environ["GKEML_RESTART_ATTEMPT"])
 while step < 30:
     step += 1
-    ckpt.write_text(json.dumps({"step": step}))
+    tmp = ckpt.with_suffix(".tmp")  # write then rename: a kill never leaves half a file
+    tmp.write_text(json.dumps({"step": step}))
+    tmp.replace(ckpt)
     time.sleep(0.03)
 print("done", step)
 """
@@ -82,7 +84,9 @@ def test_gang_restarts_then_fails_as_user_code(backend: LocalBackend) -> None:
 
 
 def test_chaos_preempts_without_spending_restarts_and_code_resumes(tmp_path: Path) -> None:
-    backend = LocalBackend(run_dir=tmp_path, options=LocalOptions(chaos_after=0.4, grace_seconds=0.5))
+    backend = LocalBackend(
+        run_dir=tmp_path, options=LocalOptions(chaos_after=0.4, grace_seconds=0.5)
+    )
     run = backend.submit(TrainingJob.from_code(RESUMING, name="chaos", nodes=2))
     assert run.wait(timeout=30).state is RunState.SUCCEEDED
     assert run.counters.preemptions == 1 and run.counters.user_restarts == 0

@@ -10,7 +10,9 @@ from gkeml_sdk.local.contract import Slot, expand_references, local_env, slots
 
 JOBS = {
     "single": TrainingJob(name="one", command=["x"]),
-    "gpu-gang": TrainingJob(name="g", command=["x"], accelerator=Accelerator("h100", count=8), nodes=2),
+    "gpu-gang": TrainingJob(
+        name="g", command=["x"], accelerator=Accelerator("h100", count=8), nodes=2
+    ),
     "tpu-slice": TrainingJob(name="t", command=["x"], accelerator=TpuSlice("v5e", "4x4")),
     "tpu-multislice": TrainingJob(
         name="m", command=["x"], accelerator=TpuSlice("v5e", "4x4", slices=2)
@@ -59,13 +61,17 @@ def test_spawn_procs_adds_torchrun_ranks() -> None:
     job = TrainingJob(name="p", command=["x"], nodes=2, procs_per_node=3)
     labels = [s.label for s in slots(job, spawn_procs=True)]
     assert labels == ["0.0", "0.1", "0.2", "1.0", "1.1", "1.2"]
-    env = local_env(
-        job, Slot(1, 2), attempt=0, master_port=1, jax_port=2, checkpoint_dir="/c"
-    )
+    env = local_env(job, Slot(1, 2), attempt=0, master_port=1, jax_port=2, checkpoint_dir="/c")
     assert (env["RANK"], env["LOCAL_RANK"], env["LOCAL_WORLD_SIZE"]) == ("5", "2", "3")
     assert "RANK" not in env_of(job, 0)
 
 
 def test_kubernetes_style_references() -> None:
     argv = ["run", "--n=$(NNODES)", "$(UNSET)", "$$(NNODES)", "cost $5"]
-    assert expand_references(argv, {"NNODES": "4"}) == ["run", "--n=4", "$(UNSET)", "$(NNODES)", "cost $5"]
+    assert expand_references(argv, {"NNODES": "4"}) == [
+        "run",
+        "--n=4",
+        "$(UNSET)",
+        "$(NNODES)",
+        "cost $5",
+    ]

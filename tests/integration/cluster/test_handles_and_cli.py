@@ -1,0 +1,115 @@
+"""The run handle (state, logs, cancel, listing) and the CLI run commands against the fake
+API server, reached through a kubeconfig as a user would."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from gkeml_sdk import Client, RunState
+from gkeml_sdk.cli import main
+from gkeml_sdk.errors import ConfigError, NotFoundError
+
+from .replay import Replayer
+from .test_scenarios import gang
+
+SPEC = """\
+name: cli-train
+image: busybox
+command: [python, train.py]
+accelerator: {model: h100, count: 8}
+nodes: 2
+queue: team-a
+"""
+
+
+def test_client_without_configuration_says_how_to_configure_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    with pytest.raises(ConfigError, match="get-credentials.*backend='local'"):
+        Client()
+
+
+def test_state_is_read_without_waiting_and_logs_are_prefixed_by_rank(cluster, client):
+    run = client.submit(gang())
+    Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", until=2.0)
+    assert run.state.state is RunState.RUNNING
+    pods = sorted(p["metadata"]["name"] for p in cluster.objects("pods", "ml"))
+    for rank, pod in enumerate(pods):
+        cluster.set_pod_log("ml", pod, f"step 1 rank {rank}\nstep 2 rank {rank}\n")
+    assert list(run.logs()) == [
+        "[node 0] step 1 rank 0",
+        "[node 0] step 2 rank 0",
+        "[node 1] step 1 rank 1",
+        "[node 1] step 2 rank 1",
+    ]
+
+
+def test_follow_streams_new_lines_until_the_pods_end(cluster, client):
+    run = client.submit(gang())
+    Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", until=2.0)
+    pods = sorted(p["metadata"]["name"] for p in cluster.objects("pods", "ml"))
+    for pod in pods:
+        cluster.set_pod_log("ml", pod, "start\n")
+
+    def writer() -> None:
+        for pod in pods:
+            cluster.append_pod_log("ml", pod, "done\n")
+            cluster.finish_pod_log("ml", pod)
+
+    threading.Timer(0.3, writer).start()
+    lines = list(run.logs(follow=True))
+    assert sorted(lines) == ["[node 0] done", "[node 0] start", "[node 1] done", "[node 1] start"]
+
+
+def test_cancel_deletes_the_objects_and_ends_cancelled(cluster, client):
+    run = client.submit(gang())
+    Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", until=2.0)
+    run.cancel()
+    assert cluster.objects("jobsets", "ml") == []
+    assert run.state.state is RunState.CANCELLED
+    assert client.get_run("train").wait(timeout=5).state is RunState.CANCELLED
+
+
+def test_runs_are_listed_newest_first_and_unknown_names_say_what_exists(cluster, client):
+    client.submit(gang("first"))
+    client.submit(gang("second"))
+    assert [r.name for r in client.runs()] == ["second", "first"]
+    with pytest.raises(NotFoundError, match="runs there: second, first"):
+        client.get_run("third")
+
+
+def test_submitting_the_same_run_twice_is_idempotent_but_a_different_spec_is_refused(
+    cluster, client
+):
+    first = client.submit(gang())
+    again = client.submit(gang())
+    assert (first.name, again.name) == ("train", "train")
+    assert len(cluster.objects("jobsets", "ml")) == 1
+    with pytest.raises(ConfigError, match="already exists.*different spec"):
+        client.submit(gang(max_restarts=5))
+
+
+def test_cli_drives_a_run_end_to_end(cluster, tmp_path, capsys):
+    kubeconfig = str(cluster.kubeconfig(tmp_path / "kubeconfig", namespace="ml"))
+    spec = tmp_path / "job.yaml"
+    spec.write_text(SPEC)
+    assert main(["submit", str(spec), "--kubeconfig", kubeconfig]) == 0
+    assert "submitted ml/cli-train" in capsys.readouterr().out
+    Replayer(cluster, "ml", "cli-train", 1, "cli-train").play("jobset-succeeded", "train", pause=0)
+    assert main(["runs", "--kubeconfig", kubeconfig]) == 0
+    out = capsys.readouterr().out
+    assert "cli-train" in out and "Succeeded" in out
+    assert main(["status", "cli-train", "--kubeconfig", kubeconfig]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("cli-train: Succeeded")
+    pod = sorted(p["metadata"]["name"] for p in cluster.objects("pods", "ml"))[0]
+    cluster.set_pod_log("ml", pod, "loss 0.1\n")
+    assert main(["logs", "cli-train", "--kubeconfig", kubeconfig]) == 0
+    assert "[node 0] loss 0.1" in capsys.readouterr().out
+    assert main(["cancel", "cli-train", "--kubeconfig", kubeconfig]) == 0
+    assert cluster.objects("jobsets", "ml") == []
+    assert main(["status", "nope", "--kubeconfig", kubeconfig]) == 1
+    assert "no gkeml run with that name" in capsys.readouterr().err

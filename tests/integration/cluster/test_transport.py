@@ -1,0 +1,92 @@
+"""Transient faults are retried (honouring Retry-After); client errors are not, and keep the
+API server's reason."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from gkeml_sdk.cluster.kube import KubeClient
+from gkeml_sdk.cluster.resources import resource
+from gkeml_sdk.cluster.transport import RetrySettings, Transport
+from gkeml_sdk.errors import ClusterError, NotFoundError
+
+CONFIG_MAPS = resource("v1", "ConfigMap")
+
+
+def config_map(name: str) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "ml"},
+        "data": {"a": "1"},
+    }
+
+
+@pytest.fixture
+def kube(kube_api):
+    sleeps: list[float] = []
+    transport = Transport(
+        kube_api.api_client(),
+        retry=RetrySettings(attempts=5, initial_seconds=0.01, max_seconds=0.02),
+        request_timeout=1.0,
+        sleep=sleeps.append,
+    )
+    client = KubeClient(transport)
+    client.sleeps = sleeps  # type: ignore[attr-defined]
+    return client
+
+
+@pytest.mark.parametrize("kind", ["429", "500", "502", "503", "504", "reset", "timeout"])
+def test_transient_faults_are_retried_and_the_write_lands_once(kube_api, kube, kind):
+    kube_api.faults.inject(kind=kind, count=2, match=("PATCH", r"/configmaps/a$"), delay=2.0)
+    kube.apply(config_map("a"))
+    assert kube_api.store.get("configmaps", "ml", "a")["data"] == {"a": "1"}
+    assert kube.transport.requests_sent == 3
+    assert len(kube.sleeps) == 2
+
+
+def test_retry_after_is_honoured(kube_api, kube):
+    kube_api.faults.inject(kind="429", count=1, retry_after=7)
+    kube.find(CONFIG_MAPS, "missing", "ml")
+    assert kube.sleeps == [7.0]
+
+
+def test_a_write_applied_before_a_reset_is_not_duplicated(kube_api, kube):
+    kube_api.faults.inject(kind="reset-after-write", count=1, match=("PATCH", r"/configmaps/a$"))
+    kube.apply(config_map("a"))
+    assert len(kube_api.objects("configmaps", "ml")) == 1
+
+
+def test_forbidden_is_not_retried_and_says_what_to_do(kube_api, kube):
+    kube_api.forbid_namespace("ml")
+    with pytest.raises(ClusterError) as err:
+        kube.apply(config_map("a"))
+    assert err.value.status == 403 and err.value.reason == "Forbidden"
+    assert "permission" in str(err.value)
+    assert kube.transport.requests_sent == 1 and kube.sleeps == []
+
+
+def test_not_found_keeps_the_servers_message(kube):
+    with pytest.raises(NotFoundError) as err:
+        kube.get(CONFIG_MAPS, "nope", "ml")
+    assert err.value.status == 404 and err.value.reason == "NotFound"
+    assert "nope" in str(err.value)
+
+
+def test_schema_rejection_is_reported_with_the_field(kube):
+    bad = config_map("b")
+    bad["data"] = {"a": 1}  # ConfigMap values must be strings
+    with pytest.raises(ClusterError) as err:
+        kube.apply(bad)
+    assert err.value.status == 422 and "data" in str(err.value)
+    assert kube.transport.requests_sent == 1 and kube.sleeps == []
+
+
+def test_giving_up_says_so(kube_api, kube):
+    kube_api.faults.inject(kind="503", count=None)
+    start = time.monotonic()
+    with pytest.raises(ClusterError, match="gave up after 5 attempts"):
+        kube.find(CONFIG_MAPS, "a", "ml")
+    assert time.monotonic() - start < 5

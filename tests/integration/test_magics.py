@@ -1,0 +1,140 @@
+"""The magics in a real IPython shell: option parsing, errors as one line, local runs,
+dry runs and the line magics."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+
+
+@pytest.fixture(scope="module")
+def shell() -> InteractiveShell:
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "gkeml_magics")
+    return ip
+
+
+@pytest.fixture(autouse=True)
+def fresh_defaults(
+    shell: InteractiveShell, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    monkeypatch.setenv("GKEML_RUN_DIR", str(tmp_path))
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-kubeconfig"))
+    shell.run_line_magic("gke_config", "--reset")
+    yield
+
+
+def run(shell: InteractiveShell, source: str) -> tuple[Any, str, str, list[str]]:
+    with capture_output() as captured:
+        result = shell.run_cell(source)
+    texts = [o.data.get("text/plain", "") for o in captured.outputs]
+    if result.result is not None:
+        texts.append(repr(result.result))
+    return result, captured.stdout, captured.stderr, texts
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("%%gke_train --bogus 1\nprint(1)", "valid options: --chaos"),
+        ("%%gke_train --gpu h100:x\nprint(1)", "expected MODEL[:COUNT]"),
+        ("%%gke_train --gpu h10:8\nprint(1)", "Did you mean 'h100'"),
+        ("%%gke_train --tpu v5e:3x3\nprint(1)", "one of 1x1, 2x2, 2x4"),
+        ("%%gke_train --tpu v5e\nprint(1)", "expected GEN:TOPOLOGY"),
+        ("%%gke_train --local\nfor x in y\n  pass", "main.py line 1"),
+        ("%%gke_train --nodes {not_defined}\nprint(1)", "{not_defined} is not a variable"),
+        ("%%gke_train --chaos 1\nprint(1)", "--chaos needs --local"),
+        ("%%gke_train --env NOVALUE\nprint(1)", "expected KEY=VALUE"),
+        ("%%gke_train --local\n  \n", "the cell is empty"),
+        ("%gke_config --backend mars", "invalid choice: 'mars'"),
+        ("%gke_status no-such-run --local", "NotFoundError"),
+        ("%%gke_train --image img --no-wait\nprint(1)", "ConfigError"),
+    ],
+)
+def test_bad_input_is_one_usage_line(shell: InteractiveShell, source: str, expected: str) -> None:
+    result, _, stderr, _ = run(shell, source)
+    assert isinstance(result.error_in_exec, UsageError)
+    assert expected in str(result.error_in_exec)
+    assert "Traceback" not in stderr
+    assert len(stderr.strip().splitlines()) == 1
+
+
+def test_local_run_streams_ranks_and_expands_variables(shell: InteractiveShell) -> None:
+    shell.user_ns["n_nodes"] = 2
+    cell = "%%gke_train --local --nodes {n_nodes} --env GREETING=hi --name magic-local\n"
+    cell += (
+        "import os\nprint(os.environ['GREETING'], os.environ['NODE_RANK'], os.environ['NNODES'])\n"
+    )
+    result, stdout, _, texts = run(shell, cell)
+    assert result.success, result.error_in_exec
+    assert "[0] hi 0 2" in stdout and "[1] hi 1 2" in stdout
+    assert any("magic-local (default): Succeeded" in t for t in texts)
+    _, _, _, status = run(shell, "%gke_status magic-local")
+    assert "Succeeded" in status[-1] and "attempt 1" in status[-1]
+    _, logs, _, _ = run(shell, "%gke_logs magic-local --rank 1")
+    assert logs.strip() == "[1] hi 1 2"
+    _, _, _, jobs = run(shell, "%gke_jobs --local")
+    assert "magic-local" in jobs[-1]
+
+
+def test_no_wait_returns_the_run_and_cancel_stops_it(shell: InteractiveShell) -> None:
+    shell.run_line_magic("gke_config", "--backend local")
+    result, _, _, texts = run(
+        shell, "%%gke_train --no-wait --name sleeper\nimport time\ntime.sleep(60)"
+    )
+    assert result.success and "sleeper (default)" in texts[-1]
+    _, stdout, _, _ = run(shell, "%gke_cancel sleeper")
+    assert "sleeper: Cancelled" in stdout
+
+
+def test_dry_run_shows_yaml_and_cost_and_submits_nothing(shell: InteractiveShell) -> None:
+    shell.run_line_magic("gke_config", "--image us-docker.pkg.dev/p/r/trainer:1 --queue team-a")
+    cell = "%%gke_train --dry-run --gpu h100:8 --nodes 2 --spot --max-restarts 3 --name dry\n"
+    cell += "print('x')\n"
+    result, _, _, texts = run(shell, cell)
+    assert result.success, result.error_in_exec
+    text = texts[-1]
+    assert text.startswith("valid: TrainingJob('dry'")
+    for needle in ("kind: ConfigMap", "kind: JobSet", "nvidia-h100-80gb", "team-a", "spot "):
+        assert needle in text
+    _, _, _, jobs = run(shell, "%gke_jobs --local")
+    assert jobs[-1] == "no runs"
+
+
+def test_config_shows_and_sets_defaults(shell: InteractiveShell) -> None:
+    _, _, _, texts = run(shell, "%gke_config --namespace ml --queue team-a")
+    assert "namespace   ml" in texts[-1] and "queue       team-a" in texts[-1]
+    _, _, _, texts = run(shell, "%gke_config")
+    assert "team-a" in texts[-1]
+
+
+def test_cost(shell: InteractiveShell) -> None:
+    _, _, _, texts = run(shell, "%gke_cost --gpu h100:8 --nodes 2 --spot --hours 10")
+    assert texts[-1].startswith("16 x NVIDIA H100") and "<- this job" in texts[-1]
+
+
+def test_options_mirror_trainingjob_fields() -> None:
+    from gkeml_magics.options import MagicDefaults, parse, train_job, train_parser
+
+    ns = parse(
+        train_parser(),
+        "--gpu a100-80gb:1 --mig 1g.10gb --nodes 1 --no-gang --queue q --priority high "
+        "--env A=1 --env B=x=y --max-restarts 2 --checkpoint-dir gs://b/p --max-runtime 2h "
+        "--name n --image i --namespace ns --cpu 4 --memory 8Gi",
+    )
+    job = train_job(ns, MagicDefaults(), "print(1)")
+    assert (job.accelerator.mig, job.gang, job.queue, job.priority) == (
+        "1g.10gb",
+        False,
+        "q",
+        "high",
+    )  # type: ignore[union-attr]
+    assert job.env == {"A": "1", "B": "x=y"}
+    assert (job.max_restarts, job.checkpoint_dir, job.max_runtime) == (2, "gs://b/p", 7200)
+    assert (job.name, job.image, job.namespace, job.cpu, job.memory) == ("n", "i", "ns", "4", "8Gi")
