@@ -28,7 +28,7 @@ def test_client_without_configuration_says_how_to_configure_one(tmp_path, monkey
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("KUBECONFIG", raising=False)
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    with pytest.raises(ConfigError, match="get-credentials.*backend='local'"):
+    with pytest.raises(ConfigError, match=r"get-credentials.*backend='local'"):
         Client()
 
 
@@ -88,7 +88,7 @@ def test_submitting_the_same_run_twice_is_idempotent_but_a_different_spec_is_ref
     again = client.submit(gang())
     assert (first.name, again.name) == ("train", "train")
     assert len(cluster.objects("jobsets", "ml")) == 1
-    with pytest.raises(ConfigError, match="already exists.*different spec"):
+    with pytest.raises(ConfigError, match=r"already exists.*different spec"):
         client.submit(gang(max_restarts=5))
 
 
