@@ -70,8 +70,9 @@ class GkeMagics:
         with _usage_errors():
             ns = o.parse(o.parsers()["gke_logs"], line)
             run = self._run(ns.name, ns.local)
-            logs: Callable[..., Iterator[str]] = run.logs
-            lines = logs(follow=ns.follow, slot=ns.rank) if ns.rank is not None else logs(ns.follow)
+            # Every backend prefixes lines with "[rank] ", so one filter serves them all.
+            prefix = f"[{ns.rank}] " if ns.rank is not None else ""
+            lines = (t for t in run.logs(follow=ns.follow) if t.startswith(prefix))
             try:
                 for text in lines:
                     print(text)

@@ -118,6 +118,7 @@ class Engine:
     downloads_weights: bool = True  # from the Hugging Face Hub at start-up
     cache_env: tuple[tuple[str, str], ...] = ()
     gateway_engine_type: str | None = None  # Inference Gateway EPP model-server type (§5.6)
+    min_compute_capability: float = 7.0  # vLLM's floor; older GPUs (P4, P100) cannot serve
     default_max_batch: int | None = None  # stated explicitly: defaults differ by version/GPU
     # Service names whose injected <NAME>_PORT variable the engine misreads (vLLM: VLLM_PORT).
     reserved_names: tuple[str, ...] = ()

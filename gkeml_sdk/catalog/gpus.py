@@ -71,6 +71,11 @@ class GpuModel:
         """The machine type called `name`, if this GPU comes on it."""
         return next((m for m in self.machine_types if m.name == name), None)
 
+    @property
+    def compute_capability(self) -> float:
+        """CUDA compute capability: bfloat16 needs 8.0, native fp8 8.9, LLM engines 7.0."""
+        return COMPUTE_CAPABILITY[self.key]
+
     def mig_instances(self, profile: str) -> int | None:
         """MIG instances per GPU for `profile`, or None when the device plugin rejects it."""
         return dict(self.mig_profiles).get(profile)
@@ -230,6 +235,25 @@ GPUS: tuple[GpuModel, ...] = (
         aliases=("rtx-pro", "rtx6000"),
     ),
 )
+
+
+# NVIDIA's CUDA GPU list, by catalog key.
+COMPUTE_CAPABILITY: dict[str, float] = {
+    "t4": 7.5,
+    "p4": 6.1,
+    "v100": 7.0,
+    "p100": 6.0,
+    "l4": 8.9,
+    "a100-40gb": 8.0,
+    "a100-80gb": 8.0,
+    "h100": 9.0,
+    "h100-mega": 9.0,
+    "h200": 9.0,
+    "b200": 10.0,
+    "gb200": 10.0,
+    "gb300": 10.3,
+    "rtx-pro-6000": 12.0,
+}
 
 
 def _index() -> dict[str, GpuModel]:

@@ -59,10 +59,12 @@ class WeightFormat:
     name: str
     bytes_per_param: float
     prequantized: bool = False  # AWQ/GPTQ load quantized checkpoints; others quantize in flight
+    min_compute: float = 7.0  # CUDA compute capability its kernels need
     note: str = ""
 
 
 DTYPE_BYTES: dict[str, float] = {"bfloat16": 2.0, "float16": 2.0, "float32": 4.0}
+DTYPE_MIN_COMPUTE: dict[str, float] = {"bfloat16": 8.0, "float16": 7.0, "float32": 7.0}
 KV_CACHE_BYTES: dict[str, float | None] = {"auto": None, "fp8": 1.0}  # None: same as dtype
 
 # 4-bit formats carry per-group scales and zeros: §4.1 puts them at +5-10 %; 8 % keeps the
@@ -70,9 +72,10 @@ KV_CACHE_BYTES: dict[str, float | None] = {"auto": None, "fp8": 1.0}  # None: sa
 _INT4 = 0.5 * 1.08
 
 QUANTIZATIONS: tuple[WeightFormat, ...] = (
-    WeightFormat("fp8", 1.0, note="native on Hopper (H100/H200) and newer"),
+    # Native from 8.9 (L4, H100); Ampere runs fp8 weights through weight-only kernels.
+    WeightFormat("fp8", 1.0, min_compute=8.0),
     WeightFormat("int8", 1.0),
-    WeightFormat("awq", _INT4, prequantized=True),
+    WeightFormat("awq", _INT4, prequantized=True, min_compute=7.5),
     WeightFormat("gptq", _INT4, prequantized=True),
     WeightFormat("bitsandbytes", 1.0),
     WeightFormat("bitsandbytes-nf4", _INT4),

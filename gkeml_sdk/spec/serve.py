@@ -134,6 +134,14 @@ class ServeModel(SpecModel):
         return models.DTYPE_BYTES[self.dtype]
 
     @property
+    def min_compute_capability(self) -> float:
+        """The CUDA compute capability the engine, dtype and quantization need together."""
+        needs = [self.engine_row.min_compute_capability, models.DTYPE_MIN_COMPUTE[self.dtype]]
+        if self.weight_quantization is not None:
+            needs.append(models.weight_format(self.weight_quantization).min_compute)
+        return max(needs)
+
+    @property
     def kv_bytes(self) -> float:
         """Bytes per cached K or V value."""
         return models.KV_CACHE_BYTES[self.kv_cache_dtype] or models.DTYPE_BYTES[self.dtype]

@@ -7,7 +7,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from gkeml_sdk.catalog import engines, models
+from gkeml_sdk.catalog import engines, gpus, models
 from gkeml_sdk.catalog.names import UnknownName
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.spec.base import DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE, QUALIFIED_NAME, fail
@@ -139,8 +139,20 @@ def check_engine_options(svc: ServeModel) -> None:
 
 
 def check_accelerator(svc: ServeModel) -> None:
-    """GPU sharing and MIG limits for a model server."""
+    """GPU generation, sharing and MIG limits for a model server."""
     acc = svc.accelerator
+    have, need = acc.gpu.compute_capability, svc.min_compute_capability
+    if have < need:
+        newer = [g.key for g in gpus.GPUS if g.compute_capability >= need and g.arch == "amd64"]
+        what = svc.weight_quantization or svc.dtype
+        fix = "dtype='float16'" if svc.dtype == "bfloat16" and have >= 7.0 else ""
+        raise fail(
+            f"{acc.gpu.display} (compute capability {have:.1f}) cannot serve {what} with "
+            f"{svc.engine_row.display}",
+            rule=f"that needs compute capability {need:.1f} or newer",
+            fix=" or ".join(filter(None, [fix, f"a GPU from {', '.join(newer)}"])),
+            field="accelerator",
+        )
     if acc.sharing is not None:
         raise fail(
             f"{acc} shares each GPU ({acc.sharing})",
@@ -234,7 +246,12 @@ def check_deployment(svc: ServeModel) -> None:
     """Replicas, the Hub token of gated models and routing support."""
     eng, model = svc.engine_row, svc.resolved
     if isinstance(svc.replicas, int) and svc.replicas < 0:
-        raise fail(f"replicas={svc.replicas}", fix="replicas=1", field="replicas")
+        raise fail(
+            f"replicas={svc.replicas}",
+            rule="a replica count (0 keeps the service defined but stopped)",
+            fix="replicas=1",
+            field="replicas",
+        )
     if eng.downloads_weights and model.gated and svc.hf_token_secret is None:
         raise fail(
             f"{svc.model} is gated on the Hugging Face Hub and no token secret is named",
@@ -269,7 +286,7 @@ def does_not_fit(svc: ServeModel) -> SpecError:
     tried = shapes(inp)
     worst = tried[-1] if tried else evaluate(inp, inp.tensor_parallel or 1, 1, 1)
     fp8 = models.weight_format("fp8").bytes_per_param if eng.supports_quantization("fp8") else None
-    options = alternatives(inp, acc.gpu.key, fp8_bytes=fp8)
+    options = alternatives(inp, acc.gpu.key, fp8_bytes=fp8, min_compute=svc.min_compute_capability)
     if not inp.multi_host and acc.mig is None:
         spread = choose(replace(inp, multi_host=True, pipeline=True))
         if spread is not None and spread.multi_host:
@@ -328,7 +345,7 @@ def _check_quantization(svc: ServeModel, eng: engines.Engine, quant: str) -> Non
             f"{svc.model} holds the original weights",
             rule="AWQ and GPTQ load weights quantized offline; fp8, int8 and bitsandbytes "
             "quantize while loading",
-            fix=f"model='<repo of a {quant.upper()} export>', model_size={svc.model!r}; "
+            fix=f"model='<an {quant.upper()} export repo>', model_size={svc.model!r}; "
             "or quantization='fp8'",
             field="quantization",
         )

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from gkeml_sdk.catalog import gpus
-from gkeml_sdk.catalog.models import LlmModel
+from gkeml_sdk.catalog.models import LlmModel, weight_format
 from gkeml_sdk.catalog.prices import PriceBook
 
 GB = 1e9
@@ -228,12 +228,13 @@ def alternatives(
     gpu_key: str,
     *,
     fp8_bytes: float | None,
+    min_compute: float = 0.0,
     prices: PriceBook | None = None,
     limit: int = 3,
 ) -> list[str]:
     """Shapes that would work, cheapest per hour first: the same GPU with more of them,
-    other GPU models, several nodes when the engine allows, then fp8 weights
-    (`fp8_bytes=None` when fp8 is not an option).
+    other GPU models (of compute capability `min_compute` or newer), several nodes when the
+    engine allows, then fp8 weights (`fp8_bytes=None` when fp8 is not an option).
 
     Example:
         >>> shape = ModelShape(70.0, 80, 64, 8, 128)
@@ -244,10 +245,10 @@ def alternatives(
     book = prices or PriceBook.default()
     free = replace(inp, tensor_parallel=None, pipeline_parallel=None)
     single = replace(free, multi_host=False)
+    # Engine images are x86 first: arm64 nodes are a deliberate choice, not a suggestion.
+    usable = [g for g in gpus.GPUS if g.arch == "amd64" and g.compute_capability >= min_compute]
     options: list[tuple[int, float, str]] = []
-    for row in gpus.GPUS:
-        if row.arch != "amd64":
-            continue  # engine images are x86 first; arm64 nodes are a deliberate choice
+    for row in usable:
         found = choose(_on(single, row))
         if found is not None:
             rank = 0 if row.key == gpu_key else 1
@@ -262,8 +263,8 @@ def alternatives(
     if fp8_bytes is not None and inp.weight_bytes > fp8_bytes:
         fp8 = [
             (_hourly(book, row.key, f), f"fp8 on {_label(row.key, f)}")
-            for row in gpus.GPUS
-            if row.arch == "amd64"
+            for row in usable
+            if row.compute_capability >= weight_format("fp8").min_compute
             and (f := choose(_on(replace(single, weight_bytes=fp8_bytes), row))) is not None
         ]
         if fp8:

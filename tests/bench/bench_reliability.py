@@ -1,0 +1,135 @@
+"""Reliability benchmark of the Kubernetes backend against the fake API server (not a timed
+test; run `python tests/bench/bench_reliability.py`).
+
+1,000 submissions with no faults, then 1,000 with 20% of requests failing transiently (mixed
+429 / 5xx / connection resets / timeouts / resets after the write landed): exactly 1,000 jobs
+must exist at the end, none twice, none lost. Reports API requests per submission in both
+cases and the watch connections used to wait for 100 runs.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from gkeml_sdk import Accelerator, Client, RunState, TrainingJob  # noqa: E402
+from gkeml_sdk.cluster.transport import RetrySettings  # noqa: E402
+from tests.kubeapi import KubeAPIServer, shared_crds_dir  # noqa: E402
+
+FAULTS = ("429", "500", "502", "503", "504", "reset", "timeout", "reset-after-write")
+COMPLETED = {
+    "conditions": [
+        {
+            "type": "Completed",
+            "status": "True",
+            "reason": "AllJobsCompleted",
+            "message": "jobset completed successfully",
+            "lastTransitionTime": "2026-11-29T00:00:00Z",
+        }
+    ],
+    "restarts": 0,
+    "terminalState": "Completed",
+}
+
+
+def job(i: int) -> TrainingJob:
+    return TrainingJob(
+        name=f"job-{i:04d}",
+        image="busybox",
+        command=["python", "train.py"],
+        accelerator=Accelerator("h100", count=8),
+        nodes=2,
+        queue="team-a",
+    )
+
+
+def server() -> KubeAPIServer:
+    crds = shared_crds_dir()
+    if crds is None:
+        sys.exit("../shared/crds not found: the fake API server needs the CRD schemas")
+    api = KubeAPIServer(crds, namespaces=("ml",), validate=True, history_size=20000).start()
+    api.store.put(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "LocalQueue",
+            "metadata": {"name": "team-a", "namespace": "ml"},
+            "spec": {"clusterQueue": "cq"},
+        }
+    )
+    return api
+
+
+def client(api: KubeAPIServer) -> Client:
+    retry = RetrySettings(attempts=12, initial_seconds=0.005, max_seconds=0.05, max_retry_after=0.01)
+    return Client(
+        api_client=api.api_client(), namespace="ml", retry=retry, request_timeout=0.3
+    )
+
+
+def submissions(rate: float) -> tuple[float, int, int]:
+    """(requests per submission, JobSets, run records) after 1,000 submissions."""
+    api = server()
+    try:
+        c = client(api)
+        if rate:
+            api.faults.random(rate=rate, kinds=FAULTS, seed=7, retry_after=0.01, delay=0.6)
+        before = len(api.request_log)
+        for i in range(1000):
+            c.submit(job(i))
+        api.faults.clear()
+        sent = len(api.request_log) - before
+        jobsets = api.objects("jobsets", "ml")
+        names = [j["metadata"]["name"] for j in jobsets]
+        assert len(names) == len(set(names))
+        records = api.store.list("configmaps", "ml", "gkeml.dev/run-record=true")
+        return sent / 1000, len(jobsets), len(records)
+    finally:
+        api.stop()
+
+
+def watch_connections(runs: int = 100) -> tuple[int, int]:
+    """(peak open watch connections, connections opened) while waiting for `runs` runs."""
+    api = server()
+    try:
+        c = client(api)
+        handles = [c.submit(job(i)) for i in range(runs)]
+        peak = [0]
+
+        def finish() -> None:
+            while api.open_watches < 3:
+                time.sleep(0.01)
+            for h in handles:
+                peak[0] = max(peak[0], api.open_watches)
+                api.store.update_status("jobsets", "ml", h.name, COMPLETED)
+
+        thread = threading.Thread(target=finish, daemon=True)
+        thread.start()
+        finals = c.wait_all(handles, timeout=120)
+        thread.join()
+        assert all(f.state is RunState.SUCCEEDED for f in finals)
+        opened = c._backend.watch_connections  # type: ignore[attr-defined]
+        return peak[0], opened
+    finally:
+        api.stop()
+
+
+def main() -> None:
+    clean, jobs, records = submissions(0.0)
+    print(f"no faults:  {clean:.2f} API requests per submission; {jobs} JobSets, {records} runs")
+    start = time.monotonic()
+    faulty, jobs, records = submissions(0.2)
+    took = time.monotonic() - start
+    print(
+        f"20% faults: {faulty:.2f} API requests per submission; {jobs} JobSets, {records} runs "
+        f"(exactly 1,000 expected), {took:.0f}s"
+    )
+    peak, opened = watch_connections()
+    print(f"waiting for 100 runs: {peak} watch connections open at most, {opened} opened in all")
+
+
+if __name__ == "__main__":
+    main()
