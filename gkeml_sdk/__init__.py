@@ -26,6 +26,7 @@ _EXPORTS = {
     "PriceBook": "gkeml_sdk.catalog.prices",
     "Manifests": "gkeml_sdk.compile.manifests",
     "Client": "gkeml_sdk.client",
+    "LocalOptions": "gkeml_sdk.local.options",
     "Run": "gkeml_sdk.run",
     "RunState": "gkeml_sdk.run",
     "RunStatus": "gkeml_sdk.run",
@@ -47,6 +48,7 @@ __all__ = [
     "CostEstimate",
     "FailureCause",
     "GkemlError",
+    "LocalOptions",
     "Manifests",
     "NotFoundError",
     "PriceBook",
@@ -74,6 +76,7 @@ if TYPE_CHECKING:
         RunTimeoutError,
         SpecError,
     )
+    from gkeml_sdk.local.options import LocalOptions
     from gkeml_sdk.run import FailureCause, Run, RunState, RunStatus, Transition
     from gkeml_sdk.spec.accelerator import Accelerator, TpuSlice
     from gkeml_sdk.spec.cost import CostEstimate

@@ -45,8 +45,20 @@ def _crd_schemas() -> dict[tuple[str, str], dict[str, Any]]:
             for version in doc["spec"]["versions"]:
                 schema = version.get("schema", {}).get("openAPIV3Schema")
                 if schema:
-                    schemas[(f"{group}/{version['name']}", kind)] = _strict(schema)
+                    schemas[(f"{group}/{version['name']}", kind)] = _with_object_meta(
+                        _strict(schema)
+                    )
     return schemas
+
+
+def _with_object_meta(schema: dict[str, Any]) -> dict[str, Any]:
+    # The API server accepts apiVersion, kind and metadata on every object; some CRDs (Istio's)
+    # leave them out of their schema, which the strict root would then reject.
+    properties = schema.setdefault("properties", {})
+    properties.setdefault("apiVersion", {"type": "string"})
+    properties.setdefault("kind", {"type": "string"})
+    properties.setdefault("metadata", {"type": "object"})
+    return schema
 
 
 def _strict(schema: dict[str, Any]) -> dict[str, Any]:
@@ -68,6 +80,11 @@ def _strict(schema: dict[str, Any]) -> dict[str, Any]:
                 walk(value)
 
     walk(schema)
+    # The API server accepts these on every object, whatever the CRD's schema lists.
+    root = schema.setdefault("properties", {})
+    root.setdefault("apiVersion", {"type": "string"})
+    root.setdefault("kind", {"type": "string"})
+    root.setdefault("metadata", {"type": "object"})
     return schema
 
 

@@ -230,7 +230,7 @@ ENGINES: tuple[Engine, ...] = (
         cache_env=(("HUGGINGFACE_HUB_CACHE", CACHE_MOUNT),),
         status="legacy",
         notes=(
-            "TGI is in maintenance mode upstream (§2.0); prefer engine='vllm' for new services",
+            "TGI is in maintenance mode upstream; prefer engine='vllm' for new services",
         ),
     ),
     Engine(

@@ -254,7 +254,7 @@ MODELS: tuple[LlmModel, ...] = (
     ),
     LlmModel(
         ("deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-R1-0528"),
-        "DeepSeek-R1 (671B MoE, MLA)",
+        "DeepSeek-R1 671B MoE (MLA)",
         671.0,
         61,
         128,

@@ -66,11 +66,18 @@ class Manifests:
 
 
 def _no_alias_dumper() -> Any:
-    """A SafeDumper that writes repeated sub-dicts in full: anchors (&id001) confuse readers."""
+    """A SafeDumper that writes repeated sub-dicts in full (anchors such as &id001 confuse
+    readers of manifests) and multi-line strings as literal blocks."""
     import yaml
 
     class NoAliasDumper(yaml.SafeDumper):
         def ignore_aliases(self, data: Any) -> bool:
             return True
 
+    def text(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+        # Code and config files shipped in ConfigMaps read as files, not escaped strings.
+        style = "|" if "\n" in data else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+    NoAliasDumper.add_representer(str, text)
     return NoAliasDumper

@@ -144,7 +144,7 @@ def _template(svc: ServeModel, plan: ServePlan, role: Role, spread_by_rollout: b
     spec["terminationGracePeriodSeconds"] = grace_seconds(svc)
     spec["nodeSelector"] = selector
     if role == "worker":
-        affinity = {**affinity, "podAffinity": _same_zone_as_group()}
+        affinity = {**affinity, "podAffinity": _same_zone_as_group(svc)}
     if affinity:
         spec["affinity"] = affinity
     spec["tolerations"] = tolerations
@@ -172,10 +172,12 @@ def _zone_spread(svc: ServeModel, plan: ServePlan, by_rollout: bool) -> Obj:
     return spread
 
 
-def _same_zone_as_group() -> Obj:
+def _same_zone_as_group(svc: ServeModel) -> Obj:
     # Pipeline stages exchange activations every step: a group stays in its leader's zone.
+    # The API server adds this pod's group-key value to the selector (a key may not appear in
+    # both matchLabelKeys and labelSelector).
     term = {
-        "labelSelector": {"matchExpressions": [{"key": lab.LWS_GROUP_KEY, "operator": "Exists"}]},
+        "labelSelector": {"matchLabels": lab.all_pods(svc)},
         "matchLabelKeys": [lab.LWS_GROUP_KEY],
         "topologyKey": ZONE,
     }

@@ -31,7 +31,7 @@ def serving_notes(svc: ServeModel, plan: ServePlan) -> tuple[str, ...]:
     elif plan.min_replicas < 2:
         notes.append(
             "one replica: a node upgrade, drain or reclaim is an outage; prefer at least 2 "
-            "replicas for user-facing traffic (§7.1)"
+            "replicas for user-facing traffic"
         )
     if plan.fit.multi_host:
         notes.append(
@@ -54,12 +54,12 @@ def serving_notes(svc: ServeModel, plan: ServePlan) -> tuple[str, ...]:
         notes.append(
             f"autoscaling reads {metric_name(metric)} through the Custom Metrics Stackdriver "
             "Adapter (namespace custom-metrics, roles/monitoring.viewer via Workload "
-            "Identity); without it the HPA cannot read the metric (§4.3)"
+            "Identity); without it the HPA cannot read the metric"
         )
         if metric.labels:
             notes.append(
                 "the External metric's label selector (metric.labels.*) is not verified "
-                "against the adapter (§9.6); check `kubectl describe hpa` after deploying"
+                "against the adapter; check `kubectl describe hpa` after deploying"
             )
     notes.extend(_routing_notes(svc))
     return tuple(notes)

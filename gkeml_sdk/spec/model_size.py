@@ -108,7 +108,7 @@ def resolve_model(model: str, size: ModelSize | str | None) -> ResolvedModel:
         hint = f"did you mean {unknown.closest!r}? " if unknown.closest else ""
         raise fail(
             f"model {model!r} is not in the catalog, so its size is unknown",
-            rule="sizing needs parameters, layers, KV heads and head dim (§4.1)",
+            rule="sizing needs parameters, layers, KV heads and head dim",
             fix=f"{hint}pass model_size=ModelSize(params_b=..., layers=..., attention_heads=..., "
             "kv_heads=..., head_dim=...) from its config.json, or model_size='<catalog model "
             f"with the same architecture>'; known: {', '.join(models.model_names())}",

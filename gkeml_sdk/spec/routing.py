@@ -134,7 +134,7 @@ class Routing(SpecModel):
                 raise fail(
                     f"retries={self.retries}",
                     rule="LLM requests are expensive: retry only connection failures, a few "
-                    "times (§6.1)",
+                    "times",
                     fix="retries=1",
                     field="retries",
                 )

@@ -49,7 +49,7 @@ def check_names(svc: ServeModel) -> None:
         raise fail(
             f"name={svc.name!r} with {svc.engine_row.display}",
             rule=f"a Service called {svc.name!r} injects {svc.name.upper()}_PORT, which the "
-            "engine reads as its own setting and crashes (§1.5)",
+            "engine reads as its own setting and crashes",
             fix=f"name='{svc.name}-chat'",
             field="name",
         )
@@ -188,7 +188,7 @@ def check_parallelism(svc: ServeModel) -> None:
         raise fail(
             f"pipeline_parallel={pp} with {eng.display}",
             rule=f"{eng.display} has no pipeline parallelism; it shards with tensor "
-            "parallelism inside one node (§2.2)",
+            "parallelism inside one node",
             fix=f"pipeline_parallel=1 with tensor_parallel up to {per_node}, or engine='vllm'",
             field="pipeline_parallel",
         )
@@ -267,7 +267,7 @@ def check_deployment(svc: ServeModel) -> None:
         raise fail(
             f"{eng.display} behind the Inference Gateway",
             rule="the endpoint picker scores pods by metrics only vLLM-compatible servers and "
-            "Triton expose (§0)",
+            "Triton expose",
             fix="routing=Routing(via='istio', ...), or engine='vllm'",
             field="routing",
         )
@@ -320,7 +320,7 @@ def does_not_fit(svc: ServeModel) -> SpecError:
         what,
         rule=f"weights/(TP x PP) + {ACTIVATION_OVERHEAD_GB:g} GB activations + KV for "
         f"{worst.sequences} x max_model_len tokens must fit in "
-        f"{svc.gpu_memory_utilization:g} x GPU memory (§4.1-§4.2)",
+        f"{svc.gpu_memory_utilization:g} x GPU memory (docs/serving.md: sizing)",
         fix="options: " + _or_join(options) if options else "a larger GPU or a smaller model",
         field="accelerator",
     )

@@ -88,8 +88,8 @@ class ServePlan:
             ),
             (
                 "KV cache",
-                f"{f.kv_bytes_per_token / KIB:.0f} KiB/token {self.kv_format} "
-                f"({f.kv_bytes_per_token_per_gpu / KIB:.0f} KiB per GPU) -> "
+                f"{f.kv_bytes_per_token / KIB:.4g} KiB/token {self.kv_format} "
+                f"({f.kv_bytes_per_token_per_gpu / KIB:.4g} KiB per GPU) -> "
                 f"{f.kv_tokens:,} tokens per replica",
             ),
             (

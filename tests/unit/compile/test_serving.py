@@ -51,7 +51,7 @@ def validate_all(objects: list[dict]) -> None:
 def test_matrix_compiles_to_schema_valid_objects(engine, multi_host, autoscale):
     if multi_host and engines.engine(engine).multi_host is None:
         # TGI has no pipeline parallelism; Triton across nodes needs an MPI-over-SSH image.
-        with pytest.raises(SpecError, match="over 2 nodes|on nodes of 8|needs"):
+        with pytest.raises(SpecError, match=r"over 2 nodes|on nodes of 8|needs"):
             spec(engine, multi_host, autoscale)
         return
     manifests = spec(engine, multi_host, autoscale).compile()
@@ -87,7 +87,9 @@ def pod_spec(obj: dict, template: str = "template") -> dict:
 
 
 def test_deployment_pod_essentials():
-    m = spec("vllm", False, False, spot=True, queue="team-a", priority_class="serving-gold").compile()
+    m = spec(
+        "vllm", False, False, spot=True, queue="team-a", priority_class="serving-gold"
+    ).compile()
     dep = m.main
     pod = pod_spec(dep)
     (server,) = pod["containers"]
@@ -276,8 +278,10 @@ def test_istio_routing_with_weights():
         "host": "chat-v2.serving.svc.cluster.local", "port": {"number": 8000}
     }  # fmt: skip
     assert first["retries"] == {
-        "attempts": 2, "perTryTimeout": "900s", "retryOn": "connect-failure,refused-stream,reset,503"
-    }  # fmt: skip
+        "attempts": 2,
+        "perTryTimeout": "900s",
+        "retryOn": "connect-failure,refused-stream,reset,503",
+    }
     assert second["route"][0]["destination"]["host"] == "small.serving.svc.cluster.local"
     assert "match" not in default and default["route"] == first["route"]
 
@@ -298,3 +302,26 @@ def test_every_object_is_in_the_namespace_and_labelled():
 def test_compile_serve_is_what_the_method_returns():
     svc = spec("vllm", False, False)
     assert compile_serve(svc).to_yaml() == svc.compile().to_yaml()
+
+
+@pytest.mark.parametrize(
+    ("kind", "path", "bad"),
+    [
+        ("Deployment", ("spec", "template", "spec", "enableServiceLinks"), "no"),
+        ("PodMonitoring", ("spec", "endpoints"), [{"path": "/metrics"}]),
+        ("VirtualService", ("spec", "http"), [{"retries": {"attempts": 1, "retryTimes": 2}}]),
+        ("DestinationRule", ("spec", "trafficPolicy", "loadBalancer", "simple"), "FASTEST"),
+        ("InferencePool", ("spec", "targetPorts"), []),
+    ],
+)
+def test_schema_checks_reach_every_kind(kind, path, bad):
+    routing = Routing(via="istio") if kind in ("VirtualService", "DestinationRule") else None
+    routing = Routing(via="inference-gateway") if kind == "InferencePool" else routing
+    obj = spec("vllm", False, False, routing=routing).compile().of_kind(kind)[0]
+    tests.schemas.validate_object(obj)
+    node = obj
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = bad
+    with pytest.raises(AssertionError):
+        tests.schemas.validate_object(obj)

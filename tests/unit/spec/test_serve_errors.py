@@ -79,7 +79,9 @@ def test_parallelism_on_a_mig_slice():
 
 def test_model_that_does_not_fit_gives_numbers_and_options():
     err = error(accelerator=Accelerator("l4"), tensor_parallel=1)
-    assert err.what.startswith("Llama 3.1 70B in bfloat16 needs 141 GB of weights; 1 x L4 has 24 GB")
+    assert err.what.startswith(
+        "Llama 3.1 70B in bfloat16 needs 141 GB of weights; 1 x L4 has 24 GB"
+    )
     assert "21.6 GB usable per GPU" in err.what
     assert err.fix.startswith("options: L4 x8 (TP8)")
     assert "H200 x2 (TP2)" in err.fix
@@ -176,9 +178,15 @@ def test_tokens_never_inline():
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
-        ({"accelerator": Accelerator("l4", sharing="time-sharing", clients_per_gpu=2)}, "accelerator"),
+        (
+            {"accelerator": Accelerator("l4", sharing="time-sharing", clients_per_gpu=2)},
+            "accelerator",
+        ),
         ({"engine": "tgi", "routing": Routing(via="inference-gateway")}, "routing"),
-        ({"routing": Routing(via="istio", routes=[Route(model="m", backends={"b": 1})])}, "routing"),
+        (
+            {"routing": Routing(via="istio", routes=[Route(model="m", backends={"b": 1})])},
+            "routing",
+        ),
         ({"name": "vllm"}, "name"),
         ({"name": "Chat_Bot"}, "name"),
         ({"max_model_len": 200_000}, "max_model_len"),

@@ -26,7 +26,11 @@ def issue_example(**changes: object) -> ServeModel:
 
 def test_issue_example_plan():
     plan = issue_example().plan()
-    assert (plan.gpus_per_replica, plan.fit.tensor_parallel, plan.fit.pipeline_parallel) == (4, 4, 1)
+    assert (plan.gpus_per_replica, plan.fit.tensor_parallel, plan.fit.pipeline_parallel) == (
+        4,
+        4,
+        1,
+    )
     assert plan.machine_type == "a3-highgpu-4g"
     assert plan.fit.weights_gb_per_gpu == pytest.approx(35.3)
     assert plan.fit.kv_gb_per_gpu == pytest.approx(34.7)
@@ -72,7 +76,9 @@ def test_multi_host_plan():
 
 def test_mig_slice_costs_a_fraction():
     svc = ServeModel(
-        name="small", model="Qwen/Qwen2.5-7B-Instruct", accelerator=Accelerator("h100", mig="3g.40gb")
+        name="small",
+        model="Qwen/Qwen2.5-7B-Instruct",
+        accelerator=Accelerator("h100", mig="3g.40gb"),
     )
     plan = svc.plan()
     assert plan.fit.gpu_memory_gb == 40
@@ -92,7 +98,9 @@ def test_mig_slice_costs_a_fraction():
             model="my-org/coder-13b", hf_token_secret=None, accelerator=Accelerator("l4", count=2),
             model_size=ModelSize(params_b=13, layers=40, attention_heads=40, kv_heads=40,
                                  head_dim=128, max_context=16384),
-            routing=Routing(via="istio", routes=[Route(model="coder", backends={"chat": 3, "old": 1})]),
+            routing=Routing(
+                via="istio", routes=[Route(model="coder", backends={"chat": 3, "old": 1})]
+            ),
             lora_adapters={"sql": "org/sql-lora"}, env={"VLLM_LOGGING_LEVEL": "DEBUG"},
             labels={"team": "ml"},
         ),
@@ -110,9 +118,12 @@ def test_defaults():
     svc = ServeModel(name="g", model="google/gemma-2-9b-it", accelerator=Accelerator("l4"),
                      hf_token_secret="hf")  # fmt: skip
     assert svc.context_length == 8192  # the model's context
-    assert ServeModel(
-        name="q", model="Qwen/Qwen2.5-72B-Instruct", accelerator=Accelerator("h200", count=8)
-    ).context_length == 8192  # capped
+    assert (
+        ServeModel(
+            name="q", model="Qwen/Qwen2.5-72B-Instruct", accelerator=Accelerator("h200", count=8)
+        ).context_length
+        == 8192
+    )  # capped
     assert svc.engine == "vllm"
     assert (svc.min_replicas, svc.max_replicas, svc.autoscaling) == (1, 1, None)
     assert svc.model_name == "google/gemma-2-9b-it"

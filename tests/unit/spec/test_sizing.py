@@ -42,7 +42,7 @@ KV_TABLE = [
 
 @pytest.mark.parametrize(("model", "kib", "gib_8k"), KV_TABLE)
 def test_kv_cache_per_token_matches_the_reference_table(model, kib, gib_8k):
-    shape = ModelShape_of(model)
+    shape = shape_of(model)
     per_token = kv_bytes_per_token(shape, 2.0)
     assert per_token == kib * KIB
     assert per_token * 8192 / GIB == pytest.approx(gib_8k, abs=0.05)
@@ -50,7 +50,7 @@ def test_kv_cache_per_token_matches_the_reference_table(model, kib, gib_8k):
 
 def test_mla_caches_one_latent_per_layer():
     # DeepSeek-R1: 61 x (512 + 64) x 2 B ~ 69 KiB per token, no K/V factor, no heads.
-    shape = ModelShape_of("deepseek-ai/DeepSeek-R1")
+    shape = shape_of("deepseek-ai/DeepSeek-R1")
     assert kv_bytes_per_token(shape, 2.0) == 61 * 576 * 2
     assert kv_bytes_per_token(shape, 2.0) / KIB == pytest.approx(69, abs=0.5)
     # The latent is replicated on every TP rank; PP splits the layers.
@@ -91,15 +91,15 @@ def test_kv_splits_over_tensor_parallel_until_heads_run_out():
 
 
 def test_tensor_parallel_divides_heads_and_stays_in_a_node():
-    assert valid_tensor_parallel(ModelShape_of("Qwen/Qwen2.5-7B-Instruct"), 8) == [1, 2, 4]
+    assert valid_tensor_parallel(shape_of("Qwen/Qwen2.5-7B-Instruct"), 8) == [1, 2, 4]
     # 24 heads on a 16-GPU a2-megagpu node: TP16 would split heads unevenly.
-    assert valid_tensor_parallel(ModelShape_of("meta-llama/Llama-3.2-3B-Instruct"), 16) == [
+    assert valid_tensor_parallel(shape_of("meta-llama/Llama-3.2-3B-Instruct"), 16) == [
         1,
         2,
         4,
         8,
     ]
-    assert valid_tensor_parallel(ModelShape_of("meta-llama/Llama-3.1-70B-Instruct"), 4) == [1, 2, 4]
+    assert valid_tensor_parallel(shape_of("meta-llama/Llama-3.1-70B-Instruct"), 4) == [1, 2, 4]
 
 
 # §4.2 rule 4 examples, as (model, GPU, options) -> (TP, PP, pods per replica)
@@ -167,7 +167,9 @@ def test_fp8_kv_cache_doubles_tokens():
 
 
 def test_explicit_pipeline_parallel_in_one_node_uses_tp_x_pp_gpus():
-    fit = serve("meta-llama/Llama-3.1-70B-Instruct", "h100", tensor_parallel=2, pipeline_parallel=2).fit
+    fit = serve(
+        "meta-llama/Llama-3.1-70B-Instruct", "h100", tensor_parallel=2, pipeline_parallel=2
+    ).fit
     assert (fit.gpus_per_pod, fit.pods, fit.multi_host) == (4, 1, False)
 
 
@@ -199,5 +201,5 @@ def test_startup_budget_grows_with_weights():
     assert startup_seconds(811.8, downloads=False) == 600
 
 
-def ModelShape_of(name: str) -> ModelShape:  # noqa: N802 - reads like the constructor it wraps
+def shape_of(name: str) -> ModelShape:
     return ModelShape.of(llm_model(name))
