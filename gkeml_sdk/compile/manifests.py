@@ -6,7 +6,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-
 Obj = dict[str, Any]
 
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from gkeml_sdk import Accelerator, Client, RunState, TrainingJob  # noqa: E402
-from gkeml_sdk.cluster.transport import RetrySettings  # noqa: E402
-from tests.kubeapi import KubeAPIServer, shared_crds_dir  # noqa: E402
+from gkeml_sdk import Accelerator, Client, RunState, TrainingJob
+from gkeml_sdk.cluster.transport import RetrySettings
+from tests.kubeapi import KubeAPIServer, shared_crds_dir
 
 FAULTS = ("429", "500", "502", "503", "504", "reset", "timeout", "reset-after-write")
 COMPLETED = {
@@ -64,10 +64,10 @@ def server() -> KubeAPIServer:
 
 
 def client(api: KubeAPIServer) -> Client:
-    retry = RetrySettings(attempts=12, initial_seconds=0.005, max_seconds=0.05, max_retry_after=0.01)
-    return Client(
-        api_client=api.api_client(), namespace="ml", retry=retry, request_timeout=0.3
+    retry = RetrySettings(
+        attempts=12, initial_seconds=0.005, max_seconds=0.05, max_retry_after=0.01
     )
+    return Client(api_client=api.api_client(), namespace="ml", retry=retry, request_timeout=0.3)
 
 
 def submissions(rate: float) -> tuple[float, int, int]:
