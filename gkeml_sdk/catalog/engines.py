@@ -35,7 +35,12 @@ class Metric:
 
 @dataclass(frozen=True)
 class Flags:
-    """Command-line flag names for the SDK's concepts (None: no runtime flag)."""
+    """Command-line flag names for the SDK's concepts (None: no runtime flag).
+
+    Example:
+        >>> engine("tgi").flags.tensor_parallel, engine("tgi").flags.pipeline_parallel
+        ('--num-shard', None)
+    """
 
     model: str | None = None
     served_model_name: str | None = None
@@ -62,6 +67,10 @@ class MultiHost:
 
     `leader` and `worker` are shell scripts: `$(LWS_...)` is expanded by Kubernetes from
     the env LWS injects, `{server}` becomes the quoted server command line.
+
+    Example:
+        >>> engine("vllm").multi_host.args
+        ('--distributed-executor-backend', 'ray')
     """
 
     leader: str
@@ -73,7 +82,12 @@ class MultiHost:
 class MpiRanks:
     """Triton + TensorRT-LLM: one `tritonserver` per GPU under mpirun, the argument lists of
     TensorRT-LLM's `launch_triton_server.py` written out so the container's main process
-    is mpirun itself (the script backgrounds it and exits)."""
+    is mpirun itself (the script backgrounds it and exits).
+
+    Example:
+        >>> engine("triton").mpi.follower
+        ('--model-control-mode=explicit', '--load-model=tensorrt_llm')
+    """
 
     rank: tuple[str, ...]  # placeholders: {repo}, {rank}, {http}, {grpc}, {metrics}
     follower: tuple[str, ...]  # appended for ranks > 0
@@ -229,9 +243,7 @@ ENGINES: tuple[Engine, ...] = (
         dtype_with_quantization=False,
         cache_env=(("HUGGINGFACE_HUB_CACHE", CACHE_MOUNT),),
         status="legacy",
-        notes=(
-            "TGI is in maintenance mode upstream; prefer engine='vllm' for new services",
-        ),
+        notes=("TGI is in maintenance mode upstream; prefer engine='vllm' for new services",),
     ),
     Engine(
         key="triton",
@@ -303,5 +315,10 @@ def engine(name: str) -> Engine:
 
 
 def engine_names() -> list[str]:
-    """Canonical engine names, in catalog order."""
+    """Canonical engine names, in catalog order.
+
+    Example:
+        >>> engine_names()
+        ['vllm', 'tgi', 'triton']
+    """
     return [row.key for row in ENGINES]

@@ -306,7 +306,12 @@ def llm_model(name: str) -> LlmModel:
 
 
 def model_names() -> list[str]:
-    """Canonical repo ids of every catalog model, in catalog order."""
+    """Canonical repo ids of every catalog model, in catalog order.
+
+    Example:
+        >>> "deepseek-ai/DeepSeek-R1" in model_names()
+        True
+    """
     return [row.key for row in MODELS]
 
 

@@ -19,7 +19,12 @@ _KUEUE_GATE = "kueue.x-k8s.io/admission"
 
 
 class ServingState(enum.Enum):
-    """Where a model server stands; the order below is how much a state explains (worst first)."""
+    """Where a model server stands; the order below is how much a state explains (worst first).
+
+    Example:
+        >>> ServingState("OutOfMemory") is ServingState.OUT_OF_MEMORY
+        True
+    """
 
     CONFIG_ERROR = "ConfigError"
     IMAGE_PULL_FAILED = "ImagePullFailed"

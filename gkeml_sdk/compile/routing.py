@@ -51,7 +51,15 @@ def routing_objects(svc: ServeModel, fit: Fit) -> list[Obj]:
 
 
 def routes(svc: ServeModel, routing: Routing) -> list[Route]:
-    """The routes to write: the given ones, or this service's model name to itself."""
+    """The routes to write: the given ones, or this service's model name to itself.
+
+    Example:
+        >>> from gkeml_sdk.spec.accelerator import Accelerator
+        >>> svc = ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
+        ...     accelerator=Accelerator("l4"), routing=Routing(via="istio"))
+        >>> routes(svc, svc.routing)[0].backends
+        {'qa': 100}
+    """
     return list(routing.routes) or [Route(model=svc.model_name, backends={svc.name: 100})]
 
 

@@ -77,7 +77,16 @@ def server_args(svc: ServeModel, fit: Fit) -> list[str]:
 
 
 def container(svc: ServeModel, fit: Fit, role: Role, startup_seconds: int) -> Obj:
-    """The container of a single-host pod (`server`) or of a LeaderWorkerSet leader/worker."""
+    """The container of a single-host pod (`server`) or of a LeaderWorkerSet leader/worker.
+
+    Example:
+        >>> from gkeml_sdk.spec.accelerator import Accelerator
+        >>> svc = ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                  accelerator=Accelerator("l4"))
+        >>> c = container(svc, svc.fit, "server", 600)
+        >>> c["resources"]["limits"], c["startupProbe"]["failureThreshold"]
+        ({'nvidia.com/gpu': 1}, 60)
+    """
     eng = svc.engine_row
     out: Obj = {"name": CONTAINER, "image": svc.image or eng.image}
     if role == "server":
@@ -107,7 +116,15 @@ def container(svc: ServeModel, fit: Fit, role: Role, startup_seconds: int) -> Ob
 
 
 def volumes(svc: ServeModel, fit: Fit) -> list[Obj]:
-    """Pod volumes: shared memory for NCCL, the weight cache, the Triton model repository."""
+    """Pod volumes: shared memory for NCCL, the weight cache, the Triton model repository.
+
+    Example:
+        >>> from gkeml_sdk.spec.accelerator import Accelerator
+        >>> svc = ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                  accelerator=Accelerator("l4"))
+        >>> [v["name"] for v in volumes(svc, svc.fit)]
+        ['dshm', 'model-cache']
+    """
     shm: Obj = {"medium": "Memory"}
     if fit.multi_host:
         shm["sizeLimit"] = MULTI_HOST_SHM
@@ -122,7 +139,15 @@ def volumes(svc: ServeModel, fit: Fit) -> list[Obj]:
 
 
 def pod_annotations(svc: ServeModel) -> dict[str, str]:
-    """Pod annotations: the Cloud Storage FUSE sidecar when the repository is a bucket."""
+    """Pod annotations: the Cloud Storage FUSE sidecar when the repository is a bucket.
+
+    Example:
+        >>> from gkeml_sdk.spec.accelerator import Accelerator
+        >>> pod_annotations(ServeModel(name="t", engine="triton", model="mistral-7b",
+        ...     accelerator=Accelerator("l4"), tensor_parallel=1, pipeline_parallel=1,
+        ...     model_repository="gs://bucket/mistral", hf_token_secret="hf"))
+        {'gke-gcsfuse/volumes': 'true'}
+    """
     location = _repository(svc)
     if location is not None and location.kind == "gcs":
         return {"gke-gcsfuse/volumes": "true"}
@@ -142,7 +167,15 @@ def grace_seconds(svc: ServeModel) -> int:
 
 
 def cache_size(svc: ServeModel, fit: Fit) -> str | None:
-    """Disk for downloaded weights (every pod downloads what it loads), or None."""
+    """Disk for downloaded weights (every pod downloads what it loads), or None.
+
+    Example:
+        >>> from gkeml_sdk.spec.accelerator import Accelerator
+        >>> svc = ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                  accelerator=Accelerator("l4"))
+        >>> cache_size(svc, svc.fit)
+        '16Gi'
+    """
     if not svc.engine_row.downloads_weights:
         return None
     return f"{math.ceil(fit.weights_gb * GB * CACHE_HEADROOM / 2**30)}Gi"

@@ -42,7 +42,15 @@ def serving_pods(svc: ServeModel, fit: Fit) -> dict[str, str]:
 
 
 def metadata(svc: ServeModel, *, main: bool = False) -> dict[str, object]:
-    """`metadata` of a serving object; the Deployment/LWS (`main`) carries the Kueue queue."""
+    """`metadata` of a serving object; the Deployment/LWS (`main`) carries the Kueue queue.
+
+    Example:
+        >>> from gkeml_sdk.spec.accelerator import Accelerator
+        >>> svc = ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                  accelerator=Accelerator("l4"), queue="team-a")
+        >>> metadata(svc, main=True)["labels"]["kueue.x-k8s.io/queue-name"]
+        'team-a'
+    """
     labels = {**svc.labels, **MANAGED_BY, **all_pods(svc)}
     if main and svc.queue:
         labels[QUEUE_LABEL] = svc.queue

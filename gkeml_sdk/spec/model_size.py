@@ -80,6 +80,11 @@ def resolve_model(model: str, size: ModelSize | str | None) -> ResolvedModel:
     """Facts of `model`: from `size` when given (a `ModelSize`, or the name of a catalog
     model with the same architecture, e.g. for a fine-tune or a quantized checkpoint),
     else from the catalog. Raises `SpecError` when neither knows it.
+
+    Example:
+        >>> r = resolve_model("my-org/llama-70b-ft", "llama-3.1-70b")
+        >>> r.shape.layers, r.in_catalog
+        (80, False)
     """
     row = models.find_model(model)
     if isinstance(size, ModelSize):

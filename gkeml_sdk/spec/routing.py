@@ -133,8 +133,7 @@ class Routing(SpecModel):
             if self.retries is not None and not 0 <= self.retries <= MAX_RETRIES:
                 raise fail(
                     f"retries={self.retries}",
-                    rule="LLM requests are expensive: retry only connection failures, a few "
-                    "times",
+                    rule="LLM requests are expensive: retry only connection failures, a few times",
                     fix="retries=1",
                     field="retries",
                 )

@@ -1,5 +1,6 @@
 """The rules a `ServeModel` must satisfy, one function per concern. Each raises `SpecError`
-with the numbers and what would work."""
+with the numbers and what would work; `ServeModel` runs them all at construction.
+"""
 
 from __future__ import annotations
 
@@ -34,7 +35,18 @@ ADAPTER_NAME = re.compile(r"^[A-Za-z0-9][-A-Za-z0-9_.]*$")
 
 
 def check_names(svc: ServeModel) -> None:
-    """Object names, namespace, queue, secret and label syntax."""
+    """Object names, namespace, queue, secret and label syntax.
+
+    Example:
+        >>> from gkeml_sdk.spec.accelerator import Accelerator
+        >>> from gkeml_sdk.spec.serve import ServeModel
+        >>> try:
+        ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                accelerator=Accelerator("l4"), **dict(name="Chat_Bot"))
+        ... except SpecError as exc:
+        ...     print(exc.field)
+        name
+    """
     if len(svc.name) > MAX_NAME_LENGTH or not DNS1035_LABEL.match(svc.name):
         suggestion = re.sub(r"[^a-z0-9-]+", "-", svc.name.lower()).strip("-")
         suggestion = suggestion.lstrip("0123456789-")[:MAX_NAME_LENGTH] or "chat"
@@ -83,7 +95,18 @@ def check_names(svc: ServeModel) -> None:
 
 
 def check_engine_options(svc: ServeModel) -> None:
-    """Options the engine must support: dtype, quantization, KV dtype, LoRA, batch cap."""
+    """Options the engine must support: dtype, quantization, KV dtype, LoRA, batch cap.
+
+    Example:
+        >>> from gkeml_sdk.spec.accelerator import Accelerator
+        >>> from gkeml_sdk.spec.serve import ServeModel
+        >>> try:
+        ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                accelerator=Accelerator("l4"), **dict(engine="tgi", dtype="float32"))
+        ... except SpecError as exc:
+        ...     print(exc.field)
+        dtype
+    """
     eng = svc.engine_row
     if svc.dtype not in eng.dtypes:
         raise fail(
@@ -139,7 +162,18 @@ def check_engine_options(svc: ServeModel) -> None:
 
 
 def check_accelerator(svc: ServeModel) -> None:
-    """GPU generation, sharing and MIG limits for a model server."""
+    """GPU generation, sharing and MIG limits for a model server.
+
+    Example:
+        >>> from gkeml_sdk.spec.accelerator import Accelerator
+        >>> from gkeml_sdk.spec.serve import ServeModel
+        >>> try:
+        ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                accelerator=Accelerator("l4"), **dict(accelerator=Accelerator("t4")))
+        ... except SpecError as exc:
+        ...     print(exc.field)
+        accelerator
+    """
     acc = svc.accelerator
     have, need = acc.gpu.compute_capability, svc.min_compute_capability
     if have < need:
@@ -173,7 +207,18 @@ def check_accelerator(svc: ServeModel) -> None:
 
 
 def check_parallelism(svc: ServeModel) -> None:
-    """TP/PP values against the engine, the node and the model's heads."""
+    """TP/PP values against the engine, the node and the model's heads.
+
+    Example:
+        >>> from gkeml_sdk.spec.accelerator import Accelerator
+        >>> from gkeml_sdk.spec.serve import ServeModel
+        >>> try:
+        ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                accelerator=Accelerator("l4"), **dict(tensor_parallel=8))
+        ... except SpecError as exc:
+        ...     print(exc.field)
+        tensor_parallel
+    """
     eng, model, per_node = svc.engine_row, svc.resolved, svc.gpus_per_node
     tp, pp = svc.tensor_parallel, svc.pipeline_parallel
     valid = valid_tensor_parallel(model.shape, per_node)
@@ -228,7 +273,18 @@ def check_parallelism(svc: ServeModel) -> None:
 
 
 def check_context(svc: ServeModel) -> None:
-    """`max_model_len` within the model's context; a positive concurrency target."""
+    """`max_model_len` within the model's context; a positive concurrency target.
+
+    Example:
+        >>> from gkeml_sdk.spec.accelerator import Accelerator
+        >>> from gkeml_sdk.spec.serve import ServeModel
+        >>> try:
+        ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                accelerator=Accelerator("l4"), **dict(max_model_len=65536))
+        ... except SpecError as exc:
+        ...     print(exc.field)
+        max_model_len
+    """
     limit = svc.resolved.max_context
     length = svc.context_length
     if length < 1 or (limit is not None and length > limit):
@@ -243,7 +299,18 @@ def check_context(svc: ServeModel) -> None:
 
 
 def check_deployment(svc: ServeModel) -> None:
-    """Replicas, the Hub token of gated models and routing support."""
+    """Replicas, the Hub token of gated models and routing support.
+
+    Example:
+        >>> from gkeml_sdk.spec.accelerator import Accelerator
+        >>> from gkeml_sdk.spec.serve import ServeModel
+        >>> try:
+        ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                accelerator=Accelerator("l4"), **dict(model="google/gemma-2-9b-it"))
+        ... except SpecError as exc:
+        ...     print(exc.field)
+        hf_token_secret
+    """
     eng, model = svc.engine_row, svc.resolved
     if isinstance(svc.replicas, int) and svc.replicas < 0:
         raise fail(
@@ -281,7 +348,18 @@ def check_deployment(svc: ServeModel) -> None:
 
 
 def does_not_fit(svc: ServeModel) -> SpecError:
-    """The error for a model that fits no allowed shape, with the numbers and options."""
+    """The error for a model that fits no allowed shape, with the numbers and options.
+
+    Example:
+        >>> from gkeml_sdk.spec.accelerator import Accelerator
+        >>> from gkeml_sdk.spec.serve import ServeModel
+        >>> try:
+        ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                accelerator=Accelerator("l4"), **dict(max_model_len=32768, concurrency=16, tensor_parallel=1))
+        ... except SpecError as exc:
+        ...     print(exc.field)
+        accelerator
+    """
     inp, eng, acc = svc.sizing_input(), svc.engine_row, svc.accelerator
     tried = shapes(inp)
     worst = tried[-1] if tried else evaluate(inp, inp.tensor_parallel or 1, 1, 1)

@@ -140,7 +140,16 @@ class ServePlan:
 
 
 def build_plan(svc: ServeModel, prices: PriceBook | None = None) -> ServePlan:
-    """The plan of `svc` (see `ServeModel.plan`)."""
+    """The plan of `svc` (see `ServeModel.plan`).
+
+    Example:
+        >>> from gkeml_sdk.spec.serve import ServeModel
+        >>> from gkeml_sdk.spec.accelerator import Accelerator
+        >>> svc = ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                  accelerator=Accelerator("l4"), spot=True)
+        >>> round(build_plan(svc).cost_per_hour(), 4)
+        0.2231
+    """
     fit = svc.fit
     if fit is None:  # construction already refused this spec; kept for type narrowing
         from gkeml_sdk.spec.serve_checks import does_not_fit

@@ -62,7 +62,13 @@ class ModelShape:
 
 @dataclass(frozen=True)
 class SizingInput:
-    """Everything one sizing decision depends on."""
+    """Everything one sizing decision depends on.
+
+    Example:
+        >>> inp = SizingInput(ModelShape(8.0, 32, 32, 8, 128), 2.0, 2.0, 24, 8, 0.9, 8192)
+        >>> choose(inp).tensor_parallel
+        1
+    """
 
     model: ModelShape
     weight_bytes: float  # per parameter
@@ -163,7 +169,14 @@ def kv_bytes_per_token_per_gpu(model: ModelShape, kv_bytes: float, tp: int, pp: 
 
 
 def evaluate(inp: SizingInput, tp: int, pp: int, pods: int) -> Fit:
-    """Memory per GPU when `inp` runs at TP x PP over `pods` pods."""
+    """Memory per GPU when `inp` runs at TP x PP over `pods` pods.
+
+    Example:
+        >>> inp = SizingInput(ModelShape(405.0, 126, 128, 8, 128), 2.0, 2.0, 80, 8, 0.9, 8192)
+        >>> f = evaluate(inp, 8, 2, 2)
+        >>> f.gpus_per_pod, f.gpus, round(f.weights_gb_per_gpu, 1)
+        (8, 16, 50.6)
+    """
     weights_gb = inp.model.params_b * inp.weight_bytes
     usable = inp.utilization * inp.gpu_memory_gb
     per_gpu = weights_gb / (tp * pp)
@@ -196,7 +209,14 @@ def valid_tensor_parallel(model: ModelShape, gpus_per_node: int) -> list[int]:
 
 
 def shapes(inp: SizingInput) -> list[Fit]:
-    """Every shape the rules allow, smallest first: one node first, then PP across nodes."""
+    """Every shape the rules allow, smallest first: one node first, then PP across nodes.
+
+    Example:
+        >>> inp = SizingInput(ModelShape(7.6, 28, 28, 4, 128), 2.0, 2.0, 24, 8, 0.9, 8192,
+        ...                   multi_host=False)
+        >>> [(f.tensor_parallel, f.fits) for f in shapes(inp)]
+        [(1, True), (2, True), (4, True)]
+    """
     return [evaluate(inp, tp, pp, pods) for tp, pp, pods in _candidates(inp)]
 
 

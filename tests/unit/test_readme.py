@@ -27,3 +27,10 @@ def test_public_names_all_resolve():
 
     for name in gkeml_sdk.__all__:
         assert getattr(gkeml_sdk, name) is not None
+
+
+def test_readme_python_snippet_runs(capsys):
+    code = re.findall(r"```python\n(.+?)\n```", (ROOT / "README.md").read_text(), re.S)[0]
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "kind: JobSet" in out and "spot" in out
