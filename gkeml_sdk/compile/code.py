@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gkeml_sdk.catalog.contract import CODE_MOUNT
-from gkeml_sdk.compile.contract import RUN_ID_LABEL
+from gkeml_sdk.compile.contract import RUN_ID_LABEL, sdk_labels
 from gkeml_sdk.spec.code import config_map_key
 from gkeml_sdk.spec.job import TrainingJob
 
@@ -41,7 +41,7 @@ def code_config_map(job: TrainingJob) -> Obj | None:
         "metadata": {
             "name": code_config_map_name(job),
             "namespace": job.namespace,
-            "labels": {RUN_ID_LABEL: job.name},
+            "labels": {RUN_ID_LABEL: job.name, **sdk_labels()},
         },
         "data": {config_map_key(p): job.files[p] for p in sorted(job.files)},
     }

@@ -32,6 +32,13 @@ def attempt_name(run: str, attempt: int) -> str:
     return run if attempt == 1 else f"{run}-r{attempt}"
 
 
+def sdk_labels() -> dict[str, str]:
+    """Labels that mark every top-level object gkeml creates, with the SDK version."""
+    from gkeml_sdk import __version__
+
+    return {"app.kubernetes.io/managed-by": "gkeml", "gkeml.dev/sdk-version": __version__}
+
+
 def run_labels(job: TrainingJob, attempt: int) -> dict[str, str]:
     """Labels that mark every object and pod of one attempt of a run."""
     return {RUN_ID_LABEL: job.name, ATTEMPT_LABEL: str(attempt)}

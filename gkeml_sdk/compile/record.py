@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gkeml_sdk.compile.contract import RUN_ID_LABEL, attempt_name
+from gkeml_sdk.compile.contract import RUN_ID_LABEL, attempt_name, sdk_labels
 from gkeml_sdk.run import FailureCause, RunState, RunStatus, Transition
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.retry import RetryPolicy
@@ -80,7 +80,7 @@ class RunRecord:
             "metadata": {
                 "name": record_name(self.name),
                 "namespace": self.job.namespace,
-                "labels": {RECORD_LABEL: "true", RUN_ID_LABEL: self.name},
+                "labels": {RECORD_LABEL: "true", RUN_ID_LABEL: self.name, **sdk_labels()},
             },
             "data": data,
         }

@@ -16,6 +16,7 @@ from gkeml_sdk.compile.contract import (
     RUN_ID_LABEL,
     attempt_name,
     run_labels,
+    sdk_labels,
 )
 from gkeml_sdk.compile.manifests import Manifests
 from gkeml_sdk.compile.pod import pod_template
@@ -68,7 +69,7 @@ def compile_training_job(job: TrainingJob, attempt: int = 1) -> Manifests:
 
 
 def _metadata(job: TrainingJob, attempt: int) -> Obj:
-    labels = {kueue.QUEUE_LABEL: job.queue, **run_labels(job, attempt)}
+    labels = {kueue.QUEUE_LABEL: job.queue, **run_labels(job, attempt), **sdk_labels()}
     if job.priority:
         labels[kueue.PRIORITY_LABEL] = job.priority
     if job.max_runtime:

@@ -11,7 +11,7 @@ from pydantic import Field, field_validator, model_validator
 
 from gkeml_sdk.catalog import engines, models
 from gkeml_sdk.catalog.names import UnknownName
-from gkeml_sdk.spec import serve_checks
+from gkeml_sdk.spec import serve_checks, serve_hardware
 from gkeml_sdk.spec.accelerator import Accelerator
 from gkeml_sdk.spec.autoscaling import Autoscaling
 from gkeml_sdk.spec.base import SpecModel, fail
@@ -102,11 +102,11 @@ class ServeModel(SpecModel):
         serve_checks.check_names(self)
         self.resolved  # noqa: B018 - an unknown model fails here, before options that need it
         serve_checks.check_engine_options(self)
-        serve_checks.check_accelerator(self)
-        serve_checks.check_parallelism(self)
-        serve_checks.check_context(self)
+        serve_hardware.check_accelerator(self)
+        serve_hardware.check_parallelism(self)
+        serve_hardware.check_context(self)
         if self.fit is None:
-            raise serve_checks.does_not_fit(self)
+            raise serve_hardware.does_not_fit(self)
         serve_checks.check_deployment(self)
         return self
 

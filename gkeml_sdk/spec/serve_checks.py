@@ -1,25 +1,16 @@
-"""The rules a `ServeModel` must satisfy, one function per concern. Each raises `SpecError`
-with the numbers and what would work; `ServeModel` runs them all at construction.
-"""
+"""Engine, naming and deployment rules of a `ServeModel`: options the engine supports, valid
+Kubernetes names, where weights and tokens come from, replicas and routing. Each raises
+`SpecError` with what would work; `ServeModel` runs them at construction."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from gkeml_sdk.catalog import engines, gpus, models
+from gkeml_sdk.catalog import engines, models
 from gkeml_sdk.catalog.names import UnknownName
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.spec.base import DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE, QUALIFIED_NAME, fail
-from gkeml_sdk.spec.sizing import (
-    ACTIVATION_OVERHEAD_GB,
-    alternatives,
-    choose,
-    evaluate,
-    shapes,
-    valid_tensor_parallel,
-)
 from gkeml_sdk.spec.storage import parse_checkpoint_dir
 
 if TYPE_CHECKING:
@@ -41,8 +32,8 @@ def check_names(svc: ServeModel) -> None:
         >>> from gkeml_sdk.spec.accelerator import Accelerator
         >>> from gkeml_sdk.spec.serve import ServeModel
         >>> try:
-        ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
-        ...                accelerator=Accelerator("l4"), **dict(name="Chat_Bot"))
+        ...     ServeModel(name="Chat_Bot", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                accelerator=Accelerator("l4"))
         ... except SpecError as exc:
         ...     print(exc.field)
         name
@@ -102,7 +93,7 @@ def check_engine_options(svc: ServeModel) -> None:
         >>> from gkeml_sdk.spec.serve import ServeModel
         >>> try:
         ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
-        ...                accelerator=Accelerator("l4"), **dict(engine="tgi", dtype="float32"))
+        ...                accelerator=Accelerator("l4"), engine="tgi", dtype="float32")
         ... except SpecError as exc:
         ...     print(exc.field)
         dtype
@@ -161,143 +152,6 @@ def check_engine_options(svc: ServeModel) -> None:
         )
 
 
-def check_accelerator(svc: ServeModel) -> None:
-    """GPU generation, sharing and MIG limits for a model server.
-
-    Example:
-        >>> from gkeml_sdk.spec.accelerator import Accelerator
-        >>> from gkeml_sdk.spec.serve import ServeModel
-        >>> try:
-        ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
-        ...                accelerator=Accelerator("l4"), **dict(accelerator=Accelerator("t4")))
-        ... except SpecError as exc:
-        ...     print(exc.field)
-        accelerator
-    """
-    acc = svc.accelerator
-    have, need = acc.gpu.compute_capability, svc.min_compute_capability
-    if have < need:
-        newer = [g.key for g in gpus.GPUS if g.compute_capability >= need and g.arch == "amd64"]
-        what = svc.weight_quantization or svc.dtype
-        fix = "dtype='float16'" if svc.dtype == "bfloat16" and have >= 7.0 else ""
-        raise fail(
-            f"{acc.gpu.display} (compute capability {have:.1f}) cannot serve {what} with "
-            f"{svc.engine_row.display}",
-            rule=f"that needs compute capability {need:.1f} or newer",
-            fix=" or ".join(filter(None, [fix, f"a GPU from {', '.join(newer)}"])),
-            field="accelerator",
-        )
-    if acc.sharing is not None:
-        raise fail(
-            f"{acc} shares each GPU ({acc.sharing})",
-            rule="model servers pre-allocate gpu_memory_utilization of the GPU; two servers "
-            "on a time-shared or MPS GPU both claim it and fail",
-            fix=f"a whole GPU (Accelerator({acc.model!r})) or a MIG slice",
-            field="accelerator",
-        )
-    if acc.mig is not None and (
-        svc.tensor_parallel not in ("auto", 1) or svc.pipeline_parallel not in ("auto", 1)
-    ):
-        raise fail(
-            f"tensor/pipeline parallelism on MIG slice {acc.mig}",
-            rule="a CUDA process sees a single MIG instance",
-            fix="tensor_parallel=1, or whole GPUs",
-            field="tensor_parallel",
-        )
-
-
-def check_parallelism(svc: ServeModel) -> None:
-    """TP/PP values against the engine, the node and the model's heads.
-
-    Example:
-        >>> from gkeml_sdk.spec.accelerator import Accelerator
-        >>> from gkeml_sdk.spec.serve import ServeModel
-        >>> try:
-        ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
-        ...                accelerator=Accelerator("l4"), **dict(tensor_parallel=8))
-        ... except SpecError as exc:
-        ...     print(exc.field)
-        tensor_parallel
-    """
-    eng, model, per_node = svc.engine_row, svc.resolved, svc.gpus_per_node
-    tp, pp = svc.tensor_parallel, svc.pipeline_parallel
-    valid = valid_tensor_parallel(model.shape, per_node)
-    if isinstance(pp, int) and (pp < 1 or pp > model.shape.layers):
-        raise fail(
-            f"pipeline_parallel={pp}",
-            rule=f"stages split the {model.shape.layers} layers",
-            fix="pipeline_parallel='auto'",
-            field="pipeline_parallel",
-        )
-    if isinstance(pp, int) and pp > 1 and not eng.pipeline_parallel:
-        raise fail(
-            f"pipeline_parallel={pp} with {eng.display}",
-            rule=f"{eng.display} has no pipeline parallelism; it shards with tensor "
-            "parallelism inside one node",
-            fix=f"pipeline_parallel=1 with tensor_parallel up to {per_node}, or engine='vllm'",
-            field="pipeline_parallel",
-        )
-    if isinstance(tp, int) and (tp < 1 or tp > per_node):
-        raise fail(
-            f"tensor_parallel={tp} on nodes of {per_node} GPU(s)",
-            rule="tensor parallelism exchanges activations at every layer over NVLink, so it "
-            "stays inside one node; span nodes with pipeline parallelism",
-            fix=f"tensor_parallel={min(max(tp, 1), per_node)} (pipeline_parallel='auto' adds "
-            "nodes)",
-            field="tensor_parallel",
-        )
-    if isinstance(tp, int) and model.shape.attention_heads % tp:
-        raise fail(
-            f"tensor_parallel={tp} does not divide the {model.shape.attention_heads} attention "
-            f"heads of {model.display}",
-            rule="tensor parallelism gives each GPU an equal share of the heads",
-            fix=f"tensor_parallel= one of {valid}",
-            field="tensor_parallel",
-        )
-    if eng.parallelism_at_build and "auto" in (tp, pp):
-        picked = choose(svc.sizing_input(tensor_parallel=None, pipeline_parallel=None))
-        shape = (
-            f"tensor_parallel={picked.tensor_parallel}, pipeline_parallel="
-            f"{picked.pipeline_parallel} (what fits {model.display} on "
-            f"{svc.accelerator.gpu.display})"
-            if picked
-            else "the tp_size/pp_size the engine was built with"
-        )
-        raise fail(
-            f"{eng.display} needs tensor_parallel and pipeline_parallel set",
-            rule="TensorRT-LLM fixes tp_size and pp_size when the engine is built; the pod "
-            "launches that world size",
-            fix=f"{shape}, and build the engine with the same",
-            field="tensor_parallel",
-        )
-
-
-def check_context(svc: ServeModel) -> None:
-    """`max_model_len` within the model's context; a positive concurrency target.
-
-    Example:
-        >>> from gkeml_sdk.spec.accelerator import Accelerator
-        >>> from gkeml_sdk.spec.serve import ServeModel
-        >>> try:
-        ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
-        ...                accelerator=Accelerator("l4"), **dict(max_model_len=65536))
-        ... except SpecError as exc:
-        ...     print(exc.field)
-        max_model_len
-    """
-    limit = svc.resolved.max_context
-    length = svc.context_length
-    if length < 1 or (limit is not None and length > limit):
-        raise fail(
-            f"max_model_len={length} for {svc.resolved.display}",
-            rule=f"the model's context is {limit} tokens" if limit else "a positive length",
-            fix=f"max_model_len={min(limit or 8192, 8192)}",
-            field="max_model_len",
-        )
-    if svc.concurrency is not None and svc.concurrency < 1:
-        raise fail(f"concurrency={svc.concurrency}", fix="concurrency=8", field="concurrency")
-
-
 def check_deployment(svc: ServeModel) -> None:
     """Replicas, the Hub token of gated models and routing support.
 
@@ -305,8 +159,8 @@ def check_deployment(svc: ServeModel) -> None:
         >>> from gkeml_sdk.spec.accelerator import Accelerator
         >>> from gkeml_sdk.spec.serve import ServeModel
         >>> try:
-        ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
-        ...                accelerator=Accelerator("l4"), **dict(model="google/gemma-2-9b-it"))
+        ...     ServeModel(name="qa", model="google/gemma-2-9b-it",
+        ...                accelerator=Accelerator("l4"))
         ... except SpecError as exc:
         ...     print(exc.field)
         hf_token_secret
@@ -345,63 +199,6 @@ def check_deployment(svc: ServeModel) -> None:
             fix=f"add {svc.name!r} to a route's backends",
             field="routing",
         )
-
-
-def does_not_fit(svc: ServeModel) -> SpecError:
-    """The error for a model that fits no allowed shape, with the numbers and options.
-
-    Example:
-        >>> from gkeml_sdk.spec.accelerator import Accelerator
-        >>> from gkeml_sdk.spec.serve import ServeModel
-        >>> try:
-        ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
-        ...                accelerator=Accelerator("l4"), **dict(max_model_len=32768, concurrency=16, tensor_parallel=1))
-        ... except SpecError as exc:
-        ...     print(exc.field)
-        accelerator
-    """
-    inp, eng, acc = svc.sizing_input(), svc.engine_row, svc.accelerator
-    tried = shapes(inp)
-    worst = tried[-1] if tried else evaluate(inp, inp.tensor_parallel or 1, 1, 1)
-    fp8 = models.weight_format("fp8").bytes_per_param if eng.supports_quantization("fp8") else None
-    options = alternatives(inp, acc.gpu.key, fp8_bytes=fp8, min_compute=svc.min_compute_capability)
-    if not inp.multi_host and acc.mig is None:
-        spread = choose(replace(inp, multi_host=True, pipeline=True))
-        if spread is not None and spread.multi_host:
-            options.append(
-                f"engine='vllm' over {spread.pods} nodes (TP{spread.tensor_parallel} x "
-                f"PP{spread.pipeline_parallel})"
-            )
-    name = acc.gpu.key.upper() if acc.mig is None else f"{acc.gpu.key.upper()} {acc.mig}"
-    fmt = svc.weight_quantization or svc.dtype
-    gpus = f"{worst.gpus} x {name}"
-    if worst.weights_gb_per_gpu + worst.overhead_gb > worst.usable_gb:
-        verb = "has" if worst.gpus == 1 else "have"
-        what = (
-            f"{svc.resolved.display} in {fmt} needs {worst.weights_gb:.0f} GB of weights; {gpus} "
-            f"{verb} {worst.gpus * worst.gpu_memory_gb:.0f} GB ({worst.usable_gb:.1f} GB usable "
-            f"per GPU at gpu_memory_utilization={svc.gpu_memory_utilization:g})"
-        )
-    else:
-        what = (
-            f"{svc.resolved.display} at max_model_len={worst.max_model_len}: {gpus} leave "
-            f"{max(worst.kv_gb_per_gpu, 0):.1f} GB per GPU for the KV cache "
-            f"({worst.kv_tokens:,} tokens = {worst.max_concurrency:.1f} sequences); "
-            f"{worst.sequences} are needed"
-        )
-        shorter = _shorter_context(worst.kv_tokens // worst.sequences)
-        if shorter:
-            options.insert(0, f"max_model_len={shorter}")
-        if svc.kv_cache_dtype == "auto" and "fp8" in dict(eng.kv_cache_dtypes):
-            options.insert(0, "kv_cache_dtype='fp8'")
-    return fail(
-        what,
-        rule=f"weights/(TP x PP) + {ACTIVATION_OVERHEAD_GB:g} GB activations + KV for "
-        f"{worst.sequences} x max_model_len tokens must fit in "
-        f"{svc.gpu_memory_utilization:g} x GPU memory (docs/serving.md: sizing)",
-        fix="options: " + _or_join(options) if options else "a larger GPU or a smaller model",
-        field="accelerator",
-    )
 
 
 def _check_quantization(svc: ServeModel, eng: engines.Engine, quant: str) -> None:
@@ -492,12 +289,3 @@ def _check_sources(svc: ServeModel, eng: engines.Engine) -> None:
                 fix="set the field instead (see ServeModel fields)",
                 field="extra_args",
             )
-
-
-def _shorter_context(tokens_per_sequence: int) -> int:
-    length = 1 << max(tokens_per_sequence, 1).bit_length() - 1
-    return length if length >= 1024 else 0
-
-
-def _or_join(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + ", or " + items[-1]

@@ -102,7 +102,7 @@ class ServePlan:
         for provisioning in ("on-demand", "spot"):
             mark = " <- this service" if (provisioning == "spot") == self.spot else ""
             rows.append((f"cost/hour {provisioning}", self._cost(provisioning) + mark))
-        rows.append(("start-up budget", f"{self.startup_seconds} s (download, load, warm-up)"))
+        rows.append(("start-up budget", f"{self.startup_seconds} s to fetch and load weights"))
         rows.append(("prices", f"accelerator component only; {self.price_source}, {self.as_of}"))
         return rows
 
@@ -152,7 +152,7 @@ def build_plan(svc: ServeModel, prices: PriceBook | None = None) -> ServePlan:
     """
     fit = svc.fit
     if fit is None:  # construction already refused this spec; kept for type narrowing
-        from gkeml_sdk.spec.serve_checks import does_not_fit
+        from gkeml_sdk.spec.serve_hardware import does_not_fit
 
         raise does_not_fit(svc)
     acc, eng = svc.accelerator, svc.engine_row

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from gkeml_sdk.catalog import gpus
-from gkeml_sdk.catalog.models import LlmModel, weight_format
-from gkeml_sdk.catalog.prices import PriceBook
+from gkeml_sdk.catalog.models import LlmModel
 
 GB = 1e9
 # Activations and CUDA graphs take ~1-4 GiB per GPU (§4.1); 2 GB reproduces §4.2's
@@ -243,55 +241,6 @@ def startup_seconds(weights_gb: float, downloads: bool = True) -> int:
     return max(MIN_STARTUP_SECONDS, math.ceil(seconds / 60) * 60)
 
 
-def alternatives(
-    inp: SizingInput,
-    gpu_key: str,
-    *,
-    fp8_bytes: float | None,
-    min_compute: float = 0.0,
-    prices: PriceBook | None = None,
-    limit: int = 3,
-) -> list[str]:
-    """Shapes that would work, cheapest per hour first: the same GPU with more of them,
-    other GPU models (of compute capability `min_compute` or newer), several nodes when the
-    engine allows, then fp8 weights (`fp8_bytes=None` when fp8 is not an option).
-
-    Example:
-        >>> shape = ModelShape(70.0, 80, 64, 8, 128)
-        >>> inp = SizingInput(shape, 2.0, 2.0, 24, 8, 0.9, 8192, tensor_parallel=1)
-        >>> alternatives(inp, "l4", fp8_bytes=1.0)[:2]
-        ['L4 x8 (TP8)', 'B200 x1 (TP1)']
-    """
-    book = prices or PriceBook.default()
-    free = replace(inp, tensor_parallel=None, pipeline_parallel=None)
-    single = replace(free, multi_host=False)
-    # Engine images are x86 first: arm64 nodes are a deliberate choice, not a suggestion.
-    usable = [g for g in gpus.GPUS if g.arch == "amd64" and g.compute_capability >= min_compute]
-    options: list[tuple[int, float, str]] = []
-    for row in usable:
-        found = choose(_on(single, row))
-        if found is not None:
-            rank = 0 if row.key == gpu_key else 1
-            options.append((rank, _hourly(book, row.key, found), _label(row.key, found)))
-    options.sort(key=lambda o: (o[0], o[1]))
-    picked = [label for _, _, label in options[:limit]]
-    current = gpus.gpu(gpu_key)
-    if inp.multi_host and not any(p.startswith(current.key.upper() + " ") for p in picked):
-        spread = choose(_on(free, current))
-        if spread is not None and spread.multi_host:
-            picked.append(_label(current.key, spread))
-    if fp8_bytes is not None and inp.weight_bytes > fp8_bytes:
-        fp8 = [
-            (_hourly(book, row.key, f), f"fp8 on {_label(row.key, f)}")
-            for row in usable
-            if row.compute_capability >= weight_format("fp8").min_compute
-            and (f := choose(_on(replace(single, weight_bytes=fp8_bytes), row))) is not None
-        ]
-        if fp8:
-            picked.append(min(fp8)[1])
-    return picked
-
-
 def _candidates(inp: SizingInput) -> Iterator[tuple[int, int, int]]:
     per_node = inp.gpus_per_node
     tps = (
@@ -312,24 +261,3 @@ def _candidates(inp: SizingInput) -> Iterator[tuple[int, int, int]]:
     for pp in stages:
         if node_tp * pp > per_node and pp <= inp.model.layers:
             yield node_tp, pp, pp
-
-
-def _on(inp: SizingInput, row: gpus.GpuModel) -> SizingInput:
-    return replace(inp, gpu_memory_gb=float(row.memory_gb), gpus_per_node=row.max_gpus_per_node)
-
-
-def _hourly(book: PriceBook, key: str, fit: Fit) -> float:
-    # On-demand only: ranking a Spot price against on-demand ones would flatter it.
-    unit = book.price(key).on_demand
-    return math.inf if unit is None else unit * fit.gpus
-
-
-def _label(key: str, fit: Fit) -> str:
-    name = key.upper()
-    if fit.multi_host:
-        return (
-            f"{fit.pods} nodes of {name} x{fit.gpus_per_pod} "
-            f"(TP{fit.tensor_parallel} x PP{fit.pipeline_parallel})"
-        )
-    pp = f" x PP{fit.pipeline_parallel}" if fit.pipeline_parallel > 1 else ""
-    return f"{name} x{fit.gpus} (TP{fit.tensor_parallel}{pp})"

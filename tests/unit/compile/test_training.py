@@ -3,6 +3,7 @@ preemption-aware, deterministic."""
 
 import pytest
 
+import gkeml_sdk
 from gkeml_sdk import Accelerator, SpecError, TpuSlice, TrainingJob
 from gkeml_sdk.catalog import contract, gpus, tpus
 from tests.schemas import validate_object
@@ -97,6 +98,8 @@ def test_kueue_labels_and_suspension():
     assert labels["kueue.x-k8s.io/queue-name"] == "team-a"
     assert labels["kueue.x-k8s.io/priority-class"] == "high"
     assert labels["kueue.x-k8s.io/max-exec-time-seconds"] == "7200"
+    assert labels["app.kubernetes.io/managed-by"] == "gkeml"
+    assert labels["gkeml.dev/sdk-version"] == gkeml_sdk.__version__
     assert m.main["spec"]["suspend"] is True
     assert m.workload["spec"]["priorityClassRef"]["name"] == "high"
     assert m.workload["spec"]["maximumExecutionTimeSeconds"] == 7200

@@ -8,10 +8,10 @@ from gkeml_sdk.catalog import models
 from gkeml_sdk.catalog.models import llm_model, weight_format
 from gkeml_sdk.spec.accelerator import Accelerator
 from gkeml_sdk.spec.serve import ServeModel
+from gkeml_sdk.spec.serve_hardware import alternatives
 from gkeml_sdk.spec.sizing import (
     ModelShape,
     SizingInput,
-    alternatives,
     choose,
     evaluate,
     kv_bytes_per_token,
