@@ -123,6 +123,8 @@ class KubernetesBackend:
             if callback is not None:
                 self._progress[run.name] = callback
         left = deadline(timeout)
+        for run in kube_runs:
+            self._ensure_current_attempt(run)
         try:
             if not all(r.done() for r in kube_runs):
                 with StreamHub(
@@ -155,17 +157,25 @@ class KubernetesBackend:
         self.kube.delete(kind, attempt.name, run.namespace)
 
     def resume(self, record: RunRecord) -> KubeRun:
-        """A handle on a recorded run; recreates the current attempt if a client died between
-        recording it and creating it."""
+        """A handle on a recorded run, its current attempt created if missing."""
         run = KubeRun(self, record)
-        kind = JOBSETS if record.job.uses_jobset else JOBS
-        if (
-            not record.cancelled
-            and not record.current.outcome
-            and self.kube.find(kind, record.current.name, run.namespace) is None
-        ):
-            self.apply_attempt(record, record.current)
+        self._ensure_current_attempt(run)
         return run
+
+    def _ensure_current_attempt(self, run: KubeRun) -> None:
+        record = run.record
+        if record.cancelled or record.current.outcome or run.done():
+            return
+        kind = JOBSETS if record.job.uses_jobset else JOBS
+        if self.kube.find(kind, record.current.name, run.namespace) is not None:
+            return
+        if run.seen_job():  # it existed and was deleted behind our back: the run is over
+            gone = {"metadata": {"name": run.object_name(), "namespace": run.namespace}}
+            run.observe(Event(kind.kind, "DELETED", gone), time.time())
+        else:
+            # A client died between recording this attempt and creating it: create that same
+            # attempt now (same deterministic name, so never twice).
+            self.apply_attempt(record, record.current)
 
     def snapshot(self, run: KubeRun) -> None:
         """Feed the current objects of a run's attempt to its tracker (no watch)."""
@@ -173,6 +183,7 @@ class KubernetesBackend:
         kind = JOBSETS if run.record.job.uses_jobset else JOBS
         job = self.kube.find(kind, run.object_name(), run.namespace)
         if job is None:
+            self._ensure_current_attempt(run)
             return
         run.observe(Event(kind.kind, "SYNCED", job), now)
         uid = job["metadata"].get("uid", "")

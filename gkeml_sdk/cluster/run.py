@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from gkeml_sdk.cluster.status import StatusTracker
+from gkeml_sdk.cluster.status import StatusTracker, resubmittable
 from gkeml_sdk.compile.contract import ATTEMPT_LABEL, RUN_ID_LABEL
 from gkeml_sdk.compile.record import AttemptRecord, RunRecord, attempt_name
 from gkeml_sdk.run import ProgressCallback, Run, RunState, RunStatus, Transition
@@ -40,13 +40,14 @@ class KubeRun(Run):
         self._tracker = self._new_tracker()
         self._seen = 0  # tracker transitions already copied into the history
         self._resubmit_at: float | None = None
+        self._recorded_end = self._final_from_record()
 
     # -- the Run interface -------------------------------------------------------------
 
     @property
     def state(self) -> RunStatus:
         """The current status, read from the cluster now."""
-        if not self.record.cancelled and not self._tracker.status.terminal:
+        if not self.done():
             self._backend.snapshot(self)
         return self._status()
 
@@ -99,9 +100,14 @@ class KubeRun(Run):
         self._tracker.observe(event.kind, kind, event.obj, now - self.record.submitted_at)
         self._collect(now)
 
+    def seen_job(self) -> bool:
+        """True once the current attempt's Job/JobSet was observed, by this client or (per the
+        run record) by an earlier one."""
+        return bool(self._tracker.history) or any(t.attempt == self.attempt for t in self._history)
+
     def done(self) -> bool:
         """True once the run is final: no attempt running and none scheduled."""
-        if self.record.cancelled:
+        if self.record.cancelled or self._recorded_end is not None:
             return True
         return self._tracker.status.terminal and self._resubmit_at is None
 
@@ -120,12 +126,25 @@ class KubeRun(Run):
     def _status(self) -> RunStatus:
         if self.record.cancelled:
             return CANCELLED
+        if self._recorded_end is not None:
+            return self._recorded_end
         status = self._tracker.status
         if self._resubmit_at is not None:
             wait = max(0.0, self._resubmit_at - time.time())
             note = f"; resubmitting as attempt {self.attempt + 1} in {wait:.0f}s"
             return replace(status, message=status.message + note)
         return status
+
+    def _final_from_record(self) -> RunStatus | None:
+        # A run another client saw end needs no watching, unless that end is an
+        # infrastructure loss still owed a resubmission (the client died before making it).
+        mine = [t for t in self._history if t.attempt == self.attempt]
+        if not self.record.current.outcome or not mine or not mine[-1].status.terminal:
+            return None
+        end = mine[-1].status
+        policy = self.record.retry
+        owed = policy is not None and resubmittable(end) and self.attempt - 1 < policy.max_resubmits
+        return None if owed else end
 
     def _new_tracker(self) -> StatusTracker:
         kind = "JobSet" if self.record.job.uses_jobset else "Job"

@@ -35,3 +35,11 @@ def test_example_is_a_spec_file():
     (svc,) = load_specs(EXAMPLE)
     assert svc.name == "chat"
     assert svc.plan().gpus_per_replica == 4
+
+
+def test_docs_show_the_plan_the_example_prints():
+    docs = (EXAMPLE.parents[1] / "docs" / "serving.md").read_text()
+    shown = docs.split("### vLLM: Llama 3.1 70B on H100")[1].split("```text\n")[1].split("```")[0]
+    (svc,) = load_specs(EXAMPLE)
+    printed = str(svc.plan()).splitlines()
+    assert shown.splitlines() == [line for line in printed if "prices " not in line]

@@ -113,3 +113,13 @@ def test_cli_drives_a_run_end_to_end(cluster, tmp_path, capsys):
     assert cluster.objects("jobsets", "ml") == []
     assert main(["status", "nope", "--kubeconfig", kubeconfig]) == 1
     assert "no gkeml run with that name" in capsys.readouterr().err
+
+
+def test_a_job_deleted_behind_the_sdks_back_ends_the_run(cluster, client):
+    run = client.submit(gang())
+    Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", until=2.0)
+    assert run.state.state is RunState.RUNNING
+    cluster.store.delete("jobsets", "ml", "train")
+    assert run.state.state is RunState.CANCELLED
+    assert client.get_run("train").wait(timeout=5).state is RunState.CANCELLED
+    assert cluster.objects("jobsets", "ml") == []
