@@ -204,7 +204,7 @@ def _container_problem(pod: str, cs: Obj) -> tuple[ServingState, str, str] | Non
             reason,
             (f"pod {pod} cannot pull {cs.get('image', 'the image')}: {detail or reason}"),
         )
-    if False:
+    if last.get("reason") == "OOMKilled":
         return (
             ServingState.OUT_OF_MEMORY,
             "OOMKilled",

@@ -34,3 +34,16 @@ def test_readme_python_snippet_runs(capsys):
     exec(compile(code, "README.md", "exec"), {})
     out = capsys.readouterr().out
     assert "kind: JobSet" in out and "spot" in out
+
+
+def test_every_package_is_listed_in_pyproject():
+    import tomllib
+
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {
+        ".".join(p.parent.relative_to(ROOT).parts)
+        for p in (ROOT / "gkeml_sdk").rglob("*.py")
+    }
+    assert found | {"gkeml_magics"} == listed
