@@ -21,6 +21,12 @@ _EXPORTS = {
     "Accelerator": "gkeml_sdk.spec.accelerator",
     "TpuSlice": "gkeml_sdk.spec.accelerator",
     "TrainingJob": "gkeml_sdk.spec.job",
+    "ServeModel": "gkeml_sdk.spec.serve",
+    "Autoscaling": "gkeml_sdk.spec.autoscaling",
+    "Routing": "gkeml_sdk.spec.routing",
+    "Route": "gkeml_sdk.spec.routing",
+    "ModelSize": "gkeml_sdk.spec.model_size",
+    "ServePlan": "gkeml_sdk.spec.serve_plan",
     "RetryPolicy": "gkeml_sdk.spec.retry",
     "CostEstimate": "gkeml_sdk.spec.cost",
     "PriceBook": "gkeml_sdk.catalog.prices",
@@ -42,6 +48,7 @@ _EXPORTS = {
 
 __all__ = [
     "Accelerator",
+    "Autoscaling",
     "Client",
     "ClusterError",
     "ConfigError",
@@ -50,13 +57,18 @@ __all__ = [
     "GkemlError",
     "LocalOptions",
     "Manifests",
+    "ModelSize",
     "NotFoundError",
     "PriceBook",
     "RetryPolicy",
+    "Route",
+    "Routing",
     "Run",
     "RunState",
     "RunStatus",
     "RunTimeoutError",
+    "ServeModel",
+    "ServePlan",
     "SpecError",
     "TpuSlice",
     "TrainingJob",
@@ -79,9 +91,14 @@ if TYPE_CHECKING:
     from gkeml_sdk.local.options import LocalOptions
     from gkeml_sdk.run import FailureCause, Run, RunState, RunStatus, Transition
     from gkeml_sdk.spec.accelerator import Accelerator, TpuSlice
+    from gkeml_sdk.spec.autoscaling import Autoscaling
     from gkeml_sdk.spec.cost import CostEstimate
     from gkeml_sdk.spec.job import TrainingJob
+    from gkeml_sdk.spec.model_size import ModelSize
     from gkeml_sdk.spec.retry import RetryPolicy
+    from gkeml_sdk.spec.routing import Route, Routing
+    from gkeml_sdk.spec.serve import ServeModel
+    from gkeml_sdk.spec.serve_plan import ServePlan
 
 
 def __getattr__(name: str) -> Any:

@@ -4,12 +4,12 @@ InferencePool, HPA target), so that they all select the same pods."""
 from __future__ import annotations
 
 from gkeml_sdk.catalog.kueue import QUEUE_LABEL
+from gkeml_sdk.compile.contract import sdk_labels
 from gkeml_sdk.spec.serve import ServeModel
 from gkeml_sdk.spec.sizing import Fit
 
 SERVE_LABEL = "gkeml.dev/serve"
 ROLE_LABEL = "gkeml.dev/role"  # leader / worker in a LeaderWorkerSet group
-MANAGED_BY = {"app.kubernetes.io/managed-by": "gkeml"}
 ENGINE_TYPE_LABEL = "inference.networking.k8s.io/engine-type"  # read by the EPP (§5.6)
 LWS_GROUP_KEY = "leaderworkerset.sigs.k8s.io/group-key"
 
@@ -51,7 +51,7 @@ def metadata(svc: ServeModel, *, main: bool = False) -> dict[str, object]:
         >>> metadata(svc, main=True)["labels"]["kueue.x-k8s.io/queue-name"]
         'team-a'
     """
-    labels = {**svc.labels, **MANAGED_BY, **all_pods(svc)}
+    labels = {**svc.labels, **sdk_labels(), **all_pods(svc)}
     if main and svc.queue:
         labels[QUEUE_LABEL] = svc.queue
     return {"name": svc.name, "namespace": svc.namespace, "labels": labels}

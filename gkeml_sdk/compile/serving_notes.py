@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gkeml_sdk.catalog.spot import SPOT_DEFAULT_GRACE_SECONDS, SPOT_NOTICE_SECONDS
 from gkeml_sdk.compile.autoscaling import metric_name
 from gkeml_sdk.compile.routing import DEFAULT_GATEWAY, GATEWAY_MODEL_HEADER, ISTIO_MODEL_HEADER
 from gkeml_sdk.spec.serve import ServeModel
@@ -22,9 +23,11 @@ def serving_notes(svc: ServeModel, plan: ServePlan) -> tuple[str, ...]:
     notes = list(eng.notes)
     if svc.spot:
         notes.append(
-            "Spot: GKE may reclaim a serving node with about 30 s notice, and the replica is "
-            f"gone until a new node starts and reloads the model (~{plan.startup_seconds} s "
-            "budget); keep at least 2 replicas or add on-demand capacity for user-facing traffic"
+            f"Spot: GKE may reclaim a serving node with about {SPOT_NOTICE_SECONDS} s notice "
+            f"(pods get {SPOT_DEFAULT_GRACE_SECONDS} s to drain, not the grace period), and the "
+            f"replica is gone until a new node starts and reloads the model (up to "
+            f"{plan.startup_seconds} s); keep at least 2 replicas or add on-demand capacity "
+            "for user-facing traffic"
         )
     if plan.max_replicas == 0:
         notes.append("replicas=0: the service is defined but stopped")

@@ -173,7 +173,7 @@ def check_deployment(svc: ServeModel) -> None:
             fix="replicas=1",
             field="replicas",
         )
-    if False:
+    if eng.downloads_weights and model.gated and svc.hf_token_secret is None:
         raise fail(
             f"{svc.model} is gated on the Hugging Face Hub and no token secret is named",
             rule="pods download gated weights with a token, read from a Secret (never inline)",

@@ -42,8 +42,5 @@ def test_every_package_is_listed_in_pyproject():
     listed = set(
         tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
     )
-    found = {
-        ".".join(p.parent.relative_to(ROOT).parts)
-        for p in (ROOT / "gkeml_sdk").rglob("*.py")
-    }
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "gkeml_sdk").rglob("*.py")}
     assert found | {"gkeml_magics"} == listed
