@@ -4,12 +4,16 @@ same kind of run handle."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from gkeml_sdk.errors import ConfigError
 from gkeml_sdk.run import Run, RunStatus
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from gkeml_sdk.cluster.serving import ServeHandle
+    from gkeml_sdk.spec.serve import ServeModel
 
 BackendName = Literal["kubernetes", "local"]
 
@@ -84,6 +88,17 @@ class Client:
     def get_run(self, name: str) -> Run:
         """The run called `name`; raises `NotFoundError` when there is none."""
         return self._backend.get_run(name)
+
+    def serve(self, svc: ServeModel) -> ServeHandle:
+        """Deploy a model server (Kubernetes backend only) and return its handle."""
+        serve = getattr(self._backend, "serve", None)
+        if serve is None:
+            raise ConfigError(
+                f"the {self.backend_name} backend cannot serve models: use Client() with a "
+                "cluster, or svc.compile() / `gkeml render` to see the manifests"
+            )
+        handle: ServeHandle = serve(svc)
+        return handle
 
     def wait_all(self, runs: list[Run], timeout: float | None = None) -> list[RunStatus]:
         """Wait for several runs at once (sharing watch streams on Kubernetes)."""

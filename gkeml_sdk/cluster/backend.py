@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from queue import Queue
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.catalog.kueue import JOB_COMPLETION_INDEX_ANNOTATION, JOB_UID_LABEL
 from gkeml_sdk.cluster.config import connect
@@ -24,6 +24,10 @@ from gkeml_sdk.errors import ConfigError, NotFoundError, RunTimeoutError
 from gkeml_sdk.run import ProgressCallback, Run, RunStatus
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from gkeml_sdk.cluster.serving import ServeHandle
+    from gkeml_sdk.spec.serve import ServeModel
 
 CONFIG_MAPS = resource("v1", "ConfigMap")
 PODS = resource("v1", "Pod")
@@ -143,13 +147,23 @@ class KubernetesBackend:
         """Write the run record (server-side apply: idempotent)."""
         self.kube.apply(record.to_configmap())
 
+    def serve(self, svc: ServeModel) -> ServeHandle:
+        """Apply a model server's objects and return its handle (see `cluster.serving`)."""
+        from gkeml_sdk.cluster.serving import serve
+
+        return serve(self, svc)
+
+    def apply_all(self, objects: list[dict[str, Any]]) -> None:
+        """Server-side apply each object, in order."""
+        for obj in objects:
+            self.kube.apply(obj)
+
     def apply_attempt(self, record: RunRecord, attempt: AttemptRecord) -> None:
         """Create (or re-apply, idempotently) the objects of one attempt."""
         job = record.job
         if attempt.spot != job.spot:
             job = job.with_changes(spot=attempt.spot)
-        for obj in job.compile(attempt=attempt.attempt).objects:
-            self.kube.apply(obj)
+        self.apply_all(job.compile(attempt=attempt.attempt).objects)
 
     def delete_attempt(self, run: KubeRun, attempt: AttemptRecord) -> None:
         """Delete one attempt's Job/JobSet; its pods and Workload go with it."""

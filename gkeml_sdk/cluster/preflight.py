@@ -35,11 +35,19 @@ class Preflight:
             apis.append("jobset.x-k8s.io/v1alpha2")
         for api in apis:
             self._once(("api", api), lambda api=api: self._api(api))
-        self._once(("namespace", job.namespace), lambda: self._namespace(job.namespace))
-        self._once(("queue", job.namespace, job.queue), lambda: self._queue(job))
+        self.check_namespace(job.namespace)
+        self.check_queue(job.namespace, job.queue)
         if job.priority:
             priority = job.priority
             self._once(("priority", priority), lambda: self._priority(priority))
+
+    def check_namespace(self, namespace: str) -> None:
+        """Raise `ConfigError` when the namespace does not exist."""
+        self._once(("namespace", namespace), lambda: self._namespace(namespace))
+
+    def check_queue(self, namespace: str, queue: str) -> None:
+        """Raise `ConfigError` (listing the ones that exist) when the LocalQueue is missing."""
+        self._once(("queue", namespace, queue), lambda: self._queue(namespace, queue))
 
     def _once(self, key: tuple[str, ...], check: object) -> None:
         if key not in self._passed:
@@ -59,14 +67,14 @@ class Preflight:
                 f"(kubectl create namespace {namespace}) or submit to one that exists"
             ) from None
 
-    def _queue(self, job: TrainingJob) -> None:
+    def _queue(self, namespace: str, queue: str) -> None:
         queues = resource("kueue.x-k8s.io/v1beta2", "LocalQueue")
-        if self.kube.find(queues, job.queue, job.namespace) is not None:
+        if self.kube.find(queues, queue, namespace) is not None:
             return
-        existing, _ = self.kube.list(queues, job.namespace)
+        existing, _ = self.kube.list(queues, namespace)
         names = ", ".join(sorted(q["metadata"]["name"] for q in existing)) or "none"
         raise ConfigError(
-            f"LocalQueue {job.queue!r} does not exist in namespace {job.namespace!r}, so Kueue "
+            f"LocalQueue {queue!r} does not exist in namespace {namespace!r}, so Kueue "
             f"would never admit the job. LocalQueues there: {names}. Pass queue= one of them, "
             "or ask your platform team for a LocalQueue"
         )

@@ -77,6 +77,8 @@ _KNOWN = [
     Resource("gateway.networking.k8s.io/v1", "HTTPRoute", "httproutes"),
     Resource("networking.istio.io/v1", "VirtualService", "virtualservices"),
     Resource("networking.istio.io/v1", "DestinationRule", "destinationrules"),
+    Resource("networking.gke.io/v1", "HealthCheckPolicy", "healthcheckpolicies"),
+    Resource("networking.gke.io/v1", "GCPBackendPolicy", "gcpbackendpolicies"),
 ]
 _BY_KIND = {(r.api_version, r.kind): r for r in _KNOWN}
 

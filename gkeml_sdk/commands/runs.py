@@ -1,4 +1,5 @@
-"""`gkeml submit|status|logs|cancel|runs`: runs on a cluster (or locally with --local)."""
+"""`gkeml submit|status|logs|cancel|runs|serve`: runs and model servers on a cluster
+(runs also locally, with --local)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,11 @@ def register(commands: Any) -> None:
     cancel.set_defaults(handler=_cancel)
     runs = commands.add_parser("runs", help="runs in the namespace, newest first")
     runs.set_defaults(handler=_runs)
-    for parser in (submit, status, logs, cancel, runs):
+    serve = commands.add_parser("serve", help="deploy the ServeModel specs of a file")
+    serve.add_argument("file")
+    serve.add_argument("--wait", type=float, metavar="SECONDS", help="wait until ready")
+    serve.set_defaults(handler=_serve)
+    for parser in (submit, status, logs, cancel, runs, serve):
         parser.add_argument("-n", "--namespace")
         parser.add_argument("--context")
         parser.add_argument("--kubeconfig")
@@ -70,6 +75,21 @@ def _submit(args: argparse.Namespace) -> int:
     for run, final in zip(runs, finals, strict=True):
         print(f"{run.name}: {final}")
     return 0 if all(f.state.value == "Succeeded" for f in finals) else 1
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from gkeml_sdk.spec.serve import ServeModel
+
+    services = [s for s in load_specs(args.file) if isinstance(s, ServeModel)]
+    if not services:
+        raise SpecError(f"{args.file}: no ServeModel to serve", fix="use `gkeml submit` for jobs")
+    client = _client(args)
+    for svc in services:
+        handle = client.serve(svc)
+        print(f"{handle.name}: {handle.endpoint}")
+        if args.wait:
+            print(f"{handle.name}: {handle.wait_ready(timeout=args.wait)}")
+    return 0
 
 
 def _status(args: argparse.Namespace) -> int:

@@ -1,0 +1,146 @@
+"""`ServeHandle`: a model server on the cluster, applied with the same client as training;
+follows its rollout and says why replicas are not ready."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gkeml_sdk.cluster.resources import resource, resource_of
+from gkeml_sdk.cluster.serving_status import ServingStatus, serving_status
+from gkeml_sdk.cluster.streams import StreamHub, StreamSpec, deadline
+from gkeml_sdk.compile.serving_labels import SERVE_LABEL
+from gkeml_sdk.errors import ConfigError, NotFoundError, RunTimeoutError, SpecError
+from gkeml_sdk.spec.serve import ServeModel
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from gkeml_sdk.cluster.backend import KubernetesBackend
+
+PODS = resource("v1", "Pod")
+BUILTIN_APIS = frozenset({"v1", "apps/v1", "batch/v1", "policy/v1", "autoscaling/v2"})
+Obj = dict[str, Any]
+
+
+class ServeHandle:
+    """A deployed `ServeModel`. Returned by `Client().serve(svc)`.
+
+    Example:
+        >>> handle = Client().serve(svc)  # doctest: +SKIP
+        >>> handle.wait_ready(timeout=1800).ready, handle.endpoint  # doctest: +SKIP
+        (True, 'http://chat.default.svc.cluster.local:8000')
+    """
+
+    def __init__(self, backend: KubernetesBackend, svc: ServeModel) -> None:
+        self._backend = backend
+        self.svc = svc
+        self.name = svc.name
+        self.namespace = svc.namespace
+
+    @property
+    def endpoint(self) -> str:
+        """The in-cluster URL of the OpenAI-compatible (or engine) HTTP API."""
+        service = self.svc.compile().of_kind("Service")[0]
+        port = service["spec"]["ports"][0]["port"]
+        return f"http://{service['metadata']['name']}.{self.namespace}.svc.cluster.local:{port}"
+
+    @property
+    def status(self) -> ServingStatus:
+        """Readiness now, with the reason replicas are not ready (image pull, OOM, no GPU...)."""
+        kube = self._backend.kube
+        server = kube.find(self._server_kind(), self.name, self.namespace)
+        if server is None:
+            raise NotFoundError(
+                f"model server {self.name!r}",
+                status=404,
+                reason="NotFound",
+                message=f"no {self._server_kind().kind} {self.name} in {self.namespace}",
+                hint="serve it first with Client().serve(svc)",
+            )
+        pods, _ = kube.list(PODS, self.namespace, label_selector=f"{SERVE_LABEL}={self.name}")
+        return serving_status(server, pods)
+
+    def wait_ready(
+        self,
+        timeout: float | None = None,
+        progress: Callable[[ServingStatus], None] | None = None,
+    ) -> ServingStatus:
+        """Follow the rollout (watch streams, no polling) until every replica is ready; raise
+        `RunTimeoutError` with the last reason when `timeout` seconds pass first."""
+        kind = self._server_kind()
+        selector = f"{SERVE_LABEL}={self.name}"
+        specs = [
+            StreamSpec(kind, self.namespace, selector),
+            StreamSpec(PODS, self.namespace, selector),
+        ]
+        server: Obj | None = None
+        pods: dict[str, Obj] = {}
+        last: ServingStatus | None = None
+        left = deadline(timeout)
+        with StreamHub(self._backend.kube, specs) as hub:
+            while True:
+                if server is not None:
+                    current = serving_status(server, pods.values())
+                    if progress is not None and (last is None or str(current) != str(last)):
+                        progress(current)
+                    last = current
+                    if current.ready:
+                        return current
+                if left() <= 0:
+                    why = str(last) if last else f"{kind.kind} {self.name} not seen"
+                    raise RunTimeoutError(f"model server {self.name} not ready: {why}")
+                event = hub.next(timeout=min(left(), 3600.0))
+                if event is None:
+                    continue
+                key = event.obj["metadata"]["name"]
+                if event.kind == kind.kind:
+                    server = None if event.type == "DELETED" else event.obj
+                elif event.type == "DELETED":
+                    pods.pop(key, None)
+                else:
+                    pods[key] = event.obj
+
+    def scale(self, replicas: int) -> None:
+        """Set a fixed number of replicas (re-applies the service declaratively)."""
+        if self.svc.autoscaling is not None:
+            raise SpecError(
+                f"{self.name} is autoscaled ({self.svc.min_replicas}-{self.svc.max_replicas} "
+                "replicas): the HPA owns the replica count",
+                fix="serve it again with replicas=Autoscaling(min=..., max=...) or a fixed int",
+            )
+        self.svc = self.svc.with_changes(replicas=replicas)
+        self._backend.apply_all(self.svc.compile().objects)
+
+    def delete(self) -> None:
+        """Delete every object of the service (the server last, so traffic stops first)."""
+        for obj in self.svc.compile().objects:
+            res = resource_of(obj)
+            self._backend.kube.delete(
+                res, obj["metadata"]["name"], obj["metadata"].get("namespace")
+            )
+
+    def _server_kind(self) -> Any:
+        main = self.svc.compile().main
+        return resource(main["apiVersion"], main["kind"])
+
+    def __repr__(self) -> str:
+        return f"<ServeHandle {self.namespace}/{self.name}>"
+
+
+def serve(backend: KubernetesBackend, svc: ServeModel) -> ServeHandle:
+    """Check the cluster can run `svc`, apply its objects in order, return the handle."""
+    if "namespace" not in svc.model_fields_set:
+        svc = svc.with_changes(namespace=backend.namespace)
+    manifests = svc.compile()
+    backend.preflight.check_namespace(svc.namespace)
+    if svc.queue:
+        backend.preflight.check_queue(svc.namespace, svc.queue)
+    extension_apis = {o["apiVersion"] for o in manifests.objects} - BUILTIN_APIS
+    for api in sorted(extension_apis):
+        if not backend.kube.raw(f"/apis/{api}", action=f"discover {api}", missing_ok=True):
+            raise ConfigError(
+                f"{api} is not served by this cluster, but {svc.name} needs it: install that "
+                "API (CRD or GKE feature) or drop the option that uses it"
+            )
+    backend.apply_all(manifests.objects)
+    return ServeHandle(backend, svc)

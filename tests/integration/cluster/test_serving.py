@@ -1,0 +1,128 @@
+"""Client.serve(): objects applied with the training client, readiness followed over watch
+streams, the reason replicas are not ready, scale and delete. The test plays the Deployment
+controller and the kubelet."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from gkeml_sdk import Accelerator, Autoscaling, Client, ServeModel
+from gkeml_sdk.cli import main
+from gkeml_sdk.cluster.serving_status import ServingState
+from gkeml_sdk.errors import ConfigError, RunTimeoutError, SpecError
+
+
+def small(**kw) -> ServeModel:
+    return ServeModel(
+        **{
+            "name": "qa",
+            "model": "Qwen/Qwen2.5-7B-Instruct",
+            "accelerator": Accelerator("l4"),
+            "replicas": 2,
+            **kw,
+        }
+    )
+
+
+def pod(name: str, waiting: str = "", ready: bool = False) -> dict:
+    state = {"waiting": {"reason": waiting, "message": "back-off"}} if waiting else {"running": {}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "ml", "labels": {"gkeml.dev/serve": "qa"}},
+        "spec": {"containers": [{"name": "server", "image": "vllm/vllm-openai:v0.10.0"}]},
+        "status": {
+            "phase": "Pending" if waiting else "Running",
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+            "containerStatuses": [
+                {
+                    "name": "server",
+                    "image": "vllm/vllm-openai:v0.10.0",
+                    "imageID": "",
+                    "ready": ready,
+                    "restartCount": 0,
+                    "state": state,
+                }
+            ],
+        },
+    }
+
+
+def roll_out(cluster, ready: int) -> None:
+    dep = cluster.store.get("deployments", "ml", "qa")
+    dep["status"] = {
+        "observedGeneration": dep["metadata"]["generation"],
+        "replicas": 2,
+        "updatedReplicas": 2,
+        "readyReplicas": ready,
+        "availableReplicas": ready,
+    }
+    cluster.store.put(dep)
+
+
+def test_serve_applies_every_object_and_waits_until_ready(cluster, client):
+    handle = client.serve(small())
+    plurals = ("services", "deployments", "poddisruptionbudgets", "podmonitorings")
+    kinds = sorted(o["kind"] for r in plurals for o in cluster.objects(r, "ml"))
+    assert kinds == ["Deployment", "PodDisruptionBudget", "PodMonitoring", "Service"]
+    assert handle.endpoint.startswith("http://qa.ml.svc.cluster.local:")
+    seen = []
+
+    def controllers() -> None:
+        cluster.wait_for_watches(2)
+        cluster.store.put(pod("qa-a", waiting="ImagePullBackOff"))
+        roll_out(cluster, 0)
+        cluster.store.put(pod("qa-a", ready=True))
+        cluster.store.put(pod("qa-b", ready=True))
+        roll_out(cluster, 2)
+
+    thread = threading.Thread(target=controllers, daemon=True)
+    thread.start()
+    final = handle.wait_ready(timeout=20, progress=seen.append)
+    thread.join()
+    assert final.ready and final.ready_replicas == 2
+    assert ServingState.IMAGE_PULL_FAILED in [s.state for s in seen]
+
+
+def test_wait_ready_times_out_with_the_reason(cluster, client):
+    handle = client.serve(small())
+    cluster.store.put(pod("qa-a", waiting="ImagePullBackOff"))
+    roll_out(cluster, 0)
+    with pytest.raises(RunTimeoutError, match="ImagePull"):
+        handle.wait_ready(timeout=1)
+    assert handle.status.state is ServingState.IMAGE_PULL_FAILED
+
+
+def test_scale_and_delete(cluster, client):
+    handle = client.serve(small())
+    handle.scale(3)
+    assert cluster.store.get("deployments", "ml", "qa")["spec"]["replicas"] == 3
+    handle.delete()
+    assert cluster.objects("deployments", "ml") == [] and cluster.objects("services", "ml") == []
+
+
+def test_autoscaled_services_refuse_manual_scaling(cluster, client):
+    handle = client.serve(small(replicas=Autoscaling(min=1, max=3)))
+    assert cluster.objects("horizontalpodautoscalers", "ml")
+    with pytest.raises(SpecError, match="HPA owns the replica count"):
+        handle.scale(2)
+
+
+def test_missing_apis_and_the_local_backend_are_clear_errors(cluster, client, kube_api_factory):
+    bare = kube_api_factory(exclude_crds=["monitoring.googleapis.com"])
+    with pytest.raises(ConfigError, match=r"monitoring\.googleapis\.com/v1 is not served"):
+        Client(api_client=bare.api_client(), namespace="ml").serve(small())
+    assert bare.objects("deployments", "ml") == []
+    with pytest.raises(ConfigError, match="cannot serve models"):
+        Client(backend="local", run_dir="/tmp/unused-gkeml-runs").serve(small())
+
+
+def test_cli_serve(cluster, tmp_path, capsys):
+    kubeconfig = str(cluster.kubeconfig(tmp_path / "kubeconfig", namespace="ml"))
+    spec = tmp_path / "svc.yaml"
+    spec.write_text(small().to_yaml().replace("name: qa", "kind: ServeModel\nname: qa", 1))
+    assert main(["serve", str(spec), "--kubeconfig", kubeconfig]) == 0
+    assert "qa: http://qa.ml.svc.cluster.local" in capsys.readouterr().out
+    assert cluster.store.get("deployments", "ml", "qa") is not None
