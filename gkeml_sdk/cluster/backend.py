@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 import time
@@ -20,7 +21,7 @@ from gkeml_sdk.cluster.streams import Event, StreamHub, StreamSpec, deadline
 from gkeml_sdk.cluster.transport import RetrySettings, Transport
 from gkeml_sdk.compile.contract import RUN_ID_LABEL
 from gkeml_sdk.compile.record import RECORD_LABEL, AttemptRecord, RunRecord, record_name
-from gkeml_sdk.errors import ConfigError, NotFoundError, RunTimeoutError
+from gkeml_sdk.errors import ClusterError, ConfigError, NotFoundError, RunTimeoutError
 from gkeml_sdk.run import ProgressCallback, Run, RunStatus
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.retry import RetryPolicy
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.cluster.serving import ServeHandle
     from gkeml_sdk.spec.serve import ServeModel
 
+log = logging.getLogger("gkeml.cluster")
 CONFIG_MAPS = resource("v1", "ConfigMap")
 PODS = resource("v1", "Pod")
 WORKLOADS = resource("kueue.x-k8s.io/v1beta2", "Workload")
@@ -209,6 +211,21 @@ class KubernetesBackend:
         pods, _ = self.kube.list(PODS, run.namespace, label_selector=run.pod_selector())
         for pod in pods:
             run.observe(Event("Pod", "SYNCED", pod), now)
+
+    def queue_position(self, run: KubeRun, now: float) -> None:
+        """Ask Kueue's visibility API (when served and allowed) where a queued run waits."""
+        queue = run.record.job.queue
+        path = (
+            f"/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/{run.namespace}"
+            f"/localqueues/{queue}/pendingworkloads"
+        )
+        try:
+            answer = self.kube.raw(path, action="read queue position", missing_ok=True)
+        except ClusterError as exc:  # the visibility API is optional; RBAC may hide it
+            log.info("no queue position for %s: %s", run.name, exc)
+            return
+        if isinstance(answer, dict) and answer.get("items"):
+            run.note_queue_position(answer, now)
 
     def report(self, run: KubeRun, status: RunStatus) -> None:
         """Tell a waiting caller's progress callback about a transition."""

@@ -7,7 +7,7 @@ import logging
 import time
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.cluster.status import StatusTracker, resubmittable
 from gkeml_sdk.compile.contract import ATTEMPT_LABEL, RUN_ID_LABEL
@@ -150,11 +150,18 @@ class KubeRun(Run):
         kind = "JobSet" if self.record.job.uses_jobset else "Job"
         return StatusTracker(self.attempt, job_name=self.object_name(), job_kind=kind)
 
+    def note_queue_position(self, pending_workloads: dict[str, Any], now: float) -> None:
+        """Feed Kueue's visibility-API answer so a QUEUED status says where the run waits."""
+        status = self._tracker.observe_pending_workloads(pending_workloads)
+        self._append(status, now)
+
     def _collect(self, now: float) -> None:
         fresh = self._tracker.history[self._seen :]
         self._seen = len(self._tracker.history)
         for transition in fresh:
             self._append(transition.status, now, transition.detail, transition.at)
+        if fresh and self._tracker.status.state is RunState.QUEUED:
+            self._backend.queue_position(self, now)
         if fresh and self._tracker.status.terminal:
             self._on_terminal(now)
 

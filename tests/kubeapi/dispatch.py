@@ -45,6 +45,9 @@ class Dispatcher:
         cut_after: int | None = None,
     ) -> Reply | WatchStream | LogRequest:
         path = path.rstrip("/") or "/"
+        if method == "GET" and path in self.kube.aggregated:
+            answer = self.kube.aggregated[path]
+            return Reply(200, answer() if callable(answer) else answer)
         if method == "GET":
             doc = self._discovery(path)
             if doc is not None:

@@ -57,6 +57,8 @@ class KubeAPIServer(Tracking):
         self.faults = FaultInjector()
         self.pod_logs = PodLogs()
         self.forbidden_namespaces: set[str] = set(forbidden_namespaces)
+        # GET answers of aggregated API servers (e.g. Kueue's visibility API), by path.
+        self.aggregated: dict[str, Any] = {}
         self.bookmark_interval = bookmark_interval
         self.watch_max_seconds = watch_max_seconds
         self.request_log = []
@@ -208,6 +210,11 @@ class KubeAPIServer(Tracking):
                 "status": {"phase": "Active"},
             }
         )
+
+    def serve_aggregated(self, path: str, answer: Any) -> None:
+        """Answer GETs of `path` with `answer` (a JSON document, or a callable returning one),
+        as an aggregated API server such as Kueue's visibility API would."""
+        self.aggregated[path.rstrip("/")] = answer
 
     def forbid_namespace(self, namespace: str) -> None:
         self.forbidden_namespaces.add(namespace)

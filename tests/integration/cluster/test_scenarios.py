@@ -3,6 +3,7 @@ recordings of a real Kueue + JobSet: final state, history and the exact objects 
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
@@ -13,7 +14,7 @@ from gkeml_sdk.errors import ClusterError, ConfigError
 from gkeml_sdk.run import FailureCause
 
 from .conftest import FAST_NO_RETRY, make_client
-from .replay import Replayer
+from .replay import FIXTURES, Replayer
 
 # One watch per kind: JobSet (or Job), Workload, Pod.
 WATCHERS = 3
@@ -211,3 +212,22 @@ def test_g_invalid_queue_missing_crds_forbidden_namespace(cluster, client, kube_
     for server in (cluster, bare):
         assert server.objects("configmaps", "ml") == []
         assert not [r for r in server.request_log if r.method in ("POST", "PATCH", "PUT")]
+
+
+def test_queued_runs_show_their_position_from_the_visibility_api(cluster, client):
+    recorded = json.loads(
+        (FIXTURES / "jobset-queued-behind-another.pendingworkloads.json").read_text()
+    )
+    cluster.serve_aggregated(
+        "/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/ml/localqueues/team-a/pendingworkloads",
+        recorded,
+    )
+    run = client.submit(gang("second", nodes=1, gang=True))
+    thread = Replayer(cluster, "ml", "second", 1, "second").play_in_background(
+        "jobset-queued-behind-another", "second", watchers=WATCHERS
+    )
+    assert run.wait(timeout=30).state is RunState.SUCCEEDED
+    thread.join()
+    queued = [t.status for t in run.history if t.status.state is RunState.QUEUED]
+    assert any("position 0 in LocalQueue team-a, 0 in ClusterQueue" in s.message for s in queued)
+    assert any("insufficient unused quota" in s.message for s in queued)
