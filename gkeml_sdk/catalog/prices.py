@@ -16,6 +16,7 @@ DEFAULT_SOURCE = (
 DEFAULT_AS_OF = "2026-08-26"
 
 PROVISIONING_MODELS = ("on-demand", "spot", "flex-start")
+PriceOverrides = Mapping[str, Mapping[str, float | None]]
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,23 @@ class PriceBook:
             as_of=str(data.get("as_of", book.as_of)),
         )
 
-    def with_overrides(self, overrides: Mapping[str, Mapping[str, float | None]]) -> PriceBook:
+    @classmethod
+    def of(cls, prices: PriceBook | PriceOverrides | str | Path | None) -> PriceBook:
+        """A price book from whatever a caller passed: a book, overrides, a file, or None.
+
+        Example:
+            >>> PriceBook.of({"l4": {"spot": 0.2}}).price("l4").spot
+            0.2
+        """
+        if prices is None:
+            return cls.default()
+        if isinstance(prices, PriceBook):
+            return prices
+        if isinstance(prices, (str, Path)):
+            return cls.from_file(prices)
+        return cls.default().with_overrides(prices)
+
+    def with_overrides(self, overrides: PriceOverrides) -> PriceBook:
         """A copy with some prices replaced; keys are catalog keys, fields
         `on_demand`, `spot`, `flex_start`."""
         merged = dict(self.prices)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gkeml_sdk.catalog.prices import PROVISIONING_MODELS, PriceBook
+from gkeml_sdk.catalog.prices import PROVISIONING_MODELS, PriceBook, PriceOverrides
 
 if TYPE_CHECKING:
     from gkeml_sdk.spec.job import TrainingJob
@@ -71,7 +71,7 @@ class CostEstimate:
 
 
 def estimate_training_cost(
-    job: TrainingJob, hours: float, prices: PriceBook | None = None
+    job: TrainingJob, hours: float, prices: PriceBook | PriceOverrides | str | None = None
 ) -> CostEstimate:
     """Cost of `job` running `hours` (see `TrainingJob.estimate_cost`)."""
     from gkeml_sdk.errors import SpecError
@@ -79,7 +79,7 @@ def estimate_training_cost(
 
     if hours <= 0:
         raise SpecError(f"hours={hours}", rule="a cost is for a positive duration", fix="hours=1")
-    book = prices or PriceBook.default()
+    book = PriceBook.of(prices)
     accelerator = job.accelerator
     if isinstance(accelerator, Accelerator):
         units, unit, key = job.total_gpus, "GPU-hour", accelerator.price_key

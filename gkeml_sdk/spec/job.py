@@ -22,7 +22,7 @@ from gkeml_sdk.spec.base import (
 )
 
 if TYPE_CHECKING:
-    from gkeml_sdk.catalog.prices import PriceBook
+    from gkeml_sdk.catalog.prices import PriceBook, PriceOverrides
     from gkeml_sdk.compile.manifests import Manifests
     from gkeml_sdk.spec.cost import CostEstimate
 
@@ -326,8 +326,14 @@ class TrainingJob(SpecModel):
 
         return compile_training_job(self, attempt)
 
-    def estimate_cost(self, hours: float = 1.0, prices: PriceBook | None = None) -> CostEstimate:
-        """On-demand, Spot and flex-start cost of running `hours`, with the price source."""
+    def estimate_cost(
+        self, hours: float = 1.0, prices: PriceBook | PriceOverrides | str | None = None
+    ) -> CostEstimate:
+        """On-demand, Spot and flex-start cost of running `hours`, with the price source.
+
+        `prices`: a `PriceBook`, a dict of overrides such as `{"h100": {"on_demand": 11.0}}`,
+        or the path of a YAML/JSON price file.
+        """
         from gkeml_sdk.spec.cost import estimate_training_cost
 
         return estimate_training_cost(self, hours, prices)

@@ -20,7 +20,7 @@ from gkeml_sdk.spec.routing import Routing
 from gkeml_sdk.spec.sizing import MIN_SEQUENCES, Fit, SizingInput, choose
 
 if TYPE_CHECKING:
-    from gkeml_sdk.catalog.prices import PriceBook
+    from gkeml_sdk.catalog.prices import PriceBook, PriceOverrides
     from gkeml_sdk.compile.manifests import Manifests
     from gkeml_sdk.spec.serve_plan import ServePlan
 
@@ -208,7 +208,7 @@ class ServeModel(SpecModel):
         """The name clients put in a request's `model` field."""
         return self.served_model_name or self.model
 
-    def plan(self, prices: PriceBook | None = None) -> ServePlan:
+    def plan(self, prices: PriceBook | PriceOverrides | str | None = None) -> ServePlan:
         """GPUs per replica, TP/PP, weights and KV budget per GPU, concurrency, cost per hour."""
         from gkeml_sdk.spec.serve_plan import build_plan
 

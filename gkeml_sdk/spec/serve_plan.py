@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gkeml_sdk.catalog.prices import PriceBook
+from gkeml_sdk.catalog.prices import PriceBook, PriceOverrides
 from gkeml_sdk.spec.sizing import Fit, startup_seconds
 
 if TYPE_CHECKING:
@@ -139,7 +139,9 @@ class ServePlan:
         return text
 
 
-def build_plan(svc: ServeModel, prices: PriceBook | None = None) -> ServePlan:
+def build_plan(
+    svc: ServeModel, prices: PriceBook | PriceOverrides | str | None = None
+) -> ServePlan:
     """The plan of `svc` (see `ServeModel.plan`).
 
     Example:
@@ -156,7 +158,7 @@ def build_plan(svc: ServeModel, prices: PriceBook | None = None) -> ServePlan:
 
         raise does_not_fit(svc)
     acc, eng = svc.accelerator, svc.engine_row
-    book = prices or PriceBook.default()
+    book = PriceBook.of(prices)
     price = book.price(acc.price_key)
     scale = svc.autoscaling
     if scale is None:

@@ -109,3 +109,16 @@ def test_price_book_overrides_and_files(tmp_path):
     assert loaded.price("gb200").spot == 5
     with pytest.raises(ValueError, match="unknown fields"):
         book.with_overrides({"h100": {"ondemand": 1.0}})
+
+
+def test_estimates_take_a_book_a_dict_or_a_file(tmp_path):
+    from gkeml_sdk import Accelerator, TrainingJob
+
+    job = TrainingJob(name="a", command=["x"], accelerator=Accelerator("l4"), spot=True)
+    assert job.estimate_cost(hours=2).total() == pytest.approx(2 * 0.2231)
+    assert job.estimate_cost(hours=2, prices={"l4": {"spot": 0.5}}).total() == pytest.approx(1.0)
+    path = tmp_path / "p.json"
+    path.write_text('{"as_of": "2026-11-01", "prices": {"l4": {"spot": 0.25}}}')
+    estimate = job.estimate_cost(hours=2, prices=str(path))
+    assert estimate.total() == pytest.approx(0.5) and estimate.as_of == "2026-11-01"
+    assert "2026-11-01" in str(estimate) and "<- this job" in str(estimate)

@@ -5,7 +5,7 @@ from gkeml_sdk.catalog import gpus, tpus
 
 GPU_COUNTS = [(g.key, c) for g in gpus.GPUS for c in g.counts]
 MIG = [(g.key, p, n) for g in gpus.GPUS for p, n in g.mig_profiles]
-TPU_TOPOLOGIES = [(t.key, topo) for t in tpus.TPUS for topo in t.topologies(limit_chips=4096)]
+TPU_TOPOLOGIES = [(t.key, topo) for t in tpus.TPUS for topo in t.topologies()]
 
 
 @pytest.mark.parametrize(("model", "count"), GPU_COUNTS)
