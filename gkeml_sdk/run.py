@@ -100,7 +100,7 @@ class Run(ABC):
 
     Example:
         >>> from gkeml_sdk import Client, TrainingJob  # doctest: +SKIP
-        >>> job = TrainingJob(name="t", command=["true"])
+        >>> job = TrainingJob(name="t", command=["true"])  # doctest: +SKIP
         >>> run = Client(backend="local").submit(job)  # doctest: +SKIP
         >>> run.wait().state  # doctest: +SKIP
         <RunState.SUCCEEDED: 'Succeeded'>

@@ -26,7 +26,8 @@ def follow(
 
     Example:
         >>> from gkeml_sdk import Client, RunStatus  # doctest: +SKIP
-        >>> for item in follow(Client(backend="local").get_run("hello"), timeout=600):
+        >>> run = Client(backend="local").get_run("hello")  # doctest: +SKIP
+        >>> for item in follow(run, timeout=600):  # doctest: +SKIP
         ...     print(item if isinstance(item, str) else f"status: {item}")
     """
     lines: queue.Queue[object] = queue.Queue()

@@ -19,7 +19,7 @@ class Accelerator(SpecModel):
     """NVIDIA GPUs for each node (pod) of a job.
 
     Example:
-        >>> Accelerator("h100", count=8).machine_type
+        >>> Accelerator("h100", count=8).machine_type_name
         'a3-highgpu-8g'
         >>> Accelerator("h100", mig="1g.10gb").gpu_memory_gb
         10.0

@@ -208,7 +208,7 @@ def derived_name(prefix: str, payload: Mapping[str, Any]) -> str:
 
     Example:
         >>> derived_name("Train LLM", {"a": 1})
-        'train-llm-015abd7f'
+        'train-llm-f9d86028'
     """
     digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:8]
     stem = _NAME_CHARS.sub("-", prefix.lower()).strip("-")[:31].strip("-") or "job"

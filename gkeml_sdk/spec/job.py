@@ -12,14 +12,8 @@ from pydantic import Field, field_validator, model_validator
 from gkeml_sdk.catalog import spot
 from gkeml_sdk.catalog.kueue import DEFAULT_LOCAL_QUEUE
 from gkeml_sdk.spec.accelerator import Accelerator, TpuSlice
-from gkeml_sdk.spec.base import (
-    DNS1123_LABEL,
-    DNS1123_SUBDOMAIN,
-    LABEL_VALUE,
-    QUALIFIED_NAME,
-    SpecModel,
-    fail,
-)
+from gkeml_sdk.spec.base import DNS1123_LABEL, DNS1123_SUBDOMAIN, SpecModel, fail
+from gkeml_sdk.spec.k8s_names import check_env_name, check_labels, check_name
 
 if TYPE_CHECKING:
     from gkeml_sdk.catalog.prices import PriceBook, PriceOverrides
@@ -29,7 +23,6 @@ if TYPE_CHECKING:
 # JobSet names its child Jobs `<name>-node-<i>` and pods `<job>-<j>-<suffix>`; both must stay
 # within 63 characters, which leaves 40 for the job name.
 MAX_NAME_LENGTH = 40
-ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 _DURATION = re.compile(r"^\s*(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*$")
 
 
@@ -43,7 +36,7 @@ class TrainingJob(SpecModel):
         ...                   accelerator=Accelerator("h100", count=8), nodes=2, spot=True,
         ...                   queue="team-a", max_restarts=3)
         >>> job.gang, job.total_gpus
-        (True, 16)
+        (True, 16.0)
     """
 
     name: str
@@ -113,11 +106,11 @@ class TrainingJob(SpecModel):
 
     @model_validator(mode="after")
     def _check(self) -> TrainingJob:
-        _check_name("name", self.name, DNS1123_LABEL, MAX_NAME_LENGTH)
-        _check_name("namespace", self.namespace, DNS1123_LABEL, 63)
-        _check_name("queue", self.queue, DNS1123_SUBDOMAIN, 63)
+        check_name("name", self.name, DNS1123_LABEL, MAX_NAME_LENGTH)
+        check_name("namespace", self.namespace, DNS1123_LABEL, 63)
+        check_name("queue", self.queue, DNS1123_SUBDOMAIN, 63)
         if self.priority is not None:
-            _check_name("priority", self.priority, DNS1123_SUBDOMAIN, 253)
+            check_name("priority", self.priority, DNS1123_SUBDOMAIN, 253)
         if self.nodes < 1:
             raise fail(f"nodes={self.nodes}", rule="a job runs on at least one node", fix="nodes=1")
         if self.procs_per_node < 1:
@@ -190,13 +183,7 @@ class TrainingJob(SpecModel):
         from gkeml_sdk.catalog.contract import RESERVED_ENV
 
         for key in self.env:
-            if not ENV_NAME.match(key):
-                raise fail(
-                    f"env name {key!r} is invalid",
-                    rule="environment variable names are letters, digits, '_', '-', '.'",
-                    fix="e.g. MY_SETTING",
-                    field="env",
-                )
+            check_env_name(key)
             if key in RESERVED_ENV:
                 raise fail(
                     f"env {key!r} is set by gkeml for every process",
@@ -204,22 +191,7 @@ class TrainingJob(SpecModel):
                     fix=f"remove {key} from env; reserved names: {', '.join(sorted(RESERVED_ENV))}",
                     field="env",
                 )
-        for where, mapping in (("labels", self.labels), ("annotations", self.annotations)):
-            for key, value in mapping.items():
-                if not _is_qualified_key(key):
-                    raise fail(
-                        f"{where} key {key!r} is not a valid Kubernetes key",
-                        rule="keys are [prefix/]name, name <= 63 alphanumerics, '-', '_', '.'",
-                        fix="e.g. team: vision or example.com/owner: alice",
-                        field=where,
-                    )
-                if where == "labels" and (len(value) > 63 or not LABEL_VALUE.match(value)):
-                    raise fail(
-                        f"label value {value!r} for {key!r} is invalid",
-                        rule="label values are <= 63 alphanumerics, '-', '_', '.'",
-                        fix="shorten it or move it to annotations",
-                        field="labels",
-                    )
+        check_labels(self.labels, self.annotations)
 
     @property
     def total_gpus(self) -> float:
@@ -351,22 +323,3 @@ class TrainingJob(SpecModel):
         import html
 
         return f"<code>{html.escape(repr(self))}</code>"
-
-
-def _check_name(field: str, value: str, pattern: re.Pattern[str], limit: int) -> None:
-    if len(value) > limit or not pattern.match(value):
-        suggestion = re.sub(r"[^a-z0-9-]+", "-", value.lower()).strip("-")[:limit] or "my-job"
-        raise fail(
-            f"{field}={value!r} is not a valid Kubernetes name",
-            rule=f"lower-case letters, digits and '-', starting and ending alphanumeric, "
-            f"at most {limit} characters",
-            fix=f"{field}={suggestion!r}",
-            field=field,
-        )
-
-
-def _is_qualified_key(key: str) -> bool:
-    prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > 253 or not DNS1123_SUBDOMAIN.match(prefix)):
-        return False
-    return 0 < len(name) <= 63 and bool(QUALIFIED_NAME.match(name))

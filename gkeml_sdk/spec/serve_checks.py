@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from gkeml_sdk.catalog import engines, models
 from gkeml_sdk.catalog.names import UnknownName
 from gkeml_sdk.errors import SpecError
-from gkeml_sdk.spec.base import DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE, QUALIFIED_NAME, fail
+from gkeml_sdk.spec.base import DNS1123_LABEL, DNS1123_SUBDOMAIN, fail
+from gkeml_sdk.spec.k8s_names import ENV_NAME, check_labels, check_name
 from gkeml_sdk.spec.storage import parse_checkpoint_dir
 
 if TYPE_CHECKING:
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
 MAX_NAME_LENGTH = 40
 DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")  # Service names start with a letter
 SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
-ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 ADAPTER_NAME = re.compile(r"^[A-Za-z0-9][-A-Za-z0-9_.]*$")
 
 
@@ -64,25 +64,8 @@ def check_names(svc: ServeModel) -> None:
         ("hf_token_secret", svc.hf_token_secret, DNS1123_SUBDOMAIN, 253),
         ("hf_token_key", svc.hf_token_key, SECRET_KEY, 253),
     ):
-        if value is not None and (len(value) > limit or not pattern.match(value)):
-            raise fail(
-                f"{field}={value!r} is not a valid Kubernetes name",
-                rule="lower-case letters, digits, '-' (and '.'), starting and ending alphanumeric",
-                fix=f"{field}={re.sub(r'[^a-z0-9.-]+', '-', value.lower()).strip('-.')!r}",
-                field=field,
-            )
-    for key, value in svc.labels.items():
-        prefix, _, name = key.rpartition("/")
-        key_ok = QUALIFIED_NAME.match(name) and len(name) <= 63
-        if not key_ok or (prefix and not DNS1123_SUBDOMAIN.match(prefix)):
-            raise fail(f"label key {key!r} is invalid", fix="e.g. team: vision", field="labels")
-        if len(value) > 63 or not LABEL_VALUE.match(value):
-            raise fail(
-                f"label value {value!r} for {key!r} is invalid",
-                rule="label values are <= 63 alphanumerics, '-', '_', '.'",
-                fix="shorten it",
-                field="labels",
-            )
+        check_name(field, value, pattern, limit)
+    check_labels(svc.labels)
 
 
 def check_engine_options(svc: ServeModel) -> None:
