@@ -76,14 +76,19 @@ class KubernetesBackend:
         self.preflight.check(job)
         existing = self.kube.find(CONFIG_MAPS, record_name(job.name), job.namespace)
         if existing is not None:
-            record = RunRecord.from_configmap(existing)
-            if record.job != job or record.retry != retry:
+            previous = KubeRun(self, self._read_record(existing))
+            if previous.done():
+                # A finished run of that name is replaced, as `kubectl apply` would.
+                for attempt in previous.record.attempts:
+                    self.delete_attempt(previous, attempt)
+            elif previous.record.job == job and previous.record.retry == retry:
+                return self.resume(previous.record)  # the same submission again
+            else:
                 raise ConfigError(
-                    f"a run named {job.name!r} already exists in namespace {job.namespace!r} "
+                    f"a run named {job.name!r} is still active in namespace {job.namespace!r} "
                     "with a different spec: choose another name, or cancel it first "
                     f"(gkeml cancel {job.name})"
                 )
-            return self.resume(record)
         first = AttemptRecord(1, job.name, job.spot)
         record = RunRecord(job=job, submitted_at=time.time(), retry=retry, attempts=(first,))
         # The record first: a client that dies right after it leaves a run others can resume.
@@ -96,9 +101,7 @@ class KubernetesBackend:
         items, _ = self.kube.list(
             CONFIG_MAPS, self.namespace, label_selector=f"{RECORD_LABEL}=true"
         )
-        records = sorted(
-            (RunRecord.from_configmap(i) for i in items), key=lambda r: -r.submitted_at
-        )
+        records = sorted((self._read_record(i) for i in items), key=lambda r: -r.submitted_at)
         return [KubeRun(self, r) for r in records]
 
     def get_run(self, name: str) -> KubeRun:
@@ -113,7 +116,7 @@ class KubernetesBackend:
                 message=f"no gkeml run with that name in namespace {self.namespace!r}",
                 hint=f"runs there: {known}",
             )
-        return self.resume(RunRecord.from_configmap(found))
+        return self.resume(self._read_record(found))
 
     def wait_all(
         self,
@@ -246,6 +249,14 @@ class KubernetesBackend:
         yield from _merged_follow(self.kube, pods, run.namespace)
 
     # -- internals ---------------------------------------------------------------------
+
+    def _read_record(self, obj: dict[str, Any]) -> RunRecord:
+        code = None
+        name = RunRecord.code_config_map(obj)
+        if name:
+            found = self.kube.find(CONFIG_MAPS, name, obj["metadata"]["namespace"])
+            code = (found or {}).get("data") or {}
+        return RunRecord.from_configmap(obj, code)
 
     def _specs(self, runs: list[KubeRun]) -> list[StreamSpec]:
         specs = []

@@ -7,8 +7,11 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gkeml_sdk.compile.code import code_config_map_name
 from gkeml_sdk.compile.contract import RUN_ID_LABEL, attempt_name, sdk_labels
+from gkeml_sdk.errors import ConfigError
 from gkeml_sdk.run import FailureCause, RunState, RunStatus, Transition
+from gkeml_sdk.spec.code import config_map_key
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.retry import RetryPolicy
 
@@ -66,8 +69,12 @@ class RunRecord:
 
     def to_configmap(self) -> dict[str, Any]:
         """The record as a ConfigMap in the run's namespace."""
+        # Code files already live in the `<name>-code` ConfigMap; a second copy here could
+        # push the record past the 1 MiB object limit. Only their paths are kept.
         data = {
-            "spec.yaml": self.job.to_yaml(),
+            "spec.yaml": self.job.with_changes(files={}).to_yaml(),
+            "files.json": json.dumps(sorted(self.job.files)),
+            "code.configmap": code_config_map_name(self.job) if self.job.files else "",
             "retry.yaml": self.retry.to_yaml() if self.retry else "",
             "attempts.json": json.dumps([a.__dict__ for a in self.attempts]),
             "history.json": json.dumps([_transition_dict(t) for t in self.history]),
@@ -85,13 +92,31 @@ class RunRecord:
             "data": data,
         }
 
+    @staticmethod
+    def code_config_map(obj: dict[str, Any]) -> str:
+        """Name of the ConfigMap holding the recorded job's code files ('' when it has none);
+        `from_configmap` then needs its data."""
+        return str((obj.get("data") or {}).get("code.configmap", ""))
+
     @classmethod
-    def from_configmap(cls, obj: dict[str, Any]) -> RunRecord:
-        """Read a record written by `to_configmap`."""
+    def from_configmap(cls, obj: dict[str, Any], code: dict[str, str] | None = None) -> RunRecord:
+        """Read a record written by `to_configmap`; `code` is the data of the job's code
+        ConfigMap when `code_paths(obj)` is not empty."""
         data = obj.get("data") or {}
         retry_yaml = data.get("retry.yaml", "")
+        job = TrainingJob.from_yaml(data["spec.yaml"])
+        paths = json.loads(data.get("files.json", "[]"))
+        if paths:
+            missing = [p for p in paths if config_map_key(p) not in (code or {})]
+            if missing:
+                raise ConfigError(
+                    f"run {job.name!r}: its code ConfigMap {data['code.configmap']} lacks "
+                    f"{missing}; "
+                    "it was deleted or edited, so the run cannot be resumed"
+                )
+            job = job.with_changes(files={p: (code or {})[config_map_key(p)] for p in paths})
         return cls(
-            job=TrainingJob.from_yaml(data["spec.yaml"]),
+            job=job,
             submitted_at=float(data.get("submitted_at", "0")),
             retry=RetryPolicy.from_yaml(retry_yaml) if retry_yaml.strip() else None,
             attempts=tuple(AttemptRecord(**a) for a in json.loads(data.get("attempts.json", "[]"))),

@@ -7,10 +7,11 @@ import threading
 
 import pytest
 
-from gkeml_sdk import Client, RunState
+from gkeml_sdk import Client, RunState, TrainingJob
 from gkeml_sdk.cli import main
 from gkeml_sdk.errors import ConfigError, NotFoundError
 
+from .conftest import make_client
 from .replay import Replayer
 from .test_scenarios import gang
 
@@ -88,7 +89,7 @@ def test_submitting_the_same_run_twice_is_idempotent_but_a_different_spec_is_ref
     again = client.submit(gang())
     assert (first.name, again.name) == ("train", "train")
     assert len(cluster.objects("jobsets", "ml")) == 1
-    with pytest.raises(ConfigError, match=r"already exists.*different spec"):
+    with pytest.raises(ConfigError, match=r"still active.*different spec"):
         client.submit(gang(max_restarts=5))
 
 
@@ -123,3 +124,27 @@ def test_a_job_deleted_behind_the_sdks_back_ends_the_run(cluster, client):
     assert run.state.state is RunState.CANCELLED
     assert client.get_run("train").wait(timeout=5).state is RunState.CANCELLED
     assert cluster.objects("jobsets", "ml") == []
+
+
+def test_a_finished_run_of_the_same_name_is_replaced(cluster, client):
+    run = client.submit(gang())
+    Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", pause=0)
+    assert run.wait(timeout=10).state is RunState.SUCCEEDED
+    again = client.submit(gang(max_restarts=2))
+    assert again.record.job.max_restarts == 2
+    assert again.history == []
+    jobset = cluster.store.get("jobsets", "ml", "train")
+    assert jobset["spec"]["failurePolicy"]["maxRestarts"] == 2
+    assert "status" not in jobset or not jobset["status"]
+
+
+def test_code_shipped_with_a_job_is_restored_from_its_configmap_by_a_new_client(cluster, client):
+    job = TrainingJob.from_code(
+        "print('hello')\n", name="cell", image="busybox", queue="team-a", nodes=2
+    )
+    client.submit(job)
+    record = cluster.store.get("configmaps", "ml", "cell-gkeml-run")
+    assert "print('hello')" not in str(record["data"])  # one copy of the code: its ConfigMap
+    resumed = make_client(cluster).get_run("cell")
+    assert resumed.record.job.files == job.files
+    assert resumed.record.job == job.with_changes(namespace="ml")

@@ -69,18 +69,26 @@ def test_serve_applies_every_object_and_waits_until_ready(cluster, client):
     assert kinds == ["Deployment", "PodDisruptionBudget", "PodMonitoring", "Service"]
     assert handle.endpoint.startswith("http://qa.ml.svc.cluster.local:")
     seen = []
+    pull_failure_shown = threading.Event()
+
+    def progress(status) -> None:
+        seen.append(status)
+        if status.state is ServingState.IMAGE_PULL_FAILED:
+            pull_failure_shown.set()
 
     def controllers() -> None:
         cluster.wait_for_watches(2)
         cluster.store.put(pod("qa-a", waiting="ImagePullBackOff"))
         roll_out(cluster, 0)
+        # The image is fixed only once the user could see why nothing was ready.
+        assert pull_failure_shown.wait(10)
         cluster.store.put(pod("qa-a", ready=True))
         cluster.store.put(pod("qa-b", ready=True))
         roll_out(cluster, 2)
 
     thread = threading.Thread(target=controllers, daemon=True)
     thread.start()
-    final = handle.wait_ready(timeout=20, progress=seen.append)
+    final = handle.wait_ready(timeout=20, progress=progress)
     thread.join()
     assert final.ready and final.ready_replicas == 2
     assert ServingState.IMAGE_PULL_FAILED in [s.state for s in seen]
