@@ -119,6 +119,11 @@ class Run(ABC):
     def history(self) -> list[Transition]:
         """Every transition across all attempts, oldest first."""
 
+    @property
+    @abstractmethod
+    def counters(self) -> RunCounters:
+        """Preemptions, disruptions, user-code restarts and resubmissions so far."""
+
     @abstractmethod
     def wait(
         self, timeout: float | None = None, progress: bool | ProgressCallback = False

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from gkeml_sdk.cluster.status import StatusTracker, resubmittable
 from gkeml_sdk.compile.contract import ATTEMPT_LABEL, RUN_ID_LABEL
 from gkeml_sdk.compile.record import AttemptRecord, RunRecord, attempt_name
-from gkeml_sdk.run import ProgressCallback, Run, RunState, RunStatus, Transition
+from gkeml_sdk.run import ProgressCallback, Run, RunCounters, RunState, RunStatus, Transition
 
 if TYPE_CHECKING:
     from gkeml_sdk.cluster.backend import KubernetesBackend
@@ -65,6 +65,13 @@ class KubeRun(Run):
     def preemptions(self) -> int:
         """Kueue preemptions so far, across attempts (from Kueue's cumulative counters)."""
         return sum(1 for t in self._history if t.status.state is RunState.PREEMPTED)
+
+    @property
+    def counters(self) -> RunCounters:
+        """Preemptions across attempts; disruptions and user restarts of the current attempt
+        (JobSet's counters restart with each attempt); resubmissions."""
+        current = self._tracker.counters
+        return replace(current, preemptions=self.preemptions, resubmissions=self.attempt - 1)
 
     def wait(
         self, timeout: float | None = None, progress: bool | ProgressCallback = False

@@ -117,7 +117,7 @@ def test_c_spot_reclaims_twice_without_spending_user_restarts(cluster, client):
     thread.start()
     final = run.wait(timeout=30)
     assert final.state is RunState.SUCCEEDED
-    counters = run._tracker.counters
+    counters = run.counters
     thread.join()
     assert counters.disruptions == 2
     assert counters.user_restarts == 0
@@ -162,7 +162,7 @@ def test_e_user_code_failure_is_never_resubmitted(cluster, client):
     final = run.wait(timeout=30)
     thread.join()
     assert final.state is RunState.FAILED and final.cause is FailureCause.USER_CODE
-    assert run._tracker.counters.user_restarts == 1
+    assert run.counters.user_restarts == 1
     assert jobsets(cluster) == ["train"]
 
 
