@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     "Accelerator": "gkeml_sdk.spec.accelerator",
-    "TpuSlice": "gkeml_sdk.spec.accelerator",
+    "TpuSlice": "gkeml_sdk.spec.tpu",
     "TrainingJob": "gkeml_sdk.spec.job",
     "ServeModel": "gkeml_sdk.spec.serve",
     "Autoscaling": "gkeml_sdk.spec.autoscaling",
@@ -90,7 +90,7 @@ if TYPE_CHECKING:
     )
     from gkeml_sdk.local.options import LocalOptions
     from gkeml_sdk.run import FailureCause, Run, RunState, RunStatus, Transition
-    from gkeml_sdk.spec.accelerator import Accelerator, TpuSlice
+    from gkeml_sdk.spec.accelerator import Accelerator
     from gkeml_sdk.spec.autoscaling import Autoscaling
     from gkeml_sdk.spec.cost import CostEstimate
     from gkeml_sdk.spec.job import TrainingJob
@@ -99,6 +99,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.spec.routing import Route, Routing
     from gkeml_sdk.spec.serve import ServeModel
     from gkeml_sdk.spec.serve_plan import ServePlan
+    from gkeml_sdk.spec.tpu import TpuSlice
 
 
 def __getattr__(name: str) -> Any:

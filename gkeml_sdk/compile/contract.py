@@ -12,8 +12,8 @@ from gkeml_sdk.catalog.kueue import (
     JOBSET_REPLICAS_LABEL,
     JOBSET_RESTART_ATTEMPT_LABEL,
 )
-from gkeml_sdk.spec.accelerator import TpuSlice
 from gkeml_sdk.spec.job import TrainingJob
+from gkeml_sdk.spec.tpu import TpuSlice
 
 RUN_ID_LABEL = "gkeml.dev/run-id"
 ATTEMPT_LABEL = "gkeml.dev/attempt"

@@ -9,9 +9,10 @@ from gkeml_sdk.catalog import gpus, spot, tpus
 from gkeml_sdk.catalog.contract import CHECKPOINT_MOUNT, CODE_MOUNT, DEFAULT_MASTER_PORT
 from gkeml_sdk.compile.code import code_volume
 from gkeml_sdk.compile.contract import CONTAINER, contract_env, run_labels
-from gkeml_sdk.spec.accelerator import Accelerator, TpuSlice
+from gkeml_sdk.spec.accelerator import Accelerator
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.storage import CheckpointLocation, parse_checkpoint_dir
+from gkeml_sdk.spec.tpu import TpuSlice
 
 Obj = dict[str, Any]
 

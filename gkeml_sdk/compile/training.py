@@ -21,8 +21,8 @@ from gkeml_sdk.compile.contract import (
 from gkeml_sdk.compile.manifests import Manifests
 from gkeml_sdk.compile.pod import pod_template
 from gkeml_sdk.errors import SpecError
-from gkeml_sdk.spec.accelerator import TpuSlice
 from gkeml_sdk.spec.job import TrainingJob
+from gkeml_sdk.spec.tpu import TpuSlice
 
 Obj = dict[str, Any]
 

@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass
 
 from gkeml_sdk.catalog import contract as c
-from gkeml_sdk.spec.accelerator import TpuSlice
 from gkeml_sdk.spec.job import TrainingJob
+from gkeml_sdk.spec.tpu import TpuSlice
 
 LOOPBACK = "127.0.0.1"
 BACKEND_NAME = "local"

@@ -1,5 +1,5 @@
-"""`Accelerator` (NVIDIA GPUs, whole, MIG or shared) and `TpuSlice`, checked against the
-catalog at construction."""
+"""`Accelerator`: NVIDIA GPUs (whole, MIG slices or shared), checked against the catalog at
+construction."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import field_validator, model_validator
 
-from gkeml_sdk.catalog import gpus, tpus
+from gkeml_sdk.catalog import gpus
 from gkeml_sdk.catalog.names import UnknownName
 from gkeml_sdk.spec.base import SpecModel, fail
 
@@ -229,130 +229,5 @@ class Accelerator(SpecModel):
     __str__ = __repr__
 
 
-class TpuSlice(SpecModel):
-    """A Cloud TPU slice (or several identical slices: multislice).
-
-    Example:
-        >>> s = TpuSlice("v5e", "4x4")
-        >>> s.chips, s.hosts, s.multi_host
-        (16, 4, True)
-    """
-
-    generation: str
-    topology: str
-    slices: int = 1
-
-    def __init__(
-        self, generation: str | None = None, topology: str | None = None, /, **data: Any
-    ) -> None:
-        if generation is not None:
-            data["generation"] = generation
-        if topology is not None:
-            data["topology"] = topology
-        super().__init__(**data)
-
-    @field_validator("generation")
-    @classmethod
-    def _known_generation(cls, value: str) -> str:
-        try:
-            return tpus.tpu(value).key
-        except UnknownName as exc:
-            raise fail(
-                str(exc),
-                rule="TPU generations GKE offers as node pools",
-                fix=f"TpuSlice({exc.closest or 'v5e'!r}, ...)",
-                field="generation",
-            ) from None
-
-    @model_validator(mode="after")
-    def _check(self) -> TpuSlice:
-        row = self.tpu
-        if not row.is_valid(self.topology):
-            valid = row.topologies()
-            shown = ", ".join(valid[:12]) + (", ..." if len(valid) > 12 else "")
-            form = "AxB" if row.dims == 2 else "AxBxC"
-            rule = f"{row.display} topologies are {form}"
-            if row.dims == 3:
-                rule += "; beyond 2x2x1/2x2x2/2x2x4/2x4x4 every side is a multiple of 4, A<=B<=C"
-            ordered = "x".join(sorted(self.topology.lower().split("x"), key=_as_int))
-            fix = (
-                f"topology={ordered!r} (sides in ascending order)" if row.is_valid(ordered) else ""
-            )
-            raise fail(
-                f"topology {self.topology!r} is not offered for {row.display}",
-                rule=rule,
-                fix=fix or f"topology= one of {shown}",
-                field="topology",
-            )
-        if self.slices < 1:
-            raise fail(
-                f"slices={self.slices}", rule="a job uses at least one slice", fix="slices=1"
-            )
-        if self.slices > 1 and not self.multi_host:
-            raise fail(
-                f"multislice over single-host {self.topology} slices",
-                rule="multislice needs multi-host slices of identical type and topology",
-                fix="slices=1, or a multi-host topology such as "
-                + next(t for t in row.topologies() if row.hosts(t) > 1),
-                field="slices",
-            )
-        return self
-
-    @property
-    def tpu(self) -> tpus.TpuGeneration:
-        """The catalog row of this generation."""
-        return tpus.tpu(self.generation)
-
-    @property
-    def label(self) -> str:
-        """The `cloud.google.com/gke-tpu-accelerator` node label value."""
-        return self.tpu.label
-
-    @property
-    def chips(self) -> int:
-        """Chips in one slice."""
-        return tpus.chips_of(self.topology)
-
-    @property
-    def hosts(self) -> int:
-        """VMs (pods) in one slice."""
-        return self.tpu.hosts(self.topology)
-
-    @property
-    def chips_per_host(self) -> int:
-        """Chips each pod requests (`google.com/tpu`)."""
-        return self.tpu.chips_per_host(self.topology)
-
-    @property
-    def machine_type_name(self) -> str:
-        """Node machine type."""
-        return self.tpu.machine_type(self.topology)
-
-    @property
-    def multi_host(self) -> bool:
-        """True when one slice spans several VMs (scheduled all-or-nothing)."""
-        return self.hosts > 1
-
-    @property
-    def total_hosts(self) -> int:
-        """Pods across all slices."""
-        return self.hosts * self.slices
-
-    @property
-    def price_key(self) -> str:
-        """Key of this generation in the price book."""
-        return self.tpu.key
-
-    def __repr__(self) -> str:
-        extra = f", slices={self.slices}" if self.slices > 1 else ""
-        return f"TpuSlice({self.generation!r}, {self.topology!r}{extra})"
-
-    __str__ = __repr__
-
-
 def _counts(counts: tuple[int, ...]) -> str:
     return "/".join(str(c) for c in counts)
-
-
-def _as_int(side: str) -> int:
-    return int(side) if side.isdigit() else 0

@@ -75,7 +75,8 @@ def estimate_training_cost(
 ) -> CostEstimate:
     """Cost of `job` running `hours` (see `TrainingJob.estimate_cost`)."""
     from gkeml_sdk.errors import SpecError
-    from gkeml_sdk.spec.accelerator import Accelerator, TpuSlice
+    from gkeml_sdk.spec.accelerator import Accelerator
+    from gkeml_sdk.spec.tpu import TpuSlice
 
     if hours <= 0:
         raise SpecError(f"hours={hours}", rule="a cost is for a positive duration", fix="hours=1")

@@ -11,9 +11,10 @@ from pydantic import Field, field_validator, model_validator
 
 from gkeml_sdk.catalog import spot
 from gkeml_sdk.catalog.kueue import DEFAULT_LOCAL_QUEUE
-from gkeml_sdk.spec.accelerator import Accelerator, TpuSlice
+from gkeml_sdk.spec.accelerator import Accelerator
 from gkeml_sdk.spec.base import DNS1123_LABEL, DNS1123_SUBDOMAIN, SpecModel, fail
 from gkeml_sdk.spec.k8s_names import check_env_name, check_labels, check_name
+from gkeml_sdk.spec.tpu import TpuSlice
 
 if TYPE_CHECKING:
     from gkeml_sdk.catalog.prices import PriceBook, PriceOverrides
