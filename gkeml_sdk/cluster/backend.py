@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import logging
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from queue import Queue
 from typing import TYPE_CHECKING, Any
 
-from gkeml_sdk.catalog.kueue import JOB_COMPLETION_INDEX_ANNOTATION, JOB_UID_LABEL
+from gkeml_sdk.catalog.kueue import JOB_UID_LABEL
 from gkeml_sdk.cluster.config import connect
 from gkeml_sdk.cluster.kube import KubeClient
+from gkeml_sdk.cluster.logs import pod_logs
 from gkeml_sdk.cluster.preflight import Preflight
 from gkeml_sdk.cluster.resources import resource
 from gkeml_sdk.cluster.run import KubeRun
@@ -239,14 +238,7 @@ class KubernetesBackend:
     def logs(self, run: KubeRun, follow: bool) -> Iterator[str]:
         """Pod logs of the current attempt, each line prefixed by its node rank."""
         pods, _ = self.kube.list(PODS, run.namespace, label_selector=run.pod_selector())
-        pods.sort(key=_rank)
-        if not follow:
-            for pod in pods:
-                prefix = f"[node {_rank(pod)}] "
-                for line in self.kube.pod_log(pod["metadata"]["name"], run.namespace, follow=False):
-                    yield prefix + line
-            return
-        yield from _merged_follow(self.kube, pods, run.namespace)
+        return pod_logs(self.kube, pods, run.namespace, follow=follow)
 
     # -- internals ---------------------------------------------------------------------
 
@@ -288,34 +280,6 @@ class KubernetesBackend:
             for run in pending:
                 if run.namespace == event.obj.get("metadata", {}).get("namespace", run.namespace):
                     run.observe(event, stamp)
-
-
-def _rank(pod: dict[str, Any]) -> int:
-    meta = pod.get("metadata", {})
-    index = (meta.get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION, "0")
-    return int(index) if str(index).isdigit() else 0
-
-
-def _merged_follow(kube: KubeClient, pods: list[dict[str, Any]], namespace: str) -> Iterator[str]:
-    lines: Queue[str | None] = Queue()
-
-    def pump(pod: dict[str, Any]) -> None:
-        prefix = f"[node {_rank(pod)}] "
-        try:
-            for line in kube.pod_log(pod["metadata"]["name"], namespace, follow=True):
-                lines.put(prefix + line)
-        finally:
-            lines.put(None)
-
-    for pod in pods:
-        threading.Thread(target=pump, args=(pod,), daemon=True).start()
-    remaining = len(pods)
-    while remaining:
-        line = lines.get()
-        if line is None:
-            remaining -= 1
-        else:
-            yield line
 
 
 def _progress_callback(progress: bool | ProgressCallback) -> ProgressCallback | None:
