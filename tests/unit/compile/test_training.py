@@ -195,3 +195,24 @@ def test_later_attempts_get_deterministic_names_and_keep_the_run_id():
     assert env["MASTER_ADDR"] == "ft-r2-node-0-0.ft-r2"
     assert env["TPU_WORKER_HOSTNAMES"].startswith("ft-r2-node-0-0.ft-r2,")
     assert second.workload["metadata"]["name"] == "jobset-ft-r2"
+
+
+def test_pod_failure_policy_is_the_one_the_recorded_controllers_honoured():
+    """The recordings (../shared/fixtures/kueue-real) show a real Job controller ignoring a
+    Spot-style disruption and JobSet not restarting under this exact policy; ours must match."""
+    import json
+    from pathlib import Path
+
+    recording = (
+        Path(__file__).resolve().parents[4]
+        / "shared/fixtures/kueue-real/jobset-spot-disruption-succeeded.jsonl"
+    )
+    if not recording.exists():
+        pytest.skip(f"Kueue recordings not found at {recording.parent}")
+    first = json.loads(recording.read_text().splitlines()[0])
+    recorded = first["object"]["spec"]["replicatedJobs"][0]["template"]["spec"]
+    ours = job(nodes=2).compile().main["spec"]["replicatedJobs"][0]["template"]["spec"]
+    for rule in ours["podFailurePolicy"]["rules"]:
+        rule.get("onExitCodes", {}).pop("containerName", None)  # ours names the container
+    assert ours["podFailurePolicy"] == recorded["podFailurePolicy"]
+    assert ours["backoffLimit"] == recorded["backoffLimit"]
