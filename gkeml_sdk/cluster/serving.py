@@ -10,6 +10,7 @@ from gkeml_sdk.cluster.serving_status import ServingStatus, serving_status
 from gkeml_sdk.cluster.streams import StreamHub, StreamSpec, deadline
 from gkeml_sdk.compile.serving_labels import SERVE_LABEL
 from gkeml_sdk.errors import ConfigError, NotFoundError, RunTimeoutError, SpecError
+from gkeml_sdk.spec.autoscaling import Autoscaling
 from gkeml_sdk.spec.serve import ServeModel
 
 if TYPE_CHECKING:
@@ -101,15 +102,25 @@ class ServeHandle:
                     pods[key] = event.obj
 
     def scale(self, replicas: int) -> None:
-        """Set a fixed number of replicas (re-applies the service declaratively)."""
-        if self.svc.autoscaling is not None:
-            raise SpecError(
-                f"{self.name} is autoscaled ({self.svc.min_replicas}-{self.svc.max_replicas} "
-                "replicas): the HPA owns the replica count",
-                fix="serve it again with replicas=Autoscaling(min=..., max=...) or a fixed int",
-            )
-        self.svc = self.svc.with_changes(replicas=replicas)
-        self._backend.apply_all(self.svc.compile().objects)
+        """Run `replicas` replicas. On an autoscaled service this raises the autoscaler's floor
+        to `replicas` (the HPA may still add more under load, up to its max); `scale(0)`
+        stops the service and removes its autoscaler."""
+        autoscaling = self.svc.autoscaling
+        if replicas < 0:
+            raise SpecError(f"scale({replicas})", rule="a replica count", fix="scale(0) or more")
+        target: int | Autoscaling = replicas
+        if autoscaling is not None and replicas > 0:
+            bounds = {"min": replicas, "max": max(autoscaling.max, replicas)}
+            target = Autoscaling.model_validate({**autoscaling.model_dump(), **bounds})
+        before = self.svc.compile().objects
+        self.svc = self.svc.with_changes(replicas=target)
+        after = self.svc.compile().objects
+        self._backend.apply_all(after)
+        kept = {(o["kind"], o["metadata"]["name"]) for o in after}
+        for obj in before:  # e.g. the HPA of a service scaled to zero
+            if (obj["kind"], obj["metadata"]["name"]) not in kept:
+                meta = obj["metadata"]
+                self._backend.kube.delete(resource_of(obj), meta["name"], meta.get("namespace"))
 
     def delete(self) -> None:
         """Delete every object of the service (the server last, so traffic stops first)."""

@@ -111,11 +111,16 @@ def test_scale_and_delete(cluster, client):
     assert cluster.objects("deployments", "ml") == [] and cluster.objects("services", "ml") == []
 
 
-def test_autoscaled_services_refuse_manual_scaling(cluster, client):
+def test_scaling_an_autoscaled_service_raises_its_floor_and_zero_stops_it(cluster, client):
     handle = client.serve(small(replicas=Autoscaling(min=1, max=3)))
-    assert cluster.objects("horizontalpodautoscalers", "ml")
-    with pytest.raises(SpecError, match="HPA owns the replica count"):
-        handle.scale(2)
+    handle.scale(5)
+    hpa = cluster.store.get("horizontalpodautoscalers", "ml", "qa")
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (5, 5)
+    handle.scale(0)
+    assert cluster.objects("horizontalpodautoscalers", "ml") == []
+    assert cluster.store.get("deployments", "ml", "qa")["spec"]["replicas"] == 0
+    with pytest.raises(SpecError, match="scale"):
+        handle.scale(-1)
 
 
 def test_missing_apis_and_the_local_backend_are_clear_errors(cluster, client, kube_api_factory):
@@ -134,3 +139,26 @@ def test_cli_serve(cluster, tmp_path, capsys):
     assert main(["serve", str(spec), "--kubeconfig", kubeconfig]) == 0
     assert "qa: http://qa.ml.svc.cluster.local" in capsys.readouterr().out
     assert cluster.store.get("deployments", "ml", "qa") is not None
+
+
+def test_the_issue_example_end_to_end(cluster, client):
+    svc = ServeModel(
+        name="chat",
+        engine="vllm",
+        model="meta-llama/Llama-3.1-70B-Instruct",
+        accelerator=Accelerator("h100"),
+        tensor_parallel="auto",
+        max_model_len=8192,
+        replicas=Autoscaling(min=1, max=4, queue_depth=5),
+        hf_token_secret="hf-token",
+    )
+    assert "TP4" in str(svc.plan())
+    handle = client.serve(svc)
+    dep = cluster.store.get("deployments", "ml", "chat")
+    dep["status"] = {"observedGeneration": dep["metadata"]["generation"], "replicas": 1,
+                     "updatedReplicas": 1, "readyReplicas": 1, "availableReplicas": 1}  # fmt: skip
+    cluster.store.put(dep)
+    assert handle.wait_ready(timeout=10).ready
+    assert handle.endpoint == "http://chat.ml.svc.cluster.local:8000"
+    handle.scale(3)
+    assert cluster.store.get("horizontalpodautoscalers", "ml", "chat")["spec"]["minReplicas"] == 3
