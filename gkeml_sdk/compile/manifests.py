@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,11 +27,7 @@ class Manifests:
 
     def to_yaml(self) -> str:
         """Every object as one multi-document YAML stream (byte-identical for equal specs)."""
-        import yaml
-
-        return yaml.dump_all(
-            self.objects, Dumper=_no_alias_dumper(), sort_keys=False, default_flow_style=False
-        )
+        return dump_yaml(self.objects)
 
     @property
     def main(self) -> Obj:
@@ -64,12 +61,36 @@ class Manifests:
         )
 
 
-def _no_alias_dumper() -> Any:
-    """A SafeDumper that writes repeated sub-dicts in full (anchors such as &id001 confuse
-    readers of manifests) and multi-line strings as literal blocks."""
+def dump_yaml(objects: list[Obj], *, native: bool = True) -> str:
+    r"""Objects as a multi-document YAML stream, keys in their given order.
+
+    Example:
+        >>> dump_yaml([{"kind": "A"}, {"kind": "B"}])
+        'kind: A\n---\nkind: B\n'
+    """
     import yaml
 
-    class NoAliasDumper(yaml.SafeDumper):
+    dumper = manifest_dumper(native)
+    return str(yaml.dump_all(objects, Dumper=dumper, sort_keys=False, default_flow_style=False))
+
+
+@functools.cache
+def manifest_dumper(native: bool = True) -> Any:
+    r"""The YAML dumper of manifests: repeated sub-dicts written in full (anchors such as
+    &id001 confuse readers), multi-line strings as literal blocks, and libyaml's emitter when
+    PyYAML has it (4-5x faster; a test checks it writes the same bytes as the pure-Python one,
+    so machines with and without libyaml agree).
+
+    Example:
+        >>> import yaml
+        >>> yaml.dump({"a": "x\ny\n"}, Dumper=manifest_dumper())
+        'a: |\n  x\n  y\n'
+    """
+    import yaml
+
+    base = yaml.CSafeDumper if native and yaml.__with_libyaml__ else yaml.SafeDumper
+
+    class ManifestDumper(base):  # type: ignore[misc, valid-type]
         def ignore_aliases(self, data: Any) -> bool:
             return True
 
@@ -78,5 +99,5 @@ def _no_alias_dumper() -> Any:
         style = "|" if "\n" in data else None
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
-    NoAliasDumper.add_representer(str, text)
-    return NoAliasDumper
+    ManifestDumper.add_representer(str, text)
+    return ManifestDumper
