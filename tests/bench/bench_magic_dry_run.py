@@ -24,8 +24,8 @@ LINE = "--dry-run --gpu h100:8 --nodes 2 --spot --max-restarts 3 --image img:1 -
 CELL = "import os\nprint('rank', os.environ['NODE_RANK'])\n"
 
 
-def bare() -> None:
-    TrainingJob.from_code(
+def bench_job() -> TrainingJob:
+    return TrainingJob.from_code(
         CELL,
         name="bench",
         image="img:1",
@@ -33,19 +33,15 @@ def bare() -> None:
         nodes=2,
         spot=True,
         max_restarts=3,
-    ).compile()
+    )
+
+
+def bare() -> None:
+    bench_job().compile()
 
 
 def bare_yaml() -> None:
-    TrainingJob.from_code(
-        CELL,
-        name="bench",
-        image="img:1",
-        accelerator=Accelerator("h100", count=8),
-        nodes=2,
-        spot=True,
-        max_restarts=3,
-    ).compile().to_yaml()
+    bench_job().compile().to_yaml()
 
 
 def median_seconds(fn: Callable[[], object], repeat: int = 200) -> float:
