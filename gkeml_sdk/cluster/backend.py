@@ -6,6 +6,7 @@ import logging
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,13 @@ from gkeml_sdk.cluster.run import KubeRun
 from gkeml_sdk.cluster.streams import Event, StreamHub, StreamSpec, deadline
 from gkeml_sdk.cluster.transport import RetrySettings, Transport
 from gkeml_sdk.compile.contract import RUN_ID_LABEL
-from gkeml_sdk.compile.record import RECORD_LABEL, AttemptRecord, RunRecord, record_name
+from gkeml_sdk.compile.record import (
+    RECORD_LABEL,
+    AttemptRecord,
+    RunRecord,
+    cancel_marker,
+    record_name,
+)
 from gkeml_sdk.errors import ClusterError, ConfigError, NotFoundError, RunTimeoutError
 from gkeml_sdk.run import ProgressCallback, Run, RunStatus
 from gkeml_sdk.spec.job import TrainingJob
@@ -80,6 +87,8 @@ class KubernetesBackend:
                 # A finished run of that name is replaced, as `kubectl apply` would.
                 for attempt in previous.record.attempts:
                     self.delete_attempt(previous, attempt)
+                marker = cancel_marker(job.name, job.namespace)["metadata"]["name"]
+                self.kube.delete(CONFIG_MAPS, marker, job.namespace)
             elif previous.record.job == job and previous.record.retry == retry:
                 return self.resume(previous.record)  # the same submission again
             else:
@@ -156,6 +165,19 @@ class KubernetesBackend:
         from gkeml_sdk.cluster.serving import serve
 
         return serve(self, svc)
+
+    def mark_cancelled(self, run: KubeRun) -> None:
+        """Record a cancellation: the marker object first (the truth), then the record."""
+        self.kube.apply(cancel_marker(run.name, run.namespace))
+        run.record = replace(run.record, cancelled=True)
+        self.save(run.record)
+
+    def cancelled_elsewhere(self, run: KubeRun) -> bool:
+        """True when the run was cancelled, by this client or any other."""
+        marker = cancel_marker(run.name, run.namespace)["metadata"]["name"]
+        if self.kube.find(CONFIG_MAPS, marker, run.namespace) is not None:
+            run.record = replace(run.record, cancelled=True)
+        return run.record.cancelled
 
     def apply_all(self, objects: list[dict[str, Any]]) -> None:
         """Server-side apply each object, in order."""
@@ -248,7 +270,11 @@ class KubernetesBackend:
         if name:
             found = self.kube.find(CONFIG_MAPS, name, obj["metadata"]["namespace"])
             code = (found or {}).get("data") or {}
-        return RunRecord.from_configmap(obj, code)
+        record = RunRecord.from_configmap(obj, code)
+        marker = cancel_marker(record.name, record.job.namespace)["metadata"]["name"]
+        if not record.cancelled and self.kube.find(CONFIG_MAPS, marker, record.job.namespace):
+            record = replace(record, cancelled=True)
+        return record
 
     def _specs(self, runs: list[KubeRun]) -> list[StreamSpec]:
         specs = []

@@ -85,8 +85,7 @@ class KubeRun(Run):
 
     def cancel(self) -> None:
         """Delete every attempt's objects (and so their pods); the run ends CANCELLED."""
-        self.record = replace(self.record, cancelled=True)
-        self._backend.save(self.record)
+        self._backend.mark_cancelled(self)
         for attempt in self.record.attempts:
             self._backend.delete_attempt(self, attempt)
         self._append(CANCELLED, time.time())
@@ -124,8 +123,11 @@ class KubeRun(Run):
 
     def act(self, now: float) -> None:
         """Resubmit when a scheduled resubmission is due."""
-        if self._resubmit_at is not None and now >= self._resubmit_at and not self.record.cancelled:
-            self._resubmit_at = None
+        if self._resubmit_at is None or now < self._resubmit_at:
+            return
+        self._resubmit_at = None
+        # Another client (or thread) may have cancelled the run during the backoff.
+        if not self._backend.cancelled_elsewhere(self):
             self._resubmit(now)
 
     # -- internals ---------------------------------------------------------------------

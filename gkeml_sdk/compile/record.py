@@ -16,12 +16,38 @@ from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.retry import RetryPolicy
 
 RECORD_LABEL = "gkeml.dev/run-record"
-__all__ = ["RECORD_LABEL", "AttemptRecord", "RunRecord", "attempt_name", "record_name"]
+__all__ = [
+    "RECORD_LABEL",
+    "AttemptRecord",
+    "RunRecord",
+    "attempt_name",
+    "cancel_marker",
+    "record_name",
+]
 
 
 def record_name(run: str) -> str:
     """Name of the run record ConfigMap of run `run`."""
     return f"{run}-gkeml-run"
+
+
+def cancel_marker(run: str, namespace: str) -> dict[str, Any]:
+    """The object whose existence says run `run` was cancelled. It is separate from the
+    record, so that a client still writing the record can never undo a cancellation.
+
+    Example:
+        >>> cancel_marker("ft", "ml")["metadata"]["name"]
+        'ft-gkeml-cancelled'
+    """
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": f"{run}-gkeml-cancelled",
+            "namespace": namespace,
+            "labels": {RUN_ID_LABEL: run, **sdk_labels()},
+        },
+    }
 
 
 @dataclass(frozen=True)

@@ -231,3 +231,20 @@ def test_queued_runs_show_their_position_from_the_visibility_api(cluster, client
     queued = [t.status for t in run.history if t.status.state is RunState.QUEUED]
     assert any("position 0 in LocalQueue team-a, 0 in ClusterQueue" in s.message for s in queued)
     assert any("insufficient unused quota" in s.message for s in queued)
+
+
+def test_a_run_cancelled_elsewhere_during_the_backoff_is_not_resubmitted(cluster, client):
+    policy = RetryPolicy(max_resubmits=2, backoff_seconds=0.5)
+    run = client.submit(gang(), retry=policy)
+    thread = Replayer(cluster, "ml", "train", 1, "train").play_in_background(
+        "jobset-podsready-timeout-deactivated", "stuck", watchers=WATCHERS
+    )
+
+    def cancel_when_lost(status):
+        if status.state is RunState.FAILED:
+            make_client(cluster).get_run("train").cancel()
+
+    final = run.wait(timeout=30, progress=cancel_when_lost)
+    thread.join()
+    assert final.state is RunState.CANCELLED
+    assert cluster.store.get("jobsets", "ml", "train-r2") is None
