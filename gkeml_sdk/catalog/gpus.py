@@ -19,7 +19,6 @@ GPU_TAINT_KEY = "nvidia.com/gpu"
 # Sharing (gke-facts §4): clients per physical GPU, for both strategies.
 MIN_SHARED_CLIENTS = 2
 MAX_SHARED_CLIENTS = 48
-SHARING_STRATEGIES = ("time-sharing", "mps")
 # Node label spellings differ between GKE pages (§4 CONFLICT); match both.
 SHARING_LABEL_VALUES = {"time-sharing": ("time-sharing", "TIME_SHARING"), "mps": ("mps", "MPS")}
 

@@ -11,9 +11,9 @@ PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 MAX_EXEC_TIME_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 DEFAULT_LOCAL_QUEUE = "default"
-MAX_PODSETS = 10  # v0.18 limit; v0.19 allows 18. The lower one keeps both working.
 
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+JOBSET_UID_LABEL = "jobset.sigs.k8s.io/jobset-uid"
 JOBSET_RESTART_ATTEMPT_LABEL = "jobset.sigs.k8s.io/restart-attempt"
 JOBSET_JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
 JOBSET_REPLICAS_LABEL = "jobset.sigs.k8s.io/replicatedjob-replicas"
@@ -22,6 +22,7 @@ JOBSET_EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 JOB_COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 JOB_INDEX_FAILURE_COUNT_ANNOTATION = "batch.kubernetes.io/job-index-failure-count"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+JOB_CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid"
 
 DISRUPTION_CONDITION = "DisruptionTarget"
 # JobSet failure-policy rule matching a Job failed by its podFailurePolicy: user code exited

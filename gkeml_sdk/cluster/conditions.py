@@ -6,16 +6,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gkeml_sdk.catalog.kueue import (
+    JOB_CONTROLLER_UID_LABEL,
+    JOB_NAME_LABEL,
+    JOB_UID_LABEL,
+    JOBSET_NAME_LABEL,
+    JOBSET_RESTART_ATTEMPT_LABEL,
+    JOBSET_UID_LABEL,
+)
 from gkeml_sdk.run import FailureCause, RunState, RunStatus
 
 Obj = Mapping[str, Any]
-
-JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
-JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
-JOBSET_UID_LABEL = "jobset.sigs.k8s.io/jobset-uid"
-JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
-JOB_UID_POD_LABEL = "batch.kubernetes.io/controller-uid"
-RESTART_ATTEMPT_LABEL = "jobset.sigs.k8s.io/restart-attempt"
 
 
 def condition(obj: Obj | None, ctype: str) -> Obj | None:
@@ -98,7 +99,7 @@ def pod_belongs(pod: Obj, job_name: str, job_uid: str, job_kind: str | None) -> 
     if job_kind in ("JobSet", None) and lab.get(JOBSET_NAME_LABEL) == job_name:
         return not job_uid or lab.get(JOBSET_UID_LABEL, job_uid) == job_uid
     if job_kind in ("Job", None) and lab.get(JOB_NAME_LABEL) == job_name:
-        return not job_uid or lab.get(JOB_UID_POD_LABEL, job_uid) == job_uid
+        return not job_uid or lab.get(JOB_CONTROLLER_UID_LABEL, job_uid) == job_uid
     return False
 
 
@@ -188,7 +189,7 @@ def summarize_pods(pods: Iterable[Obj], job: Obj | None) -> PodSummary:
     for pod in pods:
         meta = pod.get("metadata") or {}
         # Pods of an earlier JobSet attempt are being torn down; they say nothing about now.
-        if labels(pod).get(RESTART_ATTEMPT_LABEL, attempt) != attempt:
+        if labels(pod).get(JOBSET_RESTART_ATTEMPT_LABEL, attempt) != attempt:
             continue
         phase = (pod.get("status") or {}).get("phase")
         disrupted = disruption(pod) is not None and phase != "Succeeded"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gkeml_sdk.catalog.kueue import JOBSET_NAME_LABEL
 from gkeml_sdk.cluster.conditions import (
-    JOBSET_NAME_LABEL,
     Obj,
     admitted_status,
     condition,
