@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import os
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,12 @@ import pytest
 import yaml
 
 CRD_DIR = Path(__file__).resolve().parents[2] / "shared" / "crds"
+# What a real kube-apiserver + Kueue + JobSet did, event by event (README there).
+RECORDINGS = Path(
+    os.environ.get(
+        "GKEML_KUEUE_FIXTURES", Path(__file__).resolve().parents[2] / "shared/fixtures/kueue-real"
+    )
+)
 KUBERNETES_VERSION = "1.35.0"
 BUILTIN_GROUPS = {
     "",

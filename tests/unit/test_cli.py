@@ -69,8 +69,10 @@ def test_catalog_tables(capsys):
 
 
 def test_console_script_is_installed():
+    script = Path(sys.executable).parent / "gkeml"
+    assert script.exists(), "pip install -e . installs the `gkeml` console script next to python"
     done = subprocess.run(
-        [sys.executable, "-m", "gkeml_sdk.cli", "catalog", "tpus"],
+        [str(script), "catalog", "tpus"],
         capture_output=True,
         text=True,
         check=True,

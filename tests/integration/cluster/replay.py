@@ -4,20 +4,15 @@ replaying what the real ones did in ../shared/fixtures/kueue-real, renamed onto 
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-FIXTURES = Path(
-    os.environ.get(
-        "GKEML_KUEUE_FIXTURES",
-        Path(__file__).resolve().parents[4] / "shared" / "fixtures" / "kueue-real",
-    )
-)
+from tests.schemas import RECORDINGS
+
+FIXTURES = RECORDINGS
 PLURALS = {"JobSet": "jobsets", "Job": "jobs", "Workload": "workloads", "Pod": "pods"}
 SERVER_FIELDS = ("resourceVersion", "uid", "creationTimestamp", "generation", "managedFields")
 

@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gkeml_sdk.cluster.status import StatusTracker, queue_position
 from gkeml_sdk.run import FailureCause, RunState
+from tests.schemas import RECORDINGS
 
 S = RunState
-FIXTURES = Path(
-    os.environ.get(
-        "GKEML_KUEUE_FIXTURES",
-        Path(__file__).resolve().parents[4] / "shared" / "fixtures" / "kueue-real",
-    )
-)
+FIXTURES = RECORDINGS
 needs_fixtures = pytest.mark.skipif(
     not FIXTURES.is_dir(), reason=f"recordings not found at {FIXTURES}"
 )

@@ -6,7 +6,7 @@ import pytest
 import gkeml_sdk
 from gkeml_sdk import Accelerator, SpecError, TpuSlice, TrainingJob
 from gkeml_sdk.catalog import contract, gpus, tpus
-from tests.schemas import validate_object
+from tests.schemas import RECORDINGS, validate_object
 
 GPU_CASES = [
     (g.key, c, nodes, spot)
@@ -201,12 +201,8 @@ def test_pod_failure_policy_is_the_one_the_recorded_controllers_honoured():
     """The recordings (../shared/fixtures/kueue-real) show a real Job controller ignoring a
     Spot-style disruption and JobSet not restarting under this exact policy; ours must match."""
     import json
-    from pathlib import Path
 
-    recording = (
-        Path(__file__).resolve().parents[4]
-        / "shared/fixtures/kueue-real/jobset-spot-disruption-succeeded.jsonl"
-    )
+    recording = RECORDINGS / "jobset-spot-disruption-succeeded.jsonl"
     if not recording.exists():
         pytest.skip(f"Kueue recordings not found at {recording.parent}")
     first = json.loads(recording.read_text().splitlines()[0])
