@@ -117,12 +117,12 @@ def _jobset(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
             "restartStrategy": "Recreate",
             "rules": [
                 {
-                    "name": "user-code-failure",
+                    "name": "userCodeFailure",
                     "action": "RestartJobSet",
                     "onJobFailureReasons": list(kueue.USER_CODE_JOB_FAILURE_REASONS),
                 },
                 {
-                    "name": "infrastructure-failure",
+                    "name": "infrastructureFailure",
                     "action": "RestartJobSetAndIgnoreMaxRestarts",
                     "onJobFailureReasons": list(kueue.INFRA_JOB_FAILURE_REASONS),
                 },
@@ -136,7 +136,7 @@ def _jobset(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
             "maxRestarts": 0,
             "rules": [
                 {
-                    "name": "user-code-failure",
+                    "name": "userCodeFailure",
                     "action": "FailJobSet",
                     "onJobFailureReasons": ["FailedIndexes", "MaxFailedIndexesExceeded"],
                 }
