@@ -122,9 +122,12 @@ def _jobset(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
                     "onJobFailureReasons": list(kueue.USER_CODE_JOB_FAILURE_REASONS),
                 },
                 {
-                    "name": "infrastructureFailure",
-                    "action": "RestartJobSetAndIgnoreMaxRestarts",
-                    "onJobFailureReasons": list(kueue.INFRA_JOB_FAILURE_REASONS),
+                    # Pods that fail with no exit code of the trainer (kubelet admission
+                    # errors, a failed init container) fail the same way every time: these
+                    # restarts count, or the gang would restart forever.
+                    "name": "failureWithoutExitCode",
+                    "action": "RestartJobSet",
+                    "onJobFailureReasons": list(kueue.OTHER_JOB_FAILURE_REASONS),
                 },
             ],
         }
