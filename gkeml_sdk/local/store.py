@@ -12,6 +12,8 @@ Layout of `<run root>/<namespace>/<name>/`:
     supervisor.json pid and start time of the detached supervisor
     supervisor.log  the supervisor's own errors
     cancel          present once a cancel was requested
+
+Directories are 0700 and files 0600 (code 0400) whatever the umask (`local.confined`).
 """
 
 from __future__ import annotations
