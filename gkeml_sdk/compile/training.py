@@ -43,7 +43,7 @@ FAIL_ON_USER_EXIT: Obj = {
 def compile_training_job(job: TrainingJob, attempt: int = 1) -> Manifests:
     """Manifests for `job`: a JobSet when it is multi-node, gang or a multi-host TPU slice,
     otherwise a batch/v1 Job. Deterministic: equal specs give byte-identical YAML.
-    Attempt k > 1 of a resubmitted run gets the name `<name>-r<k>`.
+    Attempt k > 1 of a resubmitted run gets the name `<name>--r<k>`.
 
     Example:
         >>> from gkeml_sdk import TrainingJob, Accelerator

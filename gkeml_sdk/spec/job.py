@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, field_validator, model_validator
 
 from gkeml_sdk.catalog import spot
+from gkeml_sdk.catalog.contract import ATTEMPT_SEPARATOR
 from gkeml_sdk.catalog.kueue import DEFAULT_LOCAL_QUEUE
 from gkeml_sdk.spec.accelerator import Accelerator
 from gkeml_sdk.spec.base import DNS1123_LABEL, DNS1123_SUBDOMAIN, SpecModel, fail
@@ -112,6 +113,13 @@ class TrainingJob(SpecModel):
     @model_validator(mode="after")
     def _check(self) -> TrainingJob:
         check_name("name", self.name, DNS1123_LABEL, MAX_NAME_LENGTH)
+        if ATTEMPT_SEPARATOR in self.name:
+            raise fail(
+                f"name={self.name!r} contains {ATTEMPT_SEPARATOR!r}",
+                rule=f"gkeml names resubmission attempts '<name>{ATTEMPT_SEPARATOR}r<k>', so run "
+                f"names may not contain {ATTEMPT_SEPARATOR!r}",
+                fix=f"name={self.name.replace(ATTEMPT_SEPARATOR, '-')!r}",
+            )
         check_name("namespace", self.namespace, DNS1123_LABEL, 63)
         check_name("queue", self.queue, DNS1123_SUBDOMAIN, 63)
         if self.priority is not None:
@@ -301,7 +309,7 @@ class TrainingJob(SpecModel):
 
     def compile(self, attempt: int = 1) -> Manifests:
         """The Kubernetes objects that run this job (attempt k > 1 of a resubmitted run is
-        named `<name>-r<k>`; see `gkeml_sdk.compile`)."""
+        named `<name>--r<k>`; see `gkeml_sdk.compile`)."""
         from gkeml_sdk.compile.training import compile_training_job
 
         return compile_training_job(self, attempt)

@@ -188,13 +188,13 @@ def test_compile_without_image_says_how_to_run_it():
 
 def test_later_attempts_get_deterministic_names_and_keep_the_run_id():
     second = job(accelerator=TpuSlice("v5e", "4x4")).compile(attempt=2)
-    assert second.main["metadata"]["name"] == "ft-r2"
+    assert second.main["metadata"]["name"] == "ft--r2"
     assert second.main["metadata"]["labels"]["gkeml.dev/run-id"] == "ft"
     assert second.main["metadata"]["labels"]["gkeml.dev/attempt"] == "2"
     env = {e["name"]: e.get("value") for e in pod_spec(second)["containers"][0]["env"]}
-    assert env["MASTER_ADDR"] == "ft-r2-node-0-0.ft-r2"
-    assert env["TPU_WORKER_HOSTNAMES"].startswith("ft-r2-node-0-0.ft-r2,")
-    assert second.workload["metadata"]["name"] == "jobset-ft-r2"
+    assert env["MASTER_ADDR"] == "ft--r2-node-0-0.ft--r2"
+    assert env["TPU_WORKER_HOSTNAMES"].startswith("ft--r2-node-0-0.ft--r2,")
+    assert second.workload["metadata"]["name"] == "jobset-ft--r2"
 
 
 def test_pod_failure_policy_is_the_one_the_recorded_controllers_honoured():
