@@ -8,6 +8,7 @@ import hashlib
 import os
 import secrets
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -57,10 +58,8 @@ def test_a_secret_value_reaches_the_processes_and_no_file(
     assert run.wait(timeout=60).state is RunState.SUCCEEDED
     assert run.attempt == 2
     digest = hashlib.sha256(token.encode()).hexdigest()
-    lines = list(run.logs())
-    assert sorted(lines) == sorted(
-        f"[{node}] {kind} {digest}" for node in (0, 1) for _ in (1, 2) for kind in ("env", "arg")
-    )
+    # Rank 1 may be stopped by the gang restart before it prints; attempt 2 always prints.
+    assert set(run.logs()) == {f"[{n}] {kind} {digest}" for n in (0, 1) for kind in ("env", "arg")}
     written = list(files_under(root))
     assert {p.name for p in written} >= {
         "job.yaml", "launch.json", "state.json", "supervisor.json", "supervisor.log", "main.py",
@@ -105,8 +104,10 @@ def test_run_files_are_private_whatever_the_umask(tmp_path: Path, umask: int) ->
         assert done.wait(timeout=60).state is RunState.SUCCEEDED
         slow = TrainingJob.from_code(WRITES_A_FILE, name="slow", env={"SLEEP": "30"}, nodes=2)
         cancelled = backend.submit(slow)
+        deadline = time.monotonic() + 30
         while "[1] ok" not in list(cancelled.logs()):
-            pass
+            assert time.monotonic() < deadline, "the processes did not start"
+            time.sleep(0.05)
         cancelled.cancel()
         assert cancelled.state.state is RunState.CANCELLED
     finally:
