@@ -20,6 +20,7 @@ from gkeml_sdk.compile.contract import (
 )
 from gkeml_sdk.compile.manifests import Manifests
 from gkeml_sdk.compile.pod import pod_template
+from gkeml_sdk.compile.secret_env import secret_like_env_notes
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.tpu import TpuSlice
@@ -202,4 +203,5 @@ def _notes(job: TrainingJob) -> tuple[str, ...]:
             f"terminationGracePeriodSeconds={grace} has no effect on Spot nodes unless the node "
             f"pool extends graceful shutdown; GKE gives {SPOT_DEFAULT_GRACE_SECONDS} s by default"
         )
+    notes.extend(secret_like_env_notes(job))
     return tuple(notes)
