@@ -4,7 +4,9 @@ test; run `python tests/bench/bench_reliability.py`).
 1,000 submissions with no faults, then 1,000 with 20% of requests failing transiently (mixed
 429 / 5xx / connection resets / timeouts / resets after the write landed): exactly 1,000 jobs
 must exist at the end, none twice, none lost. Reports API requests per submission in both
-cases and the watch connections used to wait for 100 runs.
+cases and the watch connections used to wait for 100 runs. Then the races of `races.py` at the
+same fault rate: live attempts per run (must be <= 1), runs stuck, runs that ended wrong,
+objects of other runs touched (must be 0) and API requests per race.
 """
 
 from __future__ import annotations
@@ -36,9 +38,9 @@ COMPLETED = {
 }
 
 
-def job(i: int) -> TrainingJob:
+def job(i: int, name: str = "") -> TrainingJob:
     return TrainingJob(
-        name=f"job-{i:04d}",
+        name=name or f"job-{i:04d}",
         image="busybox",
         command=["python", "train.py"],
         accelerator=Accelerator("h100", count=8),
@@ -117,6 +119,37 @@ def watch_connections(runs: int = 100) -> tuple[int, int]:
         api.stop()
 
 
+def race_figures(per_scenario: int = 20) -> None:
+    from tests.bench.races import SCENARIOS, Harness, run_races, touched
+
+    api = server()
+    try:
+        start = time.monotonic()
+        h = Harness(api, lambda: client(api))
+        tally, failures, sent = run_races(
+            h,
+            lambda name: job(0, name),
+            per_scenario,
+            0.2,
+            FAULTS,
+        )
+        took = time.monotonic() - start
+        print(
+            f"races at 20% faults ({per_scenario} of each of {len(SCENARIOS)} scenarios, "
+            f"{tally.runs} runs, {took:.0f}s):"
+        )
+        print(f"  live attempts per run: {h.live.update(api)} at most (must be <= 1)")
+        print(f"  runs stuck: {len(tally.stuck)}; runs that ended wrong: {len(tally.wrong)}")
+        print(f"  objects of other runs touched: {touched(api, tally.sentinels)} (must be 0)")
+        print(f"  API requests per race run: {sent / tally.runs:.1f}")
+        for title in SCENARIOS:
+            print(f"    {title}: {failures[title]} wrong")
+        for line in (tally.stuck + tally.wrong)[:10]:
+            print(f"  ! {line}")
+    finally:
+        api.stop()
+
+
 def main() -> None:
     clean, jobs, records = submissions(0.0)
     print(f"no faults:  {clean:.2f} API requests per submission; {jobs} JobSets, {records} runs")
@@ -129,6 +162,7 @@ def main() -> None:
     )
     peak, opened = watch_connections()
     print(f"waiting for 100 runs: {peak} watch connections open at most, {opened} opened in all")
+    race_figures()
 
 
 if __name__ == "__main__":
