@@ -329,4 +329,29 @@ def admitted_status(job: Obj | None, workload: Obj, pods: list[Obj]) -> RunStatu
         return RunStatus(RunState.RESTARTING, restarting.get("reason", ""), progress)
     if all_up:
         return RunStatus(RunState.RUNNING, "PodsReady", progress)
+    stuck = _stuck_container(pods)
+    if stuck is not None:
+        # A missing Secret or an unpullable image keeps the pod Pending with no end.
+        pod, reason, message = stuck
+        return RunStatus(RunState.STARTING, reason, f"pod {_name(pod)}: {message}; {progress}")
     return RunStatus(RunState.STARTING, "Admitted", progress)
+
+
+_STUCK_REASONS = frozenset(
+    {
+        "CreateContainerConfigError",
+        "CreateContainerError",
+        "ErrImagePull",
+        "ImagePullBackOff",
+        "InvalidImageName",
+    }
+)
+
+
+def _stuck_container(pods: list[Obj]) -> tuple[Obj, str, str] | None:
+    for pod in pods:
+        for status in (pod.get("status") or {}).get("containerStatuses") or []:
+            waiting = (status.get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") in _STUCK_REASONS:
+                return pod, waiting["reason"], waiting.get("message") or waiting["reason"]
+    return None

@@ -260,3 +260,24 @@ def test_queue_position_from_visibility_api() -> None:
     replay([e for e in events if e["t"] >= 2.0], tracker)
     assert tracker.status.state is S.SUCCEEDED
     assert "position" not in tracker.status.message
+
+
+def test_a_pod_stuck_on_a_missing_secret_says_so_while_starting() -> None:
+    from gkeml_sdk.cluster.conditions import admitted_status
+
+    workload = {"spec": {"podSets": [{"count": 2}]}}
+    waiting = {
+        "reason": "CreateContainerConfigError",
+        "message": 'secret "wandb" not found',
+    }
+    pod = {
+        "metadata": {"name": "ft-node-0-0-abcde"},
+        "status": {
+            "phase": "Pending",
+            "containerStatuses": [{"name": "trainer", "state": {"waiting": waiting}}],
+        },
+    }
+    status = admitted_status({"kind": "JobSet"}, workload, [pod])
+    assert status.state is S.STARTING
+    assert status.reason == "CreateContainerConfigError"
+    assert status.message == 'pod ft-node-0-0-abcde: secret "wandb" not found; 0/2 pods ready'
