@@ -132,3 +132,39 @@ def test_no_attempt_outlives_a_cancel_from_another_client(cluster, target):
     assert final.state is RunState.CANCELLED
     assert run.attempt == 2  # the resubmission happened, and nothing of it is left
     cluster.wait_for(lambda: jobsets(cluster) == [], timeout=5)
+
+
+def test_a_running_attempt_is_never_reapplied(cluster, client):
+    """Kueue owns `spec.suspend` once it admits: a re-apply of the compiled JobSet would
+    conflict with it (409) or, forced, suspend the running job. The SDK only ever creates."""
+    run = client.submit(gang())
+    Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", until=2.0)
+    assert run.state.state is RunState.RUNNING
+    again = client.submit(gang())  # the same submission: the same run
+    assert again.state.state is RunState.RUNNING
+    assert make_client(cluster).get_run("train").state.state is RunState.RUNNING
+    writes = [
+        r
+        for r in cluster.request_log
+        if r.method in ("PATCH", "PUT") and "/jobsets/" in r.path + "/"
+    ]
+    assert writes == []
+    assert cluster.store.get("jobsets", "ml", "train")["spec"]["suspend"] is False
+
+
+def test_a_retried_create_never_suspends_what_kueue_just_admitted(cluster, client):
+    # The create lands but its answer is lost; Kueue admits the JobSet before the client
+    # retries. A retried (forced) apply would set `suspend: true` on the running job again.
+    cluster.faults.inject(kind="reset-after-write", count=1, match=("POST", r"/jobsets$"))
+    retry = cluster.faults.inject(kind="slow", count=1, delay=1.0, match=(None, r"/jobsets"))
+
+    def admit() -> None:
+        cluster.wait_for(lambda: retry.hits == 1)
+        cluster.store.patch("jobsets", "ml", "train", {"spec": {"suspend": False}})
+
+    thread = threading.Thread(target=admit, daemon=True)
+    thread.start()
+    run = client.submit(gang())
+    thread.join()
+    assert cluster.store.get("jobsets", "ml", "train")["spec"]["suspend"] is False
+    assert run.record.current.uid == cluster.store.get("jobsets", "ml", "train")["metadata"]["uid"]
