@@ -17,7 +17,7 @@ from gkeml_sdk.cluster.logs import pod_logs
 from gkeml_sdk.cluster.preflight import Preflight
 from gkeml_sdk.cluster.resources import resource
 from gkeml_sdk.cluster.run import KubeRun
-from gkeml_sdk.cluster.streams import Event, StreamHub, StreamSpec, deadline
+from gkeml_sdk.cluster.streams import Backoff, Event, StreamHub, StreamSpec, deadline
 from gkeml_sdk.cluster.transport import RetrySettings, Transport
 from gkeml_sdk.compile.contract import RUN_ID_LABEL
 from gkeml_sdk.compile.record import (
@@ -61,6 +61,7 @@ class KubernetesBackend:
         retry: RetrySettings | None = None,
         request_timeout: float = 30.0,
         watch_seconds: int = 300,
+        watch_backoff: Backoff | None = None,
     ) -> None:
         api, default_namespace = connect(
             kubeconfig=kubeconfig, context=context, api_client=api_client
@@ -70,6 +71,7 @@ class KubernetesBackend:
         self.kube = KubeClient(self.transport)
         self.preflight = Preflight(self.kube)
         self.watch_seconds = watch_seconds
+        self.watch_backoff = watch_backoff or Backoff()  # between failing watch reconnects
         self.watch_connections = 0  # opened by every wait so far (for diagnostics)
         self._progress: dict[str, ProgressCallback] = {}
 
@@ -145,7 +147,10 @@ class KubernetesBackend:
         try:
             if not all(r.done() for r in kube_runs):
                 with StreamHub(
-                    self.kube, self._specs(kube_runs), watch_seconds=self.watch_seconds
+                    self.kube,
+                    self._specs(kube_runs),
+                    watch_seconds=self.watch_seconds,
+                    backoff=self.watch_backoff,
                 ) as hub:
                     self._drain(hub, kube_runs, left)
                     self.watch_connections += hub.connections
