@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 from gkeml_sdk.catalog.kueue import JOB_UID_LABEL
 from gkeml_sdk.cluster.config import connect
 from gkeml_sdk.cluster.kube import KubeClient
-from gkeml_sdk.cluster.logs import pod_logs
+from gkeml_sdk.cluster.logs import AttemptPods, follow_logs, pod_logs
 from gkeml_sdk.cluster.preflight import Preflight
 from gkeml_sdk.cluster.resources import resource
 from gkeml_sdk.cluster.run import KubeRun
+from gkeml_sdk.cluster.status import StatusTracker
 from gkeml_sdk.cluster.streams import Backoff, Event, StreamHub, StreamSpec, deadline
 from gkeml_sdk.cluster.transport import RetrySettings, Transport
 from gkeml_sdk.compile.contract import RUN_ID_LABEL
@@ -263,9 +264,27 @@ class KubernetesBackend:
             callback(status)
 
     def logs(self, run: KubeRun, follow: bool) -> Iterator[str]:
-        """Pod logs of the current attempt, each line prefixed by its node rank."""
-        pods, _ = self.kube.list(PODS, run.namespace, label_selector=run.pod_selector())
-        return pod_logs(self.kube, pods, run.namespace, follow=follow)
+        """Pod logs of the current attempt, each line prefixed by its node rank. Following
+        picks up pods as they start (from a watch) and ends once the attempt is final."""
+        where = AttemptPods.of(self.kube, run.record.job)
+        selector = run.pod_selector()
+
+        def list_pods() -> list[dict[str, Any]]:
+            return self.kube.list(PODS, run.namespace, label_selector=selector)[0]
+
+        kind = JOBSETS if run.record.job.uses_jobset else JOBS
+        if not follow or run.done() or not self.kube.find(kind, run.object_name(), run.namespace):
+            return pod_logs(where, list_pods())  # a gone attempt has nothing more to say
+        tracker = StatusTracker(run.attempt, job_name=run.object_name(), job_kind=kind.kind)
+        streams = [StreamSpec(k, run.namespace, selector) for k in (kind, PODS)]
+        return follow_logs(
+            where,
+            streams,
+            tracker,
+            list_pods,
+            watch_seconds=self.watch_seconds,
+            backoff=self.watch_backoff,
+        )
 
     # -- internals ---------------------------------------------------------------------
 
