@@ -10,6 +10,7 @@ from typing import Any
 
 from gkeml_sdk import Client, GkemlError, Run, SpecError, TrainingJob
 from gkeml_sdk.local import LocalOptions
+from gkeml_sdk.run import log_slot
 from gkeml_sdk.watch import follow
 
 from . import options as o
@@ -70,9 +71,9 @@ class GkeMagics:
         with _usage_errors():
             ns = o.parse(o.parsers()["gke_logs"], line)
             run = self._run(ns.name, ns.local)
-            # Every backend prefixes lines with "[rank] ", so one filter serves them all.
-            prefix = f"[{ns.rank}] " if ns.rank is not None else ""
-            lines = (t for t in run.logs(follow=ns.follow) if t.startswith(prefix))
+            lines = run.logs(follow=ns.follow)
+            if ns.rank is not None:  # every backend prefixes lines alike (run.log_prefix)
+                lines = (text for text in lines if log_slot(text) == ns.rank)
             try:
                 for text in lines:
                     print(text)

@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 
 from gkeml_sdk import Accelerator, TpuSlice, TrainingJob
 from gkeml_sdk.local import LocalOptions
+from gkeml_sdk.run import log_prefix, log_slot
 
 BACKENDS = ("kubernetes", "local")
 _UNEXPANDED = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)\}")
@@ -181,8 +182,26 @@ def run_parser(prog: str, description: str, *, name: str = "required") -> MagicP
     parser.add_argument("--local", action="store_true", help="look among local runs")
     if prog == "%gke_logs":
         parser.add_argument("--follow", action="store_true", help="stream until the run ends")
-        parser.add_argument("--rank", metavar="SLOT", help="one process only, e.g. 0 or 1")
+        parser.add_argument(
+            "--rank", metavar="SLOT", type=slot, help="one process only, e.g. 0 or 1"
+        )
     return parser
+
+
+def slot(text: str) -> str:
+    """A `--rank` value as log lines carry it (`gkeml_sdk.run.log_prefix`): a node rank, or
+    NODE.LOCAL_RANK for one process of a run with a process per GPU.
+
+    Example:
+        >>> slot("1"), slot("02.3")
+        ('1', '2.3')
+    """
+    if log_slot(log_prefix(text)) != text:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a rank: log lines are prefixed by node rank, so give one such as "
+            "0 or 1 (or NODE.LOCAL_RANK such as 0.3 for a run with one process per GPU)"
+        )
+    return ".".join(str(int(part)) for part in text.split("."))
 
 
 def parsers() -> dict[str, MagicParser]:

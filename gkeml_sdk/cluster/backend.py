@@ -15,11 +15,12 @@ from gkeml_sdk.cluster.attempts import Attempts, job_resource
 from gkeml_sdk.cluster.conditions import uid
 from gkeml_sdk.cluster.config import connect
 from gkeml_sdk.cluster.kube import KubeClient
-from gkeml_sdk.cluster.logs import pod_logs
+from gkeml_sdk.cluster.logs import AttemptPods, follow_logs, pod_logs
 from gkeml_sdk.cluster.preflight import Preflight
 from gkeml_sdk.cluster.resources import resource
 from gkeml_sdk.cluster.run import KubeRun
-from gkeml_sdk.cluster.streams import Event, StreamHub, StreamSpec, deadline
+from gkeml_sdk.cluster.status import StatusTracker
+from gkeml_sdk.cluster.streams import Backoff, Event, StreamHub, StreamSpec, deadline
 from gkeml_sdk.cluster.transport import RetrySettings, Transport
 from gkeml_sdk.compile.contract import RUN_ID_LABEL
 from gkeml_sdk.compile.record import (
@@ -61,6 +62,7 @@ class KubernetesBackend:
         retry: RetrySettings | None = None,
         request_timeout: float = 30.0,
         watch_seconds: int = 300,
+        watch_backoff: Backoff | None = None,
         deletion_timeout: float = 300.0,
     ) -> None:
         api, default_namespace = connect(
@@ -72,6 +74,7 @@ class KubernetesBackend:
         self.preflight = Preflight(self.kube)
         self.attempts = Attempts(self.kube, deletion_timeout=deletion_timeout)
         self.watch_seconds = watch_seconds
+        self.watch_backoff = watch_backoff or Backoff()  # between failing watch reconnects
         self.watch_connections = 0  # opened by every wait so far (for diagnostics)
         self._progress: dict[str, ProgressCallback] = {}
 
@@ -146,7 +149,10 @@ class KubernetesBackend:
         try:
             if not all(r.done() for r in kube_runs):
                 with StreamHub(
-                    self.kube, self._specs(kube_runs), watch_seconds=self.watch_seconds
+                    self.kube,
+                    self._specs(kube_runs),
+                    watch_seconds=self.watch_seconds,
+                    backoff=self.watch_backoff,
                 ) as hub:
                     self._drain(hub, kube_runs, left)
                     self.watch_connections += hub.connections
@@ -266,9 +272,29 @@ class KubernetesBackend:
             callback(status)
 
     def logs(self, run: KubeRun, follow: bool) -> Iterator[str]:
-        """Pod logs of the current attempt, each line prefixed by its node rank."""
-        pods, _ = self.kube.list(PODS, run.namespace, label_selector=run.pod_selector())
-        return pod_logs(self.kube, pods, run.namespace, follow=follow)
+        """Pod logs of the current attempt, each line prefixed by its node rank. Following
+        picks up pods as they start (from a watch) and ends once the attempt is final."""
+        where = AttemptPods.of(self.kube, run.record.job)
+        selector = run.pod_selector()
+
+        def list_pods() -> list[dict[str, Any]]:
+            return self.kube.list(PODS, run.namespace, label_selector=selector)[0]
+
+        kind = job_resource(run.record)
+        found = None if run.done() else self.kube.find(kind, run.object_name(), run.namespace)
+        ours = found is not None and uid(found) == (run.record.current.uid or uid(found))
+        if not follow or not ours:
+            return pod_logs(where, list_pods())  # a gone attempt has nothing more to say
+        tracker = StatusTracker(run.attempt, job_name=run.object_name(), job_kind=kind.kind)
+        streams = [StreamSpec(k, run.namespace, selector) for k in (kind, PODS)]
+        return follow_logs(
+            where,
+            streams,
+            tracker,
+            list_pods,
+            watch_seconds=self.watch_seconds,
+            backoff=self.watch_backoff,
+        )
 
     # -- internals ---------------------------------------------------------------------
 

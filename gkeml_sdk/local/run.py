@@ -23,6 +23,7 @@ from gkeml_sdk.run import (
     RunState,
     RunStatus,
     Transition,
+    log_prefix,
 )
 from gkeml_sdk.spec.job import TrainingJob
 
@@ -175,13 +176,13 @@ class LocalRun(Run):
                     continue
                 reader = readers.setdefault(path, _LineReader(path))
                 for line in reader.read():
-                    yield f"[{path.stem}] {line}"
+                    yield log_prefix(path.stem) + line
 
         try:
             if not follow:
                 yield from drain()
                 for reader in readers.values():
-                    yield from (f"[{reader.path.stem}] {line}" for line in reader.rest())
+                    yield from (log_prefix(reader.path.stem) + line for line in reader.rest())
                 return
             while True:
                 terminal = self.state.terminal
@@ -191,7 +192,7 @@ class LocalRun(Run):
                     yield line
                 if terminal:
                     for reader in readers.values():
-                        yield from (f"[{reader.path.stem}] {line}" for line in reader.rest())
+                        yield from (log_prefix(reader.path.stem) + line for line in reader.rest())
                     return
                 if not got:
                     time.sleep(POLL_SECONDS)

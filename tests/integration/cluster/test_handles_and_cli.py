@@ -41,16 +41,17 @@ def test_state_is_read_without_waiting_and_logs_are_prefixed_by_rank(cluster, cl
     for rank, pod in enumerate(pods):
         cluster.set_pod_log("ml", pod, f"step 1 rank {rank}\nstep 2 rank {rank}\n")
     assert list(run.logs()) == [
-        "[node 0] step 1 rank 0",
-        "[node 0] step 2 rank 0",
-        "[node 1] step 1 rank 1",
-        "[node 1] step 2 rank 1",
+        "[0] step 1 rank 0",
+        "[0] step 2 rank 0",
+        "[1] step 1 rank 1",
+        "[1] step 2 rank 1",
     ]
 
 
-def test_follow_streams_new_lines_until_the_pods_end(cluster, client):
+def test_follow_streams_new_lines_until_the_run_ends(cluster, client):
     run = client.submit(gang())
-    Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", until=2.0)
+    replay = Replayer(cluster, "ml", "train", 1, "train")
+    replay.play("jobset-succeeded", "train", until=2.0)
     pods = sorted(p["metadata"]["name"] for p in cluster.objects("pods", "ml"))
     for pod in pods:
         cluster.set_pod_log("ml", pod, "start\n")
@@ -58,11 +59,31 @@ def test_follow_streams_new_lines_until_the_pods_end(cluster, client):
     def writer() -> None:
         for pod in pods:
             cluster.append_pod_log("ml", pod, "done\n")
-            cluster.finish_pod_log("ml", pod)
+        replay.play("jobset-succeeded", "train", since=2.0)
 
     threading.Timer(0.3, writer).start()
     lines = list(run.logs(follow=True))
-    assert sorted(lines) == ["[node 0] done", "[node 0] start", "[node 1] done", "[node 1] start"]
+    assert sorted(lines) == ["[0] done", "[0] start", "[1] done", "[1] start"]
+
+
+def test_following_the_logs_of_a_queued_run_shows_pods_that_start_later(cluster, client):
+    run = client.submit(gang())
+    assert cluster.objects("pods", "ml") == []
+    lines: list[str] = []
+    follower = threading.Thread(target=lambda: lines.extend(run.logs(follow=True)), daemon=True)
+    follower.start()
+    cluster.wait_for_watches(2)  # the attempt's JobSet and its pods, before any pod exists
+    replay = Replayer(cluster, "ml", "train", 1, "train")
+    replay.play("jobset-succeeded", "train", until=2.0)
+    pods = sorted(p["metadata"]["name"] for p in cluster.objects("pods", "ml"))
+    assert len(pods) == 2
+    cluster.set_pod_log("ml", pods[1], "hello from rank 1\n")
+    cluster.wait_for(lambda: lines == ["[1] hello from rank 1"])
+    cluster.append_pod_log("ml", pods[0], "hello from rank 0\n")
+    replay.play("jobset-succeeded", "train", since=2.0)
+    follower.join(timeout=10)
+    assert not follower.is_alive()  # ended with the run, every log drained
+    assert lines == ["[1] hello from rank 1", "[0] hello from rank 0"]
 
 
 def test_cancel_deletes_the_objects_and_ends_cancelled(cluster, client):
@@ -112,7 +133,7 @@ def test_cli_drives_a_run_end_to_end(cluster, tmp_path, capsys):
     pod = sorted(p["metadata"]["name"] for p in cluster.objects("pods", "ml"))[0]
     cluster.set_pod_log("ml", pod, "loss 0.1\n")
     assert main(["logs", "cli-train", "--kubeconfig", kubeconfig]) == 0
-    assert "[node 0] loss 0.1" in capsys.readouterr().out
+    assert "[0] loss 0.1" in capsys.readouterr().out
     assert main(["cancel", "cli-train", "--kubeconfig", kubeconfig]) == 0
     cluster.wait_for(lambda: cluster.objects("jobsets", "ml") == [])
     assert main(["status", "nope", "--kubeconfig", kubeconfig]) == 1

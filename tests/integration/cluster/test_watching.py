@@ -78,3 +78,24 @@ def test_waiting_on_many_runs_shares_watch_connections(cluster, client):
     thread.join()
     assert [f.state for f in finals] == [RunState.SUCCEEDED] * 12
     assert max(peak) == WATCHERS
+
+
+def test_a_jobset_deleted_while_the_watch_was_down_ends_the_wait(cluster, client):
+    run = client.submit(gang())
+    replay = Replayer(cluster, "ml", "train", 1, "train")
+
+    def controllers() -> None:
+        replay.wait_for_watchers(WATCHERS)
+        replay.play("jobset-succeeded", "train", until=2.0)
+        # The resumes reach the server after the delete and a compaction: 410 Gone, and the
+        # JobSet is simply absent from the relist.
+        cluster.faults.inject("slow", count=WATCHERS, delay=1.0, match=lambda i: i.is_watch)
+        cluster.cut_watches()
+        cluster.store.delete("jobsets", "ml", "train")
+        cluster.compact()
+
+    thread = threading.Thread(target=controllers, daemon=True)
+    thread.start()
+    assert run.wait(timeout=15).state is RunState.CANCELLED
+    thread.join()
+    assert RunState.RUNNING in states(run)

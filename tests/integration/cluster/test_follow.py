@@ -1,0 +1,61 @@
+"""watch.follow() on a cluster run: statuses come from the watch streams, so a run that sits
+RUNNING costs no API request per second, and every transition and log line still shows."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from gkeml_sdk import RunState, RunStatus
+from gkeml_sdk.errors import RunTimeoutError
+from gkeml_sdk.watch import follow
+
+from .replay import Replayer
+from .test_scenarios import gang
+
+
+def test_following_a_running_run_makes_no_requests_while_nothing_changes(cluster, client):
+    run = client.submit(gang())
+    replay = Replayer(cluster, "ml", "train", 1, "train")
+    replay.play("jobset-succeeded", "train", until=2.0)
+    pods = sorted(p["metadata"]["name"] for p in cluster.objects("pods", "ml"))
+    for pod in pods:
+        cluster.set_pod_log("ml", pod, "start\n")
+    items: list[str | RunStatus] = []
+    thread = threading.Thread(target=lambda: items.extend(follow(run, timeout=30)), daemon=True)
+    thread.start()
+
+    def following() -> bool:
+        lines = {"[0] start", "[1] start"} <= set(items)
+        return lines and RunState.RUNNING in states(items)
+
+    cluster.wait_for(following, timeout=10)
+
+    cluster.clear_request_log()
+    time.sleep(3.0)
+    per_second = len(cluster.request_log) / 3.0
+    # Polling run.state made about 16 requests a second; the open watches make none.
+    assert per_second < 0.5, f"{per_second:.1f} requests/s while following"
+
+    replay.play("jobset-succeeded", "train", since=2.0)
+    for pod in pods:
+        cluster.finish_pod_log("ml", pod)
+    thread.join(timeout=20)
+    assert not thread.is_alive()
+    assert states(items)[-1] is RunState.SUCCEEDED
+
+
+def states(items: list[str | RunStatus]) -> list[RunState]:
+    return [i.state for i in items if isinstance(i, RunStatus)]
+
+
+def test_following_stops_at_the_timeout_and_the_run_keeps_going(cluster, client):
+    run = client.submit(gang())
+    Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", until=2.0)
+    started = time.monotonic()
+    with pytest.raises(RunTimeoutError):
+        list(follow(run, timeout=1.0))
+    assert time.monotonic() - started < 5.0
+    assert cluster.objects("jobsets", "ml") != []
