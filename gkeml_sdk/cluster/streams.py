@@ -15,8 +15,8 @@ from typing import Any
 
 from gkeml_sdk.cluster.kube import KubeClient, WatchExpired, WatchStream
 from gkeml_sdk.cluster.resources import Resource
-from gkeml_sdk.cluster.transport import TransientError
-from gkeml_sdk.errors import GkemlError
+from gkeml_sdk.cluster.transport import UNAVAILABLE, TransientError
+from gkeml_sdk.errors import ClusterError, GkemlError
 
 log = logging.getLogger("gkeml.cluster")
 Obj = dict[str, Any]
@@ -101,6 +101,12 @@ class Informer(threading.Thread):
                     version = self._relist()
                 except TransientError as exc:
                     log.info("watch %s dropped (%s); resuming", self.spec.resource.plural, exc)
+                except ClusterError as exc:
+                    # The transport gave up on a transient outage; a run outlives one, so
+                    # keep backing off (the caller's timeout bounds the wait).
+                    if exc.reason != UNAVAILABLE:
+                        raise
+                    log.info("watch %s unavailable (%s); retrying", self.spec.resource.plural, exc)
                 lasted = time.monotonic() - opened
                 healthy = self.delivered > delivered or lasted >= min(
                     self.backoff.healthy_after, self.watch_seconds / 2

@@ -18,6 +18,7 @@ from gkeml_sdk.errors import ClusterError, NotFoundError
 
 log = logging.getLogger("gkeml.cluster")
 
+UNAVAILABLE = "Unavailable"  # the reason of a ClusterError raised after transient retries ran out
 TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
 HINTS = {
     400: "the request was malformed; if your spec validated, this is a gkeml bug: please report it",
@@ -139,7 +140,7 @@ class Transport:
         except TransientError as exc:
             raise ClusterError(
                 str(exc),
-                reason="Unavailable",
+                reason=UNAVAILABLE,
                 message=f"gave up after {self.retry.attempts} attempts",
                 hint="the API server kept failing; check the cluster's health and try again",
             ) from None

@@ -77,3 +77,16 @@ def test_a_relist_after_410_reports_objects_deleted_while_the_watch_was_down(kub
         assert replaced is not None and replaced.obj["metadata"]["uid"] == old_uid
         assert next_event(hub, "SYNCED", "renewed", timeout=1.0) is not None
     assert kube_api.count("GET", path_re=r"configmaps$", watch=False) >= 2  # it relisted
+
+
+def test_an_outage_longer_than_the_request_retries_does_not_end_the_stream(kube_api_factory):
+    server = kube_api_factory()
+    kube = make_client(server)._backend.kube  # gives up on a request after 6 tries
+    backoff = Backoff(first=0.05, cap=0.2, rng=random.Random(3))
+    with StreamHub(kube, [StreamSpec(CONFIG_MAPS, "ml", "app")], backoff=backoff) as hub:
+        server.wait_for_watches(1)
+        outage = server.faults.inject(kind="503", count=20, match=lambda info: info.is_watch)
+        server.cut_watches()
+        server.wait_for(lambda: outage.hits == 20, timeout=20)
+        server.store.put(config_map("after-the-outage"))
+        assert next_event(hub, "ADDED", "after-the-outage", timeout=10) is not None
