@@ -184,6 +184,9 @@ class Writer:
             m.pop("namespace", None)
         m.pop("managedFields", None)
         m.pop("resourceVersion", None)
+        for key in ("labels", "annotations", "finalizers", "ownerReferences"):
+            if m.get(key) in ({}, []):
+                del m[key]  # ObjectMeta's omitempty: kube-apiserver never shows them empty
         name = m["name"]
         if old is not None:
             if sub == "status":

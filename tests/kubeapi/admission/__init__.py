@@ -7,6 +7,7 @@ only on kinds whose CRDs are installed (Kueue's when Kueue's CRDs are).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -26,10 +27,9 @@ VALIDATING = (jobset.validate, lws.validate, kueue_jobs.validate, kueue_queues.v
 def mutate(review: Review) -> None:
     """Every mutating webhook, in order, changes `review.obj` in place."""
     for plugin in MUTATING:
-        try:
+        # a malformed object: the schema validation that follows rejects it
+        with contextlib.suppress(AttributeError, TypeError, ValueError):
             plugin(review)
-        except (AttributeError, TypeError, ValueError):
-            pass  # a malformed object: the schema validation that follows rejects it
 
 
 def validate(review: Review) -> list[ApiError]:

@@ -40,7 +40,10 @@ def mutate(review: Review) -> None:
     spec.setdefault("successPolicy", {"operator": "All"})
     spec.setdefault("startupPolicy", {"startupPolicyOrder": "AnyOrder"})
     for rjob in spec.get("replicatedJobs") or []:
-        job_spec = rjob.setdefault("template", {}).setdefault("spec", {})
+        # Go marshals the templates' ObjectMeta structs as {} even when empty
+        rjob.setdefault("template", {}).setdefault("metadata", {})
+        job_spec = rjob["template"].setdefault("spec", {})
+        job_spec.setdefault("template", {}).setdefault("metadata", {})
         job_spec.setdefault("completionMode", "Indexed")
         pod_spec = job_spec.setdefault("template", {}).setdefault("spec", {})
         if not pod_spec.get("restartPolicy"):
