@@ -203,9 +203,7 @@ def test_watch_sees_terminating_then_deleted(kube_api: KubeAPIServer):
     rv = send(kube_api, "GET", JS_PATH)[1]["metadata"]["resourceVersion"]
     delete(kube_api, f"{JS_PATH}/w", "Foreground")
     wait_gone(kube_api, f"{JS_PATH}/w")
-    _, text = send_text(
-        kube_api, "GET", f"{JS_PATH}?watch=1&resourceVersion={rv}&timeoutSeconds=1"
-    )
+    _, text = send_text(kube_api, "GET", f"{JS_PATH}?watch=1&resourceVersion={rv}&timeoutSeconds=1")
     events = [json.loads(line) for line in text.splitlines()]
     kinds = [(e["type"], bool(e["object"]["metadata"].get("deletionTimestamp"))) for e in events]
     assert kinds == [("MODIFIED", True), ("DELETED", True)]
