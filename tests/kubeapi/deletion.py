@@ -109,8 +109,15 @@ class GarbageCollector:
             fins = obj["metadata"].get("finalizers") or []
             if FOREGROUND not in fins:
                 return
-            if self.blocking_dependents(uid):
+            blocking = self.blocking_dependents(uid)
+            if blocking:
                 if not force:
+                    # The real GC deletes dependents that appeared after the cascade too
+                    # (processDeletingDependentsItem), so they cannot hold the owner forever.
+                    for key, child in list(store.all_items()):
+                        child_rt = store.registry.by_key(key)
+                        if child_rt is not None and any(child is b for b in blocking):
+                            self.delete(child_rt, child, "Foreground")
                     self._schedule(rt, obj, POLL)
                     return
                 self._held.append((key, ns, name, uid))
