@@ -211,11 +211,12 @@ def test_patch_flavours(kube_client: Any):
         *JS, "ml", "jobsets", "p", {"metadata": {"labels": {"x": "1"}}}
     )
     assert merged["metadata"]["labels"] == {"x": "1"}
-    ops = [{"op": "replace", "path": "/spec/replicatedJobs/0/replicas", "value": 3}]
+    # replicatedJobs are immutable (JobSet webhook); ttlSecondsAfterFinished is not
+    ops = [{"op": "add", "path": "/spec/ttlSecondsAfterFinished", "value": 3}]
     patched = co.patch_namespaced_custom_object(
         *JS, "ml", "jobsets", "p", ops, _content_type="application/json-patch+json"
     )
-    assert patched["spec"]["replicatedJobs"][0]["replicas"] == 3
+    assert patched["spec"]["ttlSecondsAfterFinished"] == 3
     assert patched["metadata"]["generation"] == 2 and merged["metadata"]["generation"] == 1
     with pytest.raises(client.ApiException) as err:  # like kube-apiserver: no SMP for CRs
         co.patch_namespaced_custom_object(

@@ -188,7 +188,7 @@ class Api(Reads):
                     409,
                     "Conflict",
                     msg,
-                    {"name": call.name, "group": rt.group, "kind": rt.plural, "causes": causes},
+                    {"causes": causes},  # as kube-apiserver: no name/group/kind here
                 ) from exc
             meta(merged)["name"] = call.name
             return self.writer.save(call, merged, old, managed=managed)

@@ -36,7 +36,8 @@ class ApiError(Exception):
         }
         if self.reason:
             body["reason"] = self.reason
-        body["details"] = self.details if self.details is not None else {}
+        if self.details is not None:  # kube-apiserver omits empty details
+            body["details"] = self.details
         return body
 
 
@@ -80,7 +81,12 @@ def stale(rt: ResourceType, name: str) -> ApiError:
 
 
 def invalid(rt: ResourceType, name: str, causes: list[dict[str, str]]) -> ApiError:
-    parts = [f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes]
+    # utilerrors.Aggregate prints identical messages once; the causes keep every one.
+    parts = list(
+        dict.fromkeys(
+            f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes
+        )
+    )
     summary = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
     msg = f'{rt.kind}{"." + rt.group if rt.group else ""} "{name}" is invalid: {summary}'
     return ApiError(422, "Invalid", msg, _details(rt, name, kind=rt.kind, causes=causes))

@@ -39,6 +39,11 @@ class Entry:
         return out
 
 
+def manager_label(e: Entry) -> str:
+    """How SSA names a conflicting manager: an Update manager with its apiVersion."""
+    return f'"{e.manager}" using {e.api_version}' if e.operation == "Update" else f'"{e.manager}"'
+
+
 class ApplyConflict(Exception):
     def __init__(self, conflicts: list[tuple[str, Path]]) -> None:
         super().__init__(f"{len(conflicts)} conflicts")
@@ -105,6 +110,25 @@ def del_path(obj: dict[str, Any], path: Path) -> None:
             chain[depth - 1].pop(path[depth - 1], None)
 
 
+def _named(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(i, dict) and "name" in i for i in value)
+
+
+def merge_value(live: Any, applied: Any) -> Any:
+    """What applying `applied` over `live` gives at one owned leaf. Lists of named objects
+    (replicatedJobs, containers, ...) merge by name, keeping the fields the applier did not
+    send (server and webhook defaults), as `listType: map` does in real SSA."""
+    if isinstance(live, dict) and isinstance(applied, dict):
+        out = dict(live)
+        for k, v in applied.items():
+            out[k] = merge_value(live.get(k, MISSING), v)
+        return out
+    if _named(live) and _named(applied):
+        by_name = {i["name"]: i for i in live}
+        return [merge_value(by_name.get(i["name"], MISSING), i) for i in applied]
+    return copy.deepcopy(applied)
+
+
 def overlaps(p: Path, q: Path) -> bool:
     n = min(len(p), len(q))
     return p[:n] == q[:n]
@@ -164,8 +188,9 @@ def apply(
             continue
         for q in e.fields:
             for p, v in want.items():
-                if overlaps(p, q) and get_path(base, p) != v:
-                    conflicts.append((e.manager, p))
+                live_value = get_path(base, p)
+                if overlaps(p, q) and merge_value(live_value, v) != live_value:
+                    conflicts.append((manager_label(e), p))
     if conflicts and not force:
         raise ApplyConflict(sorted(set(conflicts)))
     lost = {p for _, p in conflicts}
@@ -177,7 +202,7 @@ def apply(
             if not any(overlaps(q, r) for e in others for r in e.fields):
                 del_path(base, q)
     for p, v in want.items():
-        set_path(base, p, v)
+        set_path(base, p, merge_value(get_path(base, p), v))
     out: list[Entry] = []
     for e in others:
         kept = frozenset(q for q in e.fields if not any(overlaps(p, q) for p in lost))
@@ -195,15 +220,15 @@ def conflict_message(conflicts: list[tuple[str, Path]]) -> tuple[str, list[dict[
     causes = [
         {
             "reason": "FieldManagerConflict",
-            "message": f'conflict with "{m}"',
+            "message": f"conflict with {m}",
             "field": "." + ".".join(p),
         }
         for m, p in conflicts
     ]
     if len(conflicts) == 1:
         m, p = conflicts[0]
-        msg = f'Apply failed with 1 conflict: conflict with "{m}": .{".".join(p)}'
+        msg = f"Apply failed with 1 conflict: conflict with {m}: .{'.'.join(p)}"
     else:
-        lines = "\n".join(f'- conflict with "{m}": .{".".join(p)}' for m, p in conflicts)
+        lines = "\n".join(f"- conflict with {m}: .{'.'.join(p)}" for m, p in conflicts)
         msg = f"Apply failed with {len(conflicts)} conflicts:\n{lines}"
     return msg, causes

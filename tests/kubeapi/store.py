@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .deletion import GarbageCollector
-from .managed import Entry
+from .managed import Entry, record_update
 from .objects import comparable, json_copy, meta, new_uid, now_rfc3339, spec_changed
 from .patches import merge_patch
 from .resources import Registry, ResourceType
@@ -179,8 +179,10 @@ class Store:
             raise KeyError(f"no resource for {obj.get('apiVersion')}/{obj.get('kind')}")
         return hits[0]
 
-    def put(self, obj: dict[str, Any]) -> dict[str, Any]:
-        """Create or fully replace (status included) an object; returns the stored copy."""
+    def put(self, obj: dict[str, Any], manager: str | None = None) -> dict[str, Any]:
+        """Create or fully replace (status included) an object; returns the stored copy.
+        With `manager` the write is an Update by that field manager (e.g. "kueue"), which
+        takes ownership of every field it changes, as a controller's write would."""
         rt = self._resolve_obj(obj)
         new = json_copy(obj)
         m = meta(new)
@@ -198,7 +200,20 @@ class Store:
                 m["generation"] = om.get("generation", 1) + int(spec_changed(old, new))
                 if comparable(old) == comparable(new):
                     return json_copy(old)
-            return json_copy(self.commit(rt, new))
+            owners = None
+            if manager is not None:
+                okey = (rt.key, m.get("namespace", "") if rt.namespaced else "", m["name"])
+                owners = record_update(
+                    self._managed.get(okey, []) if old is not None else [],
+                    old,
+                    new,
+                    manager,
+                    "",
+                    obj.get("apiVersion", ""),
+                    "main" if rt.has_status else "all",
+                    now_rfc3339(),
+                )
+            return json_copy(self.commit(rt, new, managed=owners))
 
     def create(self, obj: dict[str, Any]) -> dict[str, Any]:
         rt = self._resolve_obj(obj)
@@ -227,14 +242,20 @@ class Store:
             return self.put(current)
 
     def patch(
-        self, resource: str, namespace: str | None, name: str, patch: dict[str, Any]
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        patch: dict[str, Any],
+        manager: str | None = None,
     ) -> dict[str, Any]:
-        """JSON merge patch of the whole object (spec, metadata and status alike)."""
+        """JSON merge patch of the whole object (spec, metadata and status alike); with
+        `manager`, an Update by that field manager (see `put`)."""
         with self.lock:
             current = self.get(resource, namespace, name)
             if current is None:
                 raise KeyError(f"{resource} {namespace}/{name} not found")
-            return self.put(merge_patch(current, patch))
+            return self.put(merge_patch(current, patch), manager=manager)
 
     def delete(self, resource: str, namespace: str | None, name: str) -> bool:
         """Remove immediately (finalizers ignored); True if it existed."""

@@ -6,7 +6,7 @@ import base64
 import itertools
 from typing import Any
 
-from . import errors
+from . import admission, errors
 from .calls import Call, Reply
 from .managed import Entry, record_update
 from .objects import comparable, json_copy, meta, new_uid, now_rfc3339, spec_changed, view
@@ -93,6 +93,14 @@ def _secret_data(obj: dict[str, Any]) -> None:
     obj.setdefault("type", "Opaque")
 
 
+_CEL_SKIPPED = {
+    "reason": "FieldValueInvalid",
+    "message": "Invalid value: null: some validation rules were not checked because the object "
+    "was invalid; correct the existing errors to complete validation",
+    "field": "<nil>",
+}
+
+
 def _no_new_finalizers(rt: ResourceType, old: dict[str, Any], new: dict[str, Any]) -> None:
     """ObjectMeta update rule: a terminating object may lose finalizers but gain none."""
     if not old["metadata"].get("deletionTimestamp"):
@@ -112,8 +120,11 @@ class Writer:
         self.store = store
         self.validate = validate
         self.k8s_version = k8s_version
+        self._has_cel: dict[tuple[str, str], bool] = {}
 
-    def validate_obj(self, call: Call, obj: dict[str, Any], name: str) -> list[str]:
+    def validate_obj(
+        self, call: Call, obj: dict[str, Any], name: str, old: dict[str, Any] | None = None
+    ) -> list[str]:
         if not self.validate:
             return []
         causes = metadata_causes(call.rt, obj)
@@ -122,9 +133,38 @@ class Writer:
         else:
             more, warnings = validate_custom(call.rt, call.version, obj, call.field_validation)
         causes.extend(more)
+        if not call.rt.builtin:
+            causes.extend(self._cel_causes(call, obj, old, bool(causes)))
         if causes:
             raise errors.invalid(call.rt, name, causes)
         return warnings
+
+    def _cel_causes(
+        self, call: Call, obj: dict[str, Any], old: dict[str, Any] | None, invalid: bool
+    ) -> list[dict[str, str]]:
+        """CEL runs only on a schema-valid object; otherwise the apiserver says it skipped."""
+        schema = call.rt.schemas.get(call.version) or {}
+        key = (call.rt.key, call.version)
+        if key not in self._has_cel:
+            self._has_cel[key] = admission.has_rules(schema)
+        if not self._has_cel[key]:
+            return []
+        if invalid:
+            return [_CEL_SKIPPED]
+        base = admission.ABSENT if old is None else old
+        return [e.cause() for e in admission.cel_errors(schema, obj, base)]
+
+    def _review(self, call: Call, new: dict[str, Any], old: dict[str, Any] | None) -> Any:
+        store = self.store
+        return admission.Review(
+            "UPDATE" if old is not None else "CREATE",
+            call.rt,
+            new,
+            old,
+            call.namespace,
+            lambda key, ns: store.items(key, ns),
+            lambda key: store.registry.by_key(key) is not None,
+        )
 
     def save(
         self,
@@ -144,6 +184,9 @@ class Writer:
             m.pop("namespace", None)
         m.pop("managedFields", None)
         m.pop("resourceVersion", None)
+        for key in ("labels", "annotations", "finalizers", "ownerReferences"):
+            if m.get(key) in ({}, []):
+                del m[key]  # ObjectMeta's omitempty: kube-apiserver never shows them empty
         name = m["name"]
         if old is not None:
             if sub == "status":
@@ -184,7 +227,14 @@ class Writer:
             create_defaults(rt, new)
         if rt.key == "secrets":
             _secret_data(new)
-        warnings = self.validate_obj(call, new, name)  # prunes and defaults, so comes first
+        review = self._review(call, new, old) if self.validate and not sub else None
+        if review is not None:
+            admission.mutate(review)
+        warnings = self.validate_obj(call, new, name, old)  # prunes and defaults, so comes first
+        if review is not None:
+            denials = admission.validate(review)
+            if denials:
+                raise denials[0]
         if old is not None:
             m["generation"] = old["metadata"].get("generation", 1) + int(spec_changed(old, new))
         ns = call.namespace if rt.namespaced else ""

@@ -146,7 +146,7 @@ class Replayer:
             current["status"] = obj.get("status") or {}
             if obj["metadata"].get("deletionTimestamp"):
                 current["metadata"]["deletionTimestamp"] = obj["metadata"]["deletionTimestamp"]
-            self.store.put(current)
+            self.store.put(current, manager="kueue")  # Kueue owns spec.suspend
             return
         if kind == "Job":
             return  # a JobSet's child Jobs: the SDK reads the JobSet, not them
