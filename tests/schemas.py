@@ -102,7 +102,19 @@ def is_builtin(obj: dict[str, Any]) -> bool:
 
 
 def validate_object(obj: dict[str, Any]) -> None:
-    """Raise AssertionError with the reason when `obj` would be rejected by the API server."""
+    """Raise AssertionError with the reason when `obj` would be rejected by the API server:
+    its schema, then the JobSet, LeaderWorkerSet and Kueue admission webhooks."""
+    _validate_schema(obj)
+    from tests.kubeapi.admission import admission_errors
+
+    denied = admission_errors(obj)
+    if denied:
+        raise AssertionError(
+            f"{obj['kind']} {obj['metadata'].get('name')}: refused at admission: {denied[0]}"
+        )
+
+
+def _validate_schema(obj: dict[str, Any]) -> None:
     if is_builtin(obj):
         import kubernetes_validate
 

@@ -160,7 +160,7 @@ def test_a_retried_create_never_suspends_what_kueue_just_admitted(cluster, clien
 
     def admit() -> None:
         cluster.wait_for(lambda: retry.hits == 1)
-        cluster.store.patch("jobsets", "ml", "train", {"spec": {"suspend": False}})
+        cluster.store.patch("jobsets", "ml", "train", {"spec": {"suspend": False}}, manager="kueue")
 
     thread = threading.Thread(target=admit, daemon=True)
     thread.start()

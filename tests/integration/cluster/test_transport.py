@@ -90,3 +90,32 @@ def test_giving_up_says_so(kube_api, kube):
     with pytest.raises(ClusterError, match="gave up after 5 attempts"):
         kube.find(CONFIG_MAPS, "a", "ml")
     assert time.monotonic() - start < 5
+
+
+def test_a_webhook_refusal_is_not_called_a_permission_problem(kube):
+    # Kueue's (and LWS's) webhooks answer 403 Forbidden with no details when they refuse.
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": "j",
+            "namespace": "ml",
+            "labels": {"kueue.x-k8s.io/queue-name": "Team_A"},
+        },
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "c", "image": "busybox"}],
+                }
+            }
+        },
+    }
+    with pytest.raises(ClusterError) as refused:
+        kube.create(job)
+    assert refused.value.status == 403
+    text = str(refused.value)
+    assert 'admission webhook "vjob.kb.io" denied the request' in text
+    assert "lowercase RFC 1123 subdomain" in text
+    assert "refused the object (this is not a permission problem)" in text
+    assert "RBAC" not in text

@@ -85,6 +85,9 @@ def admission_errors(
     'spec.leaderWorkerTemplate.size: Invalid value: 0: size must be equal or greater than 1'
     """
     others = [(_resource_of(o).key, o) for o in namespace_objects]
+    group = str(obj.get("apiVersion") or "").rpartition("/")[0]
+    if not any(rt.kind == obj.get("kind") and rt.group == group for rt in (*BUILTINS, *_CUSTOM)):
+        return []  # no webhook of JobSet, LWS or Kueue acts on this kind
     rt = _resource_of(obj)
     namespace = str((obj.get("metadata") or {}).get("namespace") or "default")
 

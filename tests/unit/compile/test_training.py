@@ -217,3 +217,11 @@ def test_pod_failure_policy_is_the_one_the_recorded_controllers_honoured():
         rule.get("onExitCodes", {}).pop("containerName", None)  # ours names the container
     assert ours["podFailurePolicy"] == recorded["podFailurePolicy"]
     assert ours["backoffLimit"] == recorded["backoffLimit"]
+
+
+def test_the_validation_oracle_refuses_what_the_jobset_webhook_refuses():
+    # The rule name every JobSet carried before: the schema allows it, the webhook does not.
+    m = job(nodes=2).compile()
+    m.main["spec"]["failurePolicy"]["rules"][0]["name"] = "user-code-failure"
+    with pytest.raises(AssertionError, match="refused at admission.*alphabetic character"):
+        validate_object(m.main)
