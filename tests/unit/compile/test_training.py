@@ -223,5 +223,5 @@ def test_the_validation_oracle_refuses_what_the_jobset_webhook_refuses():
     # The rule name every JobSet carried before: the schema allows it, the webhook does not.
     m = job(nodes=2).compile()
     m.main["spec"]["failurePolicy"]["rules"][0]["name"] = "user-code-failure"
-    with pytest.raises(AssertionError, match="refused at admission.*alphabetic character"):
+    with pytest.raises(AssertionError, match=r"refused at admission.*alphabetic character"):
         validate_object(m.main)
