@@ -17,8 +17,8 @@ from gkeml_sdk.spec.routing import Route, Routing
 from gkeml_sdk.spec.serve import ServeModel
 
 L70, L405 = "meta-llama/Llama-3.1-70B-Instruct", "meta-llama/Llama-3.1-405B-Instruct"
-# Kinds with no schema in ../shared/crds (Gateway API, GKE networking policies): checked by hand.
-NO_SCHEMA = {"HTTPRoute", "HealthCheckPolicy", "GCPBackendPolicy"}
+# Kinds with no schema in ../shared/crds (GKE networking policies): checked by hand.
+NO_SCHEMA = {"HealthCheckPolicy", "GCPBackendPolicy"}
 
 
 def spec(engine: str, multi_host: bool, autoscale: bool, **changes: object) -> ServeModel:
