@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gkeml_sdk.catalog import contract as c
+from gkeml_sdk.catalog.contract import REPLICATED_JOB
 from gkeml_sdk.catalog.kueue import (
     JOB_COMPLETION_INDEX_ANNOTATION,
     JOB_INDEX_FAILURE_COUNT_ANNOTATION,
@@ -17,7 +18,6 @@ from gkeml_sdk.spec.tpu import TpuSlice
 
 RUN_ID_LABEL = "gkeml.dev/run-id"
 ATTEMPT_LABEL = "gkeml.dev/attempt"
-REPLICATED_JOB = "node"
 CONTAINER = "trainer"
 
 

@@ -7,12 +7,12 @@ import copy
 from typing import Any
 
 from gkeml_sdk.catalog import kueue
+from gkeml_sdk.catalog.contract import REPLICATED_JOB
 from gkeml_sdk.catalog.spot import SPOT_DEFAULT_GRACE_SECONDS
 from gkeml_sdk.catalog.tpus import MULTISLICE_EXCLUSIVE_TOPOLOGY
 from gkeml_sdk.compile.code import code_config_map
 from gkeml_sdk.compile.contract import (
     CONTAINER,
-    REPLICATED_JOB,
     RUN_ID_LABEL,
     attempt_name,
     run_labels,

@@ -10,7 +10,7 @@ from pydantic import field_validator, model_validator
 
 from gkeml_sdk.catalog import gpus
 from gkeml_sdk.catalog.names import UnknownName
-from gkeml_sdk.spec.base import SpecModel, fail
+from gkeml_sdk.spec.base import LABEL_VALUE, SpecModel, fail
 
 SharingStrategy = Literal["time-sharing", "mps"]
 
@@ -119,6 +119,15 @@ class Accelerator(SpecModel):
                 f"MIG profile {self.mig!r} is not accepted for {row.display}",
                 rule="GKE's device plugin accepts only its listed partition sizes per GPU model",
                 fix=f"mig= one of {valid}",
+                field="mig",
+            )
+        if not LABEL_VALUE.match(self.mig):
+            plain = [p for p, _ in row.mig_profiles if LABEL_VALUE.match(p)]
+            raise fail(
+                f"MIG profile {self.mig!r} cannot be selected on GKE",
+                rule="pods reach MIG nodes through the node label "
+                f"{gpus.PARTITION_LABEL}, and a label value cannot contain '+'",
+                fix=f"mig= one of {', '.join(plain)}",
                 field="mig",
             )
         allocatable = instances * self.node_machine.gpus

@@ -52,7 +52,8 @@ def test_every_gpu_shape_compiles_to_valid_objects(model, count, nodes, spot):
 
 
 @pytest.mark.parametrize(
-    ("model", "profile"), [(g.key, p) for g in gpus.GPUS for p, _ in g.mig_profiles]
+    ("model", "profile"),
+    [(g.key, p) for g in gpus.GPUS for p, _ in g.mig_profiles if "+" not in p],
 )
 def test_every_mig_profile_compiles(model, profile):
     m = job(accelerator=Accelerator(model, mig=profile)).compile()
