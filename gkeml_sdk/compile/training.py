@@ -132,8 +132,9 @@ def _jobset(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
         }
     job_spec["template"] = template
     replicated: Obj = {"name": REPLICATED_JOB, "replicas": replicas, "template": {"spec": job_spec}}
-    if tpu and tpu.slices > 1:
-        # One slice per node pool, as multislice requires.
+    if tpu and tpu.multi_host:
+        # One slice per node pool: a multi-host slice is one node pool, and a Job whose pods
+        # straddled two pools would span two slices (multislice: one Job per slice).
         metadata.setdefault("annotations", {})[kueue.JOBSET_EXCLUSIVE_TOPOLOGY] = (
             MULTISLICE_EXCLUSIVE_TOPOLOGY
         )

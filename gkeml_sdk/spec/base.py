@@ -37,6 +37,14 @@ class SpecModel(BaseModel):
     @classmethod
     def model_validate(cls, obj: Any, **kwargs: Any) -> Self:
         """Validate a dict (as from YAML), raising `SpecError` on invalid input."""
+        if isinstance(obj, dict) and not all(isinstance(key, str) for key in obj):
+            # pydantic raises a bare TypeError for these (YAML `?` or `1: x` at the top level).
+            odd = next(key for key in obj if not isinstance(key, str))
+            raise SpecError(
+                f"{cls.__name__}: field name {odd!r} is not a name",
+                rule=f"{cls.__name__} fields are named by strings",
+                fix=f"check the spelling; {cls.__name__} fields are {', '.join(cls.model_fields)}",
+            )
         try:
             return super().model_validate(obj, **kwargs)
         except ValidationError as exc:

@@ -185,6 +185,8 @@ class TrainingJob(SpecModel):
         check_name("service_account", self.service_account, DNS1123_SUBDOMAIN, 253)
         check_quantity("cpu", self.cpu)
         check_quantity("memory", self.memory)
+        if isinstance(self.accelerator, Accelerator):
+            self.accelerator.check_provisioning(spot=self.spot)
         for field in ("nodes", "max_restarts", "max_runtime", "termination_grace_seconds"):
             check_int32(field, getattr(self, field))
 

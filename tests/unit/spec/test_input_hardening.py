@@ -151,3 +151,82 @@ def test_run_names_leave_room_for_jobset_pod_names():
 @pytest.mark.parametrize("attempt", range(1, 100))
 def test_attempt_names_stay_within_the_allowance(attempt):
     assert len(attempt_name("run", attempt)) - 3 <= contract.ATTEMPT_NAME_ALLOWANCE
+
+
+# Facts (issue 8 part 5, gke-facts §1, §4, §5.5)
+
+
+@pytest.mark.parametrize("count", [1, 2, 4])
+def test_small_a3_high_shapes_are_spot_or_flex_start_only(count):
+    with pytest.raises(SpecError, match="not sold on-demand") as err:
+        job(accelerator=Accelerator("h100", count=count))
+    assert err.value.fix.startswith("spot=True")
+    spot = job(accelerator=Accelerator("h100", count=count), spot=True)
+    cost = spot.estimate_cost(hours=1)
+    assert cost.total("on-demand") is None and cost.total("spot") is not None
+    assert job(accelerator=Accelerator("h100", count=8)).estimate_cost().total() is not None
+
+
+def test_serving_never_plans_on_demand_on_a_spot_only_shape():
+    from gkeml_sdk import ServeModel
+
+    svc = ServeModel(name="chat", model="meta-llama/Llama-3.1-70B-Instruct",
+                     accelerator=Accelerator("h100"), hf_token_secret="hf")  # fmt: skip
+    assert svc.plan().machine_type == "a3-highgpu-8g"
+    spot = svc.with_changes(spot=True).plan()
+    assert spot.machine_type == "a3-highgpu-4g" and spot.price_on_demand is None
+
+
+@pytest.mark.parametrize(
+    ("model", "machine", "count"),
+    [("t4", "n1-standard-4", 1), ("t4", "n1-highmem-8", 2), ("v100", "n1-standard-8", 1),
+     ("p100", "n1-highcpu-64", 4), ("t4", "n1-standard-96", 4)],
+)  # fmt: skip
+def test_n1_gpus_accept_every_shape_within_the_ceilings(model, machine, count):
+    acc = Accelerator(model, count=count, machine_type=machine)
+    assert acc.machine_type_name == machine
+
+
+@pytest.mark.parametrize(
+    ("model", "machine", "count"),
+    [("v100", "n1-standard-16", 1), ("t4", "n1-standard-64", 1), ("t4", "f1-micro", 1),
+     ("p100", "n1-standard-96", 4)],
+)  # fmt: skip
+def test_n1_shapes_above_the_ceilings_are_refused(model, machine, count):
+    with pytest.raises(SpecError, match=r"machine_type|carries"):
+        Accelerator(model, count=count, machine_type=machine)
+
+
+def test_n1_default_shape_is_unchanged():
+    assert Accelerator("t4").machine_type_name == "n1-standard-8"
+
+
+def test_a_multi_host_slice_gets_one_node_pool():
+    main = job(accelerator=TpuSlice("v5e", "4x4")).compile().main
+    annotations = main["metadata"]["annotations"]
+    assert (
+        annotations["alpha.jobset.sigs.k8s.io/exclusive-topology"]
+        == "cloud.google.com/gke-nodepool"
+    )
+    single = job(accelerator=TpuSlice("v5e", "2x4"), nodes=1).compile().main
+    assert "annotations" not in single["metadata"]
+
+
+def test_mps_with_several_shares_is_pinned_to_one_gpu_nodes():
+    acc = Accelerator("l4", sharing="mps", clients_per_gpu=4, count=2)
+    pod = job(accelerator=acc).compile().main["spec"]["template"]["spec"]
+    terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    expressions = {e["key"]: e["values"] for e in terms["nodeSelectorTerms"][0]["matchExpressions"]}
+    assert set(expressions["node.kubernetes.io/instance-type"]) == {
+        "g2-standard-4", "g2-standard-8", "g2-standard-12", "g2-standard-16", "g2-standard-32"
+    }  # fmt: skip
+    one = Accelerator("l4", sharing="mps", clients_per_gpu=4)
+    pod = job(accelerator=one).compile().main["spec"]["template"]["spec"]
+    assert "node.kubernetes.io/instance-type" not in str(pod["affinity"])
+
+
+@pytest.mark.parametrize("text", ["?", "1: x\nname: ft\n", "null: 1"])
+def test_yaml_keys_that_are_not_names_are_spec_errors(text):
+    # pydantic raised a bare TypeError ("keywords must be strings"); found by the fuzzer.
+    with pytest.raises(SpecError, match="is not a name"):
+        TrainingJob.from_yaml(text)
