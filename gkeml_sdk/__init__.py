@@ -28,6 +28,7 @@ _EXPORTS = {
     "ModelSize": "gkeml_sdk.spec.model_size",
     "ServePlan": "gkeml_sdk.spec.serve_plan",
     "RetryPolicy": "gkeml_sdk.spec.retry",
+    "SecretRef": "gkeml_sdk.spec.secrets",
     "CostEstimate": "gkeml_sdk.spec.cost",
     "PriceBook": "gkeml_sdk.catalog.prices",
     "Manifests": "gkeml_sdk.compile.manifests",
@@ -67,6 +68,7 @@ __all__ = [
     "RunState",
     "RunStatus",
     "RunTimeoutError",
+    "SecretRef",
     "ServeModel",
     "ServePlan",
     "SpecError",
@@ -97,6 +99,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.spec.model_size import ModelSize
     from gkeml_sdk.spec.retry import RetryPolicy
     from gkeml_sdk.spec.routing import Route, Routing
+    from gkeml_sdk.spec.secrets import SecretRef
     from gkeml_sdk.spec.serve import ServeModel
     from gkeml_sdk.spec.serve_plan import ServePlan
     from gkeml_sdk.spec.tpu import TpuSlice

@@ -88,6 +88,14 @@ def train_parser() -> MagicParser:
         help="environment variable for the code (repeatable)",
     )
     parser.add_argument(
+        "--secret-env",
+        action="append",
+        default=[],
+        metavar="K=SECRET/KEY",
+        help="environment variable read from a Kubernetes Secret key (repeatable); "
+        "--local reads it from the notebook's environment variable K",
+    )
+    parser.add_argument(
         "--max-restarts",
         type=int,
         default=0,
@@ -214,6 +222,7 @@ def job_fields(ns: argparse.Namespace, defaults: MagicDefaults) -> dict[str, Any
             out[key] = value
     if "env" in ns:
         out["env"] = dict(_key_value(item) for item in ns.env)
+        out["secret_env"] = dict(_key_value(item, "--secret-env") for item in ns.secret_env)
         out["max_restarts"] = ns.max_restarts
         for key in ("checkpoint_dir", "max_runtime"):
             if getattr(ns, key) is not None:
@@ -288,10 +297,11 @@ def _accelerator(ns: argparse.Namespace) -> Accelerator | TpuSlice | None:
     return None
 
 
-def _key_value(item: str) -> tuple[str, str]:
+def _key_value(item: str, option: str = "--env") -> tuple[str, str]:
     key, sep, value = item.partition("=")
     if not sep or not key:
-        raise OptionError(f"--env {item!r}: expected KEY=VALUE, e.g. --env LR=0.001")
+        example = "WANDB_API_KEY=wandb/api-key" if option == "--secret-env" else "LR=0.001"
+        raise OptionError(f"{option} {item!r}: expected KEY=VALUE, e.g. {option} {example}")
     return key, value
 
 

@@ -56,3 +56,7 @@ RESERVED_ENV = frozenset(
         BACKEND,
     }
 )
+
+# Attempt k > 1 of run `a` is named `a--r<k>`; run names may not contain the separator, so an
+# attempt can never carry the name of another run.
+ATTEMPT_SEPARATOR = "--"

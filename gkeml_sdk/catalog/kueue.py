@@ -26,6 +26,7 @@ JOB_CONTROLLER_UID_LABEL = "batch.kubernetes.io/controller-uid"
 
 DISRUPTION_CONDITION = "DisruptionTarget"
 # JobSet failure-policy rule matching a Job failed by its podFailurePolicy: user code exited
-# non-zero. Every other Job failure reason is infrastructure.
+# non-zero. Disruptions never fail a Job (the podFailurePolicy ignores them), so the other
+# reasons are pods that failed without a trainer exit code.
 USER_CODE_JOB_FAILURE_REASONS = ("PodFailurePolicy",)
-INFRA_JOB_FAILURE_REASONS = ("BackoffLimitExceeded", "DeadlineExceeded")
+OTHER_JOB_FAILURE_REASONS = ("BackoffLimitExceeded", "DeadlineExceeded")

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.catalog.kueue import JOB_UID_LABEL
+from gkeml_sdk.cluster.attempts import Attempts, job_resource
+from gkeml_sdk.cluster.conditions import uid
 from gkeml_sdk.cluster.config import connect
 from gkeml_sdk.cluster.kube import KubeClient
 from gkeml_sdk.cluster.logs import pod_logs
@@ -40,8 +42,6 @@ log = logging.getLogger("gkeml.cluster")
 CONFIG_MAPS = resource("v1", "ConfigMap")
 PODS = resource("v1", "Pod")
 WORKLOADS = resource("kueue.x-k8s.io/v1beta2", "Workload")
-JOBSETS = resource("jobset.x-k8s.io/v1alpha2", "JobSet")
-JOBS = resource("batch/v1", "Job")
 
 
 class KubernetesBackend:
@@ -61,6 +61,7 @@ class KubernetesBackend:
         retry: RetrySettings | None = None,
         request_timeout: float = 30.0,
         watch_seconds: int = 300,
+        deletion_timeout: float = 300.0,
     ) -> None:
         api, default_namespace = connect(
             kubeconfig=kubeconfig, context=context, api_client=api_client
@@ -69,6 +70,7 @@ class KubernetesBackend:
         self.transport = Transport(api, retry=retry, request_timeout=request_timeout)
         self.kube = KubeClient(self.transport)
         self.preflight = Preflight(self.kube)
+        self.attempts = Attempts(self.kube, deletion_timeout=deletion_timeout)
         self.watch_seconds = watch_seconds
         self.watch_connections = 0  # opened by every wait so far (for diagnostics)
         self._progress: dict[str, ProgressCallback] = {}
@@ -84,9 +86,9 @@ class KubernetesBackend:
         if existing is not None:
             previous = KubeRun(self, self._read_record(existing))
             if previous.done():
-                # A finished run of that name is replaced, as `kubectl apply` would.
-                for attempt in previous.record.attempts:
-                    self.delete_attempt(previous, attempt)
+                # A finished run of that name is replaced, as `kubectl apply` would; its objects
+                # must be gone first, or the new attempt would land on a dying one.
+                self.attempts.delete_run(previous.record, wait=True)
                 marker = cancel_marker(job.name, job.namespace)["metadata"]["name"]
                 self.kube.delete(CONFIG_MAPS, marker, job.namespace)
             elif previous.record.job == job and previous.record.retry == retry:
@@ -101,8 +103,7 @@ class KubernetesBackend:
         record = RunRecord(job=job, submitted_at=time.time(), retry=retry, attempts=(first,))
         # The record first: a client that dies right after it leaves a run others can resume.
         self.save(record)
-        self.apply_attempt(record, first)
-        return KubeRun(self, record)
+        return KubeRun(self, self.create_attempt(record, first))
 
     def runs(self) -> list[Run]:
         """Runs recorded in the namespace, newest first."""
@@ -174,27 +175,28 @@ class KubernetesBackend:
 
     def cancelled_elsewhere(self, run: KubeRun) -> bool:
         """True when the run was cancelled, by this client or any other."""
-        marker = cancel_marker(run.name, run.namespace)["metadata"]["name"]
-        if self.kube.find(CONFIG_MAPS, marker, run.namespace) is not None:
+        if self._cancel_marked(run.name, run.namespace):
             run.record = replace(run.record, cancelled=True)
         return run.record.cancelled
+
+    def _cancel_marked(self, name: str, namespace: str) -> bool:
+        marker = cancel_marker(name, namespace)["metadata"]["name"]
+        return self.kube.find(CONFIG_MAPS, marker, namespace) is not None
 
     def apply_all(self, objects: list[dict[str, Any]]) -> None:
         """Server-side apply each object, in order."""
         for obj in objects:
             self.kube.apply(obj)
 
-    def apply_attempt(self, record: RunRecord, attempt: AttemptRecord) -> None:
-        """Create (or re-apply, idempotently) the objects of one attempt."""
-        job = record.job
-        if attempt.spot != job.spot:
-            job = job.with_changes(spot=attempt.spot)
-        self.apply_all(job.compile(attempt=attempt.attempt).objects)
-
-    def delete_attempt(self, run: KubeRun, attempt: AttemptRecord) -> None:
-        """Delete one attempt's Job/JobSet; its pods and Workload go with it."""
-        kind = JOBSETS if run.record.job.uses_jobset else JOBS
-        self.kube.delete(kind, attempt.name, run.namespace)
+    def create_attempt(self, record: RunRecord, attempt: AttemptRecord) -> RunRecord:
+        """Create one attempt's objects; returns the record with the attempt's uid saved.
+        A cancellation that landed meanwhile, from any client, deletes what was just made."""
+        record = record.with_attempt(self.attempts.create(record, attempt))
+        self.save(record)
+        if self._cancel_marked(record.name, record.job.namespace):
+            self.attempts.delete_run(record)
+            record = replace(record, cancelled=True)
+        return record
 
     def resume(self, record: RunRecord) -> KubeRun:
         """A handle on a recorded run, its current attempt created if missing."""
@@ -206,29 +208,35 @@ class KubernetesBackend:
         record = run.record
         if record.cancelled or record.current.outcome or run.done():
             return
-        kind = JOBSETS if record.job.uses_jobset else JOBS
-        if self.kube.find(kind, record.current.name, run.namespace) is not None:
+        current = record.current
+        kind = job_resource(record)
+        found = self.kube.find(kind, current.name, run.namespace)
+        if current.uid and found is not None and uid(found) == current.uid:
             return
-        if run.seen_job():  # it existed and was deleted behind our back: the run is over
-            gone = {"metadata": {"name": run.object_name(), "namespace": run.namespace}}
+        if current.uid or (found is None and run.seen_job()):
+            # It existed and was deleted behind our back (a same-named object with another
+            # uid is not this attempt): the run is over.
+            gone = {"metadata": {"name": current.name, "namespace": run.namespace}}
+            if current.uid:
+                gone["metadata"]["uid"] = current.uid
             run.observe(Event(kind.kind, "DELETED", gone), time.time())
         else:
-            # A client died between recording this attempt and creating it: create that same
-            # attempt now (same deterministic name, so never twice).
-            self.apply_attempt(record, record.current)
+            # A client died between recording this attempt and creating it, or before it
+            # saved the uid: create that same attempt now (same deterministic name, and an
+            # existing object of this attempt is adopted, so never twice).
+            run.adopt(self.create_attempt(record, current))
 
     def snapshot(self, run: KubeRun) -> None:
         """Feed the current objects of a run's attempt to its tracker (no watch)."""
         now = time.time()
-        kind = JOBSETS if run.record.job.uses_jobset else JOBS
+        kind = job_resource(run.record)
         job = self.kube.find(kind, run.object_name(), run.namespace)
-        if job is None:
+        if job is None or (run.record.current.uid and uid(job) != run.record.current.uid):
             self._ensure_current_attempt(run)
             return
         run.observe(Event(kind.kind, "SYNCED", job), now)
-        uid = job["metadata"].get("uid", "")
         workloads, _ = self.kube.list(
-            WORKLOADS, run.namespace, label_selector=f"{JOB_UID_LABEL}={uid}"
+            WORKLOADS, run.namespace, label_selector=f"{JOB_UID_LABEL}={uid(job)}"
         )
         for workload in workloads:
             run.observe(Event("Workload", "SYNCED", workload), now)
@@ -271,15 +279,14 @@ class KubernetesBackend:
             found = self.kube.find(CONFIG_MAPS, name, obj["metadata"]["namespace"])
             code = (found or {}).get("data") or {}
         record = RunRecord.from_configmap(obj, code)
-        marker = cancel_marker(record.name, record.job.namespace)["metadata"]["name"]
-        if not record.cancelled and self.kube.find(CONFIG_MAPS, marker, record.job.namespace):
+        if not record.cancelled and self._cancel_marked(record.name, record.job.namespace):
             record = replace(record, cancelled=True)
         return record
 
     def _specs(self, runs: list[KubeRun]) -> list[StreamSpec]:
         specs = []
         for namespace in sorted({r.namespace for r in runs}):
-            kinds = {JOBSETS if r.record.job.uses_jobset else JOBS for r in runs}
+            kinds = {job_resource(r.record) for r in runs}
             for kind in sorted(kinds, key=lambda k: k.kind):
                 specs.append(StreamSpec(kind, namespace, RUN_ID_LABEL))
             # Kueue builds Workloads itself; they do not carry our labels.

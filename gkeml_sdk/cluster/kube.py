@@ -46,6 +46,23 @@ class KubeClient:
             )
         )
 
+    def create(self, obj: Obj) -> Obj | None:
+        """Create `obj` (POST); None when an object of that name already exists. Objects
+        Kueue manages are created, never applied: a re-apply would own fields Kueue takes
+        over at admission (`spec.suspend`) and conflict with it, or, forced, suspend a
+        running job."""
+        res = resource_of(obj)
+        meta = obj["metadata"]
+        created = self.transport.call(
+            "POST",
+            res.path(meta.get("namespace")),
+            action=f"create {obj['kind']} {meta['name']}",
+            query=[("fieldManager", FIELD_MANAGER)],
+            body=obj,
+            ok_statuses=frozenset({409}),
+        )
+        return dict(created) if created else None
+
     def get(self, res: Resource, name: str, namespace: str | None = None) -> Obj:
         """Read one object; `NotFoundError` when absent."""
         return dict(

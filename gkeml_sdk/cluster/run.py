@@ -86,8 +86,8 @@ class KubeRun(Run):
     def cancel(self) -> None:
         """Delete every attempt's objects (and so their pods); the run ends CANCELLED."""
         self._backend.mark_cancelled(self)
-        for attempt in self.record.attempts:
-            self._backend.delete_attempt(self, attempt)
+        # Every attempt labelled with this run, also one another client made after our read.
+        self._backend.attempts.delete_run(self.record)
         self._append(CANCELLED, time.time())
 
     # -- driven by the backend ---------------------------------------------------------
@@ -105,6 +105,15 @@ class KubeRun(Run):
         kind = "MODIFIED" if event.type == "SYNCED" else event.type
         self._tracker.observe(event.kind, kind, event.obj, now - self.record.submitted_at)
         self._collect(now)
+
+    def adopt(self, record: RunRecord) -> None:
+        """Take a record whose current attempt was just created (its uid now known)."""
+        fresh = record.current.uid != self.record.current.uid
+        self.record = record
+        if fresh and not self._tracker.history:
+            self._tracker = self._new_tracker()
+        if record.cancelled:
+            self._append(CANCELLED, time.time())
 
     def seen_job(self) -> bool:
         """True once the current attempt's Job/JobSet was observed, by this client or (per the
@@ -157,7 +166,10 @@ class KubeRun(Run):
 
     def _new_tracker(self) -> StatusTracker:
         kind = "JobSet" if self.record.job.uses_jobset else "Job"
-        return StatusTracker(self.attempt, job_name=self.object_name(), job_kind=kind)
+        current = self.record.current
+        return StatusTracker(
+            self.attempt, job_name=current.name, job_kind=kind, job_uid=current.uid
+        )
 
     def note_queue_position(self, pending_workloads: dict[str, Any], now: float) -> None:
         """Feed Kueue's visibility-API answer so a QUEUED status says where the run waits."""
@@ -213,9 +225,12 @@ class KubeRun(Run):
         # the next one, which creates the same deterministic name (never a second attempt).
         self.record = self.record.with_attempt(attempt)
         self._backend.save(self.record)
-        self._backend.apply_attempt(self.record, attempt)
+        self.record = self._backend.create_attempt(self.record, attempt)
         self._tracker = self._new_tracker()
         self._seen = 0
+        if self.record.cancelled:  # cancelled by another client while we created it
+            self._append(CANCELLED, now)
+            return
         detail = "on-demand (Spot fallback)" if self.record.job.spot and not spot else ""
         self._append(
             RunStatus(RunState.PENDING, "Resubmitted", f"attempt {number} created"), now, detail

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,9 @@ HINTS = {
     422: "the API server rejected the object; if your spec validated, this is a gkeml bug: "
     "please report it with the rendered YAML",
 }
+
+
+_ADMISSION_WEBHOOK = re.compile(r'admission webhook "([^"]+)" denied the request')
 
 
 class TransientError(Exception):
@@ -182,9 +186,16 @@ class Transport:
             retry_after = _retry_after(response.getheader("Retry-After"))
             raise TransientError(f"{action}: {status} {reason or message}", retry_after)
         error = NotFoundError if status == 404 else ClusterError
-        raise error(
-            action, status=status, reason=reason, message=message, hint=HINTS.get(status, "")
-        )
+        hint = HINTS.get(status, "")
+        webhook = _ADMISSION_WEBHOOK.match(message)
+        if webhook:
+            # LWS's and Kueue's webhooks answer 403 with no details: a refusal, not RBAC.
+            hint = (
+                f"the admission webhook {webhook.group(1)} refused the object (this is not a "
+                "permission problem); if your spec validated, this is a gkeml bug: please "
+                "report it with the rendered YAML"
+            )
+        raise error(action, status=status, reason=reason, message=message, hint=hint)
 
 
 def _parse(text: str) -> Any:

@@ -23,13 +23,14 @@ CONTAINER = "trainer"
 
 def attempt_name(run: str, attempt: int) -> str:
     """Deterministic object name of an attempt of run `run`, so a retried or restarted client
-    can never create the same attempt twice.
+    can never create the same attempt twice. Run names may not contain `--` (the spec refuses
+    it), so no attempt of one run can carry the name of another run or of its attempts.
 
     Example:
         >>> attempt_name("llama-ft", 1), attempt_name("llama-ft", 2)
-        ('llama-ft', 'llama-ft-r2')
+        ('llama-ft', 'llama-ft--r2')
     """
-    return run if attempt == 1 else f"{run}-r{attempt}"
+    return run if attempt == 1 else f"{run}{c.ATTEMPT_SEPARATOR}r{attempt}"
 
 
 def sdk_labels() -> dict[str, str]:

@@ -9,6 +9,7 @@ from gkeml_sdk.catalog import gpus, spot, tpus
 from gkeml_sdk.catalog.contract import CHECKPOINT_MOUNT, CODE_MOUNT, DEFAULT_MASTER_PORT
 from gkeml_sdk.compile.code import code_volume
 from gkeml_sdk.compile.contract import CONTAINER, contract_env, run_labels
+from gkeml_sdk.compile.secret_env import secret_env_entries
 from gkeml_sdk.spec.accelerator import Accelerator
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.storage import CheckpointLocation, parse_checkpoint_dir
@@ -51,9 +52,11 @@ def pod_template(job: TrainingJob, attempt: int = 1) -> Obj:
     if job.files:
         # Commands name the shipped files relative to the code directory, as locally.
         container["workingDir"] = CODE_MOUNT
-    container["env"] = contract_env(job, checkpoint_path, attempt) + [
-        {"name": k, "value": v} for k, v in job.env.items()
-    ]
+    container["env"] = (
+        contract_env(job, checkpoint_path, attempt)
+        + [{"name": k, "value": v} for k, v in job.env.items()]
+        + secret_env_entries(job)
+    )
     ports = _ports(job)
     if ports:
         container["ports"] = ports

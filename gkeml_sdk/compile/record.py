@@ -52,12 +52,15 @@ def cancel_marker(run: str, namespace: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class AttemptRecord:
-    """One attempt: its number, object name, whether it ran on Spot, and how it ended."""
+    """One attempt: its number, object name, whether it ran on Spot, how it ended, and the uid
+    of the Job/JobSet created for it (so no client ever follows an older object that had the
+    same name)."""
 
     attempt: int
     name: str
     spot: bool
     outcome: str = ""  # "" while running; the terminal state otherwise
+    uid: str = ""  # "" until the object is created
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from gkeml_sdk.compile.contract import (
 )
 from gkeml_sdk.compile.manifests import Manifests
 from gkeml_sdk.compile.pod import pod_template
+from gkeml_sdk.compile.secret_env import secret_like_env_notes
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.tpu import TpuSlice
@@ -30,7 +31,7 @@ Obj = dict[str, Any]
 def compile_training_job(job: TrainingJob, attempt: int = 1) -> Manifests:
     """Manifests for `job`: a JobSet when it is multi-node, gang or a multi-host TPU slice,
     otherwise a batch/v1 Job. Deterministic: equal specs give byte-identical YAML.
-    Attempt k > 1 of a resubmitted run gets the name `<name>-r<k>`.
+    Attempt k > 1 of a resubmitted run gets the name `<name>--r<k>`.
 
     Example:
         >>> from gkeml_sdk import TrainingJob, Accelerator
@@ -110,9 +111,12 @@ def _jobset(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
                     "onJobFailureReasons": list(kueue.USER_CODE_JOB_FAILURE_REASONS),
                 },
                 {
-                    "name": "infrastructureFailure",
-                    "action": "RestartJobSetAndIgnoreMaxRestarts",
-                    "onJobFailureReasons": list(kueue.INFRA_JOB_FAILURE_REASONS),
+                    # Pods that fail with no exit code of the trainer (kubelet admission
+                    # errors, a failed init container) fail the same way every time: these
+                    # restarts count, or the gang would restart forever.
+                    "name": "failureWithoutExitCode",
+                    "action": "RestartJobSet",
+                    "onJobFailureReasons": list(kueue.OTHER_JOB_FAILURE_REASONS),
                 },
             ],
         }
@@ -206,4 +210,5 @@ def _notes(job: TrainingJob) -> tuple[str, ...]:
             f"terminationGracePeriodSeconds={grace} has no effect on Spot nodes unless the node "
             f"pool extends graceful shutdown; GKE gives {SPOT_DEFAULT_GRACE_SECONDS} s by default"
         )
+    notes.extend(secret_like_env_notes(job))
     return tuple(notes)

@@ -6,13 +6,22 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from gkeml_sdk.errors import ClusterError, GkemlError, NotFoundError, RunTimeoutError, SpecError
+from gkeml_sdk.local.confined import (
+    READ_ONLY_MODE,
+    STORE_NAME,
+    check_store_name,
+    make_private_dir,
+    remove_run_dir,
+    run_path,
+    write_private,
+)
+from gkeml_sdk.local.contract import secret_values
 from gkeml_sdk.local.options import LocalOptions, resolve_run_root
 from gkeml_sdk.local.run import LAUNCH_TIMEOUT_SECONDS, LocalRun
 from gkeml_sdk.local.store import JOB, LAUNCH, STATE, RunDir, RunRecord, write_atomic
@@ -52,6 +61,8 @@ class LocalBackend:
         options: LocalOptions | None = None,
     ) -> None:
         self.root = resolve_run_root(run_dir)
+        if namespace is not None:
+            check_store_name("namespace", namespace)
         self.namespace = namespace
         self.options = options or LocalOptions()
 
@@ -77,18 +88,20 @@ class LocalBackend:
             )
         if retry is not None:
             log.debug("retry policy ignored by the local backend")
+        # Before anything is written: a missing secret fails the submit, not the run.
+        secrets = secret_values(job, os.environ)
         namespace = self.namespace or job.namespace
-        path = self.root / namespace / job.name
-        self._replace_finished(path)
+        path = run_path(self.root, namespace, job.name)
+        self._replace_finished(namespace, job.name)
         run = RunDir(path)
-        for folder in (run.code, run.checkpoints, run.logs):
-            folder.mkdir(parents=True, exist_ok=True)
+        make_private_dir(path.parent)
+        for folder in (path, run.code, run.checkpoints, run.logs):
+            make_private_dir(folder)
         for rel, text in job.files.items():
             target = run.code / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text)
-            target.chmod(0o444)  # read-only, as the ConfigMap mount is on GKE
-        (path / JOB).write_text(job.to_yaml())
+            make_private_dir(target.parent)
+            write_private(target, text, READ_ONLY_MODE)  # read-only, as the ConfigMap mount
+        write_private(path / JOB, job.to_yaml())
         launch = {
             "argv": _argv(job),
             # With shipped files the code directory is the working directory, as in the pod.
@@ -100,7 +113,7 @@ class LocalBackend:
         record.move(RunStatus(RunState.PENDING, "Submitted", f"run directory {path}"))
         run.write(record)
         try:
-            _launch_supervisor(path)
+            _launch_supervisor(path, secrets)
         except GkemlError as exc:
             record.move(
                 RunStatus(
@@ -115,7 +128,7 @@ class LocalBackend:
         """Every local run (of this backend's namespace, or all), newest first."""
         found: list[tuple[float, LocalRun]] = []
         for namespace in self._namespaces():
-            for path in namespace.iterdir():
+            for path in _entries(namespace):
                 try:
                     created = json.loads((path / STATE).read_text())["created"]
                 except (OSError, ValueError, KeyError):
@@ -126,9 +139,11 @@ class LocalBackend:
 
     def get_run(self, name: str) -> LocalRun:
         """The run called `name`; raises `NotFoundError` when there is none."""
+        check_store_name("name", name)
         for namespace in self._namespaces():
-            if (namespace / name / STATE).is_file():
-                return LocalRun(namespace / name)
+            path = run_path(self.root, namespace.name, name)
+            if (path / STATE).is_file():
+                return LocalRun(path)
         raise NotFoundError(
             f"get local run {name!r}",
             status=404,
@@ -153,20 +168,21 @@ class LocalBackend:
         """Cancel the run if it is active, then remove its directory (logs, checkpoints)."""
         run = self.get_run(name)
         run.cancel()
-        _remove_tree(run.path)
+        remove_run_dir(self.root, run.namespace, run.name)
 
     def _namespaces(self) -> list[Path]:
         if self.namespace is not None:
             folder = self.root / self.namespace
-            return [folder] if folder.is_dir() else []
+            return [folder] if folder.is_dir() and not folder.is_symlink() else []
         if not self.root.is_dir():
             return []
-        return sorted(p for p in self.root.iterdir() if p.is_dir())
+        return _entries(self.root)
 
-    def _replace_finished(self, path: Path) -> None:
+    def _replace_finished(self, namespace: str, name: str) -> None:
+        path = run_path(self.root, namespace, name)
         if not (path / STATE).is_file():
             if path.exists():
-                _remove_tree(path)
+                remove_run_dir(self.root, namespace, name)
             return
         existing = LocalRun(path)
         status = existing.state
@@ -178,7 +194,7 @@ class LocalBackend:
                 message=f"a run of that name is {status.state.value}",
                 hint="wait for it, cancel it (run.cancel() or %gke_cancel), or choose another name",
             )
-        _remove_tree(path)
+        remove_run_dir(self.root, namespace, name)
 
     def __repr__(self) -> str:
         return f"LocalBackend(run_dir={str(self.root)!r})"
@@ -191,9 +207,10 @@ def _argv(job: TrainingJob) -> list[str]:
     return argv
 
 
-def _launch_supervisor(path: Path) -> None:
+def _launch_supervisor(path: Path, secrets: dict[str, str]) -> None:
     # The launcher forks the supervisor and returns at once after recording its identity.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"}
+    # Secret values travel in the supervisor's environment only, never through a file.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"} | secrets
     try:
         done = subprocess.run(
             [sys.executable, "-m", "gkeml_sdk.local.supervisor", str(path)],
@@ -213,6 +230,10 @@ def _launch_supervisor(path: Path) -> None:
         )
 
 
-def _remove_tree(path: Path) -> None:
-    # Code files are read-only, but their folders are not, so rmtree can unlink them.
-    shutil.rmtree(path)
+def _entries(folder: Path) -> list[Path]:
+    # Only real directories with store names: a link or a stray file is no run of ours.
+    return sorted(
+        p
+        for p in folder.iterdir()
+        if STORE_NAME.fullmatch(p.name) and p.is_dir() and not p.is_symlink()
+    )

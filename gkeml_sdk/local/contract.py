@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gkeml_sdk.catalog import contract as c
+from gkeml_sdk.errors import ConfigError
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.tpu import TpuSlice
 
@@ -99,6 +101,36 @@ def local_env(
         env[TORCHRUN_LOCAL_RANK] = str(slot.local_rank)
         env[TORCHRUN_LOCAL_WORLD_SIZE] = str(job.procs_per_node)
     return env
+
+
+def secret_values(job: TrainingJob, environ: Mapping[str, str]) -> dict[str, str]:
+    """Values of `job.secret_env` for a local run: each comes from the caller's environment
+    variable of the same name (there is no cluster to read the Secret from). They are handed
+    to the processes through their environment only, never written to the run directory.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob
+        >>> job = TrainingJob(name="a", command=["x"], secret_env={"HF_TOKEN": "hf/token"})
+        >>> secret_values(job, {"HF_TOKEN": "hf_abc"})
+        {'HF_TOKEN': 'hf_abc'}
+        >>> secret_values(job, {})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.ConfigError: secret_env HF_TOKEN (Secret hf, key token) is not set ...
+    """
+    missing = [name for name in job.secret_env if name not in environ]
+    if missing:
+        refs = ", ".join(
+            f"{n} (Secret {job.secret_env[n].name}, key {job.secret_env[n].key})" for n in missing
+        )
+        raise ConfigError(
+            f"secret_env {refs} is not set in this process's environment (rule: a local run "
+            "reads each secret_env value from the environment variable of the same name of "
+            "the process that submits it; on GKE it comes from the Secret). Try: export "
+            f"{missing[0]}=... before starting Python, or os.environ[{missing[0]!r}] = ... in "
+            "the notebook"
+        )
+    return {name: environ[name] for name in job.secret_env}
 
 
 def expand_references(argv: list[str], env: dict[str, str]) -> list[str]:

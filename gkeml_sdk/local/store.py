@@ -12,6 +12,8 @@ Layout of `<run root>/<namespace>/<name>/`:
     supervisor.json pid and start time of the detached supervisor
     supervisor.log  the supervisor's own errors
     cancel          present once a cancel was requested
+
+Directories are 0700 and files 0600 (code 0400) whatever the umask (`local.confined`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gkeml_sdk.local.confined import FILE_MODE, write_private
 from gkeml_sdk.local.procs import ProcessId
 from gkeml_sdk.run import FailureCause, RunCounters, RunState, RunStatus, Transition
 
@@ -170,13 +173,14 @@ class RunDir:
 
     def request_cancel(self) -> None:
         """Leave the marker that tells the supervisor a stop is a cancel."""
-        (self.path / CANCEL).touch()
+        write_private(self.path / CANCEL, "")
 
 
 def write_atomic(path: Path, text: str) -> None:
     """Write `text` to `path` so that readers see the old or the new file, never a part."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
+        os.fchmod(fd, FILE_MODE)  # private whatever the umask; the rename keeps the mode
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
         os.replace(tmp, path)

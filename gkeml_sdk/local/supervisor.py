@@ -18,7 +18,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from gkeml_sdk.local.contract import Slot, expand_references, local_env, slots
+from gkeml_sdk.local.confined import open_private
+from gkeml_sdk.local.contract import Slot, expand_references, local_env, secret_values, slots
 from gkeml_sdk.local.options import LocalOptions
 from gkeml_sdk.local.procs import ProcessId, free_ports, stop_groups
 from gkeml_sdk.local.store import JOB, LAUNCH, SUPERVISOR_LOG, ProcessRecord, RunDir
@@ -33,10 +34,11 @@ _PR_SET_PDEATHSIG = 1
 class Supervisor:
     """Runs the job of one run directory to a terminal state (see module docstring)."""
 
-    def __init__(self, run: RunDir) -> None:
+    def __init__(self, run: RunDir, child_umask: int = -1) -> None:
         import json
 
         self.run = run
+        self.child_umask = child_umask  # -1: the processes inherit this one's umask
         self.job = TrainingJob.from_yaml((run.path / JOB).read_text())
         launch: dict[str, Any] = json.loads((run.path / LAUNCH).read_text())
         self.argv: list[str] = launch["argv"]
@@ -57,6 +59,8 @@ class Supervisor:
         self.stop_signal: int | None = None
         self.attempt_started = time.monotonic()
         self.unstartable: dict[str, int] = {}  # slots whose command could not be executed
+        # Handed over by the launcher in this process's environment; kept in memory only.
+        self.secrets = secret_values(self.job, os.environ)
 
     def supervise(self) -> None:
         """Run until SUCCEEDED, FAILED or CANCELLED; the outcome is in `state.json`."""
@@ -95,6 +99,8 @@ class Supervisor:
             if self._failed(label, code):
                 return True
         for label, proc in list(self.children.items()):
+            if self.children.get(label) is not proc:
+                continue  # stopped and replaced by a gang restart earlier in this loop
             exited = proc.poll()
             if exited is None:
                 continue
@@ -200,11 +206,11 @@ class Supervisor:
             checkpoint_dir=str(self.run.checkpoints),
         )
         # Unbuffered output so logs stream; the contract overrides anything inherited.
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.job.env, **contract}
+        declared = {**self.job.env, **self.secrets, **contract}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **declared}
         # Kubernetes expands $(VAR) in commands from the container's declared env only.
-        argv = expand_references(self.argv, {**self.job.env, **contract})
-        log_path = self.run.log_path(slot.label)
-        with log_path.open("ab") as log:
+        argv = expand_references(self.argv, declared)
+        with os.fdopen(open_private(self.run.log_path(slot.label)), "ab") as log:
             try:
                 proc = subprocess.Popen(
                     argv,
@@ -214,12 +220,14 @@ class Supervisor:
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,  # its own group: stopping it stops its children
+                    umask=self.child_umask,  # user code creates files as it would elsewhere
                     # preexec_fn is safe here: the supervisor runs a single thread.
                     preexec_fn=_die_with_parent,
                 )
             except OSError as exc:
                 # Like a container whose entrypoint is missing: exit code 127, a user error.
-                log.write(f"gkeml: cannot start {argv[0]!r}: {exc}\n".encode())
+                # self.argv, not argv: an expanded $(SECRET) must not reach the log.
+                log.write(f"gkeml: cannot start {self.argv[0]!r}: {exc.strerror}\n".encode())
                 self.unstartable[slot.label] = 127
                 self.record.processes = [p for p in self.record.processes if p.slot != slot.label]
                 self.record.processes.append(ProcessRecord(slot.label, 0, -1, self.record.attempt))
@@ -281,13 +289,16 @@ def main(argv: list[str]) -> int:
         run.write_supervisor(ProcessId.of(pid))
         return 0
     os.setsid()
-    with open(os.devnull, "rb") as null, (run.path / SUPERVISOR_LOG).open("ab") as log:
+    # Whatever the supervisor writes is private; its children get the caller's umask back.
+    caller_umask = os.umask(0o077)
+    log_fd = open_private(run.path / SUPERVISOR_LOG)
+    with open(os.devnull, "rb") as null, os.fdopen(log_fd, "ab") as log:
         os.dup2(null.fileno(), 0)
         os.dup2(log.fileno(), 1)
         os.dup2(log.fileno(), 2)
     supervisor: Supervisor | None = None
     try:
-        supervisor = Supervisor(run)
+        supervisor = Supervisor(run, caller_umask)
         supervisor.supervise()
     except BaseException as exc:  # the run must end in a recorded state, whatever happened
         traceback.print_exc()

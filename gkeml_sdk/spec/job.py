@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, field_validator, model_validator
 
 from gkeml_sdk.catalog import spot
+from gkeml_sdk.catalog.contract import ATTEMPT_SEPARATOR
 from gkeml_sdk.catalog.kueue import DEFAULT_LOCAL_QUEUE
 from gkeml_sdk.spec.accelerator import Accelerator
 from gkeml_sdk.spec.base import DNS1123_LABEL, DNS1123_SUBDOMAIN, SpecModel, fail
@@ -22,6 +23,7 @@ from gkeml_sdk.spec.k8s_names import (
     run_name_limit,
 )
 from gkeml_sdk.spec.quantity import check_quantity
+from gkeml_sdk.spec.secrets import SecretRef, check_secret_env
 from gkeml_sdk.spec.tpu import TpuSlice
 
 if TYPE_CHECKING:
@@ -56,6 +58,9 @@ class TrainingJob(SpecModel):
     command: list[str] | None = None
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
+    # Env from Kubernetes Secrets (valueFrom.secretKeyRef): name -> SecretRef or "SECRET/KEY".
+    # A local run reads each value from the caller's variable of the same name.
+    secret_env: dict[str, SecretRef] = Field(default_factory=dict)
     accelerator: Accelerator | TpuSlice | None = None
     nodes: int = 0  # 0 = derived: the TPU slice's hosts, else 1
     procs_per_node: int = 0  # 0 = derived: one per whole GPU, else 1
@@ -118,6 +123,13 @@ class TrainingJob(SpecModel):
 
     @model_validator(mode="after")
     def _check(self) -> TrainingJob:
+        if ATTEMPT_SEPARATOR in self.name:
+            raise fail(
+                f"name={self.name!r} contains {ATTEMPT_SEPARATOR!r}",
+                rule=f"gkeml names resubmission attempts '<name>{ATTEMPT_SEPARATOR}r<k>', so run "
+                f"names may not contain {ATTEMPT_SEPARATOR!r}",
+                fix=f"name={self.name.replace(ATTEMPT_SEPARATOR, '-')!r}",
+            )
         check_name("namespace", self.namespace, DNS1123_LABEL, 63)
         check_name("queue", self.queue, DNS1123_SUBDOMAIN, 63)
         if self.priority is not None:
@@ -218,6 +230,7 @@ class TrainingJob(SpecModel):
                     fix=f"remove {key} from env; reserved names: {', '.join(sorted(RESERVED_ENV))}",
                     field="env",
                 )
+        check_secret_env(self.secret_env, self.env)
         check_labels(self.labels, self.annotations)
 
     @property
@@ -314,13 +327,15 @@ class TrainingJob(SpecModel):
         fields = {"command": command, **fields, "files": {**files, **fields.get("files", {})}}
         job = cls(name=name or "job", **fields)
         if name is None:
-            payload = job.model_dump(mode="json", exclude={"name"})
+            # An empty secret_env stays out, so names derived before it existed are kept.
+            unset = set() if job.secret_env else {"secret_env"}
+            payload = job.model_dump(mode="json", exclude={"name", *unset})
             job = job.model_copy(update={"name": derived_name(prefix, payload)})
         return job
 
     def compile(self, attempt: int = 1) -> Manifests:
         """The Kubernetes objects that run this job (attempt k > 1 of a resubmitted run is
-        named `<name>-r<k>`; see `gkeml_sdk.compile`)."""
+        named `<name>--r<k>`; see `gkeml_sdk.compile`)."""
         from gkeml_sdk.compile.training import compile_training_job
 
         return compile_training_job(self, attempt)

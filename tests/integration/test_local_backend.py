@@ -193,3 +193,13 @@ def _wait_for_lines(run: LocalRun, word: str, count: int) -> list[int]:
             return found
         time.sleep(0.05)
     raise AssertionError(f"no {count} '{word}' lines in {list(run.logs())}")
+
+
+def test_a_gang_restart_caused_by_rank_0_spends_one_restart(backend: LocalBackend) -> None:
+    # The restart stops rank 1; that stop is no second failure of user code.
+    code = "import os, sys, time\nfirst = os.environ['GKEML_RESTART_ATTEMPT'] == '0'\n"
+    code += "if first and os.environ['NODE_RANK'] == '0':\n    sys.exit(3)\n"
+    code += "time.sleep(0.5 if first else 0)\n"
+    run = backend.submit(TrainingJob.from_code(code, name="rank0", nodes=2, max_restarts=1))
+    assert run.wait(timeout=30).state is RunState.SUCCEEDED
+    assert (run.counters.user_restarts, run.attempt) == (1, 2)

@@ -138,3 +138,18 @@ def test_options_mirror_trainingjob_fields() -> None:
     assert job.env == {"A": "1", "B": "x=y"}
     assert (job.max_restarts, job.checkpoint_dir, job.max_runtime) == (2, "gs://b/p", 7200)
     assert (job.name, job.image, job.namespace, job.cpu, job.memory) == ("n", "i", "ns", "4", "8Gi")
+
+
+def test_secret_env_option_becomes_secret_references() -> None:
+    from gkeml_magics.options import MagicDefaults, OptionError, parse, train_job, train_parser
+
+    from gkeml_sdk import SecretRef
+
+    line = "--secret-env WANDB_API_KEY=wandb/api-key --secret-env HF_TOKEN=hf/token"
+    job = train_job(parse(train_parser(), line), MagicDefaults(), "print(1)")
+    assert job.secret_env == {
+        "WANDB_API_KEY": SecretRef("wandb", "api-key"),
+        "HF_TOKEN": SecretRef("hf", "token"),
+    }
+    with pytest.raises(OptionError, match="--secret-env 'WANDB_API_KEY': expected KEY=VALUE"):
+        train_job(parse(train_parser(), "--secret-env WANDB_API_KEY"), MagicDefaults(), "x")

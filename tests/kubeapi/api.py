@@ -219,7 +219,8 @@ class Api(Reads):
                 "propagationPolicy=Background to remove them or set propagationPolicy=Orphan to "
                 "suppress this warning"
             )
-        if result is not None or call.rt.key in ("pods", NAMESPACES_KEY) or not call.rt.builtin:
+        # Custom resources and most built-ins answer a Status once the object is gone.
+        if result is not None or call.rt.key in ("pods", NAMESPACES_KEY):
             return Reply(200, view(result or old, call.rt, call.version)).warn(warnings)
         details = {"name": om["name"], "kind": call.rt.plural, "uid": om.get("uid")}
         if call.rt.group:

@@ -47,10 +47,11 @@ class KubeAPIServer(Tracking):
         bookmark_interval: float = 1.0,
         watch_max_seconds: float | None = None,
         k8s_version: str | None = None,
+        foreground_delete_seconds: float | None = 0.2,
     ) -> None:
         self.k8s_version = k8s_version or latest_k8s_version()
         self.registry = Registry()
-        self.store = Store(self.registry, history_size)
+        self.store = Store(self.registry, history_size, foreground_delete_seconds)
         self.writer = Writer(self.store, validate, self.k8s_version)
         self.api = Api(self.store, self.writer)
         self.dispatcher = Dispatcher(self, self.api)
@@ -248,6 +249,11 @@ class KubeAPIServer(Tracking):
     def compact(self) -> int:
         """Drop the event history: watches/continue tokens at an older rv now get 410 Expired."""
         return self.store.compact()
+
+    def finish_deletions(self) -> None:
+        """Complete the Foreground deletions held by `foreground_delete_seconds=None` whose
+        blocking dependents are gone (as the garbage collector would once pods terminated)."""
+        self.store.gc.finish()
 
     @property
     def resource_version(self) -> int:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .deletion import GarbageCollector
 from .managed import Entry
 from .objects import comparable, json_copy, meta, new_uid, now_rfc3339, spec_changed
 from .patches import merge_patch
@@ -30,8 +31,14 @@ class WatchEvent:
 class Store:
     """Objects are stored as immutable dicts: every write stores a fresh dict, never mutates."""
 
-    def __init__(self, registry: Registry, history_size: int = 1000) -> None:
+    def __init__(
+        self,
+        registry: Registry,
+        history_size: int = 1000,
+        foreground_delete_seconds: float | None = 0.2,
+    ) -> None:
         self.registry = registry
+        self.gc = GarbageCollector(self, foreground_delete_seconds)
         self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)
         self._rv = 0
@@ -103,47 +110,14 @@ class Store:
                 etype = "ADDED" if old is None else "MODIFIED"
             self._record(WatchEvent(self._rv, etype, rt.key, ns, obj, old))
             if deleting:
-                self._cascade(rt, obj, policy)
+                self.gc.cascade(rt, obj, policy)
             return obj
 
     def delete_object(
         self, rt: ResourceType, obj: dict[str, Any], policy: str = "Background"
     ) -> dict[str, Any] | None:
         """Delete now, or only mark for deletion while finalizers remain (returns the mark)."""
-        with self.lock:
-            m = obj["metadata"]
-            if m.get("finalizers"):
-                if m.get("deletionTimestamp"):
-                    return obj
-                marked = json_copy(obj)
-                marked["metadata"]["deletionTimestamp"] = now_rfc3339()
-                marked["metadata"]["deletionGracePeriodSeconds"] = 0
-                return self.commit(rt, marked)
-            self.commit(rt, json_copy(obj), deleting=True, policy=policy)
-            return None
-
-    def _cascade(self, rt: ResourceType, obj: dict[str, Any], policy: str) -> None:
-        """Namespace contents go with the namespace; dependents per propagation policy (the
-        real garbage collector is asynchronous, here it is immediate)."""
-        m = obj["metadata"]
-        for key, child in list(self.all_items()):
-            cm = child["metadata"]
-            child_rt = self.registry.by_key(key)
-            if child_rt is None:
-                continue
-            if rt.key == "namespaces" and cm.get("namespace") == m["name"]:
-                self.commit(child_rt, json_copy(child), deleting=True)
-                continue
-            refs = cm.get("ownerReferences") or []
-            if not m.get("uid") or not any(r.get("uid") == m["uid"] for r in refs):
-                continue
-            if policy == "Orphan":
-                updated = json_copy(child)
-                kept = [r for r in refs if r.get("uid") != m["uid"]]
-                updated["metadata"]["ownerReferences"] = kept
-                self.commit(child_rt, updated)
-            else:
-                self.delete_object(child_rt, child)
+        return self.gc.delete(rt, obj, policy)
 
     def _record(self, event: WatchEvent) -> None:
         self._history.append(event)
@@ -175,6 +149,7 @@ class Store:
             return self._rv
 
     def close(self) -> None:
+        self.gc.close()
         with self.changed:
             self.closed = True
             self.changed.notify_all()

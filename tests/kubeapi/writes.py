@@ -93,6 +93,20 @@ def _secret_data(obj: dict[str, Any]) -> None:
     obj.setdefault("type", "Opaque")
 
 
+def _no_new_finalizers(rt: ResourceType, old: dict[str, Any], new: dict[str, Any]) -> None:
+    """ObjectMeta update rule: a terminating object may lose finalizers but gain none."""
+    if not old["metadata"].get("deletionTimestamp"):
+        return
+    before = set(old["metadata"].get("finalizers") or [])
+    if set(meta(new).get("finalizers") or []) - before:
+        cause = {
+            "reason": "FieldValueForbidden",
+            "message": "Forbidden: no new finalizers can be added if the object is being deleted",
+            "field": "metadata.finalizers",
+        }
+        raise errors.invalid(rt, old["metadata"]["name"], [cause])
+
+
 class Writer:
     def __init__(self, store: Store, validate: bool, k8s_version: str) -> None:
         self.store = store
@@ -154,6 +168,7 @@ class Writer:
                         m[key] = om[key]
                     else:
                         m.pop(key, None)
+                _no_new_finalizers(rt, old, new)
                 if rt.has_status:
                     if "status" in old:
                         new["status"] = old["status"]

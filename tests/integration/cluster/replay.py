@@ -150,6 +150,14 @@ class Replayer:
             return
         if kind == "Job":
             return  # a JobSet's child Jobs: the SDK reads the JobSet, not them
+        if kind == "Workload":
+            # Kueue's controller drops its finalizer once the owner is being deleted
+            # (admission-rules §3.6); no Kueue runs here to do it, so a replayed Workload
+            # would hold a foreground deletion of its JobSet forever.
+            meta = obj["metadata"]
+            meta["finalizers"] = [
+                f for f in meta.get("finalizers") or [] if f != "kueue.x-k8s.io/resource-in-use"
+            ]
         existing = self.store.get(plural, self.namespace, name)
         if existing is not None:
             obj["metadata"]["uid"] = existing["metadata"]["uid"]

@@ -69,7 +69,10 @@ def test_cancel_deletes_the_objects_and_ends_cancelled(cluster, client):
     run = client.submit(gang())
     Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", until=2.0)
     run.cancel()
-    assert cluster.objects("jobsets", "ml") == []
+    # Foreground deletion: the JobSet stays, terminating, until its Jobs and pods are gone.
+    [dying] = cluster.objects("jobsets", "ml")
+    assert dying["metadata"]["deletionTimestamp"]
+    cluster.wait_for(lambda: cluster.objects("jobsets", "ml") == [])
     assert run.state.state is RunState.CANCELLED
     assert client.get_run("train").wait(timeout=5).state is RunState.CANCELLED
 
@@ -111,7 +114,7 @@ def test_cli_drives_a_run_end_to_end(cluster, tmp_path, capsys):
     assert main(["logs", "cli-train", "--kubeconfig", kubeconfig]) == 0
     assert "[node 0] loss 0.1" in capsys.readouterr().out
     assert main(["cancel", "cli-train", "--kubeconfig", kubeconfig]) == 0
-    assert cluster.objects("jobsets", "ml") == []
+    cluster.wait_for(lambda: cluster.objects("jobsets", "ml") == [])
     assert main(["status", "nope", "--kubeconfig", kubeconfig]) == 1
     assert "no gkeml run with that name" in capsys.readouterr().err
 

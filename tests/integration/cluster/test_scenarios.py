@@ -43,13 +43,14 @@ def states(run: Any) -> list[RunState]:
 
 
 def creates(server: Any, plural: str) -> list[str]:
-    """Names of objects of `plural` the SDK created (server-side apply or POST)."""
+    """Names of objects of `plural` created, in order (from the server's event history)."""
+    events, _ = server.store.events_after(0)
+    assert events is not None, "the event history was compacted"
     names = []
-    for record in server.request_log:
-        if record.method in ("PATCH", "POST") and f"/{plural}/" in record.path + "/":
-            name = record.path.rstrip("/").rsplit("/", 1)[-1]
-            if record.status in (200, 201) and name not in names:
-                names.append(name)
+    for event in events:
+        name = event.obj["metadata"]["name"]
+        if event.type == "ADDED" and event.key.split(".")[0] == plural and name not in names:
+            names.append(name)
     return names
 
 
@@ -71,7 +72,7 @@ def test_a_queued_admitted_succeeded(cluster, client):
 
 def test_a_single_node_job(cluster, client):
     job = TrainingJob(name="one", image="busybox", command=["true"], queue="team-a",
-                      accelerator=Accelerator("h100"))  # fmt: skip
+                      accelerator=Accelerator("h100", count=8))  # fmt: skip
     run = client.submit(job)
     thread = Replayer(cluster, "ml", "one", 1, "one").play_in_background(
         "job-succeeded", "single", watchers=WATCHERS
@@ -131,7 +132,7 @@ def test_d_deactivated_after_requeue_limit_resubmits_on_demand(cluster, client):
     thread = Replayer(cluster, "ml", "train", 1, "train").play_in_background(
         "jobset-podsready-timeout-deactivated", "stuck", watchers=WATCHERS
     )
-    second = Replayer(cluster, "ml", "train", 2, "train-r2")
+    second = Replayer(cluster, "ml", "train", 2, "train--r2")
 
     def on_status(status):
         if status.reason == "Resubmitted":
@@ -141,8 +142,8 @@ def test_d_deactivated_after_requeue_limit_resubmits_on_demand(cluster, client):
     thread.join()
     assert final.state is RunState.SUCCEEDED
     assert run.attempt == 2
-    assert jobsets(cluster) == ["train", "train-r2"]
-    attempt2 = cluster.store.get("jobsets", "ml", "train-r2")
+    assert jobsets(cluster) == ["train", "train--r2"]
+    attempt2 = cluster.store.get("jobsets", "ml", "train--r2")
     pod_spec = attempt2["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
     assert "cloud.google.com/gke-spot" not in pod_spec.get("nodeSelector", {})
     history = states(run)
@@ -178,19 +179,19 @@ def test_f_client_killed_between_deciding_and_creating_resubmits_once(cluster, w
     cluster.faults.inject(
         count=1,
         kind="reset-after-write" if write_applied else "reset",
-        match=("PATCH", r"/jobsets/train-r2"),
+        match=("POST", r"/namespaces/ml/jobsets$"),
     )
     with pytest.raises(ClusterError):
         run.wait(timeout=30)
     thread.join()
-    assert (cluster.store.get("jobsets", "ml", "train-r2") is not None) == write_applied
+    assert (cluster.store.get("jobsets", "ml", "train--r2") is not None) == write_applied
     resumed = make_client(cluster).get_run("train")
     assert resumed.attempt == 2
-    replay = Replayer(cluster, "ml", "train", 2, "train-r2")
+    replay = Replayer(cluster, "ml", "train", 2, "train--r2")
     second = replay.play_in_background("jobset-succeeded", "train", watchers=WATCHERS)
     assert resumed.wait(timeout=30).state is RunState.SUCCEEDED
     second.join()
-    assert jobsets(cluster) == ["train", "train-r2"]
+    assert jobsets(cluster) == ["train", "train--r2"]
 
 
 def test_g_invalid_queue_missing_crds_forbidden_namespace(cluster, client, kube_api_factory):
@@ -247,4 +248,4 @@ def test_a_run_cancelled_elsewhere_during_the_backoff_is_not_resubmitted(cluster
     final = run.wait(timeout=30, progress=cancel_when_lost)
     thread.join()
     assert final.state is RunState.CANCELLED
-    assert cluster.store.get("jobsets", "ml", "train-r2") is None
+    assert cluster.store.get("jobsets", "ml", "train--r2") is None

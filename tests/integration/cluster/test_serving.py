@@ -108,7 +108,11 @@ def test_scale_and_delete(cluster, client):
     handle.scale(3)
     assert cluster.store.get("deployments", "ml", "qa")["spec"]["replicas"] == 3
     handle.delete()
-    assert cluster.objects("deployments", "ml") == [] and cluster.objects("services", "ml") == []
+    cluster.wait_for(
+        lambda: (
+            cluster.objects("deployments", "ml") == [] and cluster.objects("services", "ml") == []
+        )
+    )
 
 
 def test_scaling_an_autoscaled_service_raises_its_floor_and_zero_stops_it(cluster, client):
@@ -117,7 +121,7 @@ def test_scaling_an_autoscaled_service_raises_its_floor_and_zero_stops_it(cluste
     hpa = cluster.store.get("horizontalpodautoscalers", "ml", "qa")
     assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (5, 5)
     handle.scale(0)
-    assert cluster.objects("horizontalpodautoscalers", "ml") == []
+    cluster.wait_for(lambda: cluster.objects("horizontalpodautoscalers", "ml") == [])
     assert cluster.store.get("deployments", "ml", "qa")["spec"]["replicas"] == 0
     with pytest.raises(SpecError, match="scale"):
         handle.scale(-1)

@@ -1,0 +1,134 @@
+"""Races a real cluster produces: names reused while the old object is dying, objects of other
+runs under our names, and cancels from another client landing in the middle of a resubmission."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from gkeml_sdk import RetryPolicy, RunState
+from gkeml_sdk.errors import ClusterError
+from tests.kubeapi.faults import RequestInfo
+
+from .conftest import make_client
+from .replay import Replayer
+from .test_scenarios import WATCHERS, gang, jobsets
+
+HOLD = "test.gkeml.dev/hold"
+
+
+def release_later(cluster: Any, name: str, after: float) -> threading.Thread:
+    """Drop the test finalizer of JobSet `name` after `after` seconds (a slow foreground
+    deletion: its pods take their grace period to terminate)."""
+
+    def release() -> None:
+        time.sleep(after)
+        current = cluster.store.get("jobsets", "ml", name)
+        current["metadata"]["finalizers"] = [
+            f for f in current["metadata"].get("finalizers", []) if f != HOLD
+        ]
+        cluster.store.put(current)
+
+    thread = threading.Thread(target=release, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_finished_name_resubmitted_never_reports_the_old_status(cluster, client):
+    first = client.submit(gang())
+    replay = Replayer(cluster, "ml", "train", 1, "train")
+    thread = replay.play_in_background("jobset-succeeded", "train", watchers=WATCHERS)
+    assert first.wait(timeout=30).state is RunState.SUCCEEDED
+    thread.join()
+    old = cluster.store.get("jobsets", "ml", "train")
+    old["metadata"]["finalizers"] = [HOLD]
+    cluster.store.put(old)
+    releaser = release_later(cluster, "train", after=0.5)
+
+    second = client.submit(gang())
+
+    releaser.join()
+    new = cluster.store.get("jobsets", "ml", "train")
+    assert new["metadata"]["uid"] != old["metadata"]["uid"]
+    assert "deletionTimestamp" not in new["metadata"] and "status" not in new
+    assert second.state.state is RunState.PENDING
+    assert [t.status.state for t in second.history] == [RunState.PENDING]
+
+
+def test_a_name_held_past_the_deletion_timeout_is_a_clear_error(cluster):
+    client = make_client(cluster, deletion_timeout=0.3)
+    first = client.submit(gang())
+    held = cluster.store.get("jobsets", "ml", "train")
+    held["metadata"]["finalizers"] = [HOLD]
+    cluster.store.put(held)
+    first.cancel()  # its JobSet stays, terminating, until the finalizer goes
+    with pytest.raises(ClusterError, match=r"JobSet train.*still there after 0.3 s.*" + HOLD):
+        client.submit(gang())
+
+
+@pytest.mark.parametrize(
+    ("labels", "owner"),
+    [
+        ({"gkeml.dev/run-id": "other", "gkeml.dev/attempt": "2"}, "attempt 2 of gkeml run 'other'"),
+        ({"app": "mine"}, "something other than gkeml"),
+    ],
+)
+def test_an_object_of_another_run_is_never_touched(cluster, client, labels, owner):
+    foreign = gang(namespace="ml").compile().main
+    foreign["metadata"]["labels"] = labels
+    stored = cluster.store.put(foreign)
+    with pytest.raises(ClusterError, match=f"409 AlreadyExists.*belongs to {owner}"):
+        client.submit(gang())
+    after = cluster.store.get("jobsets", "ml", "train")
+    assert after["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
+
+
+def _slow_then_cancel(cluster: Any, target: str, canceller: Any) -> threading.Thread:
+    """Hold the resubmitting client's request `target` ("create": its create of attempt 2;
+    "recheck": its first cancel-marker read after that create) for 2 s before the server
+    handles it, and have the other client cancel the run meanwhile: the cancel lands exactly
+    in that gap."""
+    creates = {"n": 0}
+    marker = "/configmaps/train-gkeml-cancelled"
+
+    def match(info: RequestInfo) -> bool:
+        if info.method == "POST" and info.path.endswith("/namespaces/ml/jobsets"):
+            creates["n"] += 1
+            return target == "create" and creates["n"] == 2
+        return (
+            target == "recheck"
+            and creates["n"] == 2
+            and info.method == "GET"
+            and info.path.endswith(marker)
+        )
+
+    rule = cluster.faults.inject(kind="slow", count=1, delay=2.0, match=match)
+
+    def cancel() -> None:
+        cluster.wait_for(lambda: rule.hits == 1, timeout=30)
+        canceller.get_run("train").cancel()
+
+    thread = threading.Thread(target=cancel, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("target", ["create", "recheck"])
+def test_no_attempt_outlives_a_cancel_from_another_client(cluster, target):
+    resubmitter, canceller = make_client(cluster), make_client(cluster)
+    cancelling = _slow_then_cancel(cluster, target, canceller)
+    run = resubmitter.submit(gang(), retry=RetryPolicy(max_resubmits=2, backoff_seconds=0.05))
+    # A deactivation is an infrastructure loss: attempt 2 is created after the backoff.
+    replay = Replayer(cluster, "ml", "train", 1, "train")
+    thread = replay.play_in_background(
+        "jobset-podsready-timeout-deactivated", "stuck", watchers=WATCHERS
+    )
+    final = run.wait(timeout=30)
+    thread.join()
+    cancelling.join()
+    assert final.state is RunState.CANCELLED
+    assert run.attempt == 2  # the resubmission happened, and nothing of it is left
+    cluster.wait_for(lambda: jobsets(cluster) == [], timeout=5)
