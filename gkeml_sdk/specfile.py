@@ -6,9 +6,8 @@ import runpy
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gkeml_sdk.errors import SpecError
+from gkeml_sdk.spec.base import load_yaml_all
 from gkeml_sdk.spec.job import TrainingJob
 
 SPEC_KINDS = ("TrainingJob", "ServeModel")
@@ -45,14 +44,19 @@ def load_specs(path: str | Path) -> list[Any]:
 
 def _from_yaml(file: Path) -> list[Any]:
     try:
-        documents = [d for d in yaml.safe_load_all(file.read_text()) if d is not None]
-    except yaml.YAMLError as exc:
-        raise SpecError(f"{file}: not valid YAML: {exc}", fix="fix the YAML syntax") from None
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(
+            f"{file}: not UTF-8 text (byte {exc.start})", fix="save the spec as UTF-8"
+        ) from None
+    documents = [d for d in load_yaml_all(text, str(file)) if d is not None]
     specs = []
     for document in documents:
         if not isinstance(document, dict):
             raise SpecError(f"{file}: each YAML document must be a mapping of spec fields")
         kind = document.pop("kind", "TrainingJob")
+        if not isinstance(kind, str):
+            raise SpecError(f"{file}: kind {kind!r} is not a name", fix="kind: TrainingJob")
         specs.append(_spec_class(kind, file).model_validate(document))
     if not specs:
         raise SpecError(f"{file}: no spec found", fix="add `name: ...` and the job's fields")

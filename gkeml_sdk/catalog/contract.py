@@ -23,6 +23,12 @@ RESTART_ATTEMPT = "GKEML_RESTART_ATTEMPT"
 CHECKPOINT_DIR = "GKEML_CHECKPOINT_DIR"
 BACKEND = "GKEML_BACKEND"
 
+# Names the compiler derives from a run's name (JobSet admission, admission-rules §1.3).
+REPLICATED_JOB = "node"  # the JobSet's one replicatedJob: child Jobs are <run>-node-<i>
+# Characters an attempt's object name may add to the run name (compile.contract.attempt_name);
+# the spec keeps run names short enough for every attempt's derived names to fit.
+ATTEMPT_NAME_ALLOWANCE = 4
+
 DEFAULT_MASTER_PORT = 29500
 JAX_COORDINATOR_PORT = 1234
 CHECKPOINT_MOUNT = "/gkeml/checkpoints"

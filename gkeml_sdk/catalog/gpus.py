@@ -15,6 +15,7 @@ SHARING_STRATEGY_LABEL = "cloud.google.com/gke-gpu-sharing-strategy"
 MAX_SHARED_CLIENTS_LABEL = "cloud.google.com/gke-max-shared-clients-per-gpu"
 GPU_RESOURCE = "nvidia.com/gpu"
 GPU_TAINT_KEY = "nvidia.com/gpu"
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
 # Sharing (gke-facts §4): clients per physical GPU, for both strategies.
 MIN_SHARED_CLIENTS = 2
@@ -25,10 +26,12 @@ SHARING_LABEL_VALUES = {"time-sharing": ("time-sharing", "TIME_SHARING"), "mps":
 
 @dataclass(frozen=True)
 class MachineType:
-    """A Compute Engine machine type and the fixed number of GPUs it carries."""
+    """A Compute Engine machine type and a number of GPUs it carries; `on_demand` is False
+    for shapes sold only as Spot or flex-start."""
 
     name: str
     gpus: int
+    on_demand: bool = True
 
 
 @dataclass(frozen=True)
@@ -66,9 +69,30 @@ class GpuModel:
                 return machine
         raise KeyError(count)
 
-    def machine_named(self, name: str) -> MachineType | None:
-        """The machine type called `name`, if this GPU comes on it."""
-        return next((m for m in self.machine_types if m.name == name), None)
+    def machine_named(self, name: str, gpus: int | None = None) -> MachineType | None:
+        """The machine type called `name` (with `gpus` GPUs when it takes several counts, as
+        N1 shapes do), if this GPU comes on it.
+
+        Example:
+            >>> gpu("t4").machine_named("n1-standard-4", 2)
+            MachineType(name='n1-standard-4', gpus=2, on_demand=True)
+        """
+        named = [m for m in self.machine_types if m.name == name]
+        return next((m for m in named if m.gpus == gpus), named[0] if named else None)
+
+    def gpu_counts_on(self, name: str) -> tuple[int, ...]:
+        """GPU counts machine type `name` can carry with this GPU."""
+        return tuple(sorted({m.gpus for m in self.machine_types if m.name == name}))
+
+    @property
+    def one_gpu_machines(self) -> list[str]:
+        """Machine types that carry exactly one GPU (where MPS may grant several shares)."""
+        return list(dict.fromkeys(m.name for m in self.machine_types if m.gpus == 1))
+
+    @property
+    def machine_names(self) -> list[str]:
+        """Every machine type name, once each, in catalog order."""
+        return list(dict.fromkeys(m.name for m in self.machine_types))
 
     @property
     def compute_capability(self) -> float:
@@ -80,10 +104,30 @@ class GpuModel:
         return dict(self.mig_profiles).get(profile)
 
 
-def _n1(counts: tuple[int, ...]) -> tuple[MachineType, ...]:
-    # N1 takes 1-8 GPUs on one machine shape; these sizes stay within every vCPU ceiling of §1.2.
-    sizes = {1: "n1-standard-8", 2: "n1-standard-16", 4: "n1-standard-32", 8: "n1-standard-64"}
-    return tuple(MachineType(sizes[c], c) for c in counts)
+# N1 shapes: (name, vCPUs, memory GB). Shared-core f1-micro/g1-small take no GPU (gke-facts §1.2).
+_N1_SHAPES = tuple(
+    (f"n1-{family}-{vcpus}", vcpus, vcpus * per_vcpu)
+    for family, per_vcpu, sizes in (
+        ("standard", 3.75, (1, 2, 4, 8, 16, 32, 64, 96)),
+        ("highmem", 6.5, (2, 4, 8, 16, 32, 64, 96)),
+        ("highcpu", 0.9, (2, 4, 8, 16, 32, 64, 96)),
+    )
+    for vcpus in sizes
+)
+# The shape chosen when the user names none, per GPU count: within every ceiling below.
+_N1_DEFAULT = {1: "n1-standard-8", 2: "n1-standard-16", 4: "n1-standard-32", 8: "n1-standard-64"}
+
+
+def _n1(ceilings: dict[int, tuple[int, int]]) -> tuple[MachineType, ...]:
+    """Every N1 shape GKE accepts per GPU count, the default first for each count.
+    `ceilings`: GPU count -> (max vCPUs, max memory GB), from https://cloud.google.com/compute/
+    docs/gpus (gke-facts §1.2); for P100 x4 the stricter zonal ceiling, so it holds anywhere."""
+    rows = []
+    for count, (max_vcpus, max_gb) in ceilings.items():
+        allowed = [n for n, vcpus, gb in _N1_SHAPES if vcpus <= max_vcpus and gb <= max_gb]
+        default = _N1_DEFAULT[count]
+        rows += [MachineType(n, count) for n in [default, *(n for n in allowed if n != default)]]
+    return tuple(rows)
 
 
 def _family(prefix: str, counts: tuple[int, ...], suffix: str = "g") -> tuple[MachineType, ...]:
@@ -93,13 +137,37 @@ def _family(prefix: str, counts: tuple[int, ...], suffix: str = "g") -> tuple[Ma
 _H100_MIG = (("1g.10gb", 7), ("1g.20gb", 4), ("2g.20gb", 3), ("3g.40gb", 2), ("7g.80gb", 1))
 
 GPUS: tuple[GpuModel, ...] = (
-    GpuModel("t4", "nvidia-tesla-t4", "NVIDIA T4", 16, _n1((1, 2, 4)), aliases=("tesla-t4",)),
-    GpuModel("p4", "nvidia-tesla-p4", "NVIDIA P4", 8, _n1((1, 2, 4)), aliases=("tesla-p4",)),
     GpuModel(
-        "v100", "nvidia-tesla-v100", "NVIDIA V100", 16, _n1((1, 2, 4, 8)), aliases=("tesla-v100",)
+        "t4",
+        "nvidia-tesla-t4",
+        "NVIDIA T4",
+        16,
+        _n1({1: (48, 312), 2: (48, 312), 4: (96, 624)}),
+        aliases=("tesla-t4",),
     ),
     GpuModel(
-        "p100", "nvidia-tesla-p100", "NVIDIA P100", 16, _n1((1, 2, 4)), aliases=("tesla-p100",)
+        "p4",
+        "nvidia-tesla-p4",
+        "NVIDIA P4",
+        8,
+        _n1({1: (24, 156), 2: (48, 312), 4: (96, 624)}),
+        aliases=("tesla-p4",),
+    ),
+    GpuModel(
+        "v100",
+        "nvidia-tesla-v100",
+        "NVIDIA V100",
+        16,
+        _n1({1: (12, 78), 2: (24, 156), 4: (48, 312), 8: (96, 624)}),
+        aliases=("tesla-v100",),
+    ),
+    GpuModel(
+        "p100",
+        "nvidia-tesla-p100",
+        "NVIDIA P100",
+        16,
+        _n1({1: (16, 104), 2: (32, 208), 4: (64, 208)}),
+        aliases=("tesla-p100",),
     ),
     GpuModel(
         "l4",
@@ -139,7 +207,13 @@ GPUS: tuple[GpuModel, ...] = (
         "nvidia-h100-80gb",
         "NVIDIA H100 80GB",
         80,
-        (*_family("a3-highgpu", (1, 2, 4, 8)), MachineType("a3-edgegpu-8g", 8)),
+        (
+            # A3 High with 1, 2 or 4 GPUs is sold only as Spot or flex-start: Compute Engine
+            # "GPU machine types", A3 High (https://cloud.google.com/compute/docs/gpus).
+            *(MachineType(f"a3-highgpu-{c}g", c, on_demand=False) for c in (1, 2, 4)),
+            MachineType("a3-highgpu-8g", 8),
+            MachineType("a3-edgegpu-8g", 8),
+        ),
         mig_profiles=_H100_MIG,
         aliases=("h100-80gb",),
     ),

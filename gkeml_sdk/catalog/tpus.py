@@ -100,11 +100,30 @@ def chips_of(topology: str) -> int:
     return math.prod(dims) if dims else 0
 
 
-def _parse(topology: str) -> tuple[int, ...] | None:
-    parts = topology.lower().split("x")
-    if not all(p.isdigit() and int(p) > 0 for p in parts):
+def canonical_topology(topology: str) -> str | None:
+    """The node-label spelling of a topology (`4X4X4`, `04x4x4`, `４x4` read as digits), or
+    None when it is not sides of positive integers. Only this form may reach a node selector:
+    the label GKE puts on nodes is lower-case ASCII without leading zeros.
+
+    Example:
+        >>> canonical_topology(" 04X4x4 "), canonical_topology("4x-4")
+        ('4x4x4', None)
+    """
+    parts = topology.strip().lower().split("x")
+    # isdecimal() is exactly what int() accepts; 5 digits bound every real slice side.
+    if not all(p.isdecimal() and len(p) <= _MAX_SIDE_DIGITS and int(p) > 0 for p in parts):
         return None
-    return tuple(int(p) for p in parts)
+    return "x".join(str(int(p)) for p in parts)
+
+
+_MAX_SIDE_DIGITS = 5
+
+
+def _parse(topology: str) -> tuple[int, ...] | None:
+    canonical = canonical_topology(topology)
+    if canonical is None or canonical != topology:
+        return None
+    return tuple(int(p) for p in canonical.split("x"))
 
 
 _SMALL_3D = ("2x2x2", "2x2x4", "2x4x4")

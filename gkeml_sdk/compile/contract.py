@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gkeml_sdk.catalog import contract as c
+from gkeml_sdk.catalog.contract import REPLICATED_JOB
 from gkeml_sdk.catalog.kueue import (
     JOB_COMPLETION_INDEX_ANNOTATION,
     JOB_INDEX_FAILURE_COUNT_ANNOTATION,
@@ -17,7 +18,6 @@ from gkeml_sdk.spec.tpu import TpuSlice
 
 RUN_ID_LABEL = "gkeml.dev/run-id"
 ATTEMPT_LABEL = "gkeml.dev/attempt"
-REPLICATED_JOB = "node"
 CONTAINER = "trainer"
 
 
@@ -62,7 +62,7 @@ def coordinator_host(job: TrainingJob, attempt: int = 1) -> str:
 def contract_env(job: TrainingJob, checkpoint_path: str, attempt: int = 1) -> list[dict[str, Any]]:
     """Env entries every process of `job` gets on GKE."""
     host = coordinator_host(job, attempt)
-    rank = _field(f"metadata.annotations['{JOB_COMPLETION_INDEX_ANNOTATION}']")
+    rank = f"metadata.annotations['{JOB_COMPLETION_INDEX_ANNOTATION}']"
     attempt_key = (
         f"metadata.labels['{JOBSET_RESTART_ATTEMPT_LABEL}']"
         if job.uses_jobset
@@ -72,12 +72,12 @@ def contract_env(job: TrainingJob, checkpoint_path: str, attempt: int = 1) -> li
         _value(c.MASTER_ADDR, host),
         _value(c.MASTER_PORT, str(c.DEFAULT_MASTER_PORT)),
         _value(c.NNODES, str(job.nodes)),
-        {"name": c.NODE_RANK, **rank},
+        {"name": c.NODE_RANK, **_field(rank)},
         _value(c.NPROC_PER_NODE, str(job.procs_per_node)),
         _value(c.WORLD_SIZE, str(job.nodes * job.procs_per_node)),
         _value(c.JAX_COORDINATOR_ADDRESS, f"{host}:{c.JAX_COORDINATOR_PORT}"),
         _value(c.JAX_NUM_PROCESSES, str(job.nodes)),
-        {"name": c.JAX_PROCESS_ID, **rank},
+        {"name": c.JAX_PROCESS_ID, **_field(rank)},
         {"name": c.RUN_ID, **_field(f"metadata.labels['{RUN_ID_LABEL}']")},
         {"name": c.RESTART_ATTEMPT, **_field(attempt_key)},
         _value(c.CHECKPOINT_DIR, checkpoint_path),
@@ -88,10 +88,8 @@ def contract_env(job: TrainingJob, checkpoint_path: str, attempt: int = 1) -> li
     return env
 
 
-def _tpu_env(
-    job: TrainingJob, tpu: TpuSlice, rank: dict[str, Any], attempt: int
-) -> list[dict[str, Any]]:
-    env = [{"name": "TPU_WORKER_ID", **rank}]
+def _tpu_env(job: TrainingJob, tpu: TpuSlice, rank: str, attempt: int) -> list[dict[str, Any]]:
+    env = [{"name": "TPU_WORKER_ID", **_field(rank)}]
     if tpu.slices == 1:
         name = attempt_name(job.name, attempt)
         hosts = ",".join(f"{name}-{REPLICATED_JOB}-0-{i}.{name}" for i in range(tpu.hosts))

@@ -101,7 +101,7 @@ def _gke_policies(svc: ServeModel, routing: Routing) -> list[Obj]:
         "kind": "HealthCheckPolicy",
         "metadata": lab.metadata(svc),
         "spec": {
-            "targetRef": target,
+            "targetRef": dict(target),
             "default": {
                 "timeoutSec": 2,
                 "checkIntervalSec": 2,
@@ -118,7 +118,7 @@ def _gke_policies(svc: ServeModel, routing: Routing) -> list[Obj]:
         "kind": "GCPBackendPolicy",
         "metadata": lab.metadata(svc),
         "spec": {
-            "targetRef": target,
+            "targetRef": dict(target),
             "default": {"timeoutSec": routing.timeout_seconds, "logging": {"enabled": True}},
         },
     }

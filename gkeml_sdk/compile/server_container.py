@@ -184,8 +184,8 @@ def cache_size(svc: ServeModel, fit: Fit) -> str | None:
 def _env(svc: ServeModel, eng: Engine) -> list[Obj]:
     env: list[Obj] = []
     if svc.hf_token_secret:
-        ref = {"secretKeyRef": {"name": svc.hf_token_secret, "key": svc.hf_token_key}}
-        env.extend({"name": name, "valueFrom": ref} for name in engines.TOKEN_ENV)
+        ref = {"name": svc.hf_token_secret, "key": svc.hf_token_key}
+        env.extend({"name": n, "valueFrom": {"secretKeyRef": dict(ref)}} for n in engines.TOKEN_ENV)
     env.extend({"name": k, "value": v} for k, v in eng.cache_env)
     env.extend({"name": k, "value": v} for k, v in svc.env.items())
     return env

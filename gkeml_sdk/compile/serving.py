@@ -3,7 +3,6 @@ nodes), with its Service, PodDisruptionBudget, monitoring, autoscaling and routi
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from gkeml_sdk.catalog.engines import HTTP_PORT_NAME, SERVICE_PORT
@@ -156,7 +155,7 @@ def _template(svc: ServeModel, plan: ServePlan, role: Role, spread_by_rollout: b
     annotations = pod_annotations(svc)
     if annotations:
         metadata["annotations"] = annotations
-    return {"metadata": metadata, "spec": copy.deepcopy(spec)}
+    return {"metadata": metadata, "spec": spec}
 
 
 def _zone_spread(svc: ServeModel, plan: ServePlan, by_rollout: bool) -> Obj:

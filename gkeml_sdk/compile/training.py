@@ -7,12 +7,12 @@ import copy
 from typing import Any
 
 from gkeml_sdk.catalog import kueue
+from gkeml_sdk.catalog.contract import REPLICATED_JOB
 from gkeml_sdk.catalog.spot import SPOT_DEFAULT_GRACE_SECONDS
 from gkeml_sdk.catalog.tpus import MULTISLICE_EXCLUSIVE_TOPOLOGY
 from gkeml_sdk.compile.code import code_config_map
 from gkeml_sdk.compile.contract import (
     CONTAINER,
-    REPLICATED_JOB,
     RUN_ID_LABEL,
     attempt_name,
     run_labels,
@@ -26,18 +26,6 @@ from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.tpu import TpuSlice
 
 Obj = dict[str, Any]
-
-# A pod that fails because its node went away (Spot reclaim, maintenance, eviction) is
-# replaced without spending any retry budget.
-IGNORE_DISRUPTIONS: Obj = {
-    "action": "Ignore",
-    "onPodConditions": [{"type": kueue.DISRUPTION_CONDITION, "status": "True"}],
-}
-# A non-zero exit of user code fails the Job at once; the JobSet then decides on a restart.
-FAIL_ON_USER_EXIT: Obj = {
-    "action": "FailJob",
-    "onExitCodes": {"containerName": CONTAINER, "operator": "NotIn", "values": [0]},
-}
 
 
 def compile_training_job(job: TrainingJob, attempt: int = 1) -> Manifests:
@@ -94,7 +82,7 @@ def _job(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
         "completionMode": "Indexed",
         # Per-index retries expose the attempt number as a pod annotation (GKEML_RESTART_ATTEMPT).
         "backoffLimitPerIndex": job.max_restarts,
-        "podFailurePolicy": {"rules": [IGNORE_DISRUPTIONS]},
+        "podFailurePolicy": {"rules": [_ignore_disruptions()]},
         "template": template,
     }
     return {"apiVersion": kueue.JOB_API, "kind": "Job", "metadata": metadata, "spec": spec}
@@ -112,7 +100,7 @@ def _jobset(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
     if job.gang:
         # Any failed pod fails its Job; the JobSet restarts the whole gang.
         job_spec["backoffLimit"] = 0
-        job_spec["podFailurePolicy"] = {"rules": [IGNORE_DISRUPTIONS, FAIL_ON_USER_EXIT]}
+        job_spec["podFailurePolicy"] = {"rules": [_ignore_disruptions(), _fail_on_user_exit()]}
         failure_policy: Obj = {
             "maxRestarts": job.max_restarts,
             "restartStrategy": "Recreate",
@@ -135,7 +123,7 @@ def _jobset(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
     else:
         # Independent workers: each index retries on its own budget; exhausting it fails all.
         job_spec["backoffLimitPerIndex"] = job.max_restarts
-        job_spec["podFailurePolicy"] = {"rules": [IGNORE_DISRUPTIONS]}
+        job_spec["podFailurePolicy"] = {"rules": [_ignore_disruptions()]}
         failure_policy = {
             "maxRestarts": 0,
             "rules": [
@@ -148,8 +136,9 @@ def _jobset(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
         }
     job_spec["template"] = template
     replicated: Obj = {"name": REPLICATED_JOB, "replicas": replicas, "template": {"spec": job_spec}}
-    if tpu and tpu.slices > 1:
-        # One slice per node pool, as multislice requires.
+    if tpu and tpu.multi_host:
+        # One slice per node pool: a multi-host slice is one node pool, and a Job whose pods
+        # straddled two pools would span two slices (multislice: one Job per slice).
         metadata.setdefault("annotations", {})[kueue.JOBSET_EXCLUSIVE_TOPOLOGY] = (
             MULTISLICE_EXCLUSIVE_TOPOLOGY
         )
@@ -161,6 +150,24 @@ def _jobset(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
         "replicatedJobs": [replicated],
     }
     return {"apiVersion": kueue.JOBSET_API, "kind": "JobSet", "metadata": metadata, "spec": spec}
+
+
+def _ignore_disruptions() -> Obj:
+    # A pod that fails because its node went away (Spot reclaim, maintenance, eviction) is
+    # replaced without spending any retry budget. Built per call: compiled objects are the
+    # caller's to edit, so none may be shared with another compile.
+    return {
+        "action": "Ignore",
+        "onPodConditions": [{"type": kueue.DISRUPTION_CONDITION, "status": "True"}],
+    }
+
+
+def _fail_on_user_exit() -> Obj:
+    # A non-zero exit of user code fails the Job at once; the JobSet then decides on a restart.
+    return {
+        "action": "FailJob",
+        "onExitCodes": {"containerName": CONTAINER, "operator": "NotIn", "values": [0]},
+    }
 
 
 def _workload(job: TrainingJob, main: Obj, template: Obj) -> Obj:

@@ -10,7 +10,7 @@ from pydantic import field_validator, model_validator
 
 from gkeml_sdk.catalog import gpus
 from gkeml_sdk.catalog.names import UnknownName
-from gkeml_sdk.spec.base import SpecModel, fail
+from gkeml_sdk.spec.base import LABEL_VALUE, SpecModel, fail
 
 SharingStrategy = Literal["time-sharing", "mps"]
 
@@ -65,8 +65,8 @@ class Accelerator(SpecModel):
         if self.machine_type is not None and row.machine_named(self.machine_type) is None:
             raise fail(
                 f"{row.display} does not come on machine type {self.machine_type!r}",
-                rule=f"{row.label} is offered on {', '.join(m.name for m in row.machine_types)}",
-                fix=f"machine_type={row.machine_types[-1].name!r} or leave it unset",
+                rule=f"{row.label} is offered on {', '.join(row.machine_names)}",
+                fix=f"machine_type={row.machine_for(row.counts[0]).name!r} or leave it unset",
                 field="machine_type",
             )
         if self.mig is not None:
@@ -80,12 +80,14 @@ class Accelerator(SpecModel):
     def _check_whole_count(self) -> None:
         row = self.gpu
         if self.machine_type is not None:
-            offered = row.machine_named(self.machine_type)
-            if offered is not None and offered.gpus != self.count:
+            offered = row.gpu_counts_on(self.machine_type)
+            if offered and self.count not in offered:
                 raise fail(
-                    f"{self.machine_type} carries {offered.gpus} GPUs, count={self.count}",
-                    rule="GKE attaches a fixed number of GPUs to each machine type",
-                    fix=f"count={offered.gpus}, or drop machine_type",
+                    f"{self.machine_type} carries {_counts(offered)} {row.display} GPUs, "
+                    f"count={self.count}",
+                    rule="GKE attaches a fixed number of GPUs to each machine type (N1: the "
+                    "counts whose vCPU and memory ceilings the shape stays within)",
+                    fix=f"count={offered[-1]}, or drop machine_type",
                     field="count",
                 )
         if self.count not in row.counts:
@@ -119,6 +121,15 @@ class Accelerator(SpecModel):
                 f"MIG profile {self.mig!r} is not accepted for {row.display}",
                 rule="GKE's device plugin accepts only its listed partition sizes per GPU model",
                 fix=f"mig= one of {valid}",
+                field="mig",
+            )
+        if not LABEL_VALUE.match(self.mig):
+            plain = [p for p, _ in row.mig_profiles if LABEL_VALUE.match(p)]
+            raise fail(
+                f"MIG profile {self.mig!r} cannot be selected on GKE",
+                rule="pods reach MIG nodes through the node label "
+                f"{gpus.PARTITION_LABEL}, and a label value cannot contain '+'",
+                fix=f"mig= one of {', '.join(plain)}",
                 field="mig",
             )
         allocatable = instances * self.node_machine.gpus
@@ -167,6 +178,35 @@ class Accelerator(SpecModel):
                 field="count",
             )
 
+    def check_provisioning(self, *, spot: bool) -> None:
+        """Refuse on-demand capacity on a machine type sold only as Spot or flex-start.
+
+        Example:
+            >>> Accelerator("h100", count=1).check_provisioning(spot=False)
+            Traceback (most recent call last):
+            ...
+            gkeml_sdk.errors.SpecError: a3-highgpu-1g is not sold on-demand ...
+        """
+        if spot or self.on_demand_offered:
+            return
+        machine = self.node_machine
+        on_demand = [m for m in self.gpu.machine_types if m.on_demand]
+        larger = f", or count={on_demand[0].gpus} ({on_demand[0].name})" if on_demand else ""
+        raise fail(
+            f"{machine.name} is not sold on-demand",
+            rule=f"Compute Engine offers {machine.name} only as Spot or flex-start capacity",
+            fix=f"spot=True{larger}",
+            field="spot",
+        )
+
+    @property
+    def on_demand_offered(self) -> bool:
+        """False when the node's machine type is sold only as Spot or flex-start. MIG and
+        shared GPUs without a machine_type may use any of the GPU's shapes, so they have one."""
+        if self.machine_type is None and (self.mig is not None or self.sharing is not None):
+            return any(m.on_demand for m in self.gpu.machine_types)
+        return self.node_machine.on_demand
+
     @property
     def gpu(self) -> gpus.GpuModel:
         """The catalog row of this GPU model."""
@@ -182,7 +222,7 @@ class Accelerator(SpecModel):
         """The machine type of the node each pod lands on."""
         row = self.gpu
         if self.machine_type is not None:
-            found = row.machine_named(self.machine_type)
+            found = row.machine_named(self.machine_type, self.count)
             if found is not None:
                 return found
         if self.mig is None and self.sharing is None and self.count in row.counts:

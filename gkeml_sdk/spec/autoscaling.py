@@ -12,6 +12,10 @@ from gkeml_sdk.spec.base import SpecModel, fail
 # Google's samples target 5-10 waiting requests per pod; its guide suggests starting at 3-5.
 DEFAULT_QUEUE_DEPTH = 5.0
 MAX_STABILIZATION_SECONDS = 3600  # HPA behavior limit
+# HPA targets are Kubernetes quantities, written in milli-units: a smaller target would be
+# written as 0 (refused rather than rounded up, which would silently change it).
+MIN_TARGET = 0.001
+MAX_TARGET = 1_000_000.0  # far above any engine's queue; keeps the quantity a plain integer
 
 
 class Autoscaling(SpecModel):
@@ -62,10 +66,11 @@ class Autoscaling(SpecModel):
             )
         for name in ("queue_depth", "batch_size"):
             value = getattr(self, name)
-            if value is not None and value <= 0:
+            if value is not None and not MIN_TARGET <= value <= MAX_TARGET:
                 raise fail(
                     f"Autoscaling {name}={value}",
-                    rule="the target is a positive average per replica",
+                    rule=f"the target is a positive average per replica, from {MIN_TARGET:g} "
+                    f"(HPA quantities have milli-unit precision) to {MAX_TARGET:g}",
                     fix=f"{name}={DEFAULT_QUEUE_DEPTH:g}",
                     field=name,
                 )

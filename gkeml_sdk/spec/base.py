@@ -10,16 +10,23 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gkeml_sdk.errors import SpecError
 
-DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+# Patterns end in \Z, not $: `$` also matches before a trailing newline ("abc\n").
+DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")  # letter first: Services, JobSets
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+DNS1123_SUBDOMAIN = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z"
+)
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
+QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
 
 
 class SpecModel(BaseModel):
     """Frozen, strict about unknown fields, and raising `SpecError` for every mistake."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True, defer_build=True)
+    # inf and nan are never a size, a count or a target: refused for every float field.
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", validate_default=True, defer_build=True, allow_inf_nan=False
+    )
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -30,6 +37,14 @@ class SpecModel(BaseModel):
     @classmethod
     def model_validate(cls, obj: Any, **kwargs: Any) -> Self:
         """Validate a dict (as from YAML), raising `SpecError` on invalid input."""
+        if isinstance(obj, dict) and not all(isinstance(key, str) for key in obj):
+            # pydantic raises a bare TypeError for these (YAML `?` or `1: x` at the top level).
+            odd = next(key for key in obj if not isinstance(key, str))
+            raise SpecError(
+                f"{cls.__name__}: field name {odd!r} is not a name",
+                rule=f"{cls.__name__} fields are named by strings",
+                fix=f"check the spelling; {cls.__name__} fields are {', '.join(cls.model_fields)}",
+            )
         try:
             return super().model_validate(obj, **kwargs)
         except ValidationError as exc:
@@ -44,9 +59,7 @@ class SpecModel(BaseModel):
     @classmethod
     def from_yaml(cls, text: str) -> Self:
         """Read a spec written by `to_yaml` (or by hand)."""
-        import yaml
-
-        data = yaml.safe_load(text)
+        data = load_yaml(text, cls.__name__)
         if not isinstance(data, dict):
             raise SpecError(
                 f"{cls.__name__} YAML must be a mapping of fields, got {type(data).__name__}",
@@ -54,6 +67,45 @@ class SpecModel(BaseModel):
             )
         data.pop("kind", None)
         return cls.model_validate(data)
+
+
+def load_yaml(text: str, where: str) -> Any:
+    """`yaml.safe_load`, raising `SpecError` with the line and column of a syntax error.
+
+    Example:
+        >>> load_yaml("name: [a", "job.yaml")
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.SpecError: job.yaml: not valid YAML at line 1, column 9: ...
+    """
+    return _yaml(lambda yaml: yaml.safe_load(text), where)
+
+
+def load_yaml_all(text: str, where: str) -> list[Any]:
+    """Every document of a YAML stream, with `load_yaml`'s errors."""
+    return list(_yaml(lambda yaml: list(yaml.safe_load_all(text)), where))
+
+
+def _yaml(load: Any, where: str) -> Any:
+    import yaml
+
+    try:
+        return load(yaml)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SpecError(
+            f"{where}: not valid YAML{at}: {problem}",
+            rule="specs are YAML mappings of field: value",
+            fix="fix the YAML syntax there (quote values that contain ': ' or start with a "
+            "special character)",
+        ) from None
+    except RecursionError:
+        raise SpecError(
+            f"{where}: YAML nested too deeply to read",
+            fix="a spec is a flat mapping of fields with short lists and mappings",
+        ) from None
 
 
 def _as_spec_error(cls: type[BaseModel], exc: ValidationError) -> SpecError:

@@ -20,7 +20,7 @@ from gkeml_sdk.spec.base import fail
 
 ENTRYPOINT = "main.py"
 ARGS_FILE = "gkeml_args.json"
-_PATH_SEGMENT = re.compile(r"^[-._a-zA-Z0-9]+$")
+_PATH_SEGMENT = re.compile(r"^[-._a-zA-Z0-9]+\Z")
 _NAME_CHARS = re.compile(r"[^a-z0-9-]+")
 
 

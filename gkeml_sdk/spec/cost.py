@@ -91,9 +91,11 @@ def estimate_training_cost(
     else:
         units, unit, key, name = 0.0, "hour", "cpu", "CPU-only node (no accelerator)"
     price = book.price(key)
+    # A machine sold only as Spot or flex-start has no on-demand price to quote.
+    no_on_demand = isinstance(accelerator, Accelerator) and not accelerator.on_demand_offered
     lines = []
     for model in PROVISIONING_MODELS:
-        unit_price = price.get(model)
+        unit_price = None if model == "on-demand" and no_on_demand else price.get(model)
         total = None if unit_price is None else unit_price * units * hours
         lines.append(CostLine(model, unit_price, total))
     return CostEstimate(

@@ -14,7 +14,15 @@ from gkeml_sdk.catalog.contract import ATTEMPT_SEPARATOR
 from gkeml_sdk.catalog.kueue import DEFAULT_LOCAL_QUEUE
 from gkeml_sdk.spec.accelerator import Accelerator
 from gkeml_sdk.spec.base import DNS1123_LABEL, DNS1123_SUBDOMAIN, SpecModel, fail
-from gkeml_sdk.spec.k8s_names import check_env_name, check_labels, check_name
+from gkeml_sdk.spec.k8s_names import (
+    check_env_name,
+    check_int32,
+    check_labels,
+    check_name,
+    check_run_name,
+    run_name_limit,
+)
+from gkeml_sdk.spec.quantity import check_quantity
 from gkeml_sdk.spec.secrets import SecretRef, check_secret_env
 from gkeml_sdk.spec.tpu import TpuSlice
 
@@ -26,7 +34,10 @@ if TYPE_CHECKING:
 # JobSet names its child Jobs `<name>-node-<i>` and pods `<job>-<j>-<suffix>`; both must stay
 # within 63 characters, which leaves 40 for the job name.
 MAX_NAME_LENGTH = 40
-_DURATION = re.compile(r"^\s*(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*(?:(\d+)s)?\s*$")
+# Bounded digit runs: an int of thousands of digits would exceed Python's int parsing limit.
+_DURATION = re.compile(
+    r"^\s*(?:([0-9]{1,9})d)?\s*(?:([0-9]{1,9})h)?\s*(?:([0-9]{1,9})m)?\s*(?:([0-9]{1,9})s)?\s*\Z"
+)
 
 
 class TrainingJob(SpecModel):
@@ -112,7 +123,6 @@ class TrainingJob(SpecModel):
 
     @model_validator(mode="after")
     def _check(self) -> TrainingJob:
-        check_name("name", self.name, DNS1123_LABEL, MAX_NAME_LENGTH)
         if ATTEMPT_SEPARATOR in self.name:
             raise fail(
                 f"name={self.name!r} contains {ATTEMPT_SEPARATOR!r}",
@@ -145,6 +155,7 @@ class TrainingJob(SpecModel):
                 fix="max_runtime='2h' or leave it unset",
             )
         self._check_tpu()
+        self._check_names_and_resources()
         self._check_spot()
         self._check_env_and_labels()
         if self.checkpoint_dir is not None:
@@ -175,6 +186,21 @@ class TrainingJob(SpecModel):
                 fix="gang=True (the default for multi-host slices)",
                 field="gang",
             )
+
+    def _check_names_and_resources(self) -> None:
+        limit = MAX_NAME_LENGTH
+        if self.uses_jobset:
+            tpu = self.accelerator
+            replicas = tpu.slices if isinstance(tpu, TpuSlice) else 1
+            limit = min(limit, run_name_limit(replicas, self.nodes // replicas))
+        check_run_name(self.name, limit)
+        check_name("service_account", self.service_account, DNS1123_SUBDOMAIN, 253)
+        check_quantity("cpu", self.cpu)
+        check_quantity("memory", self.memory)
+        if isinstance(self.accelerator, Accelerator):
+            self.accelerator.check_provisioning(spot=self.spot)
+        for field in ("nodes", "max_restarts", "max_runtime", "termination_grace_seconds"):
+            check_int32(field, getattr(self, field))
 
     def _check_spot(self) -> None:
         grace = self.termination_grace_seconds

@@ -5,9 +5,69 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from gkeml_sdk.spec.base import DNS1123_SUBDOMAIN, LABEL_VALUE, QUALIFIED_NAME, fail
+from gkeml_sdk.catalog.contract import ATTEMPT_NAME_ALLOWANCE, REPLICATED_JOB
+from gkeml_sdk.spec.base import DNS1035_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE, QUALIFIED_NAME, fail
 
-ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
+INT32_MAX = 2**31 - 1  # replicas, parallelism, maxRestarts, Kueue's max execution time
+# The Job controller's random pod suffix plus the dashes around the indexes (JobSet webhook).
+_POD_NAME_OVERHEAD = 9
+
+
+def run_name_limit(replicas: int, completions: int) -> int:
+    """Longest run name whose JobSet, child Job and pod names pass the JobSet webhook
+    (admission-rules §1.3) for every attempt: `N-R-J` <= 63 and
+    `len(N) + len(R) + len(J) + len(P) + 9 <= 63`, N the attempt's name.
+
+    Example:
+        >>> run_name_limit(replicas=1, completions=2), run_name_limit(1, 100_000)
+        (44, 40)
+    """
+    rjob, j, p = len(REPLICATED_JOB), len(str(replicas - 1)), len(str(completions - 1))
+    jobset = min(63 - rjob - j - 2, 63 - rjob - j - p - _POD_NAME_OVERHEAD)
+    return jobset - ATTEMPT_NAME_ALLOWANCE
+
+
+def check_run_name(value: str, limit: int) -> None:
+    """A training run's name: a DNS-1035 label (JobSet and its headless Service are named
+    after it) of at most `limit` characters.
+
+    Example:
+        >>> check_run_name("1train", 40)
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.SpecError: name='1train' is not a valid ... Try: name='train'
+    """
+    if len(value) <= limit and DNS1035_LABEL.match(value):
+        return
+    suggestion = re.sub(r"[^a-z0-9-]+", "-", value.lower()).lstrip("0123456789-")
+    suggestion = suggestion[:limit].rstrip("-") or "job"
+    raise fail(
+        f"name={value!r} is not a valid Kubernetes name for a run",
+        rule="JobSet and Service names are DNS-1035 labels: a lower-case letter first, then "
+        "letters, digits and '-', ending alphanumeric; at most "
+        f"{limit} characters here so every attempt's Job and pod names stay within 63",
+        fix=f"name={suggestion!r}",
+        field="name",
+    )
+
+
+def check_int32(field: str, value: int | None) -> None:
+    """Refuse a count the Kubernetes field (int32) cannot hold.
+
+    Example:
+        >>> check_int32("nodes", 2**31)
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.SpecError: nodes=2147483648 is too large ... Try: nodes<=2147483647
+    """
+    if value is not None and value > INT32_MAX:
+        raise fail(
+            f"{field}={value} is too large",
+            rule="Kubernetes stores it as a 32-bit integer",
+            fix=f"{field}<={INT32_MAX}",
+            field=field,
+        )
 
 
 def check_name(field: str, value: str | None, pattern: re.Pattern[str], limit: int) -> None:

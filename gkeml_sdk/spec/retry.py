@@ -7,6 +7,9 @@ from pydantic import model_validator
 
 from gkeml_sdk.spec.base import SpecModel, fail
 
+_MAX_DOUBLINGS = 1000
+MAX_BACKOFF_SECONDS = 86_400.0
+
 
 class RetryPolicy(SpecModel):
     """Client-side resubmission after terminal infrastructure loss.
@@ -36,18 +39,26 @@ class RetryPolicy(SpecModel):
                 rule="the number of Spot losses to accept before switching to on-demand",
                 fix="fallback_to_on_demand_after=1 or more, or None to stay on Spot",
             )
-        if self.backoff_seconds < 0 or self.max_backoff_seconds < self.backoff_seconds:
+        if not 0 <= self.backoff_seconds <= self.max_backoff_seconds <= MAX_BACKOFF_SECONDS:
             raise fail(
                 f"backoff_seconds={self.backoff_seconds}, max_backoff_seconds="
                 f"{self.max_backoff_seconds}",
-                rule="0 <= backoff_seconds <= max_backoff_seconds",
+                rule=f"0 <= backoff_seconds <= max_backoff_seconds <= {MAX_BACKOFF_SECONDS} "
+                "(a run waits at most a day between resubmissions)",
                 fix="backoff_seconds=30, max_backoff_seconds=600",
             )
         return self
 
     def delay(self, resubmission: int) -> float:
-        """Seconds to wait before resubmission number `resubmission` (1-based), capped."""
-        return float(min(self.backoff_seconds * 2 ** (resubmission - 1), self.max_backoff_seconds))
+        """Seconds to wait before resubmission number `resubmission` (1-based), capped.
+
+        Example:
+            >>> RetryPolicy().delay(1100)
+            600.0
+        """
+        # 2**k beyond this already exceeds any float cap; larger k would overflow a float.
+        doublings = min(max(resubmission - 1, 0), _MAX_DOUBLINGS)
+        return float(min(self.backoff_seconds * 2.0**doublings, self.max_backoff_seconds))
 
     def wants_on_demand(self, losses: int) -> bool:
         """True when a Spot job should move to on-demand after `losses` infrastructure losses."""

@@ -20,9 +20,9 @@ if TYPE_CHECKING:
 # Deployment pods add two hashes to the name and LWS pods a group and worker index; 40
 # characters keeps every derived name within 63.
 MAX_NAME_LENGTH = 40
-DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")  # Service names start with a letter
-SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
-ADAPTER_NAME = re.compile(r"^[A-Za-z0-9][-A-Za-z0-9_.]*$")
+DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")  # Service names start with a letter
+SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+\Z")
+ADAPTER_NAME = re.compile(r"^[A-Za-z0-9][-A-Za-z0-9_.]*\Z")
 
 
 def check_names(svc: ServeModel) -> None:

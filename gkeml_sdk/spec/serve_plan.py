@@ -9,6 +9,7 @@ from gkeml_sdk.catalog.prices import PriceBook, PriceOverrides
 from gkeml_sdk.spec.sizing import Fit, startup_seconds
 
 if TYPE_CHECKING:
+    from gkeml_sdk.spec.accelerator import Accelerator
     from gkeml_sdk.spec.serve import ServeModel
 
 KIB = 1024
@@ -181,7 +182,7 @@ def build_plan(
         max_replicas=svc.max_replicas,
         scaling=scaling,
         gpu_share=acc.physical_gpus / acc.count,
-        price_on_demand=price.on_demand,
+        price_on_demand=price.on_demand if _on_demand(acc, machine_type(svc, fit)) else None,
         price_spot=price.spot,
         spot=svc.spot,
         startup_seconds=svc.startup_timeout_seconds
@@ -189,6 +190,13 @@ def build_plan(
         price_source=book.source,
         as_of=book.as_of,
     )
+
+
+def _on_demand(acc: Accelerator, machine: str) -> bool:
+    if acc.mig is not None and acc.machine_type is None:
+        return acc.on_demand_offered  # a MIG pool may use any of the GPU's shapes
+    found = acc.gpu.machine_named(machine)
+    return found is None or found.on_demand
 
 
 def machine_type(svc: ServeModel, fit: Fit) -> str:
@@ -206,5 +214,7 @@ def machine_type(svc: ServeModel, fit: Fit) -> str:
     if acc.machine_type is not None or acc.count > 1 or acc.mig is not None:
         return acc.node_machine.name
     row = acc.gpu
-    count = min(c for c in row.counts if c >= fit.gpus_per_pod)
-    return row.machine_for(count).name
+    # On-demand capacity only exists on some shapes (A3 High 1g/2g/4g are Spot or flex-start).
+    usable = [m for m in row.machine_types if svc.spot or m.on_demand]
+    count = min(m.gpus for m in usable if m.gpus >= fit.gpus_per_pod)
+    return next(m.name for m in usable if m.gpus == count)

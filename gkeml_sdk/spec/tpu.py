@@ -47,6 +47,19 @@ class TpuSlice(SpecModel):
                 field="generation",
             ) from None
 
+    @field_validator("topology")
+    @classmethod
+    def _canonical_topology(cls, value: str) -> str:
+        canonical = tpus.canonical_topology(value)
+        if canonical is None:
+            raise fail(
+                f"topology {value!r} is not a TPU topology",
+                rule="a topology is the slice's sides in chips, written AxB or AxBxC",
+                fix="topology='4x4' (v5e, v6e) or topology='2x2x2' (v4, v5p, TPU7x)",
+                field="topology",
+            )
+        return canonical
+
     @model_validator(mode="after")
     def _check(self) -> TpuSlice:
         row = self.tpu
@@ -57,7 +70,7 @@ class TpuSlice(SpecModel):
             rule = f"{row.display} topologies are {form}"
             if row.dims == 3:
                 rule += "; beyond 2x2x1/2x2x2/2x2x4/2x4x4 every side is a multiple of 4, A<=B<=C"
-            ordered = "x".join(sorted(self.topology.lower().split("x"), key=_as_int))
+            ordered = "x".join(sorted(self.topology.split("x"), key=int))
             fix = (
                 f"topology={ordered!r} (sides in ascending order)" if row.is_valid(ordered) else ""
             )
@@ -131,7 +144,3 @@ class TpuSlice(SpecModel):
         return f"TpuSlice({self.generation!r}, {self.topology!r}{extra})"
 
     __str__ = __repr__
-
-
-def _as_int(side: str) -> int:
-    return int(side) if side.isdigit() else 0

@@ -43,6 +43,8 @@ def varied_jobs(count: int = 1000) -> list[TrainingJob]:
         if i == count:
             break
         nodes = 0 if isinstance(accelerator, TpuSlice) else 1 + i % 3
+        if isinstance(accelerator, Accelerator) and not accelerator.on_demand_offered:
+            spot = True  # e.g. a3-highgpu-1g: sold only as Spot or flex-start
         jobs.append(
             TrainingJob(
                 name=f"job-{i}", image="img", command=["python", "train.py"],

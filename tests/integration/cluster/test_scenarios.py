@@ -72,7 +72,7 @@ def test_a_queued_admitted_succeeded(cluster, client):
 
 def test_a_single_node_job(cluster, client):
     job = TrainingJob(name="one", image="busybox", command=["true"], queue="team-a",
-                      accelerator=Accelerator("h100"))  # fmt: skip
+                      accelerator=Accelerator("h100", count=8))  # fmt: skip
     run = client.submit(job)
     thread = Replayer(cluster, "ml", "one", 1, "one").play_in_background(
         "job-succeeded", "single", watchers=WATCHERS

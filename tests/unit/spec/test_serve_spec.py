@@ -31,7 +31,7 @@ def test_issue_example_plan():
         4,
         1,
     )
-    assert plan.machine_type == "a3-highgpu-4g"
+    assert plan.machine_type == "a3-highgpu-8g"  # a3-highgpu-4g: Spot or flex-start only
     assert plan.fit.weights_gb_per_gpu == pytest.approx(35.3)
     assert plan.fit.kv_gb_per_gpu == pytest.approx(34.7)
     assert plan.cost_per_replica_hour() == pytest.approx(4 * H100_ON_DEMAND)
@@ -47,7 +47,7 @@ def test_plan_table_is_readable():
         "ServeModel 'chat': meta-llama/Llama-3.1-70B-Instruct (Llama 3.1 70B) on vLLM"
     )
     expected = [
-        "GPUs per replica     4 x NVIDIA H100 80GB (TP4 x PP1); 1 pod on a3-highgpu-4g, Deployment",
+        "GPUs per replica     4 x NVIDIA H100 80GB (TP4 x PP1); 1 pod on a3-highgpu-8g, Deployment",
         "weights              141.2 GB bfloat16 -> 35.3 GB per GPU",
         "memory per GPU       80.0 GB x 0.90 = 72.0 GB: 35.3 weights + 2.0 activations + 34.7 KV "
         "cache",

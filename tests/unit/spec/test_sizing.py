@@ -175,7 +175,7 @@ def test_explicit_pipeline_parallel_in_one_node_uses_tp_x_pp_gpus():
 
 def test_accelerator_count_bounds_the_node():
     # Only 2 GPUs per node: 70B bf16 spreads over nodes instead of using 4 in one.
-    fit = serve("meta-llama/Llama-3.1-70B-Instruct", "h100", count=2).fit
+    fit = serve("meta-llama/Llama-3.1-70B-Instruct", "h100", count=2, spot=True).fit
     assert (fit.tensor_parallel, fit.pipeline_parallel, fit.pods) == (2, 2, 2)
 
 
