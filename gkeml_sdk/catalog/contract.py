@@ -25,9 +25,11 @@ BACKEND = "GKEML_BACKEND"
 
 # Names the compiler derives from a run's name (JobSet admission, admission-rules §1.3).
 REPLICATED_JOB = "node"  # the JobSet's one replicatedJob: child Jobs are <run>-node-<i>
-# Characters an attempt's object name may add to the run name (compile.contract.attempt_name);
-# the spec keeps run names short enough for every attempt's derived names to fit.
-ATTEMPT_NAME_ALLOWANCE = 4
+# Resubmissions a RetryPolicy may ask for: attempt names then add at most '--r99' to the run
+# name (compile.contract.attempt_name), and the spec keeps run names short enough for every
+# attempt's derived names to fit.
+MAX_RESUBMITS = 98
+ATTEMPT_NAME_ALLOWANCE = len(f"--r{MAX_RESUBMITS + 1}")
 
 DEFAULT_MASTER_PORT = 29500
 JAX_COORDINATOR_PORT = 1234

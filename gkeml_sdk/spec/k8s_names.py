@@ -21,7 +21,7 @@ def run_name_limit(replicas: int, completions: int) -> int:
 
     Example:
         >>> run_name_limit(replicas=1, completions=2), run_name_limit(1, 100_000)
-        (44, 40)
+        (43, 39)
     """
     rjob, j, p = len(REPLICATED_JOB), len(str(replicas - 1)), len(str(completions - 1))
     jobset = min(63 - rjob - j - 2, 63 - rjob - j - p - _POD_NAME_OVERHEAD)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import model_validator
 
+from gkeml_sdk.catalog.contract import MAX_RESUBMITS
 from gkeml_sdk.spec.base import SpecModel, fail
 
 _MAX_DOUBLINGS = 1000
@@ -27,11 +28,12 @@ class RetryPolicy(SpecModel):
 
     @model_validator(mode="after")
     def _check(self) -> RetryPolicy:
-        if self.max_resubmits < 0:
+        if not 0 <= self.max_resubmits <= MAX_RESUBMITS:
             raise fail(
                 f"max_resubmits={self.max_resubmits}",
-                rule="a count of resubmissions",
-                fix="max_resubmits=0 to never resubmit",
+                rule=f"a count of resubmissions, at most {MAX_RESUBMITS} (attempt k is named "
+                "'<run>--r<k>', and every attempt's names must fit Kubernetes' 63 characters)",
+                fix=f"max_resubmits=0 to never resubmit, or up to max_resubmits={MAX_RESUBMITS}",
             )
         if self.fallback_to_on_demand_after is not None and self.fallback_to_on_demand_after < 1:
             raise fail(

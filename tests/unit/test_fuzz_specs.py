@@ -29,11 +29,12 @@ from gkeml_sdk import (
     TrainingJob,
 )
 from gkeml_sdk.catalog import gpus, tpus
+from gkeml_sdk.catalog.contract import MAX_RESUBMITS
 from gkeml_sdk.specfile import load_specs
 from tests.schemas import validate_object
 from tests.unit.k8s_rules import name_errors
 
-NO_SCHEMA = {"HTTPRoute", "HealthCheckPolicy", "GCPBackendPolicy"}  # as tests/unit/compile
+NO_SCHEMA = {"HealthCheckPolicy", "GCPBackendPolicy"}  # as tests/unit/compile
 
 
 def schema_errors(obj: dict[str, Any]) -> list[str]:
@@ -243,7 +244,7 @@ def test_training_jobs(data: st.DataObject) -> None:
         return
     assert TrainingJob.from_yaml(job.to_yaml()) == job
     outcome(lambda: job.estimate_cost(hours=1))
-    for attempt in (1, 9):  # 9: the longest attempt suffix within ATTEMPT_NAME_ALLOWANCE
+    for attempt in (1, MAX_RESUBMITS + 1):  # the shortest and the longest attempt name
         manifests = outcome(lambda a=attempt: job.compile(a))
         if manifests is not None:
             assert_cluster_accepts(manifests)

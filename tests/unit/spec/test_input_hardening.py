@@ -148,10 +148,15 @@ def test_run_names_leave_room_for_jobset_pod_names():
     job(name="a" * room, nodes=10**6)
 
 
-@pytest.mark.parametrize("attempt", range(1, 10))
+@pytest.mark.parametrize("attempt", [1, 2, 9, 10, contract.MAX_RESUBMITS + 1])
 def test_attempt_names_stay_within_the_allowance(attempt):
-    # Attempts 2-9 are '--r<k>' (4 characters); the lead adjusts the allowance for more.
     assert len(attempt_name("run", attempt)) - 3 <= contract.ATTEMPT_NAME_ALLOWANCE
+
+
+def test_resubmissions_are_bounded_by_what_attempt_names_can_hold():
+    RetryPolicy(max_resubmits=contract.MAX_RESUBMITS)
+    with pytest.raises(SpecError, match=r"at most 98.*'<run>--r<k>'"):
+        RetryPolicy(max_resubmits=contract.MAX_RESUBMITS + 1)
 
 
 # Facts (issue 8 part 5, gke-facts §1, §4, §5.5)
