@@ -54,6 +54,10 @@ class Attempts:
         died after creating it) is adopted; one that is being deleted is waited out, because
         whatever lands on a dying object dies with it; one that belongs to anything else is
         never touched (`ClusterError`)."""
+        if attempt.attempt > 1:
+            # The same logical run never exists twice: earlier attempts go first (they are
+            # finished, but a reactivated Workload would let Kueue start one again).
+            self.delete_run(record, keep=attempt.name)
         job = record.job
         if attempt.spot != job.spot:
             job = job.with_changes(spot=attempt.spot)
@@ -82,14 +86,15 @@ class Attempts:
                 return replace(attempt, uid=uid(existing))
             self.wait_gone(res, name, record.job.namespace, uid(existing), end)
 
-    def delete_run(self, record: RunRecord, *, wait: bool = False) -> None:
-        """Delete every attempt object of the run: those its record knows and any other
-        labelled with its run id (an attempt another client created after this record was
-        read). With `wait`, return only once they are gone."""
+    def delete_run(self, record: RunRecord, *, wait: bool = False, keep: str = "") -> None:
+        """Delete every attempt object of the run but `keep`: those its record knows and any
+        other labelled with its run id (an attempt another client created after this record
+        was read). With `wait`, return only once they are gone."""
         res, ns = job_resource(record), record.job.namespace
         found, _ = self.kube.list(res, ns, label_selector=f"{RUN_ID_LABEL}={record.name}")
         victims = {a.name: a.uid for a in record.attempts}
         victims.update({o["metadata"]["name"]: uid(o) for o in found})
+        victims.pop(keep, None)
         for name in sorted(victims):
             self.kube.delete(res, name, ns)
         if wait:

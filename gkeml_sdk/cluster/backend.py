@@ -337,8 +337,16 @@ class KubernetesBackend:
                 continue
             stamp = time.time()
             for run in pending:
-                if run.namespace == event.obj.get("metadata", {}).get("namespace", run.namespace):
+                if run.namespace != event.obj.get("metadata", {}).get("namespace", run.namespace):
+                    continue
+                if event.type != "LISTED":
                     run.observe(event, stamp)
+                elif event.kind == job_resource(run.record).kind and (
+                    run.object_name() not in event.obj["names"]
+                ):
+                    # Deleted before this stream ever saw it (the relist cannot report it as
+                    # gone): one read settles it.
+                    self._ensure_current_attempt(run)
 
 
 def _progress_callback(progress: bool | ProgressCallback) -> ProgressCallback | None:

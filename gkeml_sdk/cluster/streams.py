@@ -24,7 +24,8 @@ Obj = dict[str, Any]
 
 @dataclass(frozen=True)
 class Event:
-    """One change seen on a stream: `type` is ADDED, MODIFIED, DELETED or SYNCED (a relist)."""
+    """One change seen on a stream: `type` is ADDED, MODIFIED, DELETED, SYNCED (an object of a
+    relist) or LISTED (a relist is complete; `obj` has the namespace and the listed `names`)."""
 
     kind: str
     type: str
@@ -136,6 +137,11 @@ class Informer(threading.Thread):
                 self._emit("DELETED", last)  # deleted (or replaced) while we were not watching
         for item in items:
             self._emit("SYNCED", item)
+        listed = {
+            "metadata": {"namespace": self.spec.namespace},
+            "names": sorted(n for _, n in fresh),
+        }
+        self.sink(Event(self.spec.resource.kind, "LISTED", listed))
         return version
 
     def _emit(self, event_type: str, obj: Obj) -> None:

@@ -142,7 +142,9 @@ def test_d_deactivated_after_requeue_limit_resubmits_on_demand(cluster, client):
     thread.join()
     assert final.state is RunState.SUCCEEDED
     assert run.attempt == 2
-    assert jobsets(cluster) == ["train", "train--r2"]
+    # The same logical run never exists twice: attempt 1 was deleted before attempt 2.
+    cluster.wait_for(lambda: jobsets(cluster) == ["train--r2"])
+    assert creates(cluster, "jobsets") == ["train", "train--r2"]
     attempt2 = cluster.store.get("jobsets", "ml", "train--r2")
     pod_spec = attempt2["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
     assert "cloud.google.com/gke-spot" not in pod_spec.get("nodeSelector", {})
@@ -191,7 +193,7 @@ def test_f_client_killed_between_deciding_and_creating_resubmits_once(cluster, w
     second = replay.play_in_background("jobset-succeeded", "train", watchers=WATCHERS)
     assert resumed.wait(timeout=30).state is RunState.SUCCEEDED
     second.join()
-    assert jobsets(cluster) == ["train", "train--r2"]
+    cluster.wait_for(lambda: jobsets(cluster) == ["train--r2"])
 
 
 def test_g_invalid_queue_missing_crds_forbidden_namespace(cluster, client, kube_api_factory):

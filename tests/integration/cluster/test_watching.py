@@ -99,3 +99,24 @@ def test_a_jobset_deleted_while_the_watch_was_down_ends_the_wait(cluster, client
     assert run.wait(timeout=15).state is RunState.CANCELLED
     thread.join()
     assert RunState.RUNNING in states(run)
+
+
+def test_a_jobset_deleted_before_the_stream_first_listed_it_ends_the_wait(cluster, client):
+    run = client.submit(gang())
+    # The JobSet goes away after wait() checked it and before its stream's first list.
+    listing = cluster.faults.inject(
+        kind="slow",
+        delay=1.0,
+        match=lambda info: (
+            info.method == "GET" and info.path.endswith("/jobsets") and not info.is_watch
+        ),
+    )
+
+    def delete_meanwhile() -> None:
+        cluster.wait_for(lambda: listing.hits == 1)
+        cluster.store.delete("jobsets", "ml", "train")
+
+    thread = threading.Thread(target=delete_meanwhile, daemon=True)
+    thread.start()
+    assert run.wait(timeout=10).state is RunState.CANCELLED
+    thread.join()
