@@ -189,11 +189,6 @@ class KubernetesBackend:
         marker = cancel_marker(name, namespace)["metadata"]["name"]
         return self.kube.find(CONFIG_MAPS, marker, namespace) is not None
 
-    def apply_all(self, objects: list[dict[str, Any]]) -> None:
-        """Server-side apply each object, in order."""
-        for obj in objects:
-            self.kube.apply(obj)
-
     def create_attempt(self, record: RunRecord, attempt: AttemptRecord) -> RunRecord:
         """Create one attempt's objects; returns the record with the attempt's uid saved.
         A cancellation that landed meanwhile, from any client, deletes what was just made."""

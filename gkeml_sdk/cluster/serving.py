@@ -3,13 +3,15 @@ follows its rollout and says why replicas are not ready."""
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
+from gkeml_sdk.cluster.conditions import labels, uid
 from gkeml_sdk.cluster.resources import resource, resource_of
 from gkeml_sdk.cluster.serving_status import ServingStatus, serving_status
 from gkeml_sdk.cluster.streams import StreamHub, StreamSpec, deadline
 from gkeml_sdk.compile.serving_labels import SERVE_LABEL
-from gkeml_sdk.errors import ConfigError, NotFoundError, RunTimeoutError, SpecError
+from gkeml_sdk.errors import ClusterError, ConfigError, NotFoundError, RunTimeoutError, SpecError
 from gkeml_sdk.spec.autoscaling import Autoscaling
 from gkeml_sdk.spec.serve import ServeModel
 
@@ -115,7 +117,7 @@ class ServeHandle:
         before = self.svc.compile().objects
         self.svc = self.svc.with_changes(replicas=target)
         after = self.svc.compile().objects
-        self._backend.apply_all(after)
+        apply_owned(self._backend, after, self.name)
         kept = {(o["kind"], o["metadata"]["name"]) for o in after}
         for obj in before:  # e.g. the HPA of a service scaled to zero
             if (obj["kind"], obj["metadata"]["name"]) not in kept:
@@ -153,5 +155,32 @@ def serve(backend: KubernetesBackend, svc: ServeModel) -> ServeHandle:
                 f"{api} is not served by this cluster, but {svc.name} needs it: install that "
                 "API (CRD or GKE feature) or drop the option that uses it"
             )
-    backend.apply_all(manifests.objects)
+    apply_owned(backend, manifests.objects, svc.name)
     return ServeHandle(backend, svc)
+
+
+def apply_owned(backend: KubernetesBackend, objects: list[Obj], name: str) -> None:
+    """Server-side apply `objects` of service `name`, in order. An object of that name that
+    belongs to something else is never applied over (`ClusterError`); one still being
+    deleted (a service deleted and served again) is waited out, or the apply would land on
+    it and vanish with it."""
+    end = time.monotonic() + backend.attempts.deletion_timeout
+    for obj in objects:
+        res, meta = resource_of(obj), obj["metadata"]
+        current = backend.kube.find(res, meta["name"], meta.get("namespace"))
+        if current is not None:
+            owner = labels(current).get(SERVE_LABEL)
+            if owner != name:
+                whose = f"gkeml service {owner!r}" if owner else "something other than gkeml"
+                raise ClusterError(
+                    f"apply {obj['kind']} {meta['name']}",
+                    status=409,
+                    reason="AlreadyExists",
+                    message=f"a {obj['kind']} named {meta['name']!r} already exists and "
+                    f"belongs to {whose}",
+                    hint="gkeml never changes objects it did not make for this service; "
+                    "choose another name, or delete that object first",
+                )
+            if (current.get("metadata") or {}).get("deletionTimestamp"):
+                backend.attempts.wait_gone(res, meta["name"], meta["namespace"], uid(current), end)
+        backend.kube.apply(obj)

@@ -11,7 +11,7 @@ import pytest
 from gkeml_sdk import Accelerator, Autoscaling, Client, ServeModel
 from gkeml_sdk.cli import main
 from gkeml_sdk.cluster.serving_status import ServingState
-from gkeml_sdk.errors import ConfigError, RunTimeoutError, SpecError
+from gkeml_sdk.errors import ClusterError, ConfigError, RunTimeoutError, SpecError
 
 
 def small(**kw) -> ServeModel:
@@ -166,3 +166,37 @@ def test_the_issue_example_end_to_end(cluster, client):
     assert handle.endpoint == "http://chat.ml.svc.cluster.local:8000"
     handle.scale(3)
     assert cluster.store.get("horizontalpodautoscalers", "ml", "chat")["spec"]["minReplicas"] == 3
+
+
+def test_serving_again_right_after_delete_waits_for_the_old_objects(cluster, client):
+    handle = client.serve(small())
+    old = cluster.store.get("deployments", "ml", "qa")
+    # Its pods take their grace period: the Deployment stays terminating for a while.
+    old["metadata"]["finalizers"] = ["test.gkeml.dev/hold"]
+    cluster.store.put(old)
+    handle.delete()
+
+    def release() -> None:
+        cluster.wait_for(lambda: cluster.store.get("deployments", "ml", "qa") is not None)
+        threading.Event().wait(0.5)
+        dying = cluster.store.get("deployments", "ml", "qa")
+        dying["metadata"]["finalizers"] = []
+        cluster.store.put(dying)
+
+    thread = threading.Thread(target=release, daemon=True)
+    thread.start()
+    client.serve(small())  # before the fix: applied onto the dying Deployment, then lost
+    thread.join()
+    new = cluster.store.get("deployments", "ml", "qa")
+    assert new is not None and new["metadata"]["uid"] != old["metadata"]["uid"]
+    assert "deletionTimestamp" not in new["metadata"]
+
+
+def test_serving_never_applies_over_an_object_that_is_not_its_own(cluster, client):
+    foreign = small(namespace="ml").compile().of_kind("Service")[0]
+    foreign["metadata"]["labels"] = {"app": "someone-else"}
+    stored = cluster.store.put(foreign)
+    with pytest.raises(ClusterError, match=r"Service named 'qa'.*belongs to something other"):
+        client.serve(small())
+    after = cluster.store.get("services", "ml", "qa")
+    assert after["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
