@@ -41,7 +41,24 @@ CODE_MOUNT = "/gkeml/code"
 CONFIGMAP_MAX_BYTES = 1024 * 1024
 CODE_METADATA_ALLOWANCE = 16 * 1024
 
-RESERVED_ENV = frozenset(
+# TPU slices (what the TPU runtime and JAX's megascale read)
+TPU_WORKER_ID = "TPU_WORKER_ID"
+TPU_WORKER_HOSTNAMES = "TPU_WORKER_HOSTNAMES"
+MEGASCALE_COORDINATOR_ADDRESS = "MEGASCALE_COORDINATOR_ADDRESS"
+MEGASCALE_NUM_SLICES = "MEGASCALE_NUM_SLICES"
+MEGASCALE_SLICE_ID = "MEGASCALE_SLICE_ID"
+
+TPU_ENV = frozenset(
+    {
+        TPU_WORKER_ID,
+        TPU_WORKER_HOSTNAMES,
+        MEGASCALE_COORDINATOR_ADDRESS,
+        MEGASCALE_NUM_SLICES,
+        MEGASCALE_SLICE_ID,
+    }
+)
+# What every process gets, on GKE and locally.
+CONTRACT_ENV = frozenset(
     {
         MASTER_ADDR,
         MASTER_PORT,
@@ -58,6 +75,8 @@ RESERVED_ENV = frozenset(
         BACKEND,
     }
 )
+# What user env may not set: gkeml sets it (TPU names only on TPU slices, but never a user's).
+RESERVED_ENV = CONTRACT_ENV | TPU_ENV
 
 # Attempt k > 1 of run `a` is named `a--r<k>`; run names may not contain the separator, so an
 # attempt can never carry the name of another run.

@@ -89,20 +89,20 @@ def contract_env(job: TrainingJob, checkpoint_path: str, attempt: int = 1) -> li
 
 
 def _tpu_env(job: TrainingJob, tpu: TpuSlice, rank: str, attempt: int) -> list[dict[str, Any]]:
-    env = [{"name": "TPU_WORKER_ID", **_field(rank)}]
+    env = [{"name": c.TPU_WORKER_ID, **_field(rank)}]
     if tpu.slices == 1:
         name = attempt_name(job.name, attempt)
         hosts = ",".join(f"{name}-{REPLICATED_JOB}-0-{i}.{name}" for i in range(tpu.hosts))
-        env.append(_value("TPU_WORKER_HOSTNAMES", hosts))
+        env.append(_value(c.TPU_WORKER_HOSTNAMES, hosts))
     else:
         env += [
-            _value("MEGASCALE_COORDINATOR_ADDRESS", coordinator_host(job, attempt)),
+            _value(c.MEGASCALE_COORDINATOR_ADDRESS, coordinator_host(job, attempt)),
             {
-                "name": "MEGASCALE_NUM_SLICES",
+                "name": c.MEGASCALE_NUM_SLICES,
                 **_field(f"metadata.labels['{JOBSET_REPLICAS_LABEL}']"),
             },
             {
-                "name": "MEGASCALE_SLICE_ID",
+                "name": c.MEGASCALE_SLICE_ID,
                 **_field(f"metadata.labels['{JOBSET_JOB_INDEX_LABEL}']"),
             },
         ]

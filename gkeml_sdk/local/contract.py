@@ -89,13 +89,13 @@ def local_env(
         c.BACKEND: BACKEND_NAME,
     }
     if tpu is not None:
-        env["TPU_WORKER_ID"] = rank
+        env[c.TPU_WORKER_ID] = rank
         if tpu.slices == 1:
-            env["TPU_WORKER_HOSTNAMES"] = ",".join([LOOPBACK] * tpu.hosts)
+            env[c.TPU_WORKER_HOSTNAMES] = ",".join([LOOPBACK] * tpu.hosts)
         else:
-            env["MEGASCALE_COORDINATOR_ADDRESS"] = LOOPBACK
-            env["MEGASCALE_NUM_SLICES"] = str(tpu.slices)
-            env["MEGASCALE_SLICE_ID"] = str(slot.node // per_job)
+            env[c.MEGASCALE_COORDINATOR_ADDRESS] = LOOPBACK
+            env[c.MEGASCALE_NUM_SLICES] = str(tpu.slices)
+            env[c.MEGASCALE_SLICE_ID] = str(slot.node // per_job)
     if slot.local_rank is not None:
         env[TORCHRUN_RANK] = str(slot.node * job.procs_per_node + slot.local_rank)
         env[TORCHRUN_LOCAL_RANK] = str(slot.local_rank)

@@ -141,7 +141,7 @@ def test_single_node_job_ignores_disruptions_and_counts_user_retries_per_index()
 def test_environment_contract_is_complete_and_torchrun_compatible():
     m = job(accelerator=Accelerator("h100", count=8), nodes=2, env={"EXTRA": "1"}).compile()
     env = {e["name"]: e for e in pod_spec(m)["containers"][0]["env"]}
-    assert set(env) >= contract.RESERVED_ENV
+    assert set(env) >= contract.CONTRACT_ENV
     assert env["MASTER_ADDR"]["value"] == "ft-node-0-0.ft"
     assert env["NNODES"]["value"] == "2" and env["NPROC_PER_NODE"]["value"] == "8"
     assert env["WORLD_SIZE"]["value"] == "16"

@@ -94,3 +94,9 @@ def test_frozen_and_with_changes():
     with pytest.raises(pydantic.ValidationError, match="frozen"):
         j.spot = False  # type: ignore[misc]
     assert j.with_changes(spot=False).spot is False
+
+
+@pytest.mark.parametrize("name", ["TPU_WORKER_ID", "MEGASCALE_SLICE_ID", "MASTER_ADDR"])
+def test_env_may_not_shadow_what_gkeml_sets_for_every_process(name):
+    with pytest.raises(SpecError, match=f"env '{name}' is set by gkeml"):
+        TrainingJob(name="a", image="i", command=["x"], env={name: "1"})
