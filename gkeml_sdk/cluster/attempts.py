@@ -63,8 +63,12 @@ class Attempts:
             job = job.with_changes(spot=attempt.spot)
         manifests = job.compile(attempt=attempt.attempt)
         for obj in manifests.objects:
-            if obj is not manifests.main:
-                self.kube.apply(obj)  # the code ConfigMap: ours alone, safe to apply
+            if obj is not manifests.main:  # the code ConfigMap, shared by every attempt
+                meta = obj["metadata"]
+                found = self.kube.find(resource_of(obj), meta["name"], meta["namespace"])
+                if found is not None and labels(found).get(RUN_ID_LABEL) != record.name:
+                    _refuse(found)
+                self.kube.apply(obj)
         main = manifests.main
         end = time.monotonic() + self.deletion_timeout
         while True:
@@ -126,13 +130,24 @@ class Attempts:
 
 def _check_owner(existing: Obj, run: str, attempt: int) -> None:
     found = labels(existing)
-    if found.get(RUN_ID_LABEL) == run and found.get(ATTEMPT_LABEL) == str(attempt):
-        return
-    kind, name = existing.get("kind", "object"), existing["metadata"]["name"]
-    owner = (
-        f"attempt {found.get(ATTEMPT_LABEL, '?')} of gkeml run {found[RUN_ID_LABEL]!r}"
-        if RUN_ID_LABEL in found
-        else "something other than gkeml"
+    if found.get(RUN_ID_LABEL) != run or found.get(ATTEMPT_LABEL) != str(attempt):
+        _refuse(existing)
+
+
+def _owner(obj: Obj) -> str:
+    found = labels(obj)
+    if RUN_ID_LABEL not in found:
+        return "something other than gkeml"
+    if ATTEMPT_LABEL not in found:
+        return f"gkeml run {found[RUN_ID_LABEL]!r}"
+    return f"attempt {found[ATTEMPT_LABEL]} of gkeml run {found[RUN_ID_LABEL]!r}"
+
+
+def _refuse(existing: Obj) -> None:
+    kind, name, owner = (
+        existing.get("kind", "object"),
+        existing["metadata"]["name"],
+        _owner(existing),
     )
     raise ClusterError(
         f"create {kind} {name}",

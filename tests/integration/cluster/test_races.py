@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gkeml_sdk import RetryPolicy, RunState
+from gkeml_sdk import RetryPolicy, RunState, TrainingJob
 from gkeml_sdk.errors import ClusterError
 from tests.kubeapi.faults import RequestInfo
 
@@ -168,3 +168,18 @@ def test_a_retried_create_never_suspends_what_kueue_just_admitted(cluster, clien
     thread.join()
     assert cluster.store.get("jobsets", "ml", "train")["spec"]["suspend"] is False
     assert run.record.current.uid == cluster.store.get("jobsets", "ml", "train")["metadata"]["uid"]
+
+
+def test_a_code_config_map_that_is_not_the_runs_is_never_overwritten(cluster, client):
+    job = TrainingJob.from_code("print('hi')", name="train", queue="team-a", image="python:3")
+    foreign = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "train-code", "namespace": "ml", "labels": {"team": "data"}},
+        "data": {"settings": "keep me"},
+    }
+    cluster.store.put(foreign)
+    with pytest.raises(ClusterError, match=r"ConfigMap named 'train-code'.*something other"):
+        client.submit(job)
+    assert cluster.store.get("configmaps", "ml", "train-code")["data"] == {"settings": "keep me"}
+    assert jobsets(cluster) == [] and cluster.objects("jobs", "ml") == []
