@@ -21,12 +21,12 @@ _EXPORTS = {
     "Accelerator": "gkeml_sdk.spec.accelerator",
     "TpuSlice": "gkeml_sdk.spec.tpu",
     "TrainingJob": "gkeml_sdk.spec.job",
-    "ServeModel": "gkeml_sdk.spec.serve",
-    "Autoscaling": "gkeml_sdk.spec.autoscaling",
-    "Routing": "gkeml_sdk.spec.routing",
-    "Route": "gkeml_sdk.spec.routing",
-    "ModelSize": "gkeml_sdk.spec.model_size",
-    "ServePlan": "gkeml_sdk.spec.serve_plan",
+    "ServeModel": "gkeml_sdk.spec.serving.model",
+    "Autoscaling": "gkeml_sdk.spec.serving.autoscaling",
+    "Routing": "gkeml_sdk.spec.serving.routing",
+    "Route": "gkeml_sdk.spec.serving.routing",
+    "ModelSize": "gkeml_sdk.spec.serving.model_size",
+    "ServePlan": "gkeml_sdk.spec.serving.plan",
     "RetryPolicy": "gkeml_sdk.spec.retry",
     "SecretRef": "gkeml_sdk.spec.secrets",
     "CostEstimate": "gkeml_sdk.spec.cost",
@@ -93,15 +93,15 @@ if TYPE_CHECKING:
     from gkeml_sdk.local.options import LocalOptions
     from gkeml_sdk.run import FailureCause, Run, RunState, RunStatus, Transition
     from gkeml_sdk.spec.accelerator import Accelerator
-    from gkeml_sdk.spec.autoscaling import Autoscaling
     from gkeml_sdk.spec.cost import CostEstimate
     from gkeml_sdk.spec.job import TrainingJob
-    from gkeml_sdk.spec.model_size import ModelSize
     from gkeml_sdk.spec.retry import RetryPolicy
-    from gkeml_sdk.spec.routing import Route, Routing
     from gkeml_sdk.spec.secrets import SecretRef
-    from gkeml_sdk.spec.serve import ServeModel
-    from gkeml_sdk.spec.serve_plan import ServePlan
+    from gkeml_sdk.spec.serving.autoscaling import Autoscaling
+    from gkeml_sdk.spec.serving.model import ServeModel
+    from gkeml_sdk.spec.serving.model_size import ModelSize
+    from gkeml_sdk.spec.serving.plan import ServePlan
+    from gkeml_sdk.spec.serving.routing import Route, Routing
     from gkeml_sdk.spec.tpu import TpuSlice
 
 

@@ -12,8 +12,8 @@ from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.retry import RetryPolicy
 
 if TYPE_CHECKING:
-    from gkeml_sdk.cluster.serving import ServeHandle
-    from gkeml_sdk.spec.serve import ServeModel
+    from gkeml_sdk.cluster.serving.handle import ServeHandle
+    from gkeml_sdk.spec.serving.model import ServeModel
 
 BackendName = Literal["kubernetes", "local"]
 
@@ -62,7 +62,7 @@ class Client:
 
             self._backend = LocalBackend(run_dir=run_dir, namespace=namespace, **backend_options)
         elif backend == "kubernetes":
-            from gkeml_sdk.cluster.backend import KubernetesBackend
+            from gkeml_sdk.cluster.runs.backend import KubernetesBackend
 
             self._backend = KubernetesBackend(
                 namespace=namespace,

@@ -67,7 +67,7 @@ def _spec_class(kind: str, file: Path) -> Any:
     if kind == "TrainingJob":
         return TrainingJob
     if kind == "ServeModel":
-        from gkeml_sdk.spec.serve import ServeModel
+        from gkeml_sdk.spec.serving.model import ServeModel
 
         return ServeModel
     raise SpecError(f"{file}: unknown kind {kind!r}", fix=f"kind: one of {', '.join(SPEC_KINDS)}")

@@ -78,7 +78,7 @@ def _submit(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from gkeml_sdk.spec.serve import ServeModel
+    from gkeml_sdk.spec.serving.model import ServeModel
 
     services = [s for s in load_specs(args.file) if isinstance(s, ServeModel)]
     if not services:

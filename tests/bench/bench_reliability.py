@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from gkeml_sdk import Accelerator, Client, RunState, TrainingJob
-from gkeml_sdk.cluster.transport import RetrySettings
+from gkeml_sdk.cluster.api.transport import RetrySettings
 from tests.kubeapi import KubeAPIServer, shared_crds_dir
 
 FAULTS = ("429", "500", "502", "503", "504", "reset", "timeout", "reset-after-write")

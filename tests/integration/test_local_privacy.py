@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gkeml_sdk import ConfigError, RunState, TrainingJob
-from gkeml_sdk.compile.record import RunRecord
+from gkeml_sdk.cluster.runs.record import RunRecord
 from gkeml_sdk.local import LocalBackend, LocalOptions
 
 FAST = LocalOptions(grace_seconds=0.5)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from gkeml_sdk import Client
-from gkeml_sdk.cluster.transport import RetrySettings
+from gkeml_sdk.cluster.api.transport import RetrySettings
 
 FAST_RETRY = RetrySettings(attempts=6, initial_seconds=0.01, max_seconds=0.05)
 

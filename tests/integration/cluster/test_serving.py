@@ -10,7 +10,7 @@ import pytest
 
 from gkeml_sdk import Accelerator, Autoscaling, Client, ServeModel
 from gkeml_sdk.cli import main
-from gkeml_sdk.cluster.serving_status import ServingState
+from gkeml_sdk.cluster.serving.status import ServingState
 from gkeml_sdk.errors import ClusterError, ConfigError, RunTimeoutError, SpecError
 
 

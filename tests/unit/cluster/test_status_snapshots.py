@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gkeml_sdk.cluster.status import StatusTracker, classify, resubmittable
+from gkeml_sdk.cluster.runs.status import StatusTracker, classify, resubmittable
 from gkeml_sdk.run import FailureCause, RunState, RunStatus
 
 S = RunState

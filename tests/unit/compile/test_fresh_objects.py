@@ -9,7 +9,7 @@ import pytest
 
 from gkeml_sdk import Accelerator, Autoscaling, ServeModel, TpuSlice, TrainingJob
 from gkeml_sdk.compile.manifests import Manifests
-from gkeml_sdk.spec.routing import Route, Routing
+from gkeml_sdk.spec.serving.routing import Route, Routing
 
 
 def _job(**fields: Any) -> TrainingJob:

@@ -9,12 +9,12 @@ import pytest
 
 import tests.schemas
 from gkeml_sdk.catalog import engines
-from gkeml_sdk.compile.serving import compile_serve
+from gkeml_sdk.compile.serving.objects import compile_serve
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.spec.accelerator import Accelerator
-from gkeml_sdk.spec.autoscaling import Autoscaling
-from gkeml_sdk.spec.routing import Route, Routing
-from gkeml_sdk.spec.serve import ServeModel
+from gkeml_sdk.spec.serving.autoscaling import Autoscaling
+from gkeml_sdk.spec.serving.model import ServeModel
+from gkeml_sdk.spec.serving.routing import Route, Routing
 
 L70, L405 = "meta-llama/Llama-3.1-70B-Instruct", "meta-llama/Llama-3.1-405B-Instruct"
 # Kinds with no schema in ../shared/crds (GKE networking policies): checked by hand.

@@ -6,9 +6,9 @@ import pytest
 
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.spec.accelerator import Accelerator
-from gkeml_sdk.spec.autoscaling import Autoscaling
-from gkeml_sdk.spec.routing import Route, Routing
-from gkeml_sdk.spec.serve import ServeModel
+from gkeml_sdk.spec.serving.autoscaling import Autoscaling
+from gkeml_sdk.spec.serving.model import ServeModel
+from gkeml_sdk.spec.serving.routing import Route, Routing
 
 L70 = "meta-llama/Llama-3.1-70B-Instruct"
 QWEN = "Qwen/Qwen2.5-7B-Instruct"

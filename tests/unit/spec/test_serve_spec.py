@@ -6,10 +6,10 @@ import pytest
 
 from gkeml_sdk.catalog.prices import PriceBook
 from gkeml_sdk.spec.accelerator import Accelerator
-from gkeml_sdk.spec.autoscaling import Autoscaling
-from gkeml_sdk.spec.model_size import ModelSize
-from gkeml_sdk.spec.routing import Route, Routing
-from gkeml_sdk.spec.serve import ServeModel
+from gkeml_sdk.spec.serving.autoscaling import Autoscaling
+from gkeml_sdk.spec.serving.model import ServeModel
+from gkeml_sdk.spec.serving.model_size import ModelSize
+from gkeml_sdk.spec.serving.routing import Route, Routing
 
 H100_ON_DEMAND, H100_SPOT = 9.79655, 2.9926
 

@@ -7,9 +7,9 @@ import pytest
 from gkeml_sdk.catalog import models
 from gkeml_sdk.catalog.models import llm_model, weight_format
 from gkeml_sdk.spec.accelerator import Accelerator
-from gkeml_sdk.spec.serve import ServeModel
-from gkeml_sdk.spec.serve_hardware import alternatives
-from gkeml_sdk.spec.sizing import (
+from gkeml_sdk.spec.serving.hardware import alternatives
+from gkeml_sdk.spec.serving.model import ServeModel
+from gkeml_sdk.spec.serving.sizing import (
     ModelShape,
     SizingInput,
     choose,

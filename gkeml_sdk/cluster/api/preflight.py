@@ -3,8 +3,8 @@ a job that Kueue never admits. Results are cached per client."""
 
 from __future__ import annotations
 
-from gkeml_sdk.cluster.kube import KubeClient
-from gkeml_sdk.cluster.resources import resource
+from gkeml_sdk.cluster.api.kube import KubeClient
+from gkeml_sdk.cluster.api.resources import resource
 from gkeml_sdk.errors import ConfigError, NotFoundError
 from gkeml_sdk.spec.job import TrainingJob
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from gkeml_sdk.catalog.spot import SPOT_DEFAULT_GRACE_SECONDS, SPOT_NOTICE_SECONDS
-from gkeml_sdk.compile.autoscaling import metric_name
-from gkeml_sdk.compile.routing import DEFAULT_GATEWAY, GATEWAY_MODEL_HEADER, ISTIO_MODEL_HEADER
-from gkeml_sdk.spec.serve import ServeModel
-from gkeml_sdk.spec.serve_plan import ServePlan
+from gkeml_sdk.compile.serving.autoscaling import metric_name
+from gkeml_sdk.compile.serving.routing import (
+    DEFAULT_GATEWAY,
+    GATEWAY_MODEL_HEADER,
+    ISTIO_MODEL_HEADER,
+)
+from gkeml_sdk.spec.serving.model import ServeModel
+from gkeml_sdk.spec.serving.plan import ServePlan
 
 
 def serving_notes(svc: ServeModel, plan: ServePlan) -> tuple[str, ...]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from gkeml_sdk.catalog.kueue import QUEUE_LABEL
 from gkeml_sdk.compile.contract import sdk_labels
-from gkeml_sdk.spec.serve import ServeModel
-from gkeml_sdk.spec.sizing import Fit
+from gkeml_sdk.spec.serving.model import ServeModel
+from gkeml_sdk.spec.serving.sizing import Fit
 
 SERVE_LABEL = "gkeml.dev/serve"
 ROLE_LABEL = "gkeml.dev/role"  # leader / worker in a LeaderWorkerSet group

@@ -15,7 +15,7 @@ from gkeml_sdk.spec.k8s_names import ENV_NAME, check_labels, check_name
 from gkeml_sdk.spec.storage import parse_checkpoint_dir
 
 if TYPE_CHECKING:
-    from gkeml_sdk.spec.serve import ServeModel
+    from gkeml_sdk.spec.serving.model import ServeModel
 
 # Deployment pods add two hashes to the name and LWS pods a group and worker index; 40
 # characters keeps every derived name within 63.
@@ -30,7 +30,7 @@ def check_names(svc: ServeModel) -> None:
 
     Example:
         >>> from gkeml_sdk.spec.accelerator import Accelerator
-        >>> from gkeml_sdk.spec.serve import ServeModel
+        >>> from gkeml_sdk.spec.serving.model import ServeModel
         >>> try:
         ...     ServeModel(name="Chat_Bot", model="Qwen/Qwen2.5-7B-Instruct",
         ...                accelerator=Accelerator("l4"))
@@ -73,7 +73,7 @@ def check_engine_options(svc: ServeModel) -> None:
 
     Example:
         >>> from gkeml_sdk.spec.accelerator import Accelerator
-        >>> from gkeml_sdk.spec.serve import ServeModel
+        >>> from gkeml_sdk.spec.serving.model import ServeModel
         >>> try:
         ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
         ...                accelerator=Accelerator("l4"), engine="tgi", dtype="float32")
@@ -140,7 +140,7 @@ def check_deployment(svc: ServeModel) -> None:
 
     Example:
         >>> from gkeml_sdk.spec.accelerator import Accelerator
-        >>> from gkeml_sdk.spec.serve import ServeModel
+        >>> from gkeml_sdk.spec.serving.model import ServeModel
         >>> try:
         ...     ServeModel(name="qa", model="google/gemma-2-9b-it",
         ...                accelerator=Accelerator("l4"))

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.catalog.prices import PriceBook, PriceOverrides
-from gkeml_sdk.spec.sizing import Fit, startup_seconds
+from gkeml_sdk.spec.serving.sizing import Fit, startup_seconds
 
 if TYPE_CHECKING:
     from gkeml_sdk.spec.accelerator import Accelerator
-    from gkeml_sdk.spec.serve import ServeModel
+    from gkeml_sdk.spec.serving.model import ServeModel
 
 KIB = 1024
 
@@ -20,7 +20,7 @@ class ServePlan:
     """GPUs per replica, parallelism, memory per GPU, concurrency and cost of a service.
 
     Example:
-        >>> from gkeml_sdk.spec.serve import ServeModel
+        >>> from gkeml_sdk.spec.serving.model import ServeModel
         >>> from gkeml_sdk.spec.accelerator import Accelerator
         >>> plan = ServeModel(name="chat", model="Qwen/Qwen2.5-7B-Instruct",
         ...                   accelerator=Accelerator("l4")).plan()
@@ -146,7 +146,7 @@ def build_plan(
     """The plan of `svc` (see `ServeModel.plan`).
 
     Example:
-        >>> from gkeml_sdk.spec.serve import ServeModel
+        >>> from gkeml_sdk.spec.serving.model import ServeModel
         >>> from gkeml_sdk.spec.accelerator import Accelerator
         >>> svc = ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
         ...                  accelerator=Accelerator("l4"), spot=True)
@@ -155,7 +155,7 @@ def build_plan(
     """
     fit = svc.fit
     if fit is None:  # construction already refused this spec; kept for type narrowing
-        from gkeml_sdk.spec.serve_hardware import does_not_fit
+        from gkeml_sdk.spec.serving.hardware import does_not_fit
 
         raise does_not_fit(svc)
     acc, eng = svc.accelerator, svc.engine_row
@@ -203,7 +203,7 @@ def machine_type(svc: ServeModel, fit: Fit) -> str:
     """The node machine type a pod of `svc` needs: the user's, or the smallest that holds it.
 
     Example:
-        >>> from gkeml_sdk.spec.serve import ServeModel
+        >>> from gkeml_sdk.spec.serving.model import ServeModel
         >>> from gkeml_sdk.spec.accelerator import Accelerator
         >>> svc = ServeModel(name="a", model="Qwen/Qwen2.5-72B-Instruct",
         ...                  accelerator=Accelerator("h200", count=8))

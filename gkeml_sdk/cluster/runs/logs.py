@@ -11,9 +11,9 @@ from queue import Queue
 from typing import Any
 
 from gkeml_sdk.catalog.kueue import JOB_COMPLETION_INDEX_ANNOTATION, JOBSET_JOB_INDEX_LABEL
-from gkeml_sdk.cluster.kube import KubeClient
-from gkeml_sdk.cluster.status import StatusTracker
-from gkeml_sdk.cluster.streams import Backoff, Event, Informer, StreamSpec
+from gkeml_sdk.cluster.api.kube import KubeClient
+from gkeml_sdk.cluster.api.streams import Backoff, Event, Informer, StreamSpec
+from gkeml_sdk.cluster.runs.status import StatusTracker
 from gkeml_sdk.run import log_prefix
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.tpu import TpuSlice

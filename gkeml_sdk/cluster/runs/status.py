@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gkeml_sdk.catalog.kueue import JOBSET_NAME_LABEL
-from gkeml_sdk.cluster.conditions import (
+from gkeml_sdk.cluster.runs.conditions import (
     Obj,
     admitted_status,
     condition,

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from gkeml_sdk.catalog.engines import Metric
-from gkeml_sdk.compile import serving_labels as lab
-from gkeml_sdk.spec.serve import ServeModel
-from gkeml_sdk.spec.sizing import Fit
+from gkeml_sdk.compile.serving import labels as lab
+from gkeml_sdk.spec.serving.model import ServeModel
+from gkeml_sdk.spec.serving.sizing import Fit
 
 Obj = dict[str, Any]
 
@@ -45,7 +45,7 @@ def horizontal_pod_autoscaler(svc: ServeModel, fit: Fit) -> Obj:
 
     Example:
         >>> from gkeml_sdk.spec.accelerator import Accelerator
-        >>> from gkeml_sdk.spec.autoscaling import Autoscaling
+        >>> from gkeml_sdk.spec.serving.autoscaling import Autoscaling
         >>> svc = ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
         ...     accelerator=Accelerator("l4"), replicas=Autoscaling(max=3, queue_depth=2.5))
         >>> hpa = horizontal_pod_autoscaler(svc, svc.fit)

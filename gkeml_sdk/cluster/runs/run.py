@@ -9,14 +9,14 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from gkeml_sdk.cluster.status import StatusTracker, resubmittable
+from gkeml_sdk.cluster.runs.record import AttemptRecord, RunRecord, attempt_name
+from gkeml_sdk.cluster.runs.status import StatusTracker, resubmittable
 from gkeml_sdk.compile.contract import ATTEMPT_LABEL, RUN_ID_LABEL
-from gkeml_sdk.compile.record import AttemptRecord, RunRecord, attempt_name
 from gkeml_sdk.run import ProgressCallback, Run, RunCounters, RunState, RunStatus, Transition
 
 if TYPE_CHECKING:
-    from gkeml_sdk.cluster.backend import KubernetesBackend
-    from gkeml_sdk.cluster.streams import Event
+    from gkeml_sdk.cluster.api.streams import Event
+    from gkeml_sdk.cluster.runs.backend import KubernetesBackend
 
 log = logging.getLogger("gkeml.cluster")
 CANCELLED = RunStatus(RunState.CANCELLED, "Cancelled", "cancelled through gkeml")

@@ -8,8 +8,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from gkeml_sdk.cluster.resources import Resource, resource_of
-from gkeml_sdk.cluster.transport import TransientError, Transport
+from gkeml_sdk.cluster.api.resources import Resource, resource_of
+from gkeml_sdk.cluster.api.transport import TransientError, Transport
 from gkeml_sdk.errors import ClusterError
 
 FIELD_MANAGER = "gkeml"
@@ -143,7 +143,7 @@ class KubeClient:
 
     def pod_log(self, name: str, namespace: str, *, follow: bool) -> Iterator[str]:
         """Log lines of a pod's container, following new lines when asked."""
-        from gkeml_sdk.cluster.resources import resource
+        from gkeml_sdk.cluster.api.resources import resource
 
         pods = resource("v1", "Pod")
         query = [("follow", "true")] if follow else []

@@ -11,33 +11,33 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.catalog.kueue import JOB_UID_LABEL
-from gkeml_sdk.cluster.attempts import Attempts, job_resource
-from gkeml_sdk.cluster.conditions import uid
-from gkeml_sdk.cluster.config import connect
-from gkeml_sdk.cluster.kube import KubeClient
-from gkeml_sdk.cluster.logs import AttemptPods, follow_logs, pod_logs
-from gkeml_sdk.cluster.preflight import Preflight
-from gkeml_sdk.cluster.resources import resource
-from gkeml_sdk.cluster.run import KubeRun
-from gkeml_sdk.cluster.status import StatusTracker
-from gkeml_sdk.cluster.streams import Backoff, Event, StreamHub, StreamSpec, deadline
-from gkeml_sdk.cluster.transport import RetrySettings, Transport
-from gkeml_sdk.compile.contract import RUN_ID_LABEL
-from gkeml_sdk.compile.record import (
+from gkeml_sdk.cluster.api.config import connect
+from gkeml_sdk.cluster.api.kube import KubeClient
+from gkeml_sdk.cluster.api.preflight import Preflight
+from gkeml_sdk.cluster.api.resources import resource
+from gkeml_sdk.cluster.api.streams import Backoff, Event, StreamHub, StreamSpec, deadline
+from gkeml_sdk.cluster.api.transport import RetrySettings, Transport
+from gkeml_sdk.cluster.runs.attempts import Attempts, job_resource
+from gkeml_sdk.cluster.runs.conditions import uid
+from gkeml_sdk.cluster.runs.logs import AttemptPods, follow_logs, pod_logs
+from gkeml_sdk.cluster.runs.record import (
     RECORD_LABEL,
     AttemptRecord,
     RunRecord,
     cancel_marker,
     record_name,
 )
+from gkeml_sdk.cluster.runs.run import KubeRun
+from gkeml_sdk.cluster.runs.status import StatusTracker
+from gkeml_sdk.compile.contract import RUN_ID_LABEL
 from gkeml_sdk.errors import ClusterError, ConfigError, NotFoundError, RunTimeoutError
 from gkeml_sdk.run import ProgressCallback, Run, RunStatus
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.retry import RetryPolicy
 
 if TYPE_CHECKING:
-    from gkeml_sdk.cluster.serving import ServeHandle
-    from gkeml_sdk.spec.serve import ServeModel
+    from gkeml_sdk.cluster.serving.handle import ServeHandle
+    from gkeml_sdk.spec.serving.model import ServeModel
 
 log = logging.getLogger("gkeml.cluster")
 CONFIG_MAPS = resource("v1", "ConfigMap")
@@ -169,7 +169,7 @@ class KubernetesBackend:
 
     def serve(self, svc: ServeModel) -> ServeHandle:
         """Apply a model server's objects and return its handle (see `cluster.serving`)."""
-        from gkeml_sdk.cluster.serving import serve
+        from gkeml_sdk.cluster.serving.handle import serve
 
         return serve(self, svc)
 

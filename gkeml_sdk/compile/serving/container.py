@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 from gkeml_sdk.catalog import engines, gpus
 from gkeml_sdk.catalog.engines import CACHE_MOUNT, HTTP_PORT_NAME, Engine
-from gkeml_sdk.spec.serve import ServeModel
-from gkeml_sdk.spec.sizing import GB, Fit
+from gkeml_sdk.spec.serving.model import ServeModel
+from gkeml_sdk.spec.serving.sizing import GB, Fit
 from gkeml_sdk.spec.storage import CheckpointLocation, parse_checkpoint_dir
 
 Obj = dict[str, Any]

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gkeml_sdk.cluster.kube import KubeClient, WatchExpired, WatchStream
-from gkeml_sdk.cluster.resources import Resource
-from gkeml_sdk.cluster.transport import UNAVAILABLE, TransientError
+from gkeml_sdk.cluster.api.kube import KubeClient, WatchExpired, WatchStream
+from gkeml_sdk.cluster.api.resources import Resource
+from gkeml_sdk.cluster.api.transport import UNAVAILABLE, TransientError
 from gkeml_sdk.errors import ClusterError, GkemlError
 
 log = logging.getLogger("gkeml.cluster")

@@ -9,7 +9,7 @@ from pydantic import model_validator
 from gkeml_sdk.catalog import models
 from gkeml_sdk.catalog.names import UnknownName
 from gkeml_sdk.spec.base import SpecModel, fail
-from gkeml_sdk.spec.sizing import ModelShape
+from gkeml_sdk.spec.serving.sizing import ModelShape
 
 
 class ModelSize(SpecModel):

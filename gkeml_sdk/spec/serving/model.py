@@ -11,18 +11,19 @@ from pydantic import Field, field_validator, model_validator
 
 from gkeml_sdk.catalog import engines, models
 from gkeml_sdk.catalog.names import UnknownName
-from gkeml_sdk.spec import serve_checks, serve_hardware
 from gkeml_sdk.spec.accelerator import Accelerator
-from gkeml_sdk.spec.autoscaling import Autoscaling
 from gkeml_sdk.spec.base import SpecModel, fail
-from gkeml_sdk.spec.model_size import ModelSize, ResolvedModel, resolve_model
-from gkeml_sdk.spec.routing import Routing
-from gkeml_sdk.spec.sizing import MIN_SEQUENCES, Fit, SizingInput, choose
+from gkeml_sdk.spec.serving import checks as serve_checks
+from gkeml_sdk.spec.serving import hardware as serve_hardware
+from gkeml_sdk.spec.serving.autoscaling import Autoscaling
+from gkeml_sdk.spec.serving.model_size import ModelSize, ResolvedModel, resolve_model
+from gkeml_sdk.spec.serving.routing import Routing
+from gkeml_sdk.spec.serving.sizing import MIN_SEQUENCES, Fit, SizingInput, choose
 
 if TYPE_CHECKING:
     from gkeml_sdk.catalog.prices import PriceBook, PriceOverrides
     from gkeml_sdk.compile.manifests import Manifests
-    from gkeml_sdk.spec.serve_plan import ServePlan
+    from gkeml_sdk.spec.serving.plan import ServePlan
 
 DEFAULT_MAX_MODEL_LEN = 8192
 Dtype = Literal["bfloat16", "float16", "float32"]
@@ -164,7 +165,7 @@ class ServeModel(SpecModel):
         return acc.gpu.max_gpus_per_node
 
     def sizing_input(self, **changes: Any) -> SizingInput:
-        """The sizing question this spec asks (see `gkeml_sdk.spec.sizing`)."""
+        """The sizing question this spec asks (see `gkeml_sdk.spec.serving.sizing`)."""
         acc, eng = self.accelerator, self.engine_row
         tp, pp = self.tensor_parallel, self.pipeline_parallel
         inp = SizingInput(
@@ -210,13 +211,13 @@ class ServeModel(SpecModel):
 
     def plan(self, prices: PriceBook | PriceOverrides | str | None = None) -> ServePlan:
         """GPUs per replica, TP/PP, weights and KV budget per GPU, concurrency, cost per hour."""
-        from gkeml_sdk.spec.serve_plan import build_plan
+        from gkeml_sdk.spec.serving.plan import build_plan
 
         return build_plan(self, prices)
 
     def compile(self) -> Manifests:
-        """The Kubernetes objects that serve this model (see `gkeml_sdk.compile.serving`)."""
-        from gkeml_sdk.compile.serving import compile_serve
+        """The Kubernetes objects that serve this model (`gkeml_sdk.compile.serving`)."""
+        from gkeml_sdk.compile.serving.objects import compile_serve
 
         return compile_serve(self)
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from gkeml_sdk.catalog.engines import SERVICE_PORT
-from gkeml_sdk.compile import serving_labels as lab
-from gkeml_sdk.spec.routing import Route, Routing
-from gkeml_sdk.spec.serve import ServeModel, slug
-from gkeml_sdk.spec.sizing import Fit
+from gkeml_sdk.compile.serving import labels as lab
+from gkeml_sdk.spec.serving.model import ServeModel, slug
+from gkeml_sdk.spec.serving.routing import Route, Routing
+from gkeml_sdk.spec.serving.sizing import Fit
 
 Obj = dict[str, Any]
 

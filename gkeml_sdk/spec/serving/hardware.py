@@ -12,7 +12,7 @@ from gkeml_sdk.catalog import gpus, models
 from gkeml_sdk.catalog.prices import PriceBook
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.spec.base import fail
-from gkeml_sdk.spec.sizing import (
+from gkeml_sdk.spec.serving.sizing import (
     ACTIVATION_OVERHEAD_GB,
     Fit,
     SizingInput,
@@ -23,7 +23,7 @@ from gkeml_sdk.spec.sizing import (
 )
 
 if TYPE_CHECKING:
-    from gkeml_sdk.spec.serve import ServeModel
+    from gkeml_sdk.spec.serving.model import ServeModel
 
 
 def check_accelerator(svc: ServeModel) -> None:
@@ -31,7 +31,7 @@ def check_accelerator(svc: ServeModel) -> None:
 
     Example:
         >>> from gkeml_sdk.spec.accelerator import Accelerator
-        >>> from gkeml_sdk.spec.serve import ServeModel
+        >>> from gkeml_sdk.spec.serving.model import ServeModel
         >>> try:
         ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
         ...                accelerator=Accelerator("t4"))
@@ -78,7 +78,7 @@ def check_parallelism(svc: ServeModel) -> None:
 
     Example:
         >>> from gkeml_sdk.spec.accelerator import Accelerator
-        >>> from gkeml_sdk.spec.serve import ServeModel
+        >>> from gkeml_sdk.spec.serving.model import ServeModel
         >>> try:
         ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
         ...                accelerator=Accelerator("l4"), tensor_parallel=8)
@@ -144,7 +144,7 @@ def check_context(svc: ServeModel) -> None:
 
     Example:
         >>> from gkeml_sdk.spec.accelerator import Accelerator
-        >>> from gkeml_sdk.spec.serve import ServeModel
+        >>> from gkeml_sdk.spec.serving.model import ServeModel
         >>> try:
         ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
         ...                accelerator=Accelerator("l4"), max_model_len=65536)
@@ -170,7 +170,7 @@ def does_not_fit(svc: ServeModel) -> SpecError:
 
     Example:
         >>> from gkeml_sdk.spec.accelerator import Accelerator
-        >>> from gkeml_sdk.spec.serve import ServeModel
+        >>> from gkeml_sdk.spec.serving.model import ServeModel
         >>> try:
         ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
         ...                accelerator=Accelerator("l4"), max_model_len=32768, concurrency=16,
@@ -237,7 +237,7 @@ def alternatives(
     engine allows, then fp8 weights (`fp8_bytes=None` when fp8 is not an option).
 
     Example:
-        >>> from gkeml_sdk.spec.sizing import ModelShape
+        >>> from gkeml_sdk.spec.serving.sizing import ModelShape
         >>> shape = ModelShape(70.0, 80, 64, 8, 128)
         >>> inp = SizingInput(shape, 2.0, 2.0, 24, 8, 0.9, 8192, tensor_parallel=1)
         >>> alternatives(inp, "l4", fp8_bytes=1.0)[:2]

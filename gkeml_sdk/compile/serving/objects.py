@@ -6,21 +6,21 @@ from __future__ import annotations
 from typing import Any
 
 from gkeml_sdk.catalog.engines import HTTP_PORT_NAME, SERVICE_PORT
-from gkeml_sdk.compile import serving_labels as lab
-from gkeml_sdk.compile.autoscaling import horizontal_pod_autoscaler, pod_monitoring
 from gkeml_sdk.compile.manifests import Manifests
 from gkeml_sdk.compile.pod import accelerator_scheduling
-from gkeml_sdk.compile.routing import routing_objects
-from gkeml_sdk.compile.server_container import (
+from gkeml_sdk.compile.serving import labels as lab
+from gkeml_sdk.compile.serving.autoscaling import horizontal_pod_autoscaler, pod_monitoring
+from gkeml_sdk.compile.serving.container import (
     Role,
     container,
     grace_seconds,
     pod_annotations,
     volumes,
 )
-from gkeml_sdk.compile.serving_notes import serving_notes
-from gkeml_sdk.spec.serve import ServeModel
-from gkeml_sdk.spec.serve_plan import ServePlan
+from gkeml_sdk.compile.serving.notes import serving_notes
+from gkeml_sdk.compile.serving.routing import routing_objects
+from gkeml_sdk.spec.serving.model import ServeModel
+from gkeml_sdk.spec.serving.plan import ServePlan
 
 Obj = dict[str, Any]
 

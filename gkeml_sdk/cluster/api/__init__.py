@@ -1,0 +1,1 @@
+"""The Kubernetes API client: transport with retries, typed verbs, watch streams, preflight."""

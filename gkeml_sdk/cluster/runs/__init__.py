@@ -1,0 +1,1 @@
+"""The run lifecycle on a cluster: run records, attempts, status from Kueue/JobSet, logs."""

@@ -1,0 +1,1 @@
+"""Model servers on a cluster: the handle that applies, follows and scales them."""

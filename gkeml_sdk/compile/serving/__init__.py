@@ -1,0 +1,1 @@
+"""ServeModel -> Deployment or LeaderWorkerSet, Service, autoscaling, monitoring and routing."""

@@ -1,0 +1,1 @@
+"""Model serving specs: `ServeModel`, autoscaling, routing, sizing and the serving plan."""
