@@ -6,6 +6,8 @@ compiler and local backend set them. Documented in docs/environment.md.
 
 from __future__ import annotations
 
+from typing import Literal
+
 # torchrun-compatible
 MASTER_ADDR = "MASTER_ADDR"
 MASTER_PORT = "MASTER_PORT"
@@ -47,6 +49,11 @@ TPU_WORKER_HOSTNAMES = "TPU_WORKER_HOSTNAMES"
 MEGASCALE_COORDINATOR_ADDRESS = "MEGASCALE_COORDINATOR_ADDRESS"
 MEGASCALE_NUM_SLICES = "MEGASCALE_NUM_SLICES"
 MEGASCALE_SLICE_ID = "MEGASCALE_SLICE_ID"
+
+# What a variable that the hardware adds carries; the compiler writes it as a pod field or
+# DNS name, the local backend as a value. `slice_hosts`: the hosts of the process's slice,
+# `coordinator`: the rank-0 host, `slices`/`slice_index`: the slice count and this one's.
+WorkerValue = Literal["rank", "slice_hosts", "coordinator", "slices", "slice_index"]
 
 TPU_ENV = frozenset(
     {

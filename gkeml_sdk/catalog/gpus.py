@@ -5,7 +5,7 @@ Adding a GPU is one `GpuModel(...)` row below plus a test row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gkeml_sdk.catalog.names import resolve
 
@@ -51,6 +51,15 @@ class GpuModel:
     arch: str = "amd64"
     mig_profiles: tuple[tuple[str, int], ...] = ()
     aliases: tuple[str, ...] = ()
+    # How pods reach and use it; every NVIDIA GPU shares these, a new vendor overrides them.
+    resource: str = GPU_RESOURCE
+    selector_label: str = ACCELERATOR_LABEL
+    taint_key: str = GPU_TAINT_KEY
+    # PyTorch data loaders and NCCL use /dev/shm; the container default of 64 MiB is too small.
+    shared_memory: bool = True
+    # CUDA compute capability (NVIDIA's CUDA GPU list): bfloat16 needs 8.0, native fp8 8.9,
+    # LLM engines 7.0. Keyword-only, and required: every row names it.
+    compute_capability: float = field(kw_only=True)
 
     @property
     def counts(self) -> tuple[int, ...]:
@@ -93,11 +102,6 @@ class GpuModel:
     def machine_names(self) -> list[str]:
         """Every machine type name, once each, in catalog order."""
         return list(dict.fromkeys(m.name for m in self.machine_types))
-
-    @property
-    def compute_capability(self) -> float:
-        """CUDA compute capability: bfloat16 needs 8.0, native fp8 8.9, LLM engines 7.0."""
-        return COMPUTE_CAPABILITY[self.key]
 
     def mig_instances(self, profile: str) -> int | None:
         """MIG instances per GPU for `profile`, or None when the device plugin rejects it."""
@@ -144,6 +148,7 @@ GPUS: tuple[GpuModel, ...] = (
         16,
         _n1({1: (48, 312), 2: (48, 312), 4: (96, 624)}),
         aliases=("tesla-t4",),
+        compute_capability=7.5,
     ),
     GpuModel(
         "p4",
@@ -152,6 +157,7 @@ GPUS: tuple[GpuModel, ...] = (
         8,
         _n1({1: (24, 156), 2: (48, 312), 4: (96, 624)}),
         aliases=("tesla-p4",),
+        compute_capability=6.1,
     ),
     GpuModel(
         "v100",
@@ -160,6 +166,7 @@ GPUS: tuple[GpuModel, ...] = (
         16,
         _n1({1: (12, 78), 2: (24, 156), 4: (48, 312), 8: (96, 624)}),
         aliases=("tesla-v100",),
+        compute_capability=7.0,
     ),
     GpuModel(
         "p100",
@@ -168,6 +175,7 @@ GPUS: tuple[GpuModel, ...] = (
         16,
         _n1({1: (16, 104), 2: (32, 208), 4: (64, 208)}),
         aliases=("tesla-p100",),
+        compute_capability=6.0,
     ),
     GpuModel(
         "l4",
@@ -184,6 +192,7 @@ GPUS: tuple[GpuModel, ...] = (
             MachineType("g2-standard-48", 4),
             MachineType("g2-standard-96", 8),
         ),
+        compute_capability=8.9,
     ),
     GpuModel(
         "a100-40gb",
@@ -193,6 +202,7 @@ GPUS: tuple[GpuModel, ...] = (
         (*_family("a2-highgpu", (1, 2, 4, 8)), MachineType("a2-megagpu-16g", 16)),
         mig_profiles=(("1g.5gb", 7), ("2g.10gb", 3), ("3g.20gb", 2), ("7g.40gb", 1)),
         aliases=("a100", "tesla-a100"),
+        compute_capability=8.0,
     ),
     GpuModel(
         "a100-80gb",
@@ -201,6 +211,7 @@ GPUS: tuple[GpuModel, ...] = (
         80,
         _family("a2-ultragpu", (1, 2, 4, 8)),
         mig_profiles=(("1g.10gb", 7), ("2g.20gb", 3), ("3g.40gb", 2), ("7g.80gb", 1)),
+        compute_capability=8.0,
     ),
     GpuModel(
         "h100",
@@ -216,6 +227,7 @@ GPUS: tuple[GpuModel, ...] = (
         ),
         mig_profiles=_H100_MIG,
         aliases=("h100-80gb",),
+        compute_capability=9.0,
     ),
     GpuModel(
         "h100-mega",
@@ -225,6 +237,7 @@ GPUS: tuple[GpuModel, ...] = (
         (MachineType("a3-megagpu-8g", 8),),
         mig_profiles=_H100_MIG,
         aliases=("h100-mega-80gb",),
+        compute_capability=9.0,
     ),
     GpuModel(
         "h200",
@@ -241,6 +254,7 @@ GPUS: tuple[GpuModel, ...] = (
             ("7g.141gb", 1),
         ),
         aliases=("h200-141gb",),
+        compute_capability=9.0,
     ),
     GpuModel(
         "b200",
@@ -256,6 +270,7 @@ GPUS: tuple[GpuModel, ...] = (
             ("4g.90gb", 1),
             ("7g.180gb", 1),
         ),
+        compute_capability=10.0,
     ),
     GpuModel(
         "gb200",
@@ -272,6 +287,7 @@ GPUS: tuple[GpuModel, ...] = (
             ("4g.93gb", 1),
             ("7g.186gb", 1),
         ),
+        compute_capability=10.0,
     ),
     GpuModel(
         "gb300",
@@ -280,6 +296,7 @@ GPUS: tuple[GpuModel, ...] = (
         279,
         (MachineType("a4x-maxgpu-4g-metal", 4),),
         arch="arm64",
+        compute_capability=10.3,
     ),
     GpuModel(
         "rtx-pro-6000",
@@ -306,27 +323,9 @@ GPUS: tuple[GpuModel, ...] = (
             ("4g.96gb+gfx", 1),
         ),
         aliases=("rtx-pro", "rtx6000"),
+        compute_capability=12.0,
     ),
 )
-
-
-# NVIDIA's CUDA GPU list, by catalog key.
-COMPUTE_CAPABILITY: dict[str, float] = {
-    "t4": 7.5,
-    "p4": 6.1,
-    "v100": 7.0,
-    "p100": 6.0,
-    "l4": 8.9,
-    "a100-40gb": 8.0,
-    "a100-80gb": 8.0,
-    "h100": 9.0,
-    "h100-mega": 9.0,
-    "h200": 9.0,
-    "b200": 10.0,
-    "gb200": 10.0,
-    "gb300": 10.3,
-    "rtx-pro-6000": 12.0,
-}
 
 
 def _index() -> dict[str, GpuModel]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from gkeml_sdk.catalog import contract as c
+from gkeml_sdk.catalog.contract import WorkerValue
 from gkeml_sdk.catalog.names import resolve
 
 TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
@@ -15,6 +17,18 @@ TPU_RESOURCE = "google.com/tpu"
 TPU_TAINT_KEY = "google.com/tpu"
 TPU_PORTS = (8471, 8431)  # libtpu VM-to-VM traffic, TPU runtime metrics
 MULTISLICE_EXCLUSIVE_TOPOLOGY = "cloud.google.com/gke-nodepool"
+# What the TPU runtime reads on each VM: one slice lists its hosts; several slices
+# (multislice) find each other through megascale.
+SINGLE_SLICE_ENV: tuple[tuple[str, WorkerValue], ...] = (
+    (c.TPU_WORKER_ID, "rank"),
+    (c.TPU_WORKER_HOSTNAMES, "slice_hosts"),
+)
+MULTISLICE_ENV: tuple[tuple[str, WorkerValue], ...] = (
+    (c.TPU_WORKER_ID, "rank"),
+    (c.MEGASCALE_COORDINATOR_ADDRESS, "coordinator"),
+    (c.MEGASCALE_NUM_SLICES, "slices"),
+    (c.MEGASCALE_SLICE_ID, "slice_index"),
+)
 
 
 @dataclass(frozen=True)
@@ -40,6 +54,16 @@ class TpuGeneration:
     hbm_gb: int
     aliases: tuple[str, ...] = ()
     uses_workload_policy: bool = False  # TPU7x multi-host: placement policy, not tpu_topology
+    # How pods reach and use it; every generation so far shares these.
+    resource: str = TPU_RESOURCE
+    selector_label: str = TPU_ACCELERATOR_LABEL
+    topology_label: str = TPU_TOPOLOGY_LABEL
+    taint_key: str = TPU_TAINT_KEY
+    # Each multi-host slice is one node pool: a Job whose pods straddled two would span two.
+    slice_pool_label: str = MULTISLICE_EXCLUSIVE_TOPOLOGY
+    ports: tuple[tuple[str, int], ...] = (("tpu-ici", TPU_PORTS[0]), ("tpu-metrics", TPU_PORTS[1]))
+    single_slice_env: tuple[tuple[str, WorkerValue], ...] = SINGLE_SLICE_ENV
+    multislice_env: tuple[tuple[str, WorkerValue], ...] = MULTISLICE_ENV
     CHIPS_PER_MULTI_HOST_VM = 4
 
     def topologies(self, limit_chips: int | None = None) -> list[str]:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from gkeml_sdk.catalog import contract as c
-from gkeml_sdk.catalog.contract import REPLICATED_JOB
+from gkeml_sdk.catalog.contract import REPLICATED_JOB, WorkerValue
 from gkeml_sdk.catalog.kueue import (
     JOB_COMPLETION_INDEX_ANNOTATION,
     JOB_INDEX_FAILURE_COUNT_ANNOTATION,
@@ -14,7 +15,6 @@ from gkeml_sdk.catalog.kueue import (
     JOBSET_RESTART_ATTEMPT_LABEL,
 )
 from gkeml_sdk.spec.job import TrainingJob
-from gkeml_sdk.spec.tpu import TpuSlice
 
 RUN_ID_LABEL = "gkeml.dev/run-id"
 ATTEMPT_LABEL = "gkeml.dev/attempt"
@@ -83,30 +83,28 @@ def contract_env(job: TrainingJob, checkpoint_path: str, attempt: int = 1) -> li
         _value(c.CHECKPOINT_DIR, checkpoint_path),
         _value(c.BACKEND, "gke"),
     ]
-    if isinstance(job.accelerator, TpuSlice):
-        env += _tpu_env(job, job.accelerator, rank, attempt)
+    for name, carries in job.hardware.worker_env():
+        env.append({"name": name, **_WORKER_VALUES[carries](job, rank, attempt)})
     return env
 
 
-def _tpu_env(job: TrainingJob, tpu: TpuSlice, rank: str, attempt: int) -> list[dict[str, Any]]:
-    env = [{"name": c.TPU_WORKER_ID, **_field(rank)}]
-    if tpu.slices == 1:
-        name = attempt_name(job.name, attempt)
-        hosts = ",".join(f"{name}-{REPLICATED_JOB}-0-{i}.{name}" for i in range(tpu.hosts))
-        env.append(_value(c.TPU_WORKER_HOSTNAMES, hosts))
-    else:
-        env += [
-            _value(c.MEGASCALE_COORDINATOR_ADDRESS, coordinator_host(job, attempt)),
-            {
-                "name": c.MEGASCALE_NUM_SLICES,
-                **_field(f"metadata.labels['{JOBSET_REPLICAS_LABEL}']"),
-            },
-            {
-                "name": c.MEGASCALE_SLICE_ID,
-                **_field(f"metadata.labels['{JOBSET_JOB_INDEX_LABEL}']"),
-            },
-        ]
-    return env
+def _slice_hosts(job: TrainingJob, rank: str, attempt: int) -> dict[str, Any]:
+    # JobSet hostnames of the first slice's pods (its only one: multislice uses megascale).
+    name = attempt_name(job.name, attempt)
+    hosts = job.nodes // job.hardware.slices
+    return {"value": ",".join(f"{name}-{REPLICATED_JOB}-0-{i}.{name}" for i in range(hosts))}
+
+
+# How a pod learns each value the hardware's variables carry (catalog.contract.WorkerValue).
+_WORKER_VALUES: dict[WorkerValue, Callable[[TrainingJob, str, int], dict[str, Any]]] = {
+    "rank": lambda job, rank, attempt: _field(rank),
+    "slice_hosts": _slice_hosts,
+    "coordinator": lambda job, rank, attempt: {"value": coordinator_host(job, attempt)},
+    "slices": lambda job, rank, attempt: _field(f"metadata.labels['{JOBSET_REPLICAS_LABEL}']"),
+    "slice_index": lambda job, rank, attempt: _field(
+        f"metadata.labels['{JOBSET_JOB_INDEX_LABEL}']"
+    ),
+}
 
 
 def _value(name: str, value: str) -> dict[str, Any]:

@@ -9,7 +9,6 @@ from typing import Any
 from gkeml_sdk.catalog import kueue
 from gkeml_sdk.catalog.contract import REPLICATED_JOB
 from gkeml_sdk.catalog.spot import SPOT_DEFAULT_GRACE_SECONDS
-from gkeml_sdk.catalog.tpus import MULTISLICE_EXCLUSIVE_TOPOLOGY
 from gkeml_sdk.compile.code import code_config_map
 from gkeml_sdk.compile.contract import (
     CONTAINER,
@@ -23,7 +22,6 @@ from gkeml_sdk.compile.pod import pod_template
 from gkeml_sdk.compile.secret_env import secret_like_env_notes
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.spec.job import TrainingJob
-from gkeml_sdk.spec.tpu import TpuSlice
 
 Obj = dict[str, Any]
 
@@ -89,8 +87,8 @@ def _job(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
 
 
 def _jobset(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
-    tpu = job.accelerator if isinstance(job.accelerator, TpuSlice) else None
-    replicas = tpu.slices if tpu else 1
+    hardware = job.hardware
+    replicas = hardware.slices
     per_job = job.nodes // replicas
     job_spec: Obj = {
         "parallelism": per_job,
@@ -136,11 +134,11 @@ def _jobset(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
         }
     job_spec["template"] = template
     replicated: Obj = {"name": REPLICATED_JOB, "replicas": replicas, "template": {"spec": job_spec}}
-    if tpu and tpu.multi_host:
+    if hardware.exclusive_topology:
         # One slice per node pool: a multi-host slice is one node pool, and a Job whose pods
         # straddled two pools would span two slices (multislice: one Job per slice).
         metadata.setdefault("annotations", {})[kueue.JOBSET_EXCLUSIVE_TOPOLOGY] = (
-            MULTISLICE_EXCLUSIVE_TOPOLOGY
+            hardware.exclusive_topology
         )
     spec: Obj = {
         "suspend": True,

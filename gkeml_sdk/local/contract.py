@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gkeml_sdk.catalog import contract as c
+from gkeml_sdk.catalog.contract import WorkerValue
 from gkeml_sdk.errors import ConfigError
 from gkeml_sdk.spec.job import TrainingJob
-from gkeml_sdk.spec.tpu import TpuSlice
 
 LOOPBACK = "127.0.0.1"
 BACKEND_NAME = "local"
@@ -69,8 +69,8 @@ def local_env(
         >>> env["MASTER_ADDR"], env["NODE_RANK"], env["WORLD_SIZE"], env["GKEML_BACKEND"]
         ('127.0.0.1', '1', '2', 'local')
     """
-    tpu = job.accelerator if isinstance(job.accelerator, TpuSlice) else None
-    per_job = job.nodes // tpu.slices if tpu else job.nodes
+    slices = job.hardware.slices
+    per_job = job.nodes // slices
     # On GKE the rank is the pod's completion index inside its child Job (one per TPU slice).
     rank = str(slot.node % per_job)
     env = {
@@ -88,14 +88,16 @@ def local_env(
         c.CHECKPOINT_DIR: checkpoint_dir,
         c.BACKEND: BACKEND_NAME,
     }
-    if tpu is not None:
-        env[c.TPU_WORKER_ID] = rank
-        if tpu.slices == 1:
-            env[c.TPU_WORKER_HOSTNAMES] = ",".join([LOOPBACK] * tpu.hosts)
-        else:
-            env[c.MEGASCALE_COORDINATOR_ADDRESS] = LOOPBACK
-            env[c.MEGASCALE_NUM_SLICES] = str(tpu.slices)
-            env[c.MEGASCALE_SLICE_ID] = str(slot.node // per_job)
+    # What the hardware's variables carry, for processes that all run on this machine.
+    values: dict[WorkerValue, str] = {
+        "rank": rank,
+        "slice_hosts": ",".join([LOOPBACK] * per_job),
+        "coordinator": LOOPBACK,
+        "slices": str(slices),
+        "slice_index": str(slot.node // per_job),
+    }
+    for name, carries in job.hardware.worker_env():
+        env[name] = values[carries]
     if slot.local_rank is not None:
         env[TORCHRUN_RANK] = str(slot.node * job.procs_per_node + slot.local_rank)
         env[TORCHRUN_LOCAL_RANK] = str(slot.local_rank)

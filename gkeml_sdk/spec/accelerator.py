@@ -9,8 +9,10 @@ from typing import Any, Literal
 from pydantic import field_validator, model_validator
 
 from gkeml_sdk.catalog import gpus
+from gkeml_sdk.catalog.contract import WorkerValue
 from gkeml_sdk.catalog.names import UnknownName
 from gkeml_sdk.spec.base import LABEL_VALUE, SpecModel, fail
+from gkeml_sdk.spec.hardware import Obj, toleration
 
 SharingStrategy = Literal["time-sharing", "mps"]
 
@@ -259,6 +261,89 @@ class Accelerator(SpecModel):
     def price_key(self) -> str:
         """Key of this accelerator in the price book."""
         return self.gpu.key
+
+    # Hardware (gkeml_sdk.spec.hardware): labels, taint and resource from the GPU's row.
+
+    @property
+    def slices(self) -> int:
+        """GPU pods form one group."""
+        return 1
+
+    @property
+    def fixed_pods(self) -> None:
+        """The job chooses its node count."""
+        return None
+
+    @property
+    def default_procs_per_node(self) -> int:
+        """One process per whole GPU; one for a MIG slice or a shared GPU."""
+        return self.count if self.mig is None and self.sharing is None else 1
+
+    @property
+    def host_ipc(self) -> bool:
+        """MPS clients reach the node's MPS control daemon over IPC."""
+        return self.sharing == "mps"
+
+    @property
+    def shared_memory(self) -> bool:
+        """Whether the GPU's workloads need a large /dev/shm (the row says)."""
+        return self.gpu.shared_memory
+
+    @property
+    def exclusive_topology(self) -> None:
+        """GPU pods of one job may share node pools."""
+        return None
+
+    def node_selector(self) -> dict[str, str]:
+        """The GPU model's label, and the MIG partition size when slicing."""
+        row = self.gpu
+        selector = {row.selector_label: row.label}
+        if self.mig:
+            selector[gpus.PARTITION_LABEL] = self.mig
+        return selector
+
+    def node_affinity(self) -> list[Obj]:
+        """Shared GPUs: nodes of the sharing strategy and client count (and, for several MPS
+        shares, a 1-GPU machine type)."""
+        if self.sharing is None:
+            return []
+        # GKE pages disagree on the strategy label's spelling, so accept both.
+        expressions: list[Obj] = [
+            {
+                "key": gpus.SHARING_STRATEGY_LABEL,
+                "operator": "In",
+                "values": list(gpus.SHARING_LABEL_VALUES[self.sharing]),
+            },
+            {
+                "key": gpus.MAX_SHARED_CLIENTS_LABEL,
+                "operator": "In",
+                "values": [str(self.clients_per_gpu)],
+            },
+        ]
+        if self.sharing == "mps" and self.count > 1:
+            # MPS grants more than one share per container only on nodes with exactly one GPU
+            # (gke-facts §4): pin the pod to those machine types.
+            one_gpu = [self.machine_type] if self.machine_type else self.gpu.one_gpu_machines
+            expressions.append(
+                {"key": gpus.INSTANCE_TYPE_LABEL, "operator": "In", "values": list(one_gpu)}
+            )
+        return expressions
+
+    def tolerations(self) -> list[Obj]:
+        """The GPU nodes' taint."""
+        return [toleration(self.gpu.taint_key)]
+
+    def resources(self) -> dict[str, int]:
+        """`count` GPUs (or MIG slices, or shares)."""
+        return {self.gpu.resource: self.count}
+
+    def ports(self) -> list[Obj]:
+        """No runtime ports."""
+        return []
+
+    def worker_env(self) -> tuple[tuple[str, WorkerValue], ...]:
+        """No variables: CUDA finds its devices."""
+        return ()
 
     def __repr__(self) -> str:
         extra = f", mig={self.mig!r}" if self.mig else ""

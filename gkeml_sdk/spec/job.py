@@ -14,6 +14,7 @@ from gkeml_sdk.catalog.contract import ATTEMPT_SEPARATOR
 from gkeml_sdk.catalog.kueue import DEFAULT_LOCAL_QUEUE
 from gkeml_sdk.spec.accelerator import Accelerator
 from gkeml_sdk.spec.base import DNS1123_LABEL, DNS1123_SUBDOMAIN, SpecModel, fail
+from gkeml_sdk.spec.hardware import CPU_ONLY, Hardware
 from gkeml_sdk.spec.k8s_names import (
     check_env_name,
     check_int32,
@@ -108,14 +109,12 @@ class TrainingJob(SpecModel):
         if isinstance(accelerator, dict):
             kind = TpuSlice if "generation" in accelerator else Accelerator
             data["accelerator"] = accelerator = kind.model_validate(accelerator)
-        hosts = accelerator.total_hosts if isinstance(accelerator, TpuSlice) else None
+        hardware = accelerator if isinstance(accelerator, Accelerator | TpuSlice) else CPU_ONLY
+        hosts = hardware.fixed_pods
         if not data.get("nodes"):
             data["nodes"] = hosts or 1
         if not data.get("procs_per_node"):
-            whole = isinstance(accelerator, Accelerator) and not (
-                accelerator.mig or accelerator.sharing
-            )
-            data["procs_per_node"] = accelerator.count if whole else 1
+            data["procs_per_node"] = hardware.default_procs_per_node
         if data.get("gang") is None:
             nodes = data["nodes"]
             data["gang"] = bool(hosts and hosts > 1) or (isinstance(nodes, int) and nodes > 1)
@@ -154,7 +153,7 @@ class TrainingJob(SpecModel):
                 rule="Kueue's maximum execution time is a positive number of seconds",
                 fix="max_runtime='2h' or leave it unset",
             )
-        self._check_tpu()
+        self._check_fixed_hosts()
         self._check_names_and_resources()
         self._check_spot()
         self._check_env_and_labels()
@@ -168,18 +167,19 @@ class TrainingJob(SpecModel):
             check_files(self.files)
         return self
 
-    def _check_tpu(self) -> None:
-        tpu = self.accelerator
-        if not isinstance(tpu, TpuSlice):
+    def _check_fixed_hosts(self) -> None:
+        hosts = self.hardware.fixed_pods
+        if hosts is None:
             return
-        if self.nodes != tpu.total_hosts:
+        tpu = self.accelerator
+        if self.nodes != hosts:
             raise fail(
-                f"nodes={self.nodes} but {tpu} has {tpu.total_hosts} host(s)",
+                f"nodes={self.nodes} but {tpu} has {hosts} host(s)",
                 rule="a TPU slice runs one pod per VM; the node count is fixed by the topology",
-                fix=f"nodes={tpu.total_hosts} or leave nodes unset",
+                fix=f"nodes={hosts} or leave nodes unset",
                 field="nodes",
             )
-        if tpu.multi_host and not self.gang:
+        if hosts > 1 and not self.gang:
             raise fail(
                 f"gang=False with multi-host {tpu}",
                 rule="a multi-host TPU slice is provisioned and scheduled all-or-nothing",
@@ -190,15 +190,13 @@ class TrainingJob(SpecModel):
     def _check_names_and_resources(self) -> None:
         limit = MAX_NAME_LENGTH
         if self.uses_jobset:
-            tpu = self.accelerator
-            replicas = tpu.slices if isinstance(tpu, TpuSlice) else 1
+            replicas = self.hardware.slices
             limit = min(limit, run_name_limit(replicas, self.nodes // replicas))
         check_run_name(self.name, limit)
         check_name("service_account", self.service_account, DNS1123_SUBDOMAIN, 253)
         check_quantity("cpu", self.cpu)
         check_quantity("memory", self.memory)
-        if isinstance(self.accelerator, Accelerator):
-            self.accelerator.check_provisioning(spot=self.spot)
+        self.hardware.check_provisioning(spot=self.spot)
         for field in ("nodes", "max_restarts", "max_runtime", "termination_grace_seconds"):
             check_int32(field, getattr(self, field))
 
@@ -246,6 +244,11 @@ class TrainingJob(SpecModel):
         if isinstance(self.accelerator, TpuSlice):
             return self.accelerator.chips * self.accelerator.slices
         return 0
+
+    @property
+    def hardware(self) -> Hardware:
+        """What each pod's hardware asks of Kubernetes: the accelerator, or `CPU_ONLY`."""
+        return self.accelerator if self.accelerator is not None else CPU_ONLY
 
     @property
     def uses_jobset(self) -> bool:

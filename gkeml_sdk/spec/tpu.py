@@ -8,8 +8,10 @@ from typing import Any
 from pydantic import field_validator, model_validator
 
 from gkeml_sdk.catalog import tpus
+from gkeml_sdk.catalog.contract import WorkerValue
 from gkeml_sdk.catalog.names import UnknownName
 from gkeml_sdk.spec.base import SpecModel, fail
+from gkeml_sdk.spec.hardware import Obj, toleration
 
 
 class TpuSlice(SpecModel):
@@ -138,6 +140,62 @@ class TpuSlice(SpecModel):
     def price_key(self) -> str:
         """Key of this generation in the price book."""
         return self.tpu.key
+
+    # Hardware (gkeml_sdk.spec.hardware): one pod per TPU VM, chips and ports from the row.
+
+    @property
+    def fixed_pods(self) -> int:
+        """One pod per VM of every slice."""
+        return self.total_hosts
+
+    @property
+    def default_procs_per_node(self) -> int:
+        """One process per VM drives all of its chips."""
+        return 1
+
+    @property
+    def host_ipc(self) -> bool:
+        """TPU pods keep their own IPC namespace."""
+        return False
+
+    @property
+    def shared_memory(self) -> bool:
+        """TPU pods use the container's default /dev/shm."""
+        return False
+
+    @property
+    def exclusive_topology(self) -> str | None:
+        """A multi-host slice is one node pool, which each child Job keeps to itself."""
+        return self.tpu.slice_pool_label if self.multi_host else None
+
+    def node_selector(self) -> dict[str, str]:
+        """The generation's accelerator label and the slice's topology."""
+        row = self.tpu
+        return {row.selector_label: row.label, row.topology_label: self.topology}
+
+    def node_affinity(self) -> list[Obj]:
+        """No affinity beyond the selector."""
+        return []
+
+    def tolerations(self) -> list[Obj]:
+        """The TPU nodes' taint."""
+        return [toleration(self.tpu.taint_key)]
+
+    def resources(self) -> dict[str, int]:
+        """Every chip of the pod's VM."""
+        return {self.tpu.resource: self.chips_per_host}
+
+    def ports(self) -> list[Obj]:
+        """The TPU runtime's ports."""
+        return [{"name": name, "containerPort": port} for name, port in self.tpu.ports]
+
+    def worker_env(self) -> tuple[tuple[str, WorkerValue], ...]:
+        """One slice lists its hosts; several find each other through megascale."""
+        row = self.tpu
+        return row.single_slice_env if self.slices == 1 else row.multislice_env
+
+    def check_provisioning(self, *, spot: bool) -> None:
+        """TPU slices come on-demand and as Spot."""
 
     def __repr__(self) -> str:
         extra = f", slices={self.slices}" if self.slices > 1 else ""

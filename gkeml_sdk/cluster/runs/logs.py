@@ -16,7 +16,6 @@ from gkeml_sdk.cluster.api.streams import Backoff, Event, Informer, StreamSpec
 from gkeml_sdk.cluster.runs.status import StatusTracker
 from gkeml_sdk.run import log_prefix
 from gkeml_sdk.spec.job import TrainingJob
-from gkeml_sdk.spec.tpu import TpuSlice
 
 log = logging.getLogger("gkeml.cluster")
 Obj = dict[str, Any]
@@ -38,8 +37,7 @@ class AttemptPods:
     @classmethod
     def of(cls, kube: KubeClient, job: TrainingJob) -> AttemptPods:
         """The pods of `job`'s attempts (in its namespace)."""
-        tpu = job.accelerator if isinstance(job.accelerator, TpuSlice) else None
-        return cls(kube, job.namespace, job.nodes // tpu.slices if tpu else job.nodes)
+        return cls(kube, job.namespace, job.nodes // job.hardware.slices)
 
 
 def pod_logs(where: AttemptPods, pods: list[Obj]) -> Iterator[str]:
