@@ -311,7 +311,8 @@ def engine(name: str) -> Engine:
         >>> engine("TensorRT-LLM").key
         'triton'
     """
-    return resolve("engine", name, _BY_NAME, engine_names())
+    # Exact names (every row's own key, as specs store it) skip normalising and the name list.
+    return _BY_NAME.get(name) or resolve("engine", name, _BY_NAME, engine_names())
 
 
 def engine_names() -> list[str]:

@@ -348,7 +348,8 @@ def gpu(name: str) -> GpuModel:
         >>> gpu("a100-80gb").label
         'nvidia-a100-80gb'
     """
-    return resolve("GPU", name, _BY_NAME, gpu_names())
+    # Exact names (every row's own key, as specs store it) skip normalising and the name list.
+    return _BY_NAME.get(name) or resolve("GPU", name, _BY_NAME, gpu_names())
 
 
 def gpu_names() -> list[str]:

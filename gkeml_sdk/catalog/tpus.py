@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -124,6 +125,7 @@ def chips_of(topology: str) -> int:
     return math.prod(dims) if dims else 0
 
 
+@functools.lru_cache(maxsize=512)  # specs read a slice's topology many times while compiling
 def canonical_topology(topology: str) -> str | None:
     """The node-label spelling of a topology (`4X4X4`, `04x4x4`, `４x4` read as digits), or
     None when it is not sides of positive integers. Only this form may reach a node selector:
@@ -232,7 +234,8 @@ def tpu(name: str) -> TpuGeneration:
         >>> tpu("trillium").key
         'v6e'
     """
-    return resolve("TPU generation", name, _BY_NAME, tpu_names())
+    # Exact names (every row's own key, as specs store it) skip normalising and the name list.
+    return _BY_NAME.get(name) or resolve("TPU generation", name, _BY_NAME, tpu_names())
 
 
 def tpu_names() -> list[str]:

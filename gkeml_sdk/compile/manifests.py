@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,8 +23,16 @@ class Manifests:
     """
 
     objects: list[Obj]
-    workload: Obj | None = None
     notes: tuple[str, ...] = field(default=())
+    # Builds the Workload view when it is first read: it is never applied, and most callers
+    # (submitting, rendering YAML) never read it, so compiling does not pay for it.
+    workload_of: Callable[[], Obj] | None = field(default=None, repr=False, compare=False)
+
+    @functools.cached_property
+    def workload(self) -> Obj | None:
+        """The Workload Kueue would build from `main`; None where Kueue admits no single
+        Workload (serving)."""
+        return self.workload_of() if self.workload_of is not None else None
 
     def to_yaml(self) -> str:
         """Every object as one multi-document YAML stream (byte-identical for equal specs)."""

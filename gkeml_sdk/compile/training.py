@@ -3,7 +3,6 @@ Workload Kueue would derive from it."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from gkeml_sdk.catalog import kueue
@@ -52,7 +51,13 @@ def compile_training_job(job: TrainingJob, attempt: int = 1) -> Manifests:
     code = code_config_map(job)
     # The ConfigMap first: pods of the Job/JobSet mount it as soon as Kueue admits them.
     objects = [main] if code is None else [code, main]
-    return Manifests(objects=objects, workload=_workload(job, main, template), notes=_notes(job))
+    # The Workload's pod template is built anew, not copied: no object is shared between the
+    # two, and building is several times faster than copy.deepcopy.
+    return Manifests(
+        objects=objects,
+        notes=_notes(job),
+        workload_of=lambda: _workload(job, main, pod_template(job, attempt)),
+    )
 
 
 def _metadata(job: TrainingJob, attempt: int) -> Obj:
@@ -171,11 +176,9 @@ def _fail_on_user_exit() -> Obj:
 def _workload(job: TrainingJob, main: Obj, template: Obj) -> Obj:
     """What Kueue builds from `main` (kueue-api §4): one PodSet per replicatedJob, or `main`."""
     pod_set_name = REPLICATED_JOB if main["kind"] == "JobSet" else "main"
-    # Kueue keeps only labels and annotations in a PodSet template's metadata.
-    pod_set_template = copy.deepcopy(template)
     spec: Obj = {
         "queueName": job.queue,
-        "podSets": [{"name": pod_set_name, "count": job.nodes, "template": pod_set_template}],
+        "podSets": [{"name": pod_set_name, "count": job.nodes, "template": template}],
     }
     if job.priority:
         spec["priorityClassRef"] = {
