@@ -6,22 +6,17 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gkeml_sdk.catalog.kueue import JOBSET_NAME_LABEL
+from gkeml_sdk.cluster.api.objects import Obj, condition, is_true, labels, uid
 from gkeml_sdk.cluster.runs.conditions import (
-    Obj,
     admitted_status,
-    condition,
     deactivation,
-    disruption,
     evicted_status,
     eviction_counts,
     failure_cause,
-    is_true,
-    labels,
-    pod_belongs,
-    uid,
     waiting_for_checks,
     workload_belongs,
 )
+from gkeml_sdk.cluster.runs.pods import disruption, pod_belongs
 from gkeml_sdk.run import FailureCause, RunCounters, RunState, RunStatus, Transition
 
 __all__ = ["StatusTracker", "classify", "queue_position", "resubmittable"]
