@@ -11,7 +11,8 @@ from pydantic import field_validator, model_validator
 from gkeml_sdk.catalog import gpus
 from gkeml_sdk.catalog.contract import WorkerValue
 from gkeml_sdk.catalog.names import UnknownName
-from gkeml_sdk.spec.base import LABEL_VALUE, SpecModel, fail
+from gkeml_sdk.spec.base import SpecModel, fail
+from gkeml_sdk.spec.gpu_checks import check_mig, check_sharing, check_whole_count
 from gkeml_sdk.spec.hardware import Obj, toleration
 
 SharingStrategy = Literal["time-sharing", "mps"]
@@ -72,113 +73,12 @@ class Accelerator(SpecModel):
                 field="machine_type",
             )
         if self.mig is not None:
-            self._check_mig()
+            check_mig(self)
         if self.sharing is not None or self.clients_per_gpu is not None:
-            self._check_sharing()
+            check_sharing(self)
         if self.mig is None and self.sharing is None:
-            self._check_whole_count()
+            check_whole_count(self)
         return self
-
-    def _check_whole_count(self) -> None:
-        row = self.gpu
-        if self.machine_type is not None:
-            offered = row.gpu_counts_on(self.machine_type)
-            if offered and self.count not in offered:
-                raise fail(
-                    f"{self.machine_type} carries {_counts(offered)} {row.display} GPUs, "
-                    f"count={self.count}",
-                    rule="GKE attaches a fixed number of GPUs to each machine type (N1: the "
-                    "counts whose vCPU and memory ceilings the shape stays within)",
-                    fix=f"count={offered[-1]}, or drop machine_type",
-                    field="count",
-                )
-        if self.count not in row.counts:
-            larger = [c for c in row.counts if c > self.count]
-            fix = (
-                f"count={larger[0]}" if larger else f"count={row.max_gpus_per_node} with more nodes"
-            )
-            raise fail(
-                f"{self.count} x {row.display} per node is not offered",
-                rule=f"{row.label} machine types carry {_counts(row.counts)} GPUs",
-                fix=f"{fix} (valid counts: {_counts(row.counts)})",
-                field="count",
-            )
-
-    def _check_mig(self) -> None:
-        row = self.gpu
-        if not row.mig_profiles:
-            with_mig = [g.key for g in gpus.GPUS if g.mig_profiles]
-            raise fail(
-                f"{row.display} has no Multi-Instance GPU support",
-                rule="MIG exists on A100, H100, H200, B200, GB200 and RTX PRO 6000 only",
-                fix="drop mig=, use sharing='time-sharing', or a GPU with MIG: "
-                + ", ".join(with_mig),
-                field="mig",
-            )
-        assert self.mig is not None
-        instances = row.mig_instances(self.mig)
-        if instances is None:
-            valid = ", ".join(p for p, _ in row.mig_profiles)
-            raise fail(
-                f"MIG profile {self.mig!r} is not accepted for {row.display}",
-                rule="GKE's device plugin accepts only its listed partition sizes per GPU model",
-                fix=f"mig= one of {valid}",
-                field="mig",
-            )
-        if not LABEL_VALUE.match(self.mig):
-            plain = [p for p, _ in row.mig_profiles if LABEL_VALUE.match(p)]
-            raise fail(
-                f"MIG profile {self.mig!r} cannot be selected on GKE",
-                rule="pods reach MIG nodes through the node label "
-                f"{gpus.PARTITION_LABEL}, and a label value cannot contain '+'",
-                fix=f"mig= one of {', '.join(plain)}",
-                field="mig",
-            )
-        allocatable = instances * self.node_machine.gpus
-        if self.count > allocatable:
-            raise fail(
-                f"count={self.count} MIG slices of {self.mig} exceed one node's {allocatable}",
-                rule=f"a {self.node_machine.name} node has {self.node_machine.gpus} GPU(s) x "
-                f"{instances} {self.mig} instances",
-                fix=f"count<={allocatable}, or a larger machine_type",
-                field="count",
-            )
-
-    def _check_sharing(self) -> None:
-        if self.sharing is None:
-            raise fail(
-                "clients_per_gpu is set without a sharing strategy",
-                rule="max-shared-clients-per-gpu only applies to time-sharing or MPS node pools",
-                fix="sharing='time-sharing' or sharing='mps'",
-                field="sharing",
-            )
-        clients = self.clients_per_gpu
-        if clients is None or not gpus.MIN_SHARED_CLIENTS <= clients <= gpus.MAX_SHARED_CLIENTS:
-            raise fail(
-                f"clients_per_gpu={clients} for {self.sharing}",
-                rule=f"GKE shares a GPU among {gpus.MIN_SHARED_CLIENTS}-{gpus.MAX_SHARED_CLIENTS} "
-                "clients",
-                fix="clients_per_gpu=4 (any value from 2 to 48)",
-                field="clients_per_gpu",
-            )
-        if self.count == 1:
-            return
-        node_gpus = self.node_machine.gpus
-        if self.sharing == "time-sharing":
-            raise fail(
-                f"count={self.count} shared GPUs in one container",
-                rule="a time-shared GPU container may request at most 1 nvidia.com/gpu",
-                fix="count=1, or whole GPUs (drop sharing=)",
-                field="count",
-            )
-        if node_gpus != 1 or self.count > clients:
-            raise fail(
-                f"count={self.count} MPS shares in one container on a {node_gpus}-GPU node",
-                rule="MPS allows more than 1 nvidia.com/gpu per container only on nodes with "
-                f"exactly 1 GPU, up to clients_per_gpu ({clients})",
-                fix=f"count=1, or count<={clients} on a 1-GPU machine type",
-                field="count",
-            )
 
     def check_provisioning(self, *, spot: bool) -> None:
         """Refuse on-demand capacity on a machine type sold only as Spot or flex-start.
@@ -352,7 +252,3 @@ class Accelerator(SpecModel):
         return f"Accelerator({self.model!r}, count={self.count}{extra})"
 
     __str__ = __repr__
-
-
-def _counts(counts: tuple[int, ...]) -> str:
-    return "/".join(str(c) for c in counts)

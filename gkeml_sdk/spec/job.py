@@ -9,22 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator, model_validator
 
-from gkeml_sdk.catalog import spot
-from gkeml_sdk.catalog.contract import ATTEMPT_SEPARATOR
 from gkeml_sdk.catalog.kueue import DEFAULT_LOCAL_QUEUE
 from gkeml_sdk.spec.accelerator import Accelerator
-from gkeml_sdk.spec.base import DNS1123_LABEL, DNS1123_SUBDOMAIN, SpecModel, fail
+from gkeml_sdk.spec.base import SpecModel, fail
 from gkeml_sdk.spec.hardware import CPU_ONLY, Hardware
-from gkeml_sdk.spec.k8s_names import (
-    check_env_name,
-    check_int32,
-    check_labels,
-    check_name,
-    check_run_name,
-    run_name_limit,
-)
-from gkeml_sdk.spec.quantity import check_quantity
-from gkeml_sdk.spec.secrets import SecretRef, check_secret_env
+from gkeml_sdk.spec.job_checks import check_job
+from gkeml_sdk.spec.secrets import SecretRef
 from gkeml_sdk.spec.tpu import TpuSlice
 
 if TYPE_CHECKING:
@@ -32,9 +22,6 @@ if TYPE_CHECKING:
     from gkeml_sdk.compile.manifests import Manifests
     from gkeml_sdk.spec.cost import CostEstimate
 
-# JobSet names its child Jobs `<name>-node-<i>` and pods `<job>-<j>-<suffix>`; both must stay
-# within 63 characters, which leaves 40 for the job name.
-MAX_NAME_LENGTH = 40
 # Bounded digit runs: an int of thousands of digits would exceed Python's int parsing limit.
 _DURATION = re.compile(
     r"^\s*(?:([0-9]{1,9})d)?\s*(?:([0-9]{1,9})h)?\s*(?:([0-9]{1,9})m)?\s*(?:([0-9]{1,9})s)?\s*\Z"
@@ -122,114 +109,8 @@ class TrainingJob(SpecModel):
 
     @model_validator(mode="after")
     def _check(self) -> TrainingJob:
-        if ATTEMPT_SEPARATOR in self.name:
-            raise fail(
-                f"name={self.name!r} contains {ATTEMPT_SEPARATOR!r}",
-                rule=f"gkeml names resubmission attempts '<name>{ATTEMPT_SEPARATOR}r<k>', so run "
-                f"names may not contain {ATTEMPT_SEPARATOR!r}",
-                fix=f"name={self.name.replace(ATTEMPT_SEPARATOR, '-')!r}",
-            )
-        check_name("namespace", self.namespace, DNS1123_LABEL, 63)
-        check_name("queue", self.queue, DNS1123_SUBDOMAIN, 63)
-        if self.priority is not None:
-            check_name("priority", self.priority, DNS1123_SUBDOMAIN, 253)
-        if self.nodes < 1:
-            raise fail(f"nodes={self.nodes}", rule="a job runs on at least one node", fix="nodes=1")
-        if self.procs_per_node < 1:
-            raise fail(
-                f"procs_per_node={self.procs_per_node}",
-                rule="each node runs at least one process",
-                fix="procs_per_node=1",
-            )
-        if self.max_restarts < 0:
-            raise fail(
-                f"max_restarts={self.max_restarts}",
-                rule="max_restarts counts failures of user code that may be retried",
-                fix="max_restarts=0 (fail on the first user-code failure) or more",
-            )
-        if self.max_runtime is not None and self.max_runtime < 1:
-            raise fail(
-                f"max_runtime={self.max_runtime}",
-                rule="Kueue's maximum execution time is a positive number of seconds",
-                fix="max_runtime='2h' or leave it unset",
-            )
-        self._check_fixed_hosts()
-        self._check_names_and_resources()
-        self._check_spot()
-        self._check_env_and_labels()
-        if self.checkpoint_dir is not None:
-            from gkeml_sdk.spec.storage import parse_checkpoint_dir
-
-            parse_checkpoint_dir(self.checkpoint_dir)
-        if self.files:
-            from gkeml_sdk.spec.code import check_files
-
-            check_files(self.files)
+        check_job(self)
         return self
-
-    def _check_fixed_hosts(self) -> None:
-        hosts = self.hardware.fixed_pods
-        if hosts is None:
-            return
-        tpu = self.accelerator
-        if self.nodes != hosts:
-            raise fail(
-                f"nodes={self.nodes} but {tpu} has {hosts} host(s)",
-                rule="a TPU slice runs one pod per VM; the node count is fixed by the topology",
-                fix=f"nodes={hosts} or leave nodes unset",
-                field="nodes",
-            )
-        if hosts > 1 and not self.gang:
-            raise fail(
-                f"gang=False with multi-host {tpu}",
-                rule="a multi-host TPU slice is provisioned and scheduled all-or-nothing",
-                fix="gang=True (the default for multi-host slices)",
-                field="gang",
-            )
-
-    def _check_names_and_resources(self) -> None:
-        limit = MAX_NAME_LENGTH
-        if self.uses_jobset:
-            replicas = self.hardware.slices
-            limit = min(limit, run_name_limit(replicas, self.nodes // replicas))
-        check_run_name(self.name, limit)
-        check_name("service_account", self.service_account, DNS1123_SUBDOMAIN, 253)
-        check_quantity("cpu", self.cpu)
-        check_quantity("memory", self.memory)
-        self.hardware.check_provisioning(spot=self.spot)
-        for field in ("nodes", "max_restarts", "max_runtime", "termination_grace_seconds"):
-            check_int32(field, getattr(self, field))
-
-    def _check_spot(self) -> None:
-        grace = self.termination_grace_seconds
-        if grace is None:
-            return
-        if grace < 0:
-            raise fail(f"termination_grace_seconds={grace}", fix="a value >= 0")
-        if self.spot and grace > spot.SPOT_MAX_GRACE_SECONDS:
-            raise fail(
-                f"termination_grace_seconds={grace} on Spot",
-                rule=f"Spot nodes give pods {spot.SPOT_DEFAULT_GRACE_SECONDS} s by default and "
-                f"at most {spot.SPOT_MAX_GRACE_SECONDS} s when the node pool is configured",
-                fix=f"termination_grace_seconds<={spot.SPOT_MAX_GRACE_SECONDS}; checkpoint "
-                "periodically instead of at shutdown",
-                field="termination_grace_seconds",
-            )
-
-    def _check_env_and_labels(self) -> None:
-        from gkeml_sdk.catalog.contract import RESERVED_ENV
-
-        for key in self.env:
-            check_env_name(key)
-            if key in RESERVED_ENV:
-                raise fail(
-                    f"env {key!r} is set by gkeml for every process",
-                    rule="the environment contract fixes ranks, coordinator and checkpoint paths",
-                    fix=f"remove {key} from env; reserved names: {', '.join(sorted(RESERVED_ENV))}",
-                    field="env",
-                )
-        check_secret_env(self.secret_env, self.env)
-        check_labels(self.labels, self.annotations)
 
     @property
     def total_gpus(self) -> float:
