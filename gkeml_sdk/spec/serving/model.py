@@ -16,6 +16,7 @@ from gkeml_sdk.spec.base import SpecModel, fail
 from gkeml_sdk.spec.serving import checks as serve_checks
 from gkeml_sdk.spec.serving import hardware as serve_hardware
 from gkeml_sdk.spec.serving.autoscaling import Autoscaling
+from gkeml_sdk.spec.serving.misfit import does_not_fit
 from gkeml_sdk.spec.serving.model_size import ModelSize, ResolvedModel, resolve_model
 from gkeml_sdk.spec.serving.routing import Routing
 from gkeml_sdk.spec.serving.sizing import MIN_SEQUENCES, Fit, SizingInput, choose
@@ -107,7 +108,7 @@ class ServeModel(SpecModel):
         serve_hardware.check_parallelism(self)
         serve_hardware.check_context(self)
         if self.fit is None:
-            raise serve_hardware.does_not_fit(self)
+            raise does_not_fit(self)
         serve_checks.check_deployment(self)
         return self
 

@@ -155,7 +155,7 @@ def build_plan(
     """
     fit = svc.fit
     if fit is None:  # construction already refused this spec; kept for type narrowing
-        from gkeml_sdk.spec.serving.hardware import does_not_fit
+        from gkeml_sdk.spec.serving.misfit import does_not_fit
 
         raise does_not_fit(svc)
     acc, eng = svc.accelerator, svc.engine_row

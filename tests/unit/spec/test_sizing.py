@@ -7,7 +7,7 @@ import pytest
 from gkeml_sdk.catalog import models
 from gkeml_sdk.catalog.models import llm_model, weight_format
 from gkeml_sdk.spec.accelerator import Accelerator
-from gkeml_sdk.spec.serving.hardware import alternatives
+from gkeml_sdk.spec.serving.misfit import alternatives
 from gkeml_sdk.spec.serving.model import ServeModel
 from gkeml_sdk.spec.serving.sizing import (
     ModelShape,
