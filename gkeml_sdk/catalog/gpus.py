@@ -1,142 +1,13 @@
-"""NVIDIA GPUs on GKE: label values, memory, machine types, MIG profiles (gke-facts §1-§4).
+"""NVIDIA GPUs on GKE: label values, memory, machine types, MIG profiles (gke-facts §1-§4);
+what a row holds is in `gpu_row`, the node labels all GPUs share in `gpu_labels`.
 
 Adding a GPU is one `GpuModel(...)` row below plus a test row.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from gkeml_sdk.catalog.gpu_row import GpuModel, MachineType, family_machines, n1_machines
 from gkeml_sdk.catalog.names import resolve
-
-ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
-PARTITION_LABEL = "cloud.google.com/gke-gpu-partition-size"
-SHARING_STRATEGY_LABEL = "cloud.google.com/gke-gpu-sharing-strategy"
-MAX_SHARED_CLIENTS_LABEL = "cloud.google.com/gke-max-shared-clients-per-gpu"
-GPU_RESOURCE = "nvidia.com/gpu"
-GPU_TAINT_KEY = "nvidia.com/gpu"
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
-
-# Sharing (gke-facts §4): clients per physical GPU, for both strategies.
-MIN_SHARED_CLIENTS = 2
-MAX_SHARED_CLIENTS = 48
-# Node label spellings differ between GKE pages (§4 CONFLICT); match both.
-SHARING_LABEL_VALUES = {"time-sharing": ("time-sharing", "TIME_SHARING"), "mps": ("mps", "MPS")}
-
-
-@dataclass(frozen=True)
-class MachineType:
-    """A Compute Engine machine type and a number of GPUs it carries; `on_demand` is False
-    for shapes sold only as Spot or flex-start."""
-
-    name: str
-    gpus: int
-    on_demand: bool = True
-
-
-@dataclass(frozen=True)
-class GpuModel:
-    """One GPU model as GKE sees it.
-
-    Example:
-        >>> gpu("h100").label, gpu("h100").machine_for(8).name
-        ('nvidia-h100-80gb', 'a3-highgpu-8g')
-    """
-
-    key: str
-    label: str
-    display: str
-    memory_gb: int
-    machine_types: tuple[MachineType, ...]
-    arch: str = "amd64"
-    mig_profiles: tuple[tuple[str, int], ...] = ()
-    aliases: tuple[str, ...] = ()
-    # How pods reach and use it; every NVIDIA GPU shares these, a new vendor overrides them.
-    resource: str = GPU_RESOURCE
-    selector_label: str = ACCELERATOR_LABEL
-    taint_key: str = GPU_TAINT_KEY
-    # PyTorch data loaders and NCCL use /dev/shm; the container default of 64 MiB is too small.
-    shared_memory: bool = True
-    # CUDA compute capability (NVIDIA's CUDA GPU list): bfloat16 needs 8.0, native fp8 8.9,
-    # LLM engines 7.0. Keyword-only, and required: every row names it.
-    compute_capability: float = field(kw_only=True)
-
-    @property
-    def counts(self) -> tuple[int, ...]:
-        """GPU counts per node that some machine type offers, ascending."""
-        return tuple(sorted({m.gpus for m in self.machine_types}))
-
-    @property
-    def max_gpus_per_node(self) -> int:
-        """The largest machine type's GPU count."""
-        return max(self.counts)
-
-    def machine_for(self, count: int) -> MachineType:
-        """The first listed machine type carrying exactly `count` GPUs (KeyError if none)."""
-        for machine in self.machine_types:
-            if machine.gpus == count:
-                return machine
-        raise KeyError(count)
-
-    def machine_named(self, name: str, gpus: int | None = None) -> MachineType | None:
-        """The machine type called `name` (with `gpus` GPUs when it takes several counts, as
-        N1 shapes do), if this GPU comes on it.
-
-        Example:
-            >>> gpu("t4").machine_named("n1-standard-4", 2)
-            MachineType(name='n1-standard-4', gpus=2, on_demand=True)
-        """
-        named = [m for m in self.machine_types if m.name == name]
-        return next((m for m in named if m.gpus == gpus), named[0] if named else None)
-
-    def gpu_counts_on(self, name: str) -> tuple[int, ...]:
-        """GPU counts machine type `name` can carry with this GPU."""
-        return tuple(sorted({m.gpus for m in self.machine_types if m.name == name}))
-
-    @property
-    def one_gpu_machines(self) -> list[str]:
-        """Machine types that carry exactly one GPU (where MPS may grant several shares)."""
-        return list(dict.fromkeys(m.name for m in self.machine_types if m.gpus == 1))
-
-    @property
-    def machine_names(self) -> list[str]:
-        """Every machine type name, once each, in catalog order."""
-        return list(dict.fromkeys(m.name for m in self.machine_types))
-
-    def mig_instances(self, profile: str) -> int | None:
-        """MIG instances per GPU for `profile`, or None when the device plugin rejects it."""
-        return dict(self.mig_profiles).get(profile)
-
-
-# N1 shapes: (name, vCPUs, memory GB). Shared-core f1-micro/g1-small take no GPU (gke-facts §1.2).
-_N1_SHAPES = tuple(
-    (f"n1-{family}-{vcpus}", vcpus, vcpus * per_vcpu)
-    for family, per_vcpu, sizes in (
-        ("standard", 3.75, (1, 2, 4, 8, 16, 32, 64, 96)),
-        ("highmem", 6.5, (2, 4, 8, 16, 32, 64, 96)),
-        ("highcpu", 0.9, (2, 4, 8, 16, 32, 64, 96)),
-    )
-    for vcpus in sizes
-)
-# The shape chosen when the user names none, per GPU count: within every ceiling below.
-_N1_DEFAULT = {1: "n1-standard-8", 2: "n1-standard-16", 4: "n1-standard-32", 8: "n1-standard-64"}
-
-
-def _n1(ceilings: dict[int, tuple[int, int]]) -> tuple[MachineType, ...]:
-    """Every N1 shape GKE accepts per GPU count, the default first for each count.
-    `ceilings`: GPU count -> (max vCPUs, max memory GB), from https://cloud.google.com/compute/
-    docs/gpus (gke-facts §1.2); for P100 x4 the stricter zonal ceiling, so it holds anywhere."""
-    rows = []
-    for count, (max_vcpus, max_gb) in ceilings.items():
-        allowed = [n for n, vcpus, gb in _N1_SHAPES if vcpus <= max_vcpus and gb <= max_gb]
-        default = _N1_DEFAULT[count]
-        rows += [MachineType(n, count) for n in [default, *(n for n in allowed if n != default)]]
-    return tuple(rows)
-
-
-def _family(prefix: str, counts: tuple[int, ...], suffix: str = "g") -> tuple[MachineType, ...]:
-    return tuple(MachineType(f"{prefix}-{c}{suffix}", c) for c in counts)
-
 
 _H100_MIG = (("1g.10gb", 7), ("1g.20gb", 4), ("2g.20gb", 3), ("3g.40gb", 2), ("7g.80gb", 1))
 
@@ -146,7 +17,7 @@ GPUS: tuple[GpuModel, ...] = (
         "nvidia-tesla-t4",
         "NVIDIA T4",
         16,
-        _n1({1: (48, 312), 2: (48, 312), 4: (96, 624)}),
+        n1_machines({1: (48, 312), 2: (48, 312), 4: (96, 624)}),
         aliases=("tesla-t4",),
         compute_capability=7.5,
     ),
@@ -155,7 +26,7 @@ GPUS: tuple[GpuModel, ...] = (
         "nvidia-tesla-p4",
         "NVIDIA P4",
         8,
-        _n1({1: (24, 156), 2: (48, 312), 4: (96, 624)}),
+        n1_machines({1: (24, 156), 2: (48, 312), 4: (96, 624)}),
         aliases=("tesla-p4",),
         compute_capability=6.1,
     ),
@@ -164,7 +35,7 @@ GPUS: tuple[GpuModel, ...] = (
         "nvidia-tesla-v100",
         "NVIDIA V100",
         16,
-        _n1({1: (12, 78), 2: (24, 156), 4: (48, 312), 8: (96, 624)}),
+        n1_machines({1: (12, 78), 2: (24, 156), 4: (48, 312), 8: (96, 624)}),
         aliases=("tesla-v100",),
         compute_capability=7.0,
     ),
@@ -173,7 +44,7 @@ GPUS: tuple[GpuModel, ...] = (
         "nvidia-tesla-p100",
         "NVIDIA P100",
         16,
-        _n1({1: (16, 104), 2: (32, 208), 4: (64, 208)}),
+        n1_machines({1: (16, 104), 2: (32, 208), 4: (64, 208)}),
         aliases=("tesla-p100",),
         compute_capability=6.0,
     ),
@@ -199,7 +70,7 @@ GPUS: tuple[GpuModel, ...] = (
         "nvidia-tesla-a100",
         "NVIDIA A100 40GB",
         40,
-        (*_family("a2-highgpu", (1, 2, 4, 8)), MachineType("a2-megagpu-16g", 16)),
+        (*family_machines("a2-highgpu", (1, 2, 4, 8)), MachineType("a2-megagpu-16g", 16)),
         mig_profiles=(("1g.5gb", 7), ("2g.10gb", 3), ("3g.20gb", 2), ("7g.40gb", 1)),
         aliases=("a100", "tesla-a100"),
         compute_capability=8.0,
@@ -209,7 +80,7 @@ GPUS: tuple[GpuModel, ...] = (
         "nvidia-a100-80gb",
         "NVIDIA A100 80GB",
         80,
-        _family("a2-ultragpu", (1, 2, 4, 8)),
+        family_machines("a2-ultragpu", (1, 2, 4, 8)),
         mig_profiles=(("1g.10gb", 7), ("2g.20gb", 3), ("3g.40gb", 2), ("7g.80gb", 1)),
         compute_capability=8.0,
     ),

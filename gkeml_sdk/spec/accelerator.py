@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import field_validator, model_validator
 
-from gkeml_sdk.catalog import gpus
+from gkeml_sdk.catalog import gpu_labels, gpu_row, gpus
 from gkeml_sdk.catalog.contract import WorkerValue
 from gkeml_sdk.catalog.names import UnknownName
 from gkeml_sdk.spec.base import SpecModel, fail
@@ -110,7 +110,7 @@ class Accelerator(SpecModel):
         return self.node_machine.on_demand
 
     @property
-    def gpu(self) -> gpus.GpuModel:
+    def gpu(self) -> gpu_row.GpuModel:
         """The catalog row of this GPU model."""
         return gpus.gpu(self.model)
 
@@ -120,7 +120,7 @@ class Accelerator(SpecModel):
         return self.gpu.label
 
     @property
-    def node_machine(self) -> gpus.MachineType:
+    def node_machine(self) -> gpu_row.MachineType:
         """The machine type of the node each pod lands on."""
         row = self.gpu
         if self.machine_type is not None:
@@ -199,7 +199,7 @@ class Accelerator(SpecModel):
         row = self.gpu
         selector = {row.selector_label: row.label}
         if self.mig:
-            selector[gpus.PARTITION_LABEL] = self.mig
+            selector[gpu_labels.PARTITION_LABEL] = self.mig
         return selector
 
     def node_affinity(self) -> list[Obj]:
@@ -210,12 +210,12 @@ class Accelerator(SpecModel):
         # GKE pages disagree on the strategy label's spelling, so accept both.
         expressions: list[Obj] = [
             {
-                "key": gpus.SHARING_STRATEGY_LABEL,
+                "key": gpu_labels.SHARING_STRATEGY_LABEL,
                 "operator": "In",
-                "values": list(gpus.SHARING_LABEL_VALUES[self.sharing]),
+                "values": list(gpu_labels.SHARING_LABEL_VALUES[self.sharing]),
             },
             {
-                "key": gpus.MAX_SHARED_CLIENTS_LABEL,
+                "key": gpu_labels.MAX_SHARED_CLIENTS_LABEL,
                 "operator": "In",
                 "values": [str(self.clients_per_gpu)],
             },
@@ -223,9 +223,9 @@ class Accelerator(SpecModel):
         if self.sharing == "mps" and self.count > 1:
             # MPS grants more than one share per container only on nodes with exactly one GPU
             # (gke-facts §4): pin the pod to those machine types.
-            one_gpu = [self.machine_type] if self.machine_type else self.gpu.one_gpu_machines
+            one_gpu = [self.machine_type] if self.machine_type else self.gpu.one_gpu_row
             expressions.append(
-                {"key": gpus.INSTANCE_TYPE_LABEL, "operator": "In", "values": list(one_gpu)}
+                {"key": gpu_labels.INSTANCE_TYPE_LABEL, "operator": "In", "values": list(one_gpu)}
             )
         return expressions
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gkeml_sdk.catalog import gpus
+from gkeml_sdk.catalog import gpu_labels, gpus
+from gkeml_sdk.catalog.gpu_labels import MAX_SHARED_CLIENTS, MIN_SHARED_CLIENTS
 from gkeml_sdk.spec.base import LABEL_VALUE, fail
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def check_mig(acc: Accelerator) -> None:
         raise fail(
             f"MIG profile {acc.mig!r} cannot be selected on GKE",
             rule="pods reach MIG nodes through the node label "
-            f"{gpus.PARTITION_LABEL}, and a label value cannot contain '+'",
+            f"{gpu_labels.PARTITION_LABEL}, and a label value cannot contain '+'",
             fix=f"mig= one of {', '.join(plain)}",
             field="mig",
         )
@@ -88,11 +89,10 @@ def check_sharing(acc: Accelerator) -> None:
             field="sharing",
         )
     clients = acc.clients_per_gpu
-    if clients is None or not gpus.MIN_SHARED_CLIENTS <= clients <= gpus.MAX_SHARED_CLIENTS:
+    if clients is None or not MIN_SHARED_CLIENTS <= clients <= MAX_SHARED_CLIENTS:
         raise fail(
             f"clients_per_gpu={clients} for {acc.sharing}",
-            rule=f"GKE shares a GPU among {gpus.MIN_SHARED_CLIENTS}-{gpus.MAX_SHARED_CLIENTS} "
-            "clients",
+            rule=f"GKE shares a GPU among {MIN_SHARED_CLIENTS}-{MAX_SHARED_CLIENTS} clients",
             fix="clients_per_gpu=4 (any value from 2 to 48)",
             field="clients_per_gpu",
         )

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gkeml_sdk.catalog.gpus import ACCELERATOR_LABEL, GPU_RESOURCE
+from gkeml_sdk.catalog.gpu_labels import ACCELERATOR_LABEL, GPU_RESOURCE
 from gkeml_sdk.cluster.api.objects import condition, is_true
 
 Obj = Mapping[str, Any]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gkeml_sdk.catalog.engines import Metric
+from gkeml_sdk.catalog.engine_row import Metric
 from gkeml_sdk.compile.serving import labels as lab
 from gkeml_sdk.spec.serving.model import ServeModel
 from gkeml_sdk.spec.serving.sizing import Fit

@@ -7,8 +7,8 @@ import math
 import shlex
 from typing import Any, Literal
 
-from gkeml_sdk.catalog import engines, gpus
-from gkeml_sdk.catalog.engines import CACHE_MOUNT, HTTP_PORT_NAME, Engine
+from gkeml_sdk.catalog import gpu_labels
+from gkeml_sdk.catalog.engine_row import CACHE_MOUNT, HTTP_PORT_NAME, TOKEN_ENV, Engine
 from gkeml_sdk.spec.serving.model import ServeModel
 from gkeml_sdk.spec.serving.sizing import GB, Fit
 from gkeml_sdk.spec.storage import CheckpointLocation, parse_checkpoint_dir
@@ -185,14 +185,14 @@ def _env(svc: ServeModel, eng: Engine) -> list[Obj]:
     env: list[Obj] = []
     if svc.hf_token_secret:
         ref = {"name": svc.hf_token_secret, "key": svc.hf_token_key}
-        env.extend({"name": n, "valueFrom": {"secretKeyRef": dict(ref)}} for n in engines.TOKEN_ENV)
+        env.extend({"name": n, "valueFrom": {"secretKeyRef": dict(ref)}} for n in TOKEN_ENV)
     env.extend({"name": k, "value": v} for k, v in eng.cache_env)
     env.extend({"name": k, "value": v} for k, v in svc.env.items())
     return env
 
 
 def _resources(svc: ServeModel, fit: Fit) -> Obj:
-    gpu = {gpus.GPU_RESOURCE: fit.gpus_per_pod}
+    gpu = {gpu_labels.GPU_RESOURCE: fit.gpus_per_pod}
     cache = cache_size(svc, fit)
     requests: Obj = {**gpu, "ephemeral-storage": cache} if cache else dict(gpu)
     return {"requests": requests, "limits": dict(gpu)}

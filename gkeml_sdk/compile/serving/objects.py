@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gkeml_sdk.catalog.engines import HTTP_PORT_NAME, SERVICE_PORT
+from gkeml_sdk.catalog.engine_row import HTTP_PORT_NAME, SERVICE_PORT
 from gkeml_sdk.compile.manifests import Manifests
 from gkeml_sdk.compile.pod import accelerator_scheduling
 from gkeml_sdk.compile.serving import labels as lab

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gkeml_sdk.catalog.engines import SERVICE_PORT
+from gkeml_sdk.catalog.engine_row import SERVICE_PORT
 from gkeml_sdk.compile.serving import labels as lab
 from gkeml_sdk.spec.serving.model import ServeModel, slug
 from gkeml_sdk.spec.serving.routing import Route, Routing

@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from gkeml_sdk.catalog import engines, models
+from gkeml_sdk.catalog import engines, weight_formats
+from gkeml_sdk.catalog.engine_row import TOKEN_ENV, Engine
 from gkeml_sdk.catalog.names import UnknownName
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.spec.base import DNS1123_LABEL, DNS1123_SUBDOMAIN, fail
@@ -184,9 +185,9 @@ def check_deployment(svc: ServeModel) -> None:
         )
 
 
-def _check_quantization(svc: ServeModel, eng: engines.Engine, quant: str) -> None:
+def _check_quantization(svc: ServeModel, eng: Engine, quant: str) -> None:
     try:
-        fmt = models.weight_format(quant)
+        fmt = weight_formats.weight_format(quant)
     except UnknownName as exc:
         raise fail(str(exc), fix=f"quantization={exc.closest or 'fp8'!r}") from None
     if not eng.supports_quantization(quant):
@@ -209,7 +210,7 @@ def _check_quantization(svc: ServeModel, eng: engines.Engine, quant: str) -> Non
         )
 
 
-def _check_lora(svc: ServeModel, eng: engines.Engine) -> None:
+def _check_lora(svc: ServeModel, eng: Engine) -> None:
     if not svc.lora_adapters:
         return
     if eng.flags.lora_modules is None:
@@ -226,7 +227,7 @@ def _check_lora(svc: ServeModel, eng: engines.Engine) -> None:
         raise fail(f"max_lora_rank={svc.max_lora_rank}", fix="max_lora_rank=16")
 
 
-def _check_sources(svc: ServeModel, eng: engines.Engine) -> None:
+def _check_sources(svc: ServeModel, eng: Engine) -> None:
     if not eng.downloads_weights and svc.model_repository is None:
         raise fail(
             f"{eng.display} serves a model repository and none is given",
@@ -251,7 +252,7 @@ def _check_sources(svc: ServeModel, eng: engines.Engine) -> None:
                 fix="'gs://BUCKET/PATH', 'pvc://CLAIM/PATH' or '/models'",
                 field="model_repository",
             ) from None
-    owned = {*engines.TOKEN_ENV, *dict(eng.cache_env)}
+    owned = {*TOKEN_ENV, *dict(eng.cache_env)}
     for key in svc.env:
         if key in owned or not ENV_NAME.match(key):
             raise fail(

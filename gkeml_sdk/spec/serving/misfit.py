@@ -7,7 +7,7 @@ import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from gkeml_sdk.catalog import gpus, models
+from gkeml_sdk.catalog import gpu_row, gpus, weight_formats
 from gkeml_sdk.catalog.prices import PriceBook
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.spec.base import fail
@@ -41,7 +41,11 @@ def does_not_fit(svc: ServeModel) -> SpecError:
     inp, eng, acc = svc.sizing_input(), svc.engine_row, svc.accelerator
     tried = shapes(inp)
     worst = tried[-1] if tried else evaluate(inp, inp.tensor_parallel or 1, 1, 1)
-    fp8 = models.weight_format("fp8").bytes_per_param if eng.supports_quantization("fp8") else None
+    fp8 = (
+        weight_formats.weight_format("fp8").bytes_per_param
+        if eng.supports_quantization("fp8")
+        else None
+    )
     options = alternatives(inp, acc.gpu.key, fp8_bytes=fp8, min_compute=svc.min_compute_capability)
     if not inp.multi_host and acc.mig is None:
         spread = choose(replace(inp, multi_host=True, pipeline=True))
@@ -124,7 +128,7 @@ def alternatives(
         fp8 = [
             (_hourly(book, row.key, f), f"fp8 on {_label(row.key, f)}")
             for row in usable
-            if row.compute_capability >= models.weight_format("fp8").min_compute
+            if row.compute_capability >= weight_formats.weight_format("fp8").min_compute
             and (f := choose(_on(replace(single, weight_bytes=fp8_bytes), row))) is not None
         ]
         if fp8:
@@ -141,7 +145,7 @@ def _or_join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + ", or " + items[-1]
 
 
-def _on(inp: SizingInput, row: gpus.GpuModel) -> SizingInput:
+def _on(inp: SizingInput, row: gpu_row.GpuModel) -> SizingInput:
     return replace(inp, gpu_memory_gb=float(row.memory_gb), gpus_per_node=row.max_gpus_per_node)
 
 

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from gkeml_sdk.catalog import engines, models
+from gkeml_sdk.catalog import engines, weight_formats
+from gkeml_sdk.catalog.engine_row import DEFAULT_TOKEN_KEY, Engine
 from gkeml_sdk.catalog.names import UnknownName
 from gkeml_sdk.spec.accelerator import Accelerator
 from gkeml_sdk.spec.base import SpecModel, fail
@@ -71,7 +72,7 @@ class ServeModel(SpecModel):
     max_lora_rank: int = 16
     replicas: int | Autoscaling = 1
     hf_token_secret: str | None = None
-    hf_token_key: str = engines.DEFAULT_TOKEN_KEY
+    hf_token_key: str = DEFAULT_TOKEN_KEY
     image: str | None = None  # default: the engine's pinned image
     model_repository: str | None = None  # Triton: gs://BUCKET/PATH, pvc://CLAIM/PATH or a path
     extra_args: list[str] = Field(default_factory=list)
@@ -113,7 +114,7 @@ class ServeModel(SpecModel):
         return self
 
     @property
-    def engine_row(self) -> engines.Engine:
+    def engine_row(self) -> Engine:
         """The catalog row of the engine."""
         return engines.engine(self.engine)
 
@@ -132,21 +133,27 @@ class ServeModel(SpecModel):
         """Bytes per parameter of the served weights."""
         quant = self.weight_quantization
         if quant is not None:
-            return models.weight_format(quant).bytes_per_param
-        return models.DTYPE_BYTES[self.dtype]
+            return weight_formats.weight_format(quant).bytes_per_param
+        return weight_formats.DTYPE_BYTES[self.dtype]
 
     @property
     def min_compute_capability(self) -> float:
         """The CUDA compute capability the engine, dtype and quantization need together."""
-        needs = [self.engine_row.min_compute_capability, models.DTYPE_MIN_COMPUTE[self.dtype]]
+        needs = [
+            self.engine_row.min_compute_capability,
+            weight_formats.DTYPE_MIN_COMPUTE[self.dtype],
+        ]
         if self.weight_quantization is not None:
-            needs.append(models.weight_format(self.weight_quantization).min_compute)
+            needs.append(weight_formats.weight_format(self.weight_quantization).min_compute)
         return max(needs)
 
     @property
     def kv_bytes(self) -> float:
         """Bytes per cached K or V value."""
-        return models.KV_CACHE_BYTES[self.kv_cache_dtype] or models.DTYPE_BYTES[self.dtype]
+        return (
+            weight_formats.KV_CACHE_BYTES[self.kv_cache_dtype]
+            or weight_formats.DTYPE_BYTES[self.dtype]
+        )
 
     @property
     def context_length(self) -> int:

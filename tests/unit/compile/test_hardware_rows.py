@@ -11,7 +11,8 @@ import pytest
 
 from gkeml_sdk import Accelerator, TpuSlice, TrainingJob
 from gkeml_sdk.catalog import gpus, tpus
-from gkeml_sdk.catalog.gpus import GpuModel, MachineType
+from gkeml_sdk.catalog.gpu_row import MachineType
+from gkeml_sdk.catalog.gpus import GpuModel
 from gkeml_sdk.catalog.tpus import TpuGeneration
 from gkeml_sdk.local.contract import Slot, local_env
 from tests.schemas import validate_object

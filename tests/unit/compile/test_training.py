@@ -5,7 +5,7 @@ import pytest
 
 import gkeml_sdk
 from gkeml_sdk import Accelerator, SpecError, TpuSlice, TrainingJob
-from gkeml_sdk.catalog import contract, gpus, tpus
+from gkeml_sdk.catalog import contract, gpu_labels, gpus, tpus
 from tests.schemas import RECORDINGS, validate_object
 
 GPU_CASES = [
@@ -49,7 +49,7 @@ def test_every_gpu_shape_compiles_to_valid_objects(model, count, nodes, spot):
     container = spec["containers"][0]
     assert container["resources"]["requests"]["nvidia.com/gpu"] == count
     assert container["resources"]["limits"]["nvidia.com/gpu"] == count
-    assert spec["nodeSelector"][gpus.ACCELERATOR_LABEL] == gpus.gpu(model).label
+    assert spec["nodeSelector"][gpu_labels.ACCELERATOR_LABEL] == gpus.gpu(model).label
     assert (spec["nodeSelector"].get("cloud.google.com/gke-spot") == "true") == spot
     assert (spec["terminationGracePeriodSeconds"] == 15) == spot
     assert m.requests()["nvidia.com/gpu"] == count * nodes
@@ -62,7 +62,7 @@ def test_every_gpu_shape_compiles_to_valid_objects(model, count, nodes, spot):
 def test_every_mig_profile_compiles(model, profile):
     m = job(accelerator=Accelerator(model, mig=profile)).compile()
     validate_all(m)
-    assert pod_spec(m)["nodeSelector"][gpus.PARTITION_LABEL] == profile
+    assert pod_spec(m)["nodeSelector"][gpu_labels.PARTITION_LABEL] == profile
 
 
 @pytest.mark.parametrize(("generation", "topology", "spot"), TPU_CASES)

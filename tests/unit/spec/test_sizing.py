@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gkeml_sdk.catalog import models
-from gkeml_sdk.catalog.models import llm_model, weight_format
+from gkeml_sdk.catalog import weight_formats
+from gkeml_sdk.catalog.models import llm_model
+from gkeml_sdk.catalog.weight_formats import weight_format
 from gkeml_sdk.spec.accelerator import Accelerator
 from gkeml_sdk.spec.serving.misfit import alternatives
 from gkeml_sdk.spec.serving.model import ServeModel
@@ -69,7 +70,7 @@ def test_mla_caches_one_latent_per_layer():
     ],
 )
 def test_weight_bytes_match_the_reference_table(dtype, quant, expected):
-    per_param = weight_format(quant).bytes_per_param if quant else models.DTYPE_BYTES[dtype]
+    per_param = weight_format(quant).bytes_per_param if quant else weight_formats.DTYPE_BYTES[dtype]
     assert tuple(round(b * per_param) for b in (8, 70, 405)) == expected
 
 
