@@ -164,6 +164,25 @@ class Run(ABC):
     def cancel(self) -> None:
         """Stop the run and everything it started."""
 
+    def follow(self, timeout: float | None = None) -> Iterator[str | RunStatus]:
+        """Log lines (`str`, prefixed by rank) and each new `RunStatus` as one stream, until
+        the run is terminal and its logs are drained; every transition of its history is
+        yielded, so a brief PREEMPTED is not missed. Raises `RunTimeoutError` after `timeout`
+        seconds (the run keeps going). Costs no polling: statuses come from `wait`.
+
+        Example:
+            >>> from gkeml_sdk import Client, RunStatus  # doctest: +SKIP
+            >>> run = Client(backend="local").get_run("hello")  # doctest: +SKIP
+            >>> for item in run.follow(timeout=600):  # doctest: +SKIP
+            ...     print(f"status: {item}" if isinstance(item, RunStatus) else item)
+        """
+        from gkeml_sdk.watch import follow
+
+        return follow(self, timeout=timeout)
+
+    log_prefix = staticmethod(log_prefix)
+    log_slot = staticmethod(log_slot)
+
     def _repr_html_(self) -> str:
         status = self.state
         return (

@@ -18,7 +18,7 @@ from gkeml_sdk.run import log_prefix
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.tpu import TpuSlice
 
-log = logging.getLogger("gkeml.cluster")
+log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 
 
