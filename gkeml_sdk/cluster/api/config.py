@@ -15,7 +15,8 @@ from gkeml_sdk.errors import ConfigError, SpecError
 NO_CLUSTER = (
     "no Kubernetes configuration found ({why}). Point gkeml at a GKE cluster with "
     "`gcloud container clusters get-credentials CLUSTER --location LOCATION` (or pass "
-    "kubeconfig=/context=/api_client=), or run on this machine with Client(backend='local')"
+    "Client(kubernetes=KubernetesSettings(kubeconfig=..., context=..., api_client=...))), or "
+    "run on this machine with Client(backend='local')"
 )
 
 
