@@ -75,7 +75,7 @@ class Client:
                 settings.run_dir, settings.namespace, options=settings.options
             )
         else:
-            from gkeml_sdk.cluster.runs.backend import KubernetesBackend
+            from gkeml_sdk.cluster.backend import KubernetesBackend
 
             self._backend = KubernetesBackend(kubernetes)
 
