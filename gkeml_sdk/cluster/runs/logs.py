@@ -23,7 +23,7 @@ from gkeml_sdk.spec.job import TrainingJob
 if TYPE_CHECKING:
     from gkeml_sdk.cluster.runs.run import KubeRun
 
-log = logging.getLogger("gkeml.cluster")
+log = logging.getLogger(__name__)
 PODS = resource("v1", "Pod")
 Obj = dict[str, Any]
 
