@@ -3,7 +3,8 @@ with GKE's label values, shapes and memory, for tables and pickers."""
 
 from __future__ import annotations
 
-from gkeml_sdk.catalog.gpus import GPUS, GpuModel
+from gkeml_sdk.catalog.gpu_row import GpuModel
+from gkeml_sdk.catalog.gpus import GPUS
 from gkeml_sdk.catalog.tpus import TPUS, TpuGeneration
 
 
