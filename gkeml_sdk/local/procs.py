@@ -7,9 +7,12 @@ import contextlib
 import os
 import signal
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -151,3 +154,41 @@ def _group_has_live_member(pgid: int) -> bool:
         if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
             return True
     return False
+
+
+def start_in_group(
+    argv: list[str], *, cwd: Path | str, env: dict[str, str], log_fd: int, umask: int
+) -> subprocess.Popen[bytes]:
+    """Start `argv` in its own process group (stopping the group stops its children), output
+    appended to the open file `log_fd` (closed here), killed if this process dies. Raises
+    OSError when `argv` cannot be started.
+
+    Example:
+        >>> proc = start_in_group(["true"], cwd=".", env={}, log_fd=fd, umask=-1)  # doctest: +SKIP
+    """
+    with os.fdopen(log_fd, "ab") as log:
+        return subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            umask=umask,
+            # preexec_fn is safe here: the supervisor runs a single thread.
+            preexec_fn=_die_with_parent,
+        )
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    # Linux only: the process gets SIGTERM if the supervisor dies, so a killed supervisor
+    # leaves no training running unwatched.
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)

@@ -21,14 +21,13 @@ from typing import Any
 from gkeml_sdk.local.confined import open_private
 from gkeml_sdk.local.contract import Slot, expand_references, local_env, secret_values, slots
 from gkeml_sdk.local.options import LocalOptions
-from gkeml_sdk.local.procs import ProcessId, free_ports, stop_groups
+from gkeml_sdk.local.procs import ProcessId, free_ports, start_in_group, stop_groups
 from gkeml_sdk.local.store import JOB, LAUNCH, SUPERVISOR_LOG, ProcessRecord, RunDir
 from gkeml_sdk.run import FailureCause, RunState, RunStatus
 from gkeml_sdk.spec.job import TrainingJob
 
 POLL_SECONDS = 0.05
 DEFAULT_GRACE_SECONDS = 5.0
-_PR_SET_PDEATHSIG = 1
 
 
 class Supervisor:
@@ -210,28 +209,20 @@ class Supervisor:
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **declared}
         # Kubernetes expands $(VAR) in commands from the container's declared env only.
         argv = expand_references(self.argv, declared)
-        with os.fdopen(open_private(self.run.log_path(slot.label)), "ab") as log:
-            try:
-                proc = subprocess.Popen(
-                    argv,
-                    cwd=self.cwd,
-                    env=env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,  # its own group: stopping it stops its children
-                    umask=self.child_umask,  # user code creates files as it would elsewhere
-                    # preexec_fn is safe here: the supervisor runs a single thread.
-                    preexec_fn=_die_with_parent,
-                )
-            except OSError as exc:
-                # Like a container whose entrypoint is missing: exit code 127, a user error.
-                # self.argv, not argv: an expanded $(SECRET) must not reach the log.
+        try:
+            proc = start_in_group(
+                argv, cwd=self.cwd, env=env, log_fd=open_private(self.run.log_path(slot.label)),
+                umask=self.child_umask,  # user code creates files as it would elsewhere
+            )  # fmt: skip
+        except OSError as exc:
+            # Like a container whose entrypoint is missing: exit code 127, a user error.
+            # self.argv, not argv: an expanded $(SECRET) must not reach the log.
+            with os.fdopen(open_private(self.run.log_path(slot.label)), "ab") as log:
                 log.write(f"gkeml: cannot start {self.argv[0]!r}: {exc.strerror}\n".encode())
-                self.unstartable[slot.label] = 127
-                self.record.processes = [p for p in self.record.processes if p.slot != slot.label]
-                self.record.processes.append(ProcessRecord(slot.label, 0, -1, self.record.attempt))
-                return
+            self.unstartable[slot.label] = 127
+            self.record.processes = [p for p in self.record.processes if p.slot != slot.label]
+            self.record.processes.append(ProcessRecord(slot.label, 0, -1, self.record.attempt))
+            return
         self.children[slot.label] = proc
         self.record.processes = [p for p in self.record.processes if p.slot != slot.label]
         self.record.processes.append(
@@ -269,16 +260,6 @@ class Supervisor:
 
     def _on_signal(self, signum: int, frame: object) -> None:
         self.stop_signal = signum
-
-
-def _die_with_parent() -> None:
-    # Linux only: the process gets SIGTERM if the supervisor dies, so a killed supervisor
-    # leaves no training running unwatched.
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def main(argv: list[str]) -> int:
