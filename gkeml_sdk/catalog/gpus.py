@@ -1,4 +1,8 @@
-"""NVIDIA GPUs on GKE: label values, memory, machine types, MIG profiles (gke-facts §1-§4).
+"""NVIDIA GPUs on GKE: label values, memory, machine types, MIG profiles.
+
+Sources: https://cloud.google.com/compute/docs/gpus,
+https://cloud.google.com/kubernetes-engine/docs/how-to/gpus and
+https://cloud.google.com/kubernetes-engine/docs/concepts/timesharing-gpus.
 
 Adding a GPU is one `GpuModel(...)` row below plus a test row.
 """
@@ -17,10 +21,10 @@ GPU_RESOURCE = "nvidia.com/gpu"
 GPU_TAINT_KEY = "nvidia.com/gpu"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
-# Sharing (gke-facts §4): clients per physical GPU, for both strategies.
+# GPU sharing (time-sharing and MPS): clients per physical GPU, for both strategies.
 MIN_SHARED_CLIENTS = 2
 MAX_SHARED_CLIENTS = 48
-# Node label spellings differ between GKE pages (§4 CONFLICT); match both.
+# Node label spellings differ between GKE pages; match both.
 SHARING_LABEL_VALUES = {"time-sharing": ("time-sharing", "TIME_SHARING"), "mps": ("mps", "MPS")}
 
 
@@ -104,7 +108,7 @@ class GpuModel:
         return dict(self.mig_profiles).get(profile)
 
 
-# N1 shapes: (name, vCPUs, memory GB). Shared-core f1-micro/g1-small take no GPU (gke-facts §1.2).
+# N1 shapes: (name, vCPUs, memory GB). Shared-core f1-micro/g1-small take no GPU.
 _N1_SHAPES = tuple(
     (f"n1-{family}-{vcpus}", vcpus, vcpus * per_vcpu)
     for family, per_vcpu, sizes in (
@@ -121,7 +125,7 @@ _N1_DEFAULT = {1: "n1-standard-8", 2: "n1-standard-16", 4: "n1-standard-32", 8: 
 def _n1(ceilings: dict[int, tuple[int, int]]) -> tuple[MachineType, ...]:
     """Every N1 shape GKE accepts per GPU count, the default first for each count.
     `ceilings`: GPU count -> (max vCPUs, max memory GB), from https://cloud.google.com/compute/
-    docs/gpus (gke-facts §1.2); for P100 x4 the stricter zonal ceiling, so it holds anywhere."""
+    docs/gpus; for P100 x4 the stricter zonal ceiling, so it holds anywhere."""
     rows = []
     for count, (max_vcpus, max_gb) in ceilings.items():
         allowed = [n for n, vcpus, gb in _N1_SHAPES if vcpus <= max_vcpus and gb <= max_gb]

@@ -138,7 +138,7 @@ def _sharing_affinity(accelerator: Accelerator) -> Obj:
     ]
     if accelerator.sharing == "mps" and accelerator.count > 1:
         # MPS grants more than one share per container only on nodes with exactly one GPU
-        # (gke-facts §4): pin the pod to those machine types.
+        # (GKE's NVIDIA MPS page): pin the pod to those machine types.
         row = accelerator.gpu
         one_gpu = [accelerator.machine_type] if accelerator.machine_type else row.one_gpu_machines
         expressions.append(

@@ -1,6 +1,6 @@
 """Hardware rules of a `ServeModel`: the GPU generation can run it, tensor/pipeline
 parallelism suit the engine, node and model, and the model fits, or the error lists shapes
-that would (serving-and-tenancy §4.2)."""
+that would."""
 
 from __future__ import annotations
 
