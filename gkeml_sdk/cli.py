@@ -46,7 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args))
     except GkemlError as exc:
-        print(f"gkeml: error: {exc}", file=sys.stderr)
+        from gkeml_sdk.commands.advice import cli_words
+
+        print(f"gkeml: error: {cli_words(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

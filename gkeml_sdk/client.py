@@ -95,7 +95,7 @@ class Client:
         if serve is None:
             raise ConfigError(
                 f"the {self.backend_name} backend cannot serve models: use Client() with a "
-                "cluster, or svc.compile() / `gkeml render` to see the manifests"
+                "cluster, or svc.compile() to see the manifests"
             )
         handle: ServeHandle = serve(svc)
         return handle

@@ -14,6 +14,7 @@ from gkeml_sdk.run import log_slot
 from gkeml_sdk.watch import follow
 
 from . import options as o
+from .advice import magic_words
 from .display import ConfigView, CostView, DryRun, RunTable, RunView, StatusLine
 
 
@@ -147,10 +148,12 @@ def _usage_errors() -> Iterator[None]:
 
     try:
         yield
-    except (o.OptionError, SpecError) as exc:
+    except o.OptionError as exc:
         raise UsageError(str(exc)) from None
+    except SpecError as exc:
+        raise UsageError(magic_words(str(exc))) from None
     except GkemlError as exc:
-        raise UsageError(f"{type(exc).__name__}: {exc}") from None
+        raise UsageError(f"{type(exc).__name__}: {magic_words(str(exc))}") from None
     except ImportError as exc:  # a backend whose dependencies are missing
         raise UsageError(f"{exc}: install gkeml with its dependencies, or use --local") from None
 

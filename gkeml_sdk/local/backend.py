@@ -192,7 +192,8 @@ class LocalBackend:
                 status=409,
                 reason="AlreadyExists",
                 message=f"a run of that name is {status.state.value}",
-                hint="wait for it, cancel it (run.cancel() or %gke_cancel), or choose another name",
+                hint=f"wait for it, cancel it with Client(backend='local').get_run({name!r})"
+                ".cancel(), or choose another name",
             )
         remove_run_dir(self.root, namespace, name)
 

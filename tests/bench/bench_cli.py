@@ -46,18 +46,21 @@ def offline_prefix() -> list[str]:
     return []
 
 
-def median_seconds(argv: list[str], runs: int, env: dict[str, str] | None = None) -> float:
-    """Median wall time of `runs` runs of `argv` (after one warm-up run that must succeed)."""
-    full_env = {**os.environ, **(env or {})}
-    warm = subprocess.run(argv, capture_output=True, env=full_env)
-    if warm.returncode != 0:
-        raise SystemExit(f"{argv[0]} failed:\n{warm.stderr.decode()[-2000:]}")
-    samples = []
+def medians(commands: list[tuple[list[str], dict[str, str]]], runs: int) -> list[float]:
+    """Median wall time of each command over `runs` runs, interleaved so that load from other
+    processes falls on all alike (after one warm-up run each, which must succeed)."""
+    envs = [{**os.environ, **env} for _, env in commands]
+    for (argv, _), env in zip(commands, envs, strict=True):
+        warm = subprocess.run(argv, capture_output=True, env=env)
+        if warm.returncode != 0:
+            raise SystemExit(f"{argv[0]} failed:\n{warm.stderr.decode()[-2000:]}")
+    samples: list[list[float]] = [[] for _ in commands]
     for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=full_env)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+        for (argv, _), env, times in zip(commands, envs, samples, strict=True):
+            start = time.perf_counter()
+            subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+            times.append(time.perf_counter() - start)
+    return [statistics.median(times) for times in samples]
 
 
 def gkeml_command() -> list[str]:
@@ -69,21 +72,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--xpk", default=os.environ.get("GKEML_BENCH_XPK") or shutil.which("xpk"))
+    parser.add_argument("--gkeml", nargs="+", help="another gkeml command to time (default: ours)")
     args = parser.parse_args()
     compileall.compile_dir(Path(gkeml_sdk.__file__).parent, quiet=1)
     offline = offline_prefix()
     with tempfile.TemporaryDirectory() as tmp:
         spec = Path(tmp) / "v5e-16.yaml"
         spec.write_text(SPEC)
-        ours = median_seconds([*offline, *gkeml_command(), "render", str(spec)], args.runs)
-        print(f"gkeml render (v5e 4x4):               {ours * 1e3:7.1f} ms")
+        ours_argv = [*offline, *(args.gkeml or gkeml_command()), "render", str(spec)]
         if args.xpk:
-            theirs = median_seconds([*offline, args.xpk, *XPK_ARGS], args.runs, env=XPK_ENV)
+            xpk_argv = [*offline, args.xpk, *XPK_ARGS]
+            ours, theirs = medians([(ours_argv, {}), (xpk_argv, XPK_ENV)], args.runs)
+            print(f"gkeml render (v5e 4x4):               {ours * 1e3:7.1f} ms")
             print(f"xpk workload create --dry-run:        {theirs * 1e3:7.1f} ms")
             print(f"ratio gkeml / xpk:                    {ours / theirs:7.3f}  (target < 0.10)")
         else:
-            bare = median_seconds([*offline, sys.executable, "-c", "pass"], args.runs)
+            bare_argv = [*offline, sys.executable, "-c", "pass"]
+            ours, bare = medians([(ours_argv, {}), (bare_argv, {})], args.runs)
             print("XPK is not installed (pass --xpk PATH): comparing with `python -c pass`")
+            print(f"gkeml render (v5e 4x4):               {ours * 1e3:7.1f} ms")
             print(f"python -c pass:                       {bare * 1e3:7.1f} ms")
             print(f"ratio gkeml / python -c pass:         {ours / bare:7.2f}")
         print(f"medians of {args.runs} runs; network {'off' if offline else 'not isolated'}")

@@ -66,3 +66,20 @@ def test_default_prices_name_their_public_source_and_date():
     assert "github.com/skypilot-org/skypilot-catalog" in book.source
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", book.as_of)
     assert not INTERNAL.search(book.source)
+
+
+EDGE_WORDS = re.compile(
+    r"%%?gke_[a-z]+|\bgkeml (render|validate|submit|status|logs|cancel|runs|serve|catalog)\b"
+)
+
+
+def test_the_library_speaks_python_and_leaves_flags_to_the_edges():
+    edges = {ROOT / "gkeml_sdk" / "cli.py", *(ROOT / "gkeml_sdk" / "commands").rglob("*.py")}
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: {text.strip()[:80]!r}"
+        for path in sorted((ROOT / "gkeml_sdk").rglob("*.py"))
+        if path not in edges
+        for line, text in _strings(path)
+        if EDGE_WORDS.search(text)
+    ]
+    assert not found, "\n".join(found)
