@@ -62,7 +62,7 @@ class Client:
 
             self._backend = LocalBackend(run_dir=run_dir, namespace=namespace, **backend_options)
         elif backend == "kubernetes":
-            from gkeml_sdk.cluster.runs.backend import KubernetesBackend
+            from gkeml_sdk.cluster.backend import KubernetesBackend
 
             self._backend = KubernetesBackend(
                 namespace=namespace,

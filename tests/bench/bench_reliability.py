@@ -140,7 +140,8 @@ def race_figures(per_scenario: int = 20) -> None:
         )
         print(f"  live attempts per run: {h.live.update(api)} at most (must be <= 1)")
         print(f"  runs stuck: {len(tally.stuck)}; runs that ended wrong: {len(tally.wrong)}")
-        print(f"  objects of other runs touched: {touched(api, tally.sentinels)} (must be 0)")
+        others = touched(api, tally.sentinels) + h.foreign_touched
+        print(f"  objects of other runs touched: {others} (must be 0)")
         print(f"  API requests per race run: {sent / tally.runs:.1f}")
         for title in SCENARIOS:
             print(f"    {title}: {failures[title]} wrong")

@@ -68,6 +68,7 @@ class Harness:
     api: KubeAPIServer
     make: Callable[[], Client]
     live: LiveAttempts = field(default_factory=LiveAttempts)
+    foreign_touched: int = 0  # objects of other runs changed under a scenario's name
 
 
 def play(api: KubeAPIServer, run: str, attempt: int, obj: str, scenario: str, job: str) -> None:
@@ -156,17 +157,19 @@ def name_like_an_attempt(h: Harness, job: TrainingJob) -> str:
     foreign = job.with_changes(namespace="ml").compile().main
     foreign["metadata"]["labels"] = {RUN_ID: "someone-else", "gkeml.dev/attempt": "1"}
     stored = api.store.put(foreign)
+    problem = ""
     try:
         make().submit(job)
-        return "submitted over another run's JobSet"
+        problem = "submitted over another run's JobSet"
     except ClusterError as exc:
         if "belongs to attempt 1 of gkeml run 'someone-else'" not in str(exc):
-            return f"wrong refusal: {exc}"
+            problem = f"wrong refusal: {exc}"
     now = api.store.get("jobsets", "ml", job.name)
     if now is None or now["metadata"]["resourceVersion"] != stored["metadata"]["resourceVersion"]:
-        return "another run's JobSet was touched"
+        h.foreign_touched += 1
+        problem = problem or "another run's JobSet was touched"
     api.store.delete("jobsets", "ml", job.name)
-    return ""
+    return problem
 
 
 SCENARIOS: dict[str, Callable[[Harness, TrainingJob], str]] = {

@@ -9,8 +9,8 @@ from dataclasses import replace
 from typing import Any
 
 from gkeml_sdk.cluster.api.kube import KubeClient
+from gkeml_sdk.cluster.api.objects import labels, uid
 from gkeml_sdk.cluster.api.resources import Resource, resource, resource_of
-from gkeml_sdk.cluster.runs.conditions import labels, uid
 from gkeml_sdk.cluster.runs.record import AttemptRecord, RunRecord
 from gkeml_sdk.compile.contract import ATTEMPT_LABEL, RUN_ID_LABEL
 from gkeml_sdk.errors import ClusterError

@@ -3,70 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from gkeml_sdk.catalog.kueue import (
-    JOB_CONTROLLER_UID_LABEL,
-    JOB_NAME_LABEL,
     JOB_UID_LABEL,
-    JOBSET_NAME_LABEL,
-    JOBSET_RESTART_ATTEMPT_LABEL,
-    JOBSET_UID_LABEL,
 )
+from gkeml_sdk.cluster.api.objects import condition, is_true, labels
+from gkeml_sdk.cluster.api.objects import name as _name
+from gkeml_sdk.cluster.runs.pods import disruption, exit_summary, stuck_container, summarize_pods
 from gkeml_sdk.run import FailureCause, RunState, RunStatus
 
 Obj = Mapping[str, Any]
-
-
-def condition(obj: Obj | None, ctype: str) -> Obj | None:
-    """Return the `status.conditions[]` entry of type `ctype`, or None.
-
-    Example:
-        >>> condition({"status": {"conditions": [{"type": "A", "reason": "R"}]}}, "A")["reason"]
-        'R'
-    """
-    if not obj:
-        return None
-    for cond in (obj.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == ctype:
-            return dict(cond)
-    return None
-
-
-def is_true(obj: Obj | None, ctype: str) -> bool:
-    """True when condition `ctype` is present with status "True".
-
-    Example:
-        >>> is_true({"status": {"conditions": [{"type": "A", "status": "False"}]}}, "A")
-        False
-    """
-    cond = condition(obj, ctype)
-    return cond is not None and cond.get("status") == "True"
-
-
-def labels(obj: Obj) -> Mapping[str, str]:
-    """`metadata.labels` of an object (empty when absent).
-
-    Example:
-        >>> labels({"metadata": {"labels": {"a": "b"}}})["a"]
-        'b'
-    """
-    return (obj.get("metadata") or {}).get("labels") or {}
-
-
-def _name(obj: Obj) -> str:
-    return str((obj.get("metadata") or {}).get("name", "?"))
-
-
-def uid(obj: Obj | None) -> str:
-    """`metadata.uid`, or "" for None / objects without one.
-
-    Example:
-        >>> uid({"metadata": {"uid": "u1"}})
-        'u1'
-    """
-    return str(((obj or {}).get("metadata") or {}).get("uid") or "")
 
 
 def workload_belongs(workload: Obj, job_name: str, job_uid: str, job_kind: str | None) -> bool:
@@ -85,21 +32,6 @@ def workload_belongs(workload: Obj, job_name: str, job_uid: str, job_kind: str |
         # Before the job itself was observed its uid is unknown: fall back to kind + name.
         if not job_uid and ref.get("name") == job_name and job_kind in (ref.get("kind"), None):
             return True
-    return False
-
-
-def pod_belongs(pod: Obj, job_name: str, job_uid: str, job_kind: str | None) -> bool:
-    """Whether a pod was created for the job (JobSet or batch Job labels).
-
-    Example:
-        >>> pod_belongs({"metadata": {"labels": {JOBSET_NAME_LABEL: "t"}}}, "t", "", "JobSet")
-        True
-    """
-    lab = labels(pod)
-    if job_kind in ("JobSet", None) and lab.get(JOBSET_NAME_LABEL) == job_name:
-        return not job_uid or lab.get(JOBSET_UID_LABEL, job_uid) == job_uid
-    if job_kind in ("Job", None) and lab.get(JOB_NAME_LABEL) == job_name:
-        return not job_uid or lab.get(JOB_CONTROLLER_UID_LABEL, job_uid) == job_uid
     return False
 
 
@@ -136,77 +68,6 @@ def expected_pods(workload: Obj | None) -> int:
     return sum(int(ps.get("count", 1)) for ps in (workload.get("spec") or {}).get("podSets") or [])
 
 
-def disruption(pod: Obj) -> Obj | None:
-    """The pod's `DisruptionTarget=True` condition (node loss, eviction, preemption), or None.
-
-    Example:
-        >>> disruption({"status": {"conditions": [{"type": "DisruptionTarget", "status": "True",
-        ...     "reason": "TerminationByKubelet"}]}})["reason"]
-        'TerminationByKubelet'
-    """
-    cond = condition(pod, "DisruptionTarget")
-    return cond if cond is not None and cond.get("status") == "True" else None
-
-
-def exit_summary(pod: Obj) -> str:
-    """Human summary of why a pod's containers stopped, e.g. "main exited with code 1".
-
-    Example:
-        >>> exit_summary({"status": {"containerStatuses": [{"name": "main",
-        ...     "state": {"terminated": {"exitCode": 1, "reason": "Error"}}}]}})
-        'main exited with code 1 (Error)'
-    """
-    parts = []
-    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
-        term = (cs.get("state") or {}).get("terminated")
-        if term and term.get("exitCode", 0) != 0:
-            reason = f" ({term['reason']})" if term.get("reason") else ""
-            parts.append(f"{cs.get('name', '?')} exited with code {term['exitCode']}{reason}")
-    return "; ".join(parts)
-
-
-@dataclass
-class PodSummary:
-    """What the pods of the job's current attempt say."""
-
-    up: int = 0  # Running+Ready or Succeeded, not being disrupted
-    user_failed: list[Obj] = field(default_factory=list)  # Failed without DisruptionTarget
-    disrupted: list[Obj] = field(default_factory=list)  # DisruptionTarget=True, not Succeeded
-    seen: int = 0
-
-
-def summarize_pods(pods: Iterable[Obj], job: Obj | None) -> PodSummary:
-    """Summarize the pods of the job's current attempt (JobSet `status.restarts`).
-
-    Example:
-        >>> ready = {"status": {"phase": "Running", "conditions": [{"type": "Ready",
-        ...     "status": "True"}]}, "metadata": {"name": "p"}}
-        >>> summarize_pods([ready], None).up
-        1
-    """
-    attempt = str(((job or {}).get("status") or {}).get("restarts") or 0)
-    summary = PodSummary()
-    for pod in pods:
-        meta = pod.get("metadata") or {}
-        # Pods of an earlier JobSet attempt are being torn down; they say nothing about now.
-        if labels(pod).get(JOBSET_RESTART_ATTEMPT_LABEL, attempt) != attempt:
-            continue
-        phase = (pod.get("status") or {}).get("phase")
-        disrupted = disruption(pod) is not None and phase != "Succeeded"
-        # A pod being deleted for another reason (suspension, job cleanup) is just going away.
-        if meta.get("deletionTimestamp") and not disrupted and phase != "Failed":
-            continue
-        summary.seen += 1
-        if disrupted:
-            summary.disrupted.append(pod)
-        elif phase == "Failed":
-            summary.user_failed.append(pod)
-        elif phase == "Succeeded" or (phase == "Running" and is_true(pod, "Ready")):
-            summary.up += 1
-    return summary
-
-
-# Job/JobSet failure reasons that come from the job's own retry budget, i.e. its code failing.
 _JOBSET_FAILURES = ("ReachedMaxRestarts", "FailJobSetFailurePolicyAction", "FailedJobs")
 _JOB_FAILURES = ("PodFailurePolicy", "BackoffLimitExceeded", "DeadlineExceeded", "FailedIndexes")
 _USER_FAILURE_REASONS = frozenset((*_JOBSET_FAILURES, *_JOB_FAILURES, "MaxFailedIndexesExceeded"))
@@ -329,29 +190,9 @@ def admitted_status(job: Obj | None, workload: Obj, pods: list[Obj]) -> RunStatu
         return RunStatus(RunState.RESTARTING, restarting.get("reason", ""), progress)
     if all_up:
         return RunStatus(RunState.RUNNING, "PodsReady", progress)
-    stuck = _stuck_container(pods)
+    stuck = stuck_container(pods)
     if stuck is not None:
         # A missing Secret or an unpullable image keeps the pod Pending with no end.
         pod, reason, message = stuck
         return RunStatus(RunState.STARTING, reason, f"pod {_name(pod)}: {message}; {progress}")
     return RunStatus(RunState.STARTING, "Admitted", progress)
-
-
-_STUCK_REASONS = frozenset(
-    {
-        "CreateContainerConfigError",
-        "CreateContainerError",
-        "ErrImagePull",
-        "ImagePullBackOff",
-        "InvalidImageName",
-    }
-)
-
-
-def _stuck_container(pods: list[Obj]) -> tuple[Obj, str, str] | None:
-    for pod in pods:
-        for status in (pod.get("status") or {}).get("containerStatuses") or []:
-            waiting = (status.get("state") or {}).get("waiting") or {}
-            if waiting.get("reason") in _STUCK_REASONS:
-                return pod, waiting["reason"], waiting.get("message") or waiting["reason"]
-    return None

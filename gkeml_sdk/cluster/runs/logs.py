@@ -8,17 +8,24 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from queue import Queue
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.catalog.kueue import JOB_COMPLETION_INDEX_ANNOTATION, JOBSET_JOB_INDEX_LABEL
 from gkeml_sdk.cluster.api.kube import KubeClient
+from gkeml_sdk.cluster.api.objects import uid
+from gkeml_sdk.cluster.api.resources import resource
 from gkeml_sdk.cluster.api.streams import Backoff, Event, Informer, StreamSpec
+from gkeml_sdk.cluster.runs.attempts import job_resource
 from gkeml_sdk.cluster.runs.status import StatusTracker
 from gkeml_sdk.run import log_prefix
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.tpu import TpuSlice
 
+if TYPE_CHECKING:
+    from gkeml_sdk.cluster.runs.run import KubeRun
+
 log = logging.getLogger("gkeml.cluster")
+PODS = resource("v1", "Pod")
 Obj = dict[str, Any]
 
 
@@ -40,6 +47,34 @@ class AttemptPods:
         """The pods of `job`'s attempts (in its namespace)."""
         tpu = job.accelerator if isinstance(job.accelerator, TpuSlice) else None
         return cls(kube, job.namespace, job.nodes // tpu.slices if tpu else job.nodes)
+
+
+def run_logs(
+    kube: KubeClient, run: KubeRun, follow: bool, watch_seconds: int, backoff: Backoff | None
+) -> Iterator[str]:
+    """Log lines of `run`'s current attempt; following ends once the attempt is final.
+
+    Example:
+        >>> lines = run_logs(kube, run, True, watch_seconds=300, backoff=None)  # doctest: +SKIP
+    """
+    where = AttemptPods.of(kube, run.record.job)
+    selector = run.pod_selector()
+
+    def list_pods() -> list[Obj]:
+        return kube.list(PODS, run.namespace, label_selector=selector)[0]
+
+    kind = job_resource(run.record)
+    found = None if run.done() else kube.find(kind, run.object_name(), run.namespace)
+    current = run.record.current.uid
+    if not follow or found is None or (current and uid(found) != current):
+        return pod_logs(where, list_pods())  # a gone attempt has nothing more to say
+    tracker = StatusTracker(
+        run.attempt, job_name=run.object_name(), job_kind=kind.kind, job_uid=uid(found)
+    )
+    streams = [StreamSpec(k, run.namespace, selector) for k in (kind, PODS)]
+    return follow_logs(
+        where, streams, tracker, list_pods, watch_seconds=watch_seconds, backoff=backoff
+    )
 
 
 def pod_logs(where: AttemptPods, pods: list[Obj]) -> Iterator[str]:

@@ -16,7 +16,7 @@ from gkeml_sdk.run import ProgressCallback, Run, RunCounters, RunState, RunStatu
 
 if TYPE_CHECKING:
     from gkeml_sdk.cluster.api.streams import Event
-    from gkeml_sdk.cluster.runs.backend import KubernetesBackend
+    from gkeml_sdk.cluster.backend import KubernetesBackend
 
 log = logging.getLogger("gkeml.cluster")
 CANCELLED = RunStatus(RunState.CANCELLED, "Cancelled", "cancelled through gkeml")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from gkeml_sdk.cluster.api.objects import labels, uid
 from gkeml_sdk.cluster.api.resources import resource, resource_of
 from gkeml_sdk.cluster.api.streams import StreamHub, StreamSpec, deadline
-from gkeml_sdk.cluster.runs.conditions import labels, uid
 from gkeml_sdk.cluster.serving.status import ServingStatus, serving_status
 from gkeml_sdk.compile.serving.labels import SERVE_LABEL
 from gkeml_sdk.errors import ClusterError, ConfigError, NotFoundError, RunTimeoutError, SpecError
@@ -18,7 +18,7 @@ from gkeml_sdk.spec.serving.model import ServeModel
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from gkeml_sdk.cluster.runs.backend import KubernetesBackend
+    from gkeml_sdk.cluster.backend import KubernetesBackend
 
 PODS = resource("v1", "Pod")
 BUILTIN_APIS = frozenset({"v1", "apps/v1", "batch/v1", "policy/v1", "autoscaling/v2"})

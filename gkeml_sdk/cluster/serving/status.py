@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gkeml_sdk.catalog.gpus import ACCELERATOR_LABEL, GPU_RESOURCE
-from gkeml_sdk.cluster.runs.conditions import condition, is_true
+from gkeml_sdk.cluster.api.objects import condition, is_true
 
 Obj = Mapping[str, Any]
 

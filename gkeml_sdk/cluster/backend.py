@@ -13,22 +13,16 @@ from typing import TYPE_CHECKING, Any
 from gkeml_sdk.catalog.kueue import JOB_UID_LABEL
 from gkeml_sdk.cluster.api.config import connect
 from gkeml_sdk.cluster.api.kube import KubeClient
+from gkeml_sdk.cluster.api.objects import uid
 from gkeml_sdk.cluster.api.preflight import Preflight
 from gkeml_sdk.cluster.api.resources import resource
 from gkeml_sdk.cluster.api.streams import Backoff, Event, StreamHub, StreamSpec, deadline
 from gkeml_sdk.cluster.api.transport import RetrySettings, Transport
 from gkeml_sdk.cluster.runs.attempts import Attempts, job_resource
-from gkeml_sdk.cluster.runs.conditions import uid
-from gkeml_sdk.cluster.runs.logs import AttemptPods, follow_logs, pod_logs
-from gkeml_sdk.cluster.runs.record import (
-    RECORD_LABEL,
-    AttemptRecord,
-    RunRecord,
-    cancel_marker,
-    record_name,
-)
+from gkeml_sdk.cluster.runs.logs import run_logs
+from gkeml_sdk.cluster.runs.record import AttemptRecord, RunRecord
+from gkeml_sdk.cluster.runs.records import RunRecords
 from gkeml_sdk.cluster.runs.run import KubeRun
-from gkeml_sdk.cluster.runs.status import StatusTracker
 from gkeml_sdk.compile.contract import RUN_ID_LABEL
 from gkeml_sdk.errors import ClusterError, ConfigError, NotFoundError, RunTimeoutError
 from gkeml_sdk.run import ProgressCallback, Run, RunStatus
@@ -40,7 +34,6 @@ if TYPE_CHECKING:
     from gkeml_sdk.spec.serving.model import ServeModel
 
 log = logging.getLogger("gkeml.cluster")
-CONFIG_MAPS = resource("v1", "ConfigMap")
 PODS = resource("v1", "Pod")
 WORKLOADS = resource("kueue.x-k8s.io/v1beta2", "Workload")
 
@@ -73,27 +66,25 @@ class KubernetesBackend:
         self.kube = KubeClient(self.transport)
         self.preflight = Preflight(self.kube)
         self.attempts = Attempts(self.kube, deletion_timeout=deletion_timeout)
+        self.records = RunRecords(self.kube)
         self.watch_seconds = watch_seconds
         self.watch_backoff = watch_backoff or Backoff()  # between failing watch reconnects
         self.watch_connections = 0  # opened by every wait so far (for diagnostics)
         self._progress: dict[str, ProgressCallback] = {}
-
-    # -- Backend protocol --------------------------------------------------------------
 
     def submit(self, job: TrainingJob, retry: RetryPolicy | None) -> KubeRun:
         """Check, record and create attempt 1 of `job`; idempotent for an identical spec."""
         if "namespace" not in job.model_fields_set:
             job = job.with_changes(namespace=self.namespace)
         self.preflight.check(job)
-        existing = self.kube.find(CONFIG_MAPS, record_name(job.name), job.namespace)
+        existing = self.records.find(job.name, job.namespace)
         if existing is not None:
-            previous = KubeRun(self, self._read_record(existing))
+            previous = KubeRun(self, existing)
             if previous.done():
                 # A finished run of that name is replaced, as `kubectl apply` would; its objects
                 # must be gone first, or the new attempt would land on a dying one.
                 self.attempts.delete_run(previous.record, wait=True)
-                marker = cancel_marker(job.name, job.namespace)["metadata"]["name"]
-                self.kube.delete(CONFIG_MAPS, marker, job.namespace)
+                self.records.unmark_cancelled(job.name, job.namespace)
             elif previous.record.job == job and previous.record.retry == retry:
                 return self.resume(previous.record)  # the same submission again
             else:
@@ -110,15 +101,11 @@ class KubernetesBackend:
 
     def runs(self) -> list[Run]:
         """Runs recorded in the namespace, newest first."""
-        items, _ = self.kube.list(
-            CONFIG_MAPS, self.namespace, label_selector=f"{RECORD_LABEL}=true"
-        )
-        records = sorted((self._read_record(i) for i in items), key=lambda r: -r.submitted_at)
-        return [KubeRun(self, r) for r in records]
+        return [KubeRun(self, r) for r in self.records.all(self.namespace)]
 
     def get_run(self, name: str) -> KubeRun:
         """The run called `name` in the namespace, resumed where its record left it."""
-        found = self.kube.find(CONFIG_MAPS, record_name(name), self.namespace)
+        found = self.records.find(name, self.namespace)
         if found is None:
             known = ", ".join(r.name for r in self.runs()) or "none"
             raise NotFoundError(
@@ -128,7 +115,7 @@ class KubernetesBackend:
                 message=f"no gkeml run with that name in namespace {self.namespace!r}",
                 hint=f"runs there: {known}",
             )
-        return self.resume(self._read_record(found))
+        return self.resume(found)
 
     def wait_all(
         self,
@@ -161,11 +148,9 @@ class KubernetesBackend:
                 self._progress.pop(run.name, None)
         return [r.state for r in kube_runs]
 
-    # -- used by KubeRun ---------------------------------------------------------------
-
     def save(self, record: RunRecord) -> None:
         """Write the run record (server-side apply: idempotent)."""
-        self.kube.apply(record.to_configmap())
+        self.records.save(record)
 
     def serve(self, svc: ServeModel) -> ServeHandle:
         """Apply a model server's objects and return its handle (see `cluster.serving`)."""
@@ -175,26 +160,20 @@ class KubernetesBackend:
 
     def mark_cancelled(self, run: KubeRun) -> None:
         """Record a cancellation: the marker object first (the truth), then the record."""
-        self.kube.apply(cancel_marker(run.name, run.namespace))
-        run.record = replace(run.record, cancelled=True)
-        self.save(run.record)
+        run.record = self.records.mark_cancelled(run.record)
 
     def cancelled_elsewhere(self, run: KubeRun) -> bool:
         """True when the run was cancelled, by this client or any other."""
-        if self._cancel_marked(run.name, run.namespace):
+        if self.records.cancel_marked(run.name, run.namespace):
             run.record = replace(run.record, cancelled=True)
         return run.record.cancelled
-
-    def _cancel_marked(self, name: str, namespace: str) -> bool:
-        marker = cancel_marker(name, namespace)["metadata"]["name"]
-        return self.kube.find(CONFIG_MAPS, marker, namespace) is not None
 
     def create_attempt(self, record: RunRecord, attempt: AttemptRecord) -> RunRecord:
         """Create one attempt's objects; returns the record with the attempt's uid saved.
         A cancellation that landed meanwhile, from any client, deletes what was just made."""
         record = record.with_attempt(self.attempts.create(record, attempt))
         self.save(record)
-        if self._cancel_marked(record.name, record.job.namespace):
+        if self.records.cancel_marked(record.name, record.job.namespace):
             self.attempts.delete_run(record)
             record = replace(record, cancelled=True)
         return record
@@ -269,40 +248,7 @@ class KubernetesBackend:
     def logs(self, run: KubeRun, follow: bool) -> Iterator[str]:
         """Pod logs of the current attempt, each line prefixed by its node rank. Following
         picks up pods as they start (from a watch) and ends once the attempt is final."""
-        where = AttemptPods.of(self.kube, run.record.job)
-        selector = run.pod_selector()
-
-        def list_pods() -> list[dict[str, Any]]:
-            return self.kube.list(PODS, run.namespace, label_selector=selector)[0]
-
-        kind = job_resource(run.record)
-        found = None if run.done() else self.kube.find(kind, run.object_name(), run.namespace)
-        ours = found is not None and uid(found) == (run.record.current.uid or uid(found))
-        if not follow or not ours:
-            return pod_logs(where, list_pods())  # a gone attempt has nothing more to say
-        tracker = StatusTracker(run.attempt, job_name=run.object_name(), job_kind=kind.kind)
-        streams = [StreamSpec(k, run.namespace, selector) for k in (kind, PODS)]
-        return follow_logs(
-            where,
-            streams,
-            tracker,
-            list_pods,
-            watch_seconds=self.watch_seconds,
-            backoff=self.watch_backoff,
-        )
-
-    # -- internals ---------------------------------------------------------------------
-
-    def _read_record(self, obj: dict[str, Any]) -> RunRecord:
-        code = None
-        name = RunRecord.code_config_map(obj)
-        if name:
-            found = self.kube.find(CONFIG_MAPS, name, obj["metadata"]["namespace"])
-            code = (found or {}).get("data") or {}
-        record = RunRecord.from_configmap(obj, code)
-        if not record.cancelled and self._cancel_marked(record.name, record.job.namespace):
-            record = replace(record, cancelled=True)
-        return record
+        return run_logs(self.kube, run, follow, self.watch_seconds, self.watch_backoff)
 
     def _specs(self, runs: list[KubeRun]) -> list[StreamSpec]:
         specs = []
