@@ -12,9 +12,15 @@ from __future__ import annotations
 
 import sys
 
-from gkeml_sdk import Client, ConfigError, RunState, RunStatus, TrainingJob
-from gkeml_sdk.local import LocalOptions
-from gkeml_sdk.watch import follow
+from gkeml_sdk import (
+    Client,
+    ConfigError,
+    LocalOptions,
+    LocalSettings,
+    RunState,
+    RunStatus,
+    TrainingJob,
+)
 
 
 def train(steps: int = 40, lr: float = 0.1) -> None:
@@ -72,9 +78,10 @@ def main(argv: list[str]) -> int:
             print(f"no GKE cluster configured ({exc}); running on this machine instead\n")
     if run is None:
         # One simulated preemption, to see the job resume from its checkpoint.
-        run = Client("local", options=LocalOptions(chaos_after=1.0)).submit(job)
+        client = Client(local=LocalSettings(options=LocalOptions(chaos_after=1.0)))
+        run = client.submit(job)
     final = run.state
-    for item in follow(run, timeout=300):
+    for item in run.follow(timeout=300):
         if isinstance(item, RunStatus):
             final = item
             print(f"== {item}")

@@ -11,9 +11,7 @@ comes from the Secret `hf-token` (key `hf_api_token`), created once with
 
 from __future__ import annotations
 
-from gkeml_sdk.spec.accelerator import Accelerator
-from gkeml_sdk.spec.serving.autoscaling import Autoscaling
-from gkeml_sdk.spec.serving.model import ServeModel
+from gkeml_sdk import Accelerator, Autoscaling, ServeModel
 
 svc = ServeModel(
     name="chat",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from gkeml_sdk.version import __version__
 
 _EXPORTS = {
     "Accelerator": "gkeml_sdk.spec.accelerator",
@@ -33,7 +33,14 @@ _EXPORTS = {
     "PriceBook": "gkeml_sdk.catalog.prices",
     "Manifests": "gkeml_sdk.compile.manifests",
     "Client": "gkeml_sdk.client",
+    "KubernetesSettings": "gkeml_sdk.cluster.api.config",
+    "ApiRetrySettings": "gkeml_sdk.cluster.api.transport",
+    "LocalSettings": "gkeml_sdk.local.options",
     "LocalOptions": "gkeml_sdk.local.options",
+    "ServeHandle": "gkeml_sdk.cluster.serving.handle",
+    "load_specs": "gkeml_sdk.specfile",
+    "gpu_models": "gkeml_sdk.hardware",
+    "tpu_generations": "gkeml_sdk.hardware",
     "Run": "gkeml_sdk.run",
     "RunState": "gkeml_sdk.run",
     "RunStatus": "gkeml_sdk.run",
@@ -49,6 +56,7 @@ _EXPORTS = {
 
 __all__ = [
     "Accelerator",
+    "ApiRetrySettings",
     "Autoscaling",
     "Client",
     "ClusterError",
@@ -56,7 +64,9 @@ __all__ = [
     "CostEstimate",
     "FailureCause",
     "GkemlError",
+    "KubernetesSettings",
     "LocalOptions",
+    "LocalSettings",
     "Manifests",
     "ModelSize",
     "NotFoundError",
@@ -69,6 +79,7 @@ __all__ = [
     "RunStatus",
     "RunTimeoutError",
     "SecretRef",
+    "ServeHandle",
     "ServeModel",
     "ServePlan",
     "SpecError",
@@ -76,11 +87,17 @@ __all__ = [
     "TrainingJob",
     "Transition",
     "__version__",
+    "gpu_models",
+    "load_specs",
+    "tpu_generations",
 ]
 
 if TYPE_CHECKING:
     from gkeml_sdk.catalog.prices import PriceBook
     from gkeml_sdk.client import Client
+    from gkeml_sdk.cluster.api.config import KubernetesSettings
+    from gkeml_sdk.cluster.api.transport import ApiRetrySettings
+    from gkeml_sdk.cluster.serving.handle import ServeHandle
     from gkeml_sdk.compile.manifests import Manifests
     from gkeml_sdk.errors import (
         ClusterError,
@@ -90,7 +107,8 @@ if TYPE_CHECKING:
         RunTimeoutError,
         SpecError,
     )
-    from gkeml_sdk.local.options import LocalOptions
+    from gkeml_sdk.hardware import gpu_models, tpu_generations
+    from gkeml_sdk.local.options import LocalOptions, LocalSettings
     from gkeml_sdk.run import FailureCause, Run, RunState, RunStatus, Transition
     from gkeml_sdk.spec.accelerator import Accelerator
     from gkeml_sdk.spec.cost import CostEstimate
@@ -103,6 +121,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.spec.serving.plan import ServePlan
     from gkeml_sdk.spec.serving.routing import Route, Routing
     from gkeml_sdk.spec.tpu import TpuSlice
+    from gkeml_sdk.specfile import load_specs
 
 
 def __getattr__(name: str) -> Any:

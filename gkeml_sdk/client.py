@@ -3,8 +3,7 @@ same kind of run handle."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from gkeml_sdk.errors import ConfigError
 from gkeml_sdk.run import Run, RunStatus
@@ -12,10 +11,13 @@ from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.retry import RetryPolicy
 
 if TYPE_CHECKING:
+    from gkeml_sdk.cluster.api.config import KubernetesSettings
     from gkeml_sdk.cluster.serving.handle import ServeHandle
+    from gkeml_sdk.local.options import LocalSettings
     from gkeml_sdk.spec.serving.model import ServeModel
 
 BackendName = Literal["kubernetes", "local"]
+BACKENDS: tuple[BackendName, ...] = ("kubernetes", "local")
 
 
 class Backend(Protocol):
@@ -29,56 +31,57 @@ class Backend(Protocol):
 
     def wait_all(self, runs: list[Run], timeout: float | None) -> list[RunStatus]: ...
 
+    def serve(self, svc: ServeModel) -> ServeHandle: ...
+
 
 class Client:
-    """Submit and follow runs on GKE (`backend="kubernetes"`, the default) or on this machine
-    (`backend="local"`). `backend_options` go to the backend, e.g. `retry=RetrySettings(...)`
-    and `watch_seconds=` for Kubernetes.
+    """Submit and follow runs on GKE or on this machine. Say which with typed settings:
+
+    - `Client()`: GKE through your kubeconfig, every setting at its default;
+    - `Client(kubernetes=KubernetesSettings(namespace="ml", ...))`: GKE, with settings;
+    - `Client(backend="local")` or `Client(local=LocalSettings(run_dir=..., ...))`: processes
+      on this machine.
 
     Example:
-        >>> from gkeml_sdk import Client, TrainingJob
-        >>> client = Client(backend="local")  # doctest: +SKIP
+        >>> from gkeml_sdk import Client, KubernetesSettings, LocalSettings, TrainingJob
+        >>> client = Client(local=LocalSettings(run_dir="/tmp/gkeml-runs"))
+        >>> client
+        Client(backend='local')
         >>> job = TrainingJob(name="hello", command=["python", "-V"])
         >>> run = client.submit(job)  # doctest: +SKIP
         >>> run.wait().state  # doctest: +SKIP
         <RunState.SUCCEEDED: 'Succeeded'>
+        >>> Client(backend="local", kubernetes=KubernetesSettings())  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.ConfigError: backend='local' with kubernetes= settings: drop backend=...
     """
 
     def __init__(
         self,
-        backend: BackendName = "kubernetes",
+        backend: BackendName | None = None,
         *,
-        namespace: str | None = None,
-        context: str | None = None,
-        kubeconfig: str | Path | None = None,
-        api_client: Any = None,
-        run_dir: str | Path | None = None,
-        **backend_options: Any,
+        kubernetes: KubernetesSettings | None = None,
+        local: LocalSettings | None = None,
     ) -> None:
-        self.backend_name = backend
+        self.backend_name: BackendName = _chosen(backend, kubernetes, local)
         self._backend: Backend
-        if backend == "local":
+        if self.backend_name == "local":
             from gkeml_sdk.local.backend import LocalBackend
+            from gkeml_sdk.local.options import LocalSettings
 
-            self._backend = LocalBackend(run_dir=run_dir, namespace=namespace, **backend_options)
-        elif backend == "kubernetes":
-            from gkeml_sdk.cluster.backend import KubernetesBackend
-
-            self._backend = KubernetesBackend(
-                namespace=namespace,
-                context=context,
-                kubeconfig=kubeconfig,
-                api_client=api_client,
-                **backend_options,
+            settings = local or LocalSettings()
+            self._backend = LocalBackend(
+                settings.run_dir, settings.namespace, options=settings.options
             )
         else:
-            raise ConfigError(
-                f"unknown backend {backend!r}: use backend='kubernetes' (GKE through your "
-                "kubeconfig) or backend='local' (processes on this machine)"
-            )
+            from gkeml_sdk.cluster.backend import KubernetesBackend
+
+            self._backend = KubernetesBackend(kubernetes)
 
     def submit(self, job: TrainingJob, *, retry: RetryPolicy | None = None) -> Run:
-        """Start `job` and return its run handle (does not wait)."""
+        """Start `job` and return its run handle (does not wait). `retry` resubmits the run
+        after infrastructure loss (Kubernetes only; locally nothing is lost)."""
         return self._backend.submit(job, retry)
 
     def runs(self) -> list[Run]:
@@ -90,15 +93,9 @@ class Client:
         return self._backend.get_run(name)
 
     def serve(self, svc: ServeModel) -> ServeHandle:
-        """Deploy a model server (Kubernetes backend only) and return its handle."""
-        serve = getattr(self._backend, "serve", None)
-        if serve is None:
-            raise ConfigError(
-                f"the {self.backend_name} backend cannot serve models: use Client() with a "
-                "cluster, or svc.compile() to see the manifests"
-            )
-        handle: ServeHandle = serve(svc)
-        return handle
+        """Deploy a model server and return its handle (Kubernetes only: the local backend
+        raises `ConfigError`)."""
+        return self._backend.serve(svc)
 
     def wait_all(self, runs: list[Run], timeout: float | None = None) -> list[RunStatus]:
         """Wait for several runs at once (sharing watch streams on Kubernetes)."""
@@ -106,3 +103,30 @@ class Client:
 
     def __repr__(self) -> str:
         return f"Client(backend={self.backend_name!r})"
+
+
+def _chosen(
+    backend: str | None, kubernetes: KubernetesSettings | None, local: LocalSettings | None
+) -> BackendName:
+    """The backend the arguments name; a contradiction is a `ConfigError`, never a guess."""
+    if backend is not None and backend not in BACKENDS:
+        raise ConfigError(
+            f"unknown backend {backend!r}: use backend='kubernetes' (GKE through your "
+            "kubeconfig) or backend='local' (processes on this machine)"
+        )
+    if kubernetes is not None and local is not None:
+        raise ConfigError(
+            "Client takes one backend's settings: pass kubernetes=KubernetesSettings(...) "
+            "or local=LocalSettings(...), not both"
+        )
+    given: BackendName | None = (
+        "kubernetes" if kubernetes is not None else "local" if local is not None else None
+    )
+    if backend is not None and given is not None and backend != given:
+        raise ConfigError(
+            f"backend={backend!r} with {given}= settings: drop backend= (the settings say "
+            f"which backend), or pass {backend}= settings instead"
+        )
+    if given is not None:
+        return given
+    return "local" if backend == "local" else "kubernetes"

@@ -22,8 +22,9 @@ def load_specs(path: str | Path) -> list[Any]:
         >>> import tempfile, os
         >>> with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
         ...     _ = f.write("name: demo\\nimage: python:3.12\\ncommand: [python, -V]\\n")
-        >>> [s.name for s in load_specs(f.name)]
-        ['demo']
+        >>> specs = load_specs(f.name)
+        >>> specs[0].name, len(specs)
+        ('demo', 1)
         >>> os.unlink(f.name)
     """
     file = Path(path)

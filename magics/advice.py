@@ -14,7 +14,9 @@ from . import options as o
 
 # A local client as the library spells it, today's and the typed-settings form.
 LOCAL = r"Client\((?:backend=['\"]local['\"]|local=\w*(?:\([^()]*\))?)\)"
-CLUSTER = r"Client\(\)"
+CLUSTER = r"Client\((?:kubernetes=\w*(?:\([^()]*\))?)?\)"
+# Settings that say where the cluster is, in either spelling.
+WHERE = r"Client\(kubernetes=\w*\([^()]*kubeconfig[^()]*\)\)|kubeconfig=/context=/api_client="
 GET_RUN = r"\.get_run\(['\"](?P<name>[^'\"]+)['\"]\)"
 # A Python value in advice: a bool, a quoted string, a number or a plain word.
 VALUE = r"(?P<value>True|False|'[^']*'|\"[^\"]*\"|[\w./:-]+)"
@@ -26,7 +28,7 @@ CALLS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (CLUSTER + GET_RUN + r"\.cancel\(\)", r"%gke_cancel \g<name>"),
         (LOCAL + r"\.runs\(\)", "%gke_jobs --local"),
         (CLUSTER + r"\.runs\(\)", "%gke_jobs"),
-        (r"kubeconfig=/context=/api_client=", "%gke_config --kubeconfig/--context"),
+        (WHERE, "%gke_config --kubeconfig/--context"),
         (LOCAL, "--local"),
     )
 )

@@ -8,10 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from gkeml_sdk import Client, GkemlError, Run, SpecError, TrainingJob
-from gkeml_sdk.local import LocalOptions
-from gkeml_sdk.run import log_slot
-from gkeml_sdk.watch import follow
+from gkeml_sdk import Client, GkemlError, LocalOptions, Run, SpecError, TrainingJob
 
 from . import options as o
 from .advice import magic_words
@@ -73,8 +70,8 @@ class GkeMagics:
             ns = o.parse(o.parsers()["gke_logs"], line)
             run = self._run(ns.name, ns.local)
             lines = run.logs(follow=ns.follow)
-            if ns.rank is not None:  # every backend prefixes lines alike (run.log_prefix)
-                lines = (text for text in lines if log_slot(text) == ns.rank)
+            if ns.rank is not None:  # every backend prefixes lines alike (Run.log_prefix)
+                lines = (text for text in lines if Run.log_slot(text) == ns.rank)
             try:
                 for text in lines:
                     print(text)
@@ -107,7 +104,7 @@ class GkeMagics:
         started = time.monotonic()
         handle: Any = None
         try:
-            for item in follow(run, timeout=timeout):
+            for item in run.follow(timeout=timeout):
                 if isinstance(item, str):
                     print(item, flush=True)
                 elif handle is None:
@@ -122,11 +119,20 @@ class GkeMagics:
             handle.update(RunView(run))
 
     def _backend(self, local: bool, options: LocalOptions | None = None) -> Client:
+        from gkeml_sdk import KubernetesSettings, LocalSettings
+
         d = self.defaults
         if local:
-            local_options = options or LocalOptions()
-            return Client("local", namespace=d.namespace, run_dir=d.run_dir, options=local_options)
-        return Client(namespace=d.namespace, context=d.context, kubeconfig=d.kubeconfig)
+            return Client(
+                local=LocalSettings(
+                    run_dir=d.run_dir, namespace=d.namespace, options=options or LocalOptions()
+                )
+            )
+        return Client(
+            kubernetes=KubernetesSettings(
+                namespace=d.namespace, context=d.context, kubeconfig=d.kubeconfig
+            )
+        )
 
     def _runs_of(self, local: bool) -> Client:
         return self._backend(local or self.defaults.backend == "local")

@@ -10,9 +10,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, NoReturn
 
-from gkeml_sdk import Accelerator, TpuSlice, TrainingJob
-from gkeml_sdk.local import LocalOptions
-from gkeml_sdk.run import log_prefix, log_slot
+from gkeml_sdk import Accelerator, LocalOptions, Run, TpuSlice, TrainingJob
 
 BACKENDS = ("kubernetes", "local")
 _UNEXPANDED = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)\}")
@@ -189,14 +187,14 @@ def run_parser(prog: str, description: str, *, name: str = "required") -> MagicP
 
 
 def slot(text: str) -> str:
-    """A `--rank` value as log lines carry it (`gkeml_sdk.run.log_prefix`): a node rank, or
+    """A `--rank` value as log lines carry it (`Run.log_prefix`): a node rank, or
     NODE.LOCAL_RANK for one process of a run with a process per GPU.
 
     Example:
         >>> slot("1"), slot("02.3")
         ('1', '2.3')
     """
-    if log_slot(log_prefix(text)) != text:
+    if Run.log_slot(Run.log_prefix(text)) != text:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a rank: log lines are prefixed by node rank, so give one such as "
             "0 or 1 (or NODE.LOCAL_RANK such as 0.3 for a run with one process per GPU)"

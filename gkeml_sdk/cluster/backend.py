@@ -7,17 +7,16 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.catalog.kueue import JOB_UID_LABEL
-from gkeml_sdk.cluster.api.config import connect
+from gkeml_sdk.cluster.api.config import KubernetesSettings, connect
 from gkeml_sdk.cluster.api.kube import KubeClient
 from gkeml_sdk.cluster.api.objects import uid
 from gkeml_sdk.cluster.api.preflight import Preflight
 from gkeml_sdk.cluster.api.resources import resource
 from gkeml_sdk.cluster.api.streams import Backoff, Event, StreamHub, StreamSpec, deadline
-from gkeml_sdk.cluster.api.transport import RetrySettings, Transport
+from gkeml_sdk.cluster.api.transport import Transport
 from gkeml_sdk.cluster.runs.attempts import Attempts, job_resource
 from gkeml_sdk.cluster.runs.logs import run_logs
 from gkeml_sdk.cluster.runs.record import AttemptRecord, RunRecord
@@ -33,42 +32,33 @@ if TYPE_CHECKING:
     from gkeml_sdk.cluster.serving.handle import ServeHandle
     from gkeml_sdk.spec.serving.model import ServeModel
 
-log = logging.getLogger("gkeml.cluster")
+log = logging.getLogger(__name__)
 PODS = resource("v1", "Pod")
 WORKLOADS = resource("kueue.x-k8s.io/v1beta2", "Workload")
 
 
 class KubernetesBackend:
-    """The `Client(backend="kubernetes")` implementation.
+    """The `Client(kubernetes=KubernetesSettings(...))` implementation.
 
     Example:
-        >>> backend = KubernetesBackend(namespace="ml")  # doctest: +SKIP
+        >>> backend = KubernetesBackend(KubernetesSettings(namespace="ml"))  # doctest: +SKIP
     """
 
-    def __init__(
-        self,
-        *,
-        namespace: str | None = None,
-        context: str | None = None,
-        kubeconfig: str | Path | None = None,
-        api_client: Any = None,
-        retry: RetrySettings | None = None,
-        request_timeout: float = 30.0,
-        watch_seconds: int = 300,
-        watch_backoff: Backoff | None = None,
-        deletion_timeout: float = 300.0,
-    ) -> None:
+    def __init__(self, settings: KubernetesSettings | None = None) -> None:
+        settings = settings or KubernetesSettings()
         api, default_namespace = connect(
-            kubeconfig=kubeconfig, context=context, api_client=api_client
+            kubeconfig=settings.kubeconfig, context=settings.context, api_client=settings.api_client
         )
-        self.namespace = namespace or default_namespace
-        self.transport = Transport(api, retry=retry, request_timeout=request_timeout)
+        self.namespace = settings.namespace or default_namespace
+        self.transport = Transport(
+            api, api_retry=settings.api_retry, request_timeout=settings.request_timeout
+        )
         self.kube = KubeClient(self.transport)
         self.preflight = Preflight(self.kube)
-        self.attempts = Attempts(self.kube, deletion_timeout=deletion_timeout)
+        self.attempts = Attempts(self.kube, deletion_timeout=settings.deletion_timeout)
         self.records = RunRecords(self.kube)
-        self.watch_seconds = watch_seconds
-        self.watch_backoff = watch_backoff or Backoff()  # between failing watch reconnects
+        self.watch_seconds = settings.watch_seconds
+        self.watch_backoff = Backoff()  # between failing watch reconnects
         self.watch_connections = 0  # opened by every wait so far (for diagnostics)
         self._progress: dict[str, ProgressCallback] = {}
 

@@ -8,7 +8,9 @@ import re
 
 # A local client as the library spells it, today's and the typed-settings form.
 LOCAL = r"Client\((?:backend=['\"]local['\"]|local=\w*(?:\([^()]*\))?)\)"
-CLUSTER = r"Client\(\)"
+CLUSTER = r"Client\((?:kubernetes=\w*(?:\([^()]*\))?)?\)"
+# Settings that say where the cluster is, in either spelling.
+WHERE = r"Client\(kubernetes=\w*\([^()]*kubeconfig[^()]*\)\)|kubeconfig=/context=/api_client="
 GET_RUN = r"\.get_run\(['\"](?P<name>[^'\"]+)['\"]\)"
 
 RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
@@ -20,8 +22,9 @@ RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (CLUSTER + r"\.runs\(\)", "gkeml runs"),
         (CLUSTER + r"\.serve\(svc\)", "gkeml serve FILE"),
         (CLUSTER + " with a cluster", "a cluster (without --local)"),
+        ("cluster with " + CLUSTER, "cluster (without --local)"),
         (r"svc\.compile\(\)", "gkeml render FILE"),
-        (r"kubeconfig=/context=/api_client=", "--kubeconfig/--context"),
+        (WHERE, "--kubeconfig/--context"),
         (LOCAL, "--local"),
         (r"(?<![\w.-])max_resubmits=", "--max-resubmits "),
         (r"(?<![\w.-])fallback_to_on_demand_after=", "--fallback-after "),

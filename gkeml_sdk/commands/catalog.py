@@ -6,9 +6,7 @@ import argparse
 from collections.abc import Iterable
 from typing import Any
 
-from gkeml_sdk.catalog.gpus import GPUS
-from gkeml_sdk.catalog.prices import PriceBook
-from gkeml_sdk.catalog.tpus import TPUS
+from gkeml_sdk import PriceBook, gpu_models, tpu_generations
 
 
 def register(commands: Any) -> None:
@@ -51,7 +49,7 @@ def _gpu_rows(book: PriceBook) -> list[list[str]]:
             "spot $/h",
         ]
     ]
-    for gpu in GPUS:
+    for gpu in gpu_models():
         price = book.price(gpu.key)
         machines = sorted({m.name.rsplit("-", 1)[0] for m in gpu.machine_types})
         rows.append([
@@ -75,7 +73,7 @@ def _tpu_rows(book: PriceBook) -> list[list[str]]:
             "spot",
         ]
     ]
-    for tpu in TPUS:
+    for tpu in tpu_generations():
         price = book.price(tpu.key)
         multi = [t for t in tpu.topologies() if tpu.hosts(t) > 1][:4]
         rows.append([

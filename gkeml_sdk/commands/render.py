@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from gkeml_sdk.specfile import load_specs
+from gkeml_sdk import load_specs
 
 
 def register(commands: Any) -> None:

@@ -7,12 +7,8 @@ import argparse
 import sys
 from typing import Any
 
-from gkeml_sdk.client import Client
+from gkeml_sdk import Client, RetryPolicy, Run, TrainingJob, load_specs
 from gkeml_sdk.errors import SpecError
-from gkeml_sdk.run import Run
-from gkeml_sdk.spec.job import TrainingJob
-from gkeml_sdk.spec.retry import RetryPolicy
-from gkeml_sdk.specfile import load_specs
 
 
 def register(commands: Any) -> None:
@@ -49,9 +45,15 @@ def register(commands: Any) -> None:
 
 
 def _client(args: argparse.Namespace) -> Client:
+    from gkeml_sdk import KubernetesSettings, LocalSettings
+
     if args.local:
-        return Client(backend="local", namespace=args.namespace)
-    return Client(namespace=args.namespace, context=args.context, kubeconfig=args.kubeconfig)
+        return Client(local=LocalSettings(namespace=args.namespace))
+    return Client(
+        kubernetes=KubernetesSettings(
+            namespace=args.namespace, context=args.context, kubeconfig=args.kubeconfig
+        )
+    )
 
 
 def _submit(args: argparse.Namespace) -> int:
@@ -78,7 +80,7 @@ def _submit(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from gkeml_sdk.spec.serving.model import ServeModel
+    from gkeml_sdk import ServeModel
 
     services = [s for s in load_specs(args.file) if isinstance(s, ServeModel)]
     if not services:

@@ -35,7 +35,7 @@ def attempt_name(run: str, attempt: int) -> str:
 
 def sdk_labels() -> dict[str, str]:
     """Labels that mark every top-level object gkeml creates, with the SDK version."""
-    from gkeml_sdk import __version__
+    from gkeml_sdk.version import __version__
 
     return {"app.kubernetes.io/managed-by": "gkeml", "gkeml.dev/sdk-version": __version__}
 

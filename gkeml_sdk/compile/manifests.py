@@ -17,8 +17,12 @@ class Manifests:
     Example:
         >>> from gkeml_sdk import TrainingJob
         >>> m = TrainingJob(name="hello", image="python:3.12", command=["python", "-V"]).compile()
-        >>> [o["kind"] for o in m.objects], m.workload["spec"]["podSets"][0]["count"]
-        (['Job'], 1)
+        >>> kinds = [o["kind"] for o in m.objects]
+        >>> kinds
+        ['Job']
+        >>> spec = m.workload["spec"]
+        >>> sum(podset["count"] for podset in spec["podSets"])
+        1
     """
 
     objects: list[Obj]

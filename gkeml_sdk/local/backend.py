@@ -10,8 +10,16 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
-from gkeml_sdk.errors import ClusterError, GkemlError, NotFoundError, RunTimeoutError, SpecError
+from gkeml_sdk.errors import (
+    ClusterError,
+    ConfigError,
+    GkemlError,
+    NotFoundError,
+    RunTimeoutError,
+    SpecError,
+)
 from gkeml_sdk.local.confined import (
     READ_ONLY_MODE,
     STORE_NAME,
@@ -29,7 +37,10 @@ from gkeml_sdk.run import FailureCause, Run, RunState, RunStatus
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.retry import RetryPolicy
 
-log = logging.getLogger("gkeml_sdk.local")
+if TYPE_CHECKING:
+    from gkeml_sdk.spec.serving.model import ServeModel
+
+log = logging.getLogger(__name__)
 _PYTHON_NAMES = ("python", "python3", f"python3.{sys.version_info.minor}")
 
 
@@ -163,6 +174,13 @@ class LocalBackend:
                 busy = [r.name for r, s in zip(runs, states, strict=True) if not s.terminal]
                 raise RunTimeoutError(f"runs still active after {timeout:g} s: {', '.join(busy)}")
             time.sleep(0.1)
+
+    def serve(self, svc: ServeModel) -> NoReturn:
+        """Model servers need a cluster: always a `ConfigError` saying what would work."""
+        raise ConfigError(
+            f"the local backend cannot serve models (ServeModel {svc.name!r}): serve on a "
+            "cluster with Client(), or see the manifests with svc.compile()"
+        )
 
     def delete(self, name: str) -> None:
         """Cancel the run if it is active, then remove its directory (logs, checkpoints)."""

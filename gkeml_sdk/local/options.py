@@ -4,7 +4,7 @@ and where local runs are kept on disk."""
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,25 @@ class LocalOptions:
     def from_dict(cls, data: dict[str, Any]) -> LocalOptions:
         """Read what `to_dict` wrote."""
         return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+@dataclass(frozen=True)
+class LocalSettings:
+    """How `Client(local=LocalSettings(...))` runs jobs on this machine.
+
+    - `run_dir`: where runs are kept (default: `$GKEML_RUN_DIR`, else `~/.gkeml/runs`).
+    - `namespace`: the folder under `run_dir` for runs (default: each job's `namespace`).
+    - `options`: `LocalOptions` for every submission of this client.
+
+    Example:
+        >>> from gkeml_sdk import LocalOptions, LocalSettings
+        >>> LocalSettings(run_dir="/tmp/runs", options=LocalOptions(chaos_after=5)).options
+        LocalOptions(chaos_after=5, chaos_times=1, spawn_procs=False, grace_seconds=None)
+    """
+
+    run_dir: str | Path | None = None
+    namespace: str | None = None
+    options: LocalOptions = field(default_factory=LocalOptions)
 
 
 def resolve_run_root(run_dir: str | Path | None) -> Path:

@@ -27,7 +27,7 @@ from gkeml_sdk.run import (
 )
 from gkeml_sdk.spec.job import TrainingJob
 
-log = logging.getLogger("gkeml_sdk.local")
+log = logging.getLogger(__name__)
 POLL_SECONDS = 0.1
 # How long a cancel waits for the supervisor to stop the processes before doing it itself.
 CANCEL_MARGIN_SECONDS = 10.0

@@ -18,8 +18,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from gkeml_sdk import Accelerator, Client, RunState, TrainingJob
-from gkeml_sdk.cluster.api.transport import RetrySettings
+from gkeml_sdk import (
+    Accelerator,
+    ApiRetrySettings,
+    Client,
+    KubernetesSettings,
+    RunState,
+    TrainingJob,
+)
 from tests.kubeapi import KubeAPIServer, shared_crds_dir
 
 FAULTS = ("429", "500", "502", "503", "504", "reset", "timeout", "reset-after-write")
@@ -66,10 +72,13 @@ def server() -> KubeAPIServer:
 
 
 def client(api: KubeAPIServer) -> Client:
-    retry = RetrySettings(
+    retry = ApiRetrySettings(
         attempts=12, initial_seconds=0.005, max_seconds=0.05, max_retry_after=0.01
     )
-    return Client(api_client=api.api_client(), namespace="ml", retry=retry, request_timeout=0.3)
+    settings = KubernetesSettings(
+        api_client=api.api_client(), namespace="ml", api_retry=retry, request_timeout=0.3
+    )
+    return Client(kubernetes=settings)
 
 
 def submissions(rate: float) -> tuple[float, int, int]:

@@ -15,6 +15,7 @@ from gkeml_sdk import (
     Client,
     ClusterError,
     FailureCause,
+    LocalSettings,
     NotFoundError,
     RunState,
     RunTimeoutError,
@@ -147,7 +148,7 @@ def test_missing_command_is_a_user_error(backend: LocalBackend) -> None:
 
 
 def test_runs_persist_across_backends_and_names_conflict(tmp_path: Path) -> None:
-    first = Client("local", run_dir=tmp_path, options=FAST)
+    first = Client(local=LocalSettings(run_dir=tmp_path, options=FAST))
     run = first.submit(TrainingJob(name="keep", command=["sleep", "60"]))
     with pytest.raises(ClusterError) as conflict:
         first.submit(TrainingJob(name="keep", command=["true"]))

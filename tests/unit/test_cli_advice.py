@@ -39,7 +39,7 @@ def test_unknown_local_run_points_at_gkeml_runs(capsys):
 
 def test_serving_locally_points_at_a_cluster_or_render(capsys):
     err = error_of(capsys, "serve", str(ROOT / "examples" / "serve_vllm.py"), "--local")
-    assert "use a cluster (without --local), or gkeml render FILE to see the manifests" in err
+    assert "serve on a cluster (without --local), or see the manifests with gkeml render" in err
 
 
 def test_retry_limits_name_the_submit_flags(tmp_path, capsys):
@@ -61,6 +61,14 @@ def test_retry_limits_name_the_submit_flags(tmp_path, capsys):
             "cancel it with gkeml cancel ft --local",
         ),
         ("serve it first with Client().serve(svc)", "serve it first with gkeml serve FILE"),
+        (
+            "pass Client(kubernetes=KubernetesSettings(kubeconfig=..., context=...)), or",
+            "pass --kubeconfig/--context, or",
+        ),
+        (
+            "(Client(kubernetes=KubernetesSettings(namespace='ml')).get_run('ft').cancel())",
+            "(gkeml cancel ft)",
+        ),
         ("hours=-1 (rule: positive). Try: hours=1", "--cost -1 (rule: positive). Try: --cost 1"),
         ("ModelSize.hours=3 stays", "ModelSize.hours=3 stays"),
     ],

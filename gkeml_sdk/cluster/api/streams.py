@@ -18,7 +18,7 @@ from gkeml_sdk.cluster.api.resources import Resource
 from gkeml_sdk.cluster.api.transport import UNAVAILABLE, TransientError
 from gkeml_sdk.errors import ClusterError, GkemlError
 
-log = logging.getLogger("gkeml.cluster")
+log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 
 

@@ -16,7 +16,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_aft
 
 from gkeml_sdk.errors import ClusterError, NotFoundError
 
-log = logging.getLogger("gkeml.cluster")
+log = logging.getLogger(__name__)
 
 UNAVAILABLE = "Unavailable"  # the reason of a ClusterError raised after transient retries ran out
 TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -44,9 +44,18 @@ class TransientError(Exception):
         self.retry_after = retry_after
 
 
-@dataclass
-class RetrySettings:
-    """How hard to retry transient faults (capped exponential backoff with full jitter)."""
+@dataclass(frozen=True)
+class ApiRetrySettings:
+    """How hard to retry transient Kubernetes API faults (429/5xx, resets, timeouts): up to
+    `attempts` requests in all, capped exponential backoff with full jitter in between, or
+    the server's `Retry-After` up to `max_retry_after` seconds. (Resubmitting a run after
+    infrastructure loss is `RetryPolicy`, another thing.)
+
+    Example:
+        >>> from gkeml_sdk import ApiRetrySettings, KubernetesSettings
+        >>> KubernetesSettings(api_retry=ApiRetrySettings(attempts=3)).api_retry.attempts
+        3
+    """
 
     attempts: int = 8
     initial_seconds: float = 0.2
@@ -66,18 +75,12 @@ class Transport:
         self,
         api_client: Any,
         *,
-        retry: RetrySettings | None = None,
+        api_retry: ApiRetrySettings | None = None,
         request_timeout: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.api_client = api_client
-        # One retry policy, ours: urllib3 would otherwise retry 429/503 (sleeping Retry-After)
-        # and connection errors out of sight, uncounted and unbounded by our settings.
-        pool = getattr(getattr(api_client, "rest_client", None), "pool_manager", None)
-        if pool is not None:
-            pool.connection_pool_kw["retries"] = False
-            pool.clear()
-        self.retry = retry or RetrySettings()
+        self.api_client = api_client  # used as given: its settings belong to its owner
+        self.api_retry = api_retry or ApiRetrySettings()
         self.request_timeout = request_timeout
         self._sleep = sleep
         self.requests_sent = 0  # every HTTP request, retries included
@@ -128,7 +131,7 @@ class Transport:
 
     def _retrying(self, fn: Callable[[], Any]) -> Any:
         retrying = Retrying(
-            stop=stop_after_attempt(self.retry.attempts),
+            stop=stop_after_attempt(self.api_retry.attempts),
             wait=self._wait,
             retry=retry_if_exception_type(TransientError),
             sleep=self._sleep,
@@ -141,15 +144,17 @@ class Transport:
             raise ClusterError(
                 str(exc),
                 reason=UNAVAILABLE,
-                message=f"gave up after {self.retry.attempts} attempts",
+                message=f"gave up after {self.api_retry.attempts} attempts",
                 hint="the API server kept failing; check the cluster's health and try again",
             ) from None
 
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
         if isinstance(exc, TransientError) and exc.retry_after is not None:
-            return min(exc.retry_after, self.retry.max_retry_after)
-        cap = min(self.retry.max_seconds, self.retry.initial_seconds * 2**state.attempt_number)
+            return min(exc.retry_after, self.api_retry.max_retry_after)
+        cap = min(
+            self.api_retry.max_seconds, self.api_retry.initial_seconds * 2**state.attempt_number
+        )
         return random.uniform(0, cap)
 
     def _send(
@@ -164,7 +169,7 @@ class Transport:
         import urllib3
 
         headers = {"Accept": "application/json", "Content-Type": content_type}
-        params = self.api_client.param_serialize(
+        _, url, headers, payload, _ = self.api_client.param_serialize(
             method=method,
             resource_path=path,
             query_params=list(query),
@@ -174,7 +179,7 @@ class Transport:
         )
         self.requests_sent += 1
         try:
-            return self.api_client.call_api(*params, _request_timeout=timeout)
+            return _request(self.api_client, method, url, headers, payload, timeout)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise TransientError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
 
@@ -197,6 +202,30 @@ class Transport:
                 "report it with the rendered YAML"
             )
         raise error(action, status=status, reason=reason, message=message, hint=hint)
+
+
+def _request(
+    api_client: Any, method: str, url: str, headers: dict[str, str], body: Any, timeout: Any
+) -> Any:
+    """Send one request through the ApiClient's own connection pool with urllib3's retries off
+    for this request only: one retry policy, ours. (`ApiClient.call_api` would apply the
+    pool's retries, which would retry 429/503 and resets out of sight, uncounted and
+    unbounded by `ApiRetrySettings`; turning them off on the pool would change an embedder's
+    client.) Bodies are encoded as `call_api` does: JSON unless already text."""
+    import urllib3
+    from kubernetes.client.rest import RESTResponse
+
+    payload = body if body is None or isinstance(body, str | bytes) else json.dumps(body)
+    response = api_client.rest_client.pool_manager.request(
+        method,
+        url,
+        body=payload,
+        headers=headers,
+        timeout=urllib3.Timeout(total=timeout) if timeout else None,
+        preload_content=False,
+        retries=False,
+    )
+    return RESTResponse(response)
 
 
 def _parse(text: str) -> Any:

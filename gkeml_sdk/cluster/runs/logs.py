@@ -24,7 +24,7 @@ from gkeml_sdk.spec.tpu import TpuSlice
 if TYPE_CHECKING:
     from gkeml_sdk.cluster.runs.run import KubeRun
 
-log = logging.getLogger("gkeml.cluster")
+log = logging.getLogger(__name__)
 PODS = resource("v1", "Pod")
 Obj = dict[str, Any]
 

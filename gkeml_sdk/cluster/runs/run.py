@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.cluster.api.streams import Event
     from gkeml_sdk.cluster.backend import KubernetesBackend
 
-log = logging.getLogger("gkeml.cluster")
+log = logging.getLogger(__name__)
 CANCELLED = RunStatus(RunState.CANCELLED, "Cancelled", "cancelled through gkeml")
 
 

@@ -7,10 +7,9 @@ from typing import Any
 
 import pytest
 
-from gkeml_sdk import Client
-from gkeml_sdk.cluster.api.transport import RetrySettings
+from gkeml_sdk import ApiRetrySettings, Client, KubernetesSettings
 
-FAST_RETRY = RetrySettings(attempts=6, initial_seconds=0.01, max_seconds=0.05)
+FAST_RETRY = ApiRetrySettings(attempts=6, initial_seconds=0.01, max_seconds=0.05)
 
 
 def queue(name: str, namespace: str = "ml") -> dict[str, Any]:
@@ -38,9 +37,11 @@ def cluster(kube_api: Any) -> Any:
 
 def make_client(server: Any, **options: Any) -> Client:
     """A Client whose backend retries fast (tests inject faults on purpose)."""
-    options.setdefault("retry", FAST_RETRY)
+    options.setdefault("api_retry", FAST_RETRY)
     options.setdefault("watch_seconds", 30)
-    return Client(api_client=server.api_client(), namespace="ml", **options)
+    return Client(
+        kubernetes=KubernetesSettings(api_client=server.api_client(), namespace="ml", **options)
+    )
 
 
 @pytest.fixture
@@ -48,4 +49,4 @@ def client(cluster: Any) -> Iterator[Client]:
     yield make_client(cluster)
 
 
-FAST_NO_RETRY = RetrySettings(attempts=1)
+FAST_NO_RETRY = ApiRetrySettings(attempts=1)

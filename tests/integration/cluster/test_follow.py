@@ -10,7 +10,6 @@ import pytest
 
 from gkeml_sdk import RunState, RunStatus
 from gkeml_sdk.errors import RunTimeoutError
-from gkeml_sdk.watch import follow
 
 from .replay import Replayer
 from .test_scenarios import gang
@@ -24,7 +23,7 @@ def test_following_a_running_run_makes_no_requests_while_nothing_changes(cluster
     for pod in pods:
         cluster.set_pod_log("ml", pod, "start\n")
     items: list[str | RunStatus] = []
-    thread = threading.Thread(target=lambda: items.extend(follow(run, timeout=30)), daemon=True)
+    thread = threading.Thread(target=lambda: items.extend(run.follow(timeout=30)), daemon=True)
     thread.start()
 
     def following() -> bool:
@@ -56,6 +55,6 @@ def test_following_stops_at_the_timeout_and_the_run_keeps_going(cluster, client)
     Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", until=2.0)
     started = time.monotonic()
     with pytest.raises(RunTimeoutError):
-        list(follow(run, timeout=1.0))
+        list(run.follow(timeout=1.0))
     assert time.monotonic() - started < 5.0
     assert cluster.objects("jobsets", "ml") != []

@@ -171,7 +171,7 @@ def test_e_user_code_failure_is_never_resubmitted(cluster, client):
 
 @pytest.mark.parametrize("write_applied", [False, True])
 def test_f_client_killed_between_deciding_and_creating_resubmits_once(cluster, write_applied):
-    crashing = make_client(cluster, retry=FAST_NO_RETRY)
+    crashing = make_client(cluster, api_retry=FAST_NO_RETRY)
     policy = RetryPolicy(max_resubmits=2, backoff_seconds=0.01)
     run = crashing.submit(gang(), retry=policy)
     thread = Replayer(cluster, "ml", "train", 1, "train").play_in_background(

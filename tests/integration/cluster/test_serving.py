@@ -8,7 +8,14 @@ import threading
 
 import pytest
 
-from gkeml_sdk import Accelerator, Autoscaling, Client, ServeModel
+from gkeml_sdk import (
+    Accelerator,
+    Autoscaling,
+    Client,
+    KubernetesSettings,
+    LocalSettings,
+    ServeModel,
+)
 from gkeml_sdk.cli import main
 from gkeml_sdk.cluster.serving.status import ServingState
 from gkeml_sdk.errors import ClusterError, ConfigError, RunTimeoutError, SpecError
@@ -130,10 +137,12 @@ def test_scaling_an_autoscaled_service_raises_its_floor_and_zero_stops_it(cluste
 def test_missing_apis_and_the_local_backend_are_clear_errors(cluster, client, kube_api_factory):
     bare = kube_api_factory(exclude_crds=["monitoring.googleapis.com"])
     with pytest.raises(ConfigError, match=r"monitoring\.googleapis\.com/v1 is not served"):
-        Client(api_client=bare.api_client(), namespace="ml").serve(small())
+        Client(kubernetes=KubernetesSettings(api_client=bare.api_client(), namespace="ml")).serve(
+            small()
+        )
     assert bare.objects("deployments", "ml") == []
     with pytest.raises(ConfigError, match="cannot serve models"):
-        Client(backend="local", run_dir="/tmp/unused-gkeml-runs").serve(small())
+        Client(local=LocalSettings(run_dir="/tmp/unused-gkeml-runs")).serve(small())
 
 
 def test_cli_serve(cluster, tmp_path, capsys):

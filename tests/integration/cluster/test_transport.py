@@ -9,7 +9,7 @@ import pytest
 
 from gkeml_sdk.cluster.api.kube import KubeClient
 from gkeml_sdk.cluster.api.resources import resource
-from gkeml_sdk.cluster.api.transport import RetrySettings, Transport
+from gkeml_sdk.cluster.api.transport import ApiRetrySettings, Transport
 from gkeml_sdk.errors import ClusterError, NotFoundError
 
 CONFIG_MAPS = resource("v1", "ConfigMap")
@@ -29,7 +29,7 @@ def kube(kube_api):
     sleeps: list[float] = []
     transport = Transport(
         kube_api.api_client(),
-        retry=RetrySettings(attempts=5, initial_seconds=0.01, max_seconds=0.02),
+        api_retry=ApiRetrySettings(attempts=5, initial_seconds=0.01, max_seconds=0.02),
         request_timeout=1.0,
         sleep=sleeps.append,
     )
@@ -119,3 +119,27 @@ def test_a_webhook_refusal_is_not_called_a_permission_problem(kube):
     assert "lowercase RFC 1123 subdomain" in text
     assert "refused the object (this is not a permission problem)" in text
     assert "RBAC" not in text
+
+
+@pytest.mark.parametrize("kind", ["503", "reset"])
+def test_an_injected_api_client_is_used_as_given_and_retried_only_by_our_policy(kube_api, kind):
+    import urllib3
+
+    # The embedder's own urllib3 policy would retry 503s and resets 6 times per request.
+    theirs = kube_api.api_client(retries=urllib3.Retry(total=5, status_forcelist=[503]))
+    pool = theirs.rest_client.pool_manager
+    before = dict(pool.connection_pool_kw)
+    sleeps: list[float] = []
+    transport = Transport(
+        theirs, api_retry=ApiRetrySettings(attempts=3), request_timeout=1.0, sleep=sleeps.append
+    )
+    kube_api.faults.inject(kind=kind, count=None, match=("GET", r"/configmaps/a$"))
+    with pytest.raises(ClusterError, match="gave up after 3 attempts"):
+        KubeClient(transport).find(CONFIG_MAPS, "a", "ml")
+    assert kube_api.count("GET", r"/configmaps/a$") == 3 == transport.requests_sent
+    assert len(sleeps) == 2
+    assert pool is theirs.rest_client.pool_manager
+    assert pool.connection_pool_kw == before
+    assert pool.connection_pool_kw["retries"] is theirs.configuration.retries
+    kube_api.faults.clear()
+    assert KubeClient(transport).find(CONFIG_MAPS, "a", "ml") is None  # and it still works

@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from gkeml_sdk import Client, ConfigError, GkemlError, NotFoundError, SpecError, TrainingJob
+from gkeml_sdk import (
+    Client,
+    ConfigError,
+    GkemlError,
+    LocalSettings,
+    NotFoundError,
+    SpecError,
+    TrainingJob,
+)
 from gkeml_sdk.local import LocalBackend
 from gkeml_sdk.local.confined import remove_run_dir, run_path
 from gkeml_sdk.local.store import RunDir, RunRecord
@@ -64,7 +72,7 @@ def test_a_bad_namespace_is_refused_at_construction(layout, namespace: str) -> N
         LocalBackend(run_dir=root, namespace=namespace)
     assert info.value.rule and info.value.fix and info.value.field == "namespace"
     with pytest.raises(SpecError):
-        Client(backend="local", run_dir=root, namespace=namespace)
+        Client(local=LocalSettings(run_dir=root, namespace=namespace))
     assert intact(victim)
 
 
@@ -101,7 +109,7 @@ def test_get_run_and_delete_refuse_raw_names(layout, name: str) -> None:
     with pytest.raises(SpecError, match="local run name"):
         backend.delete(name)
     with pytest.raises(SpecError, match="local run name"):
-        Client(backend="local", run_dir=root).get_run(name)
+        Client(local=LocalSettings(run_dir=root)).get_run(name)
     assert intact(victim)
 
 
