@@ -11,6 +11,7 @@ from typing import Any
 from gkeml_sdk import Client, GkemlError, LocalOptions, Run, SpecError, TrainingJob
 
 from . import options as o
+from .advice import magic_words
 from .display import ConfigView, CostView, DryRun, RunTable, RunView, StatusLine
 
 
@@ -153,10 +154,12 @@ def _usage_errors() -> Iterator[None]:
 
     try:
         yield
-    except (o.OptionError, SpecError) as exc:
+    except o.OptionError as exc:
         raise UsageError(str(exc)) from None
+    except SpecError as exc:
+        raise UsageError(magic_words(str(exc))) from None
     except GkemlError as exc:
-        raise UsageError(f"{type(exc).__name__}: {exc}") from None
+        raise UsageError(f"{type(exc).__name__}: {magic_words(str(exc))}") from None
     except ImportError as exc:  # a backend whose dependencies are missing
         raise UsageError(f"{exc}: install gkeml with its dependencies, or use --local") from None
 

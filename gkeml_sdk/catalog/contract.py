@@ -25,7 +25,8 @@ RESTART_ATTEMPT = "GKEML_RESTART_ATTEMPT"
 CHECKPOINT_DIR = "GKEML_CHECKPOINT_DIR"
 BACKEND = "GKEML_BACKEND"
 
-# Names the compiler derives from a run's name (JobSet admission, admission-rules §1.3).
+# Names the compiler derives from a run's name (their lengths are what the JobSet webhook checks:
+# kubernetes-sigs/jobset pkg/webhooks/jobset_webhook.go).
 REPLICATED_JOB = "node"  # the JobSet's one replicatedJob: child Jobs are <run>-node-<i>
 # Resubmissions a RetryPolicy may ask for: attempt names then add at most '--r99' to the run
 # name (compile.contract.attempt_name), and the spec keeps run names short enough for every

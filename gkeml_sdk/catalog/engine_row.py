@@ -1,5 +1,6 @@
 """What one serving engine row holds (`Engine` and its parts: flags, metrics, multi-host
-launch), and the ports and names every compiled server shares (serving-and-tenancy §0-§3)."""
+launch), and the ports and names every compiled server shares (from the vLLM, Hugging Face
+TGI and NVIDIA Triton docs)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Literal
 
 SERVICE_PORT = 8000  # every compiled Service listens here, whatever the engine's port
 HTTP_PORT_NAME = "http"
-TOKEN_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")  # current and legacy names (§1.5)
+TOKEN_ENV = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")  # current and legacy Hub names
 DEFAULT_TOKEN_KEY = "hf_api_token"  # the key GKE samples store the token under
 CACHE_MOUNT = "/data"
 
@@ -58,7 +59,8 @@ class Flags:
 
 @dataclass(frozen=True)
 class MultiHost:
-    """How a model server spans several pods of a LeaderWorkerSet group (§1.7).
+    """How a model server spans several pods of a LeaderWorkerSet group, as GKE's
+    "Serve an LLM using multi-host GPUs" tutorial and vLLM's LWS guide do.
 
     `leader` and `worker` are shell scripts: `$(LWS_...)` is expanded by Kubernetes from
     the env LWS injects, `{server}` becomes the quoted server command line.
@@ -129,7 +131,7 @@ class Engine:
     dtype_with_quantization: bool = True
     downloads_weights: bool = True  # from the Hugging Face Hub at start-up
     cache_env: tuple[tuple[str, str], ...] = ()
-    gateway_engine_type: str | None = None  # Inference Gateway EPP model-server type (§5.6)
+    gateway_engine_type: str | None = None  # Inference Gateway EPP model-server type
     min_compute_capability: float = 7.0  # vLLM's floor; older GPUs (P4, P100) cannot serve
     default_max_batch: int | None = None  # stated explicitly: defaults differ by version/GPU
     # Service names whose injected <NAME>_PORT variable the engine misreads (vLLM: VLLM_PORT).

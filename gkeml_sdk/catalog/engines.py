@@ -1,6 +1,7 @@
 """LLM serving engines as data: image, command, flags, ports, probes and metric names
-(serving-and-tenancy §0-§3). Adding an engine is one `Engine(...)` row plus a test row;
-what a row holds, and the ports and names every engine shares, are in `engine_row`.
+(from the vLLM, Hugging Face TGI and NVIDIA Triton docs). Adding an engine is one `Engine(...)`
+row plus a test row; what a row holds, and the ports and names every engine shares, are in
+`engine_row`.
 
 A flag of `None` means the engine has no runtime flag for that concept: for TGI the concept
 is missing (no pipeline parallelism), for Triton it was fixed when the TensorRT-LLM engine
@@ -18,7 +19,7 @@ ENGINES: tuple[Engine, ...] = (
         display="vLLM",
         image="vllm/vllm-openai:v0.10.0",
         # Older images start the API server module, newer ones `vllm serve`; naming the module
-        # works with both (§1.1).
+        # works with both.
         command=("python3", "-m", "vllm.entrypoints.openai.api_server"),
         port=8000,
         flags=Flags(

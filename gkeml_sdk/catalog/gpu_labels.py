@@ -1,5 +1,6 @@
 """How GKE exposes NVIDIA GPUs to pods: node labels, the extended resource, the taint, and
-the limits of GPU sharing (gke-facts §1-§4)."""
+the limits of GPU sharing (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus,
+https://cloud.google.com/kubernetes-engine/docs/concepts/timesharing-gpus)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ GPU_RESOURCE = "nvidia.com/gpu"
 GPU_TAINT_KEY = "nvidia.com/gpu"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
-# Sharing (gke-facts §4): clients per physical GPU, for both strategies.
+# GPU sharing (time-sharing and MPS): clients per physical GPU, for both strategies.
 MIN_SHARED_CLIENTS = 2
 MAX_SHARED_CLIENTS = 48
-# Node label spellings differ between GKE pages (§4 CONFLICT); match both.
+# Node label spellings differ between GKE pages; match both.
 SHARING_LABEL_VALUES = {"time-sharing": ("time-sharing", "TIME_SHARING"), "mps": ("mps", "MPS")}

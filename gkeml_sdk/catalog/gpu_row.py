@@ -1,5 +1,5 @@
 """What one GPU row of the catalog holds (`GpuModel`), the Compute Engine machine types that
-carry GPUs, and the N1 shapes GKE accepts per GPU count (gke-facts §1.2)."""
+carry GPUs, and the N1 shapes GKE accepts per GPU count (https://cloud.google.com/compute/docs/gpus)."""
 
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ class GpuModel:
         return dict(self.mig_profiles).get(profile)
 
 
-# N1 shapes: (name, vCPUs, memory GB). Shared-core f1-micro/g1-small take no GPU (gke-facts §1.2).
+# N1 shapes: (name, vCPUs, memory GB). Shared-core f1-micro/g1-small take no GPU.
 _N1_SHAPES = tuple(
     (f"n1-{family}-{vcpus}", vcpus, vcpus * per_vcpu)
     for family, per_vcpu, sizes in (
@@ -111,7 +111,7 @@ _N1_DEFAULT = {1: "n1-standard-8", 2: "n1-standard-16", 4: "n1-standard-32", 8: 
 def n1_machines(ceilings: dict[int, tuple[int, int]]) -> tuple[MachineType, ...]:
     """Every N1 shape GKE accepts per GPU count, the default first for each count.
     `ceilings`: GPU count -> (max vCPUs, max memory GB), from https://cloud.google.com/compute/
-    docs/gpus (gke-facts §1.2); for P100 x4 the stricter zonal ceiling, so it holds anywhere."""
+    docs/gpus; for P100 x4 the stricter zonal ceiling, so it holds anywhere."""
     rows = []
     for count, (max_vcpus, max_gb) in ceilings.items():
         allowed = [n for n, vcpus, gb in _N1_SHAPES if vcpus <= max_vcpus and gb <= max_gb]

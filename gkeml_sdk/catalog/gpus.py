@@ -1,5 +1,9 @@
-"""NVIDIA GPUs on GKE: label values, memory, machine types, MIG profiles (gke-facts §1-§4);
-what a row holds is in `gpu_row`, the node labels all GPUs share in `gpu_labels`.
+"""NVIDIA GPUs on GKE: label values, memory, machine types, MIG profiles.
+
+Sources: https://cloud.google.com/compute/docs/gpus,
+https://cloud.google.com/kubernetes-engine/docs/how-to/gpus and
+https://cloud.google.com/kubernetes-engine/docs/concepts/timesharing-gpus.
+What a row holds is in `gpu_row`, the node labels all GPUs share in `gpu_labels`.
 
 Adding a GPU is one `GpuModel(...)` row below plus a test row.
 """

@@ -1,4 +1,5 @@
-"""Kueue, JobSet and Job API facts the compiler writes and the backends read (kueue-api.md)."""
+"""Kueue, JobSet and Job API facts the compiler writes and the backends read
+(https://kueue.sigs.k8s.io/docs/, https://jobset.sigs.k8s.io/docs/)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Open LLMs known by name: architecture facts from each model's `config.json`
-(serving-and-tenancy §4.1; the bytes of each weight format are in `weight_formats`).
+"""Open LLMs known by name: architecture facts from each model's `config.json` (the bytes of
+each weight format, from GKE's "Best practices for optimizing LLM inference with GPUs", are in
+`weight_formats`).
 
 Adding a model is one `LlmModel(...)` row below plus a test row.
 """

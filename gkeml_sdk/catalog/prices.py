@@ -1,5 +1,6 @@
 """Accelerator list prices (USD per GPU-hour / chip-hour) with their source and date
-(gke-facts §10). Prices change: users override them with a dict or a YAML/JSON file.
+(the SkyPilot GCP catalog, https://github.com/skypilot-org/skypilot-catalog). Prices change:
+users override them with a dict or a YAML/JSON file.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 DEFAULT_SOURCE = (
-    "SkyPilot GCP catalog catalogs/v8/gcp/vms.csv, us-central1 accelerator component "
-    "(gke-facts.md §10)"
+    "SkyPilot GCP catalog (github.com/skypilot-org/skypilot-catalog, catalogs/v8/gcp/vms.csv), "
+    "us-central1 accelerator component; list prices at cloud.google.com/compute/gpus-pricing "
+    "and cloud.google.com/tpu/pricing"
 )
 DEFAULT_AS_OF = "2026-08-26"
 

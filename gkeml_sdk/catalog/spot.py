@@ -1,4 +1,4 @@
-"""Spot VM facts on GKE (gke-facts §6)."""
+"""Spot VM facts on GKE (https://cloud.google.com/kubernetes-engine/docs/concepts/spot-vms)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Cloud TPU generations on GKE: labels, machine types, valid topologies, host arithmetic
-(gke-facts §5).
+(https://cloud.google.com/kubernetes-engine/docs/concepts/tpus).
 """
 
 from __future__ import annotations

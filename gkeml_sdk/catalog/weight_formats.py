@@ -1,5 +1,5 @@
 """How weights are stored: bytes per parameter for each dtype and quantization, and the CUDA
-compute capability each needs (serving-and-tenancy §4.1)."""
+compute capability each needs (GKE's "Best practices for optimizing LLM inference with GPUs")."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ DTYPE_BYTES: dict[str, float] = {"bfloat16": 2.0, "float16": 2.0, "float32": 4.0
 DTYPE_MIN_COMPUTE: dict[str, float] = {"bfloat16": 8.0, "float16": 7.0, "float32": 7.0}
 KV_CACHE_BYTES: dict[str, float | None] = {"auto": None, "fp8": 1.0}  # None: same as dtype
 
-# 4-bit formats carry per-group scales and zeros: §4.1 puts them at +5-10 %; 8 % keeps the
+# 4-bit formats carry per-group scales and zeros, +5-10 % by GKE's sizing guide; 8 % keeps the
 # estimate on the safe side (70B -> 37.8 GB against the table's 35-38 GB).
 _INT4 = 0.5 * 1.08
 

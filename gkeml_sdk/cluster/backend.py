@@ -81,7 +81,7 @@ class KubernetesBackend:
                 raise ConfigError(
                     f"a run named {job.name!r} is still active in namespace {job.namespace!r} "
                     "with a different spec: choose another name, or cancel it first "
-                    f"(gkeml cancel {job.name})"
+                    f"(Client().get_run({job.name!r}).cancel())"
                 )
         first = AttemptRecord(1, job.name, job.spot)
         record = RunRecord(job=job, submitted_at=time.time(), retry=retry, attempts=(first,))

@@ -174,7 +174,7 @@ def _fail_on_user_exit() -> Obj:
 
 
 def _workload(job: TrainingJob, main: Obj, template: Obj) -> Obj:
-    """What Kueue builds from `main` (kueue-api §4): one PodSet per replicatedJob, or `main`."""
+    """What Kueue builds from `main`: one PodSet per replicatedJob, or `main`."""
     pod_set_name = REPLICATED_JOB if main["kind"] == "JobSet" else "main"
     spec: Obj = {
         "queueName": job.queue,
@@ -188,7 +188,8 @@ def _workload(job: TrainingJob, main: Obj, template: Obj) -> Obj:
         }
     if job.max_runtime:
         spec["maximumExecutionTimeSeconds"] = job.max_runtime
-    # The real name carries a hash of the job's UID, known only after creation (kueue-api §6).
+    # The real name carries a hash of the job's UID, known only after creation
+    # (kubernetes-sigs/kueue pkg/controller/jobframework/workload_names.go).
     name = f"{main['kind'].lower()}-{main['metadata']['name']}"
     return {
         "apiVersion": kueue.KUEUE_API,

@@ -179,7 +179,7 @@ class LocalBackend:
         """Model servers need a cluster: always a `ConfigError` saying what would work."""
         raise ConfigError(
             f"the local backend cannot serve models (ServeModel {svc.name!r}): serve on a "
-            "cluster with Client(), or see the manifests with svc.compile() or `gkeml render`"
+            "cluster with Client(), or see the manifests with svc.compile()"
         )
 
     def delete(self, name: str) -> None:
@@ -210,7 +210,8 @@ class LocalBackend:
                 status=409,
                 reason="AlreadyExists",
                 message=f"a run of that name is {status.state.value}",
-                hint="wait for it, cancel it (run.cancel() or %gke_cancel), or choose another name",
+                hint=f"wait for it, cancel it with Client(backend='local').get_run({name!r})"
+                ".cancel(), or choose another name",
             )
         remove_run_dir(self.root, namespace, name)
 

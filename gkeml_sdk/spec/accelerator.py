@@ -222,7 +222,7 @@ class Accelerator(SpecModel):
         ]
         if self.sharing == "mps" and self.count > 1:
             # MPS grants more than one share per container only on nodes with exactly one GPU
-            # (gke-facts §4): pin the pod to those machine types.
+            # (GKE's NVIDIA MPS page): pin the pod to those machine types.
             one_gpu = [self.machine_type] if self.machine_type else self.gpu.one_gpu_row
             expressions.append(
                 {"key": gpu_labels.INSTANCE_TYPE_LABEL, "operator": "In", "values": list(one_gpu)}

@@ -16,8 +16,8 @@ _POD_NAME_OVERHEAD = 9
 
 def run_name_limit(replicas: int, completions: int) -> int:
     """Longest run name whose JobSet, child Job and pod names pass the JobSet webhook
-    (admission-rules §1.3) for every attempt: `N-R-J` <= 63 and
-    `len(N) + len(R) + len(J) + len(P) + 9 <= 63`, N the attempt's name.
+    (`pkg/webhooks/jobset_webhook.go` in kubernetes-sigs/jobset) for every attempt:
+    `N-R-J` <= 63 and `len(N) + len(R) + len(J) + len(P) + 9 <= 63`, N the attempt's name.
 
     Example:
         >>> run_name_limit(replicas=1, completions=2), run_name_limit(1, 100_000)

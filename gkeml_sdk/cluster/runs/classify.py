@@ -22,7 +22,8 @@ _INFRA_DEACTIVATIONS = ("DeactivatedDueToRequeuingLimitExceeded", "DeactivatedDu
 def classify(
     job: Obj | None, workload: Obj | None, pods: Iterable[Obj], *, job_deleted: bool = False
 ) -> RunStatus:
-    """Classify one snapshot of a job, its Kueue Workload and its pods (kueue-api.md §5.4 order).
+    """Classify one snapshot of a job, its Kueue Workload and its pods, in the order of the
+    Workload's conditions (https://kueue.sigs.k8s.io/docs/concepts/workload/).
 
     Evictions Kueue requeues by itself (PodsReadyTimeout, AdmissionCheck retry, NodeFailures,
     *Stopped) are QUEUED with the eviction reason; PREEMPTED is only Kueue preemption. Both

@@ -189,7 +189,7 @@ class StatusTracker:
         return RunStatus(new.state, new.reason, f"{new.message}; {where}".strip("; "), new.cause)
 
     def _infer_missed_evictions(self, new: RunStatus, at: float) -> None:
-        # Conditions are overwritten in place; Kueue's cumulative counts are not (§5.4).
+        # Conditions are overwritten in place; Kueue's cumulative counts are not.
         evicted = condition(self._workload, "Evicted")
         live = ""
         if evicted is not None and evicted.get("status") == "True":

@@ -1,5 +1,6 @@
 """Engine metrics into Cloud Monitoring (PodMonitoring) and a HorizontalPodAutoscaler on the
-engine's queue depth or batch size, through the GKE custom metrics path (serving §4.3)."""
+engine's queue depth or batch size, through the GKE custom metrics path
+(https://cloud.google.com/kubernetes-engine/docs/best-practices/machine-learning/inference/autoscaling)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from gkeml_sdk.spec.serving.sizing import Fit
 Obj = dict[str, Any]
 
 SCRAPE_INTERVAL = "15s"
-SCALE_DOWN_PERIOD_SECONDS = 300  # remove at most one replica per 5 minutes (§7.4)
+SCALE_DOWN_PERIOD_SECONDS = 300  # remove at most one replica per 5 minutes
 
 
 def pod_monitoring(svc: ServeModel, fit: Fit) -> Obj:

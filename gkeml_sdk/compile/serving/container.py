@@ -1,5 +1,5 @@
 """The model-server container of a ServeModel: command and args from the engine row, the Hub
-token from a Secret, ports, probes, GPU resources and volumes (serving-and-tenancy §1.6)."""
+token from a Secret, ports, probes, GPU resources and volumes."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ Obj = dict[str, Any]
 Role = Literal["server", "leader", "worker"]
 
 CONTAINER = "server"
-PRESTOP_SECONDS = 30  # lets load balancers stop sending before the engine drains (§1.6)
+PRESTOP_SECONDS = 30  # lets load balancers stop sending before the engine drains
 REPOSITORY_MOUNT = "/models"
 MULTI_HOST_SHM = "15Gi"  # the GKE multi-host sample's /dev/shm limit
 CACHE_HEADROOM = 1.1  # tokenizer, configs and partial downloads next to the weights
@@ -155,7 +155,7 @@ def pod_annotations(svc: ServeModel) -> dict[str, str]:
 
 
 def grace_seconds(svc: ServeModel) -> int:
-    """Termination grace: (longest request + preStop sleep) x 1.5, as §1.6 derives it.
+    """Termination grace: (longest request + preStop sleep) x 1.5.
 
     Example:
         >>> from gkeml_sdk.spec.accelerator import Accelerator
@@ -216,7 +216,7 @@ def _probes(eng: Engine, startup_seconds: int) -> Obj:
             "failureThreshold": failures,
         }
 
-    # Liveness must not fire while weights load: the startup probe holds it back (§4.4).
+    # Liveness must not fire while weights load: the startup probe holds it back.
     return {
         "startupProbe": probe(eng.startup_path, 10, math.ceil(startup_seconds / 10)),
         "readinessProbe": probe(eng.readiness_path, 5, 2),

@@ -10,7 +10,7 @@ from gkeml_sdk.spec.serving.sizing import Fit
 
 SERVE_LABEL = "gkeml.dev/serve"
 ROLE_LABEL = "gkeml.dev/role"  # leader / worker in a LeaderWorkerSet group
-ENGINE_TYPE_LABEL = "inference.networking.k8s.io/engine-type"  # read by the EPP (§5.6)
+ENGINE_TYPE_LABEL = "inference.networking.k8s.io/engine-type"  # read by the endpoint picker
 LWS_GROUP_KEY = "leaderworkerset.sigs.k8s.io/group-key"
 
 

@@ -71,7 +71,7 @@ def _disruption_budget(svc: ServeModel) -> Obj:
     spec: Obj = {
         "maxUnavailable": 1,
         "selector": {"matchLabels": lab.all_pods(svc)},
-        # A pod stuck loading must never block a node drain (§7.1).
+        # A pod stuck loading must never block a node drain.
         "unhealthyPodEvictionPolicy": "AlwaysAllow",
     }
     return {
@@ -89,7 +89,7 @@ def _deployment(svc: ServeModel, plan: ServePlan) -> Obj:
         # With an HPA the replica count is the HPA's: applying one here would reset it.
         spec["replicas"] = svc.min_replicas
     spec["selector"] = {"matchLabels": selector}
-    # A new pod loads the model before an old one leaves (§4.4).
+    # A new pod loads the model before an old one leaves.
     spec["strategy"] = {
         "type": "RollingUpdate",
         "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
@@ -135,7 +135,8 @@ def _template(svc: ServeModel, plan: ServePlan, role: Role, spread_by_rollout: b
     if svc.routing and svc.routing.via == "inference-gateway" and engine_type:
         labels[lab.ENGINE_TYPE_LABEL] = engine_type
     selector, tolerations, affinity = accelerator_scheduling(svc.accelerator, on_spot=svc.spot)
-    spec: Obj = {"enableServiceLinks": False}  # a Service env like VLLM_PORT breaks vLLM (§1.5)
+    # A Service env like VLLM_PORT breaks vLLM (vLLM's "Environment Variables" page).
+    spec: Obj = {"enableServiceLinks": False}
     if svc.service_account:
         spec["serviceAccountName"] = svc.service_account
     if svc.priority_class:

@@ -1,6 +1,5 @@
 """Model-aware routing objects: InferencePool + HTTPRoute (+ GKE backend and health-check
-policies) for the Inference Gateway (serving §5), or DestinationRule + VirtualService for
-Istio (§6)."""
+policies) for the GKE Inference Gateway, or DestinationRule + VirtualService for Istio."""
 
 from __future__ import annotations
 
@@ -21,7 +20,7 @@ GKE_NETWORKING_API = "networking.gke.io/v1"
 ISTIO_API = "networking.istio.io/v1"
 EPP_PORT = 9002
 DEFAULT_GATEWAY = "inference-gateway"
-GATEWAY_MODEL_HEADER = "X-Gateway-Base-Model-Name"  # set by the Body-Based Router (§5.6)
+GATEWAY_MODEL_HEADER = "X-Gateway-Base-Model-Name"  # set by the Body-Based Router
 ISTIO_MODEL_HEADER = "x-model-name"  # Istio matches lower-case header names only
 RETRY_ON = "connect-failure,refused-stream,reset,503"  # never retry a started generation
 
@@ -112,7 +111,7 @@ def _gke_policies(svc: ServeModel, routing: Routing) -> list[Obj]:
             },
         },
     }
-    # The load balancer's 30 s default would cut long generations (§5.7).
+    # The load balancer's 30 s default would cut long generations.
     backend = {
         "apiVersion": GKE_NETWORKING_API,
         "kind": "GCPBackendPolicy",
@@ -154,7 +153,7 @@ def _destination_rule(svc: ServeModel) -> Obj:
     policy = {
         # LLM requests vary by orders of magnitude in cost: send each to the least busy pod.
         "loadBalancer": {"simple": "LEAST_REQUEST"},
-        # Small pools: the 10 % default cap would never eject the one bad replica (§6.2).
+        # Small pools: the 10 % default cap would never eject the one bad replica.
         "outlierDetection": {
             "consecutive5xxErrors": 3,
             "consecutiveGatewayErrors": 2,

@@ -1,5 +1,6 @@
 """`Autoscaling`: how many replicas of a model server run, driven by the engine's queue depth
-(or batch size) through the GKE custom metrics path (serving-and-tenancy §4.3, §7.4)."""
+(or batch size) through the GKE custom metrics path (GKE's "Best practices for autoscaling
+large language model (LLM) inference workloads with GPUs")."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ class Autoscaling(SpecModel):
     queue_depth: float | None = None
     batch_size: float | None = None
     # Scale up at once (capacity permitting), down slowly: a removed replica costs minutes of
-    # model loading to bring back (§7.4).
+    # model loading to bring back.
     scale_up_pods_per_minute: int = 2
     scale_down_delay_seconds: int = 600
 

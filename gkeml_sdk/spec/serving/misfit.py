@@ -1,5 +1,5 @@
 """The error for a model server that fits no allowed shape: the numbers, and the shapes,
-GPUs or settings that would fit, cheapest first (serving-and-tenancy §4.2)."""
+GPUs or settings that would fit, cheapest first."""
 
 from __future__ import annotations
 

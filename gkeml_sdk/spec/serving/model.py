@@ -1,5 +1,5 @@
 """`ServeModel`: an LLM served on GKE, sized to its GPUs and checked against the engine and
-the hardware at construction (serving-and-tenancy §0-§4)."""
+the hardware at construction."""
 
 from __future__ import annotations
 

@@ -104,7 +104,8 @@ class ServePlan:
             mark = " <- this service" if (provisioning == "spot") == self.spot else ""
             rows.append((f"cost/hour {provisioning}", self._cost(provisioning) + mark))
         rows.append(("start-up budget", f"{self.startup_seconds} s to fetch and load weights"))
-        rows.append(("prices", f"accelerator component only; {self.price_source}, {self.as_of}"))
+        prices = f"accelerator component only; {self.price_source}, as of {self.as_of}"
+        rows.append(("prices", prices))
         return rows
 
     def __str__(self) -> str:

@@ -1,6 +1,6 @@
 """`Routing`: how requests reach model servers by model name, through the GKE Inference
-Gateway (InferencePool + HTTPRoute, serving-and-tenancy §5) or Istio (VirtualService +
-DestinationRule, §6), with weights across models or model versions."""
+Gateway (InferencePool + HTTPRoute, gateway-api-inference-extension.sigs.k8s.io) or Istio
+(VirtualService + DestinationRule, istio.io), with weights across models or model versions."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """GPU memory of a served LLM and the choice of tensor/pipeline parallelism
-(serving-and-tenancy §4.1-§4.2): pure arithmetic on catalog facts.
+(GKE's "Best practices for optimizing LLM inference with GPUs" and vLLM's "Parallelism and
+Scaling" guide): pure arithmetic on catalog facts.
 
-Units: weights and GPU memory in GB (10^9 bytes, as GPU data sheets and §4.1 count them);
+Units: weights and GPU memory in GB (10^9 bytes, as GPU data sheets count them);
 KV cache per token in bytes.
 """
 
@@ -14,17 +15,17 @@ from dataclasses import dataclass
 from gkeml_sdk.catalog.models import LlmModel
 
 GB = 1e9
-# Activations and CUDA graphs take ~1-4 GiB per GPU (§4.1); 2 GB reproduces §4.2's
+# Activations and CUDA graphs take ~1-4 GiB per GPU; 2 GB reproduces GKE's worked example of
 # "~55 GB/GPU left for KV" for 70B bf16 at TP2 on H200.
 ACTIVATION_OVERHEAD_GB = 2.0
-# §4.2 rule 1: the KV cache should hold at least 2-4 sequences of max_model_len.
+# The KV cache should hold at least 2-4 sequences of max_model_len.
 MIN_SEQUENCES = 2
 TP_SIZES = (1, 2, 4, 8, 16)  # powers of two: NVLink topologies and head counts divide evenly
 MAX_NODES = 8
 # Start-up: engine init and CUDA-graph capture, plus downloading the weights from the Hub.
 STARTUP_BASE_SECONDS = 300
 DOWNLOAD_GB_PER_SECOND = 0.25
-MIN_STARTUP_SECONDS = 600  # §1.6: the reference probes allow 10 minutes
+MIN_STARTUP_SECONDS = 600  # GKE's serving samples' startup probes allow 10 minutes
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,7 @@ class Fit:
 
 
 def kv_bytes_per_token(model: ModelShape, kv_bytes: float) -> float:
-    """KV cache bytes one token takes in the whole model (§4.1).
+    """KV cache bytes one token takes in the whole model.
 
     Standard attention: 2 (K and V) x layers x kv_heads x head_dim x bytes; multi-head
     latent attention: layers x latent width x bytes.
@@ -197,7 +198,7 @@ def evaluate(inp: SizingInput, tp: int, pp: int, pods: int) -> Fit:
 
 
 def valid_tensor_parallel(model: ModelShape, gpus_per_node: int) -> list[int]:
-    """TP sizes that divide the attention heads and stay inside one node (§4.2 rule 2).
+    """TP sizes that divide the attention heads and stay inside one node.
 
     Example:
         >>> valid_tensor_parallel(ModelShape(7.6, 28, 28, 4, 128), 8)
@@ -219,7 +220,7 @@ def shapes(inp: SizingInput) -> list[Fit]:
 
 
 def choose(inp: SizingInput) -> Fit | None:
-    """The smallest shape that fits (§4.2 rule 1), or None.
+    """The smallest shape that fits, or None.
 
     Example:
         >>> shape = ModelShape(70.0, 80, 64, 8, 128)
@@ -255,7 +256,7 @@ def _candidates(inp: SizingInput) -> Iterator[tuple[int, int, int]]:
         yield tp, pp, 1
     if not (inp.multi_host and inp.pipeline) or not tps:
         return
-    # Across nodes: TP fills each node, PP = number of nodes (vLLM's guidance, §4.2 rule 2).
+    # Across nodes: TP fills each node, PP = number of nodes (vLLM's "Parallelism and Scaling").
     node_tp = max(tps)
     stages = [inp.pipeline_parallel] if inp.pipeline_parallel else range(2, MAX_NODES + 1)
     for pp in stages:

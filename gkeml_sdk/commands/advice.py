@@ -1,0 +1,48 @@
+"""Library advice in the CLI's words. Errors raised by gkeml_sdk speak Python
+(`Client(backend='local')`, `svc.compile()`); `gkeml` prints the commands and flags that do
+the same (`--local`, `gkeml render FILE`)."""
+
+from __future__ import annotations
+
+import re
+
+# A local client as the library spells it, today's and the typed-settings form.
+LOCAL = r"Client\((?:backend=['\"]local['\"]|local=\w*(?:\([^()]*\))?)\)"
+CLUSTER = r"Client\((?:kubernetes=\w*(?:\([^()]*\))?)?\)"
+# Settings that say where the cluster is, in either spelling.
+WHERE = r"Client\(kubernetes=\w*\([^()]*kubeconfig[^()]*\)\)|kubeconfig=/context=/api_client="
+GET_RUN = r"\.get_run\(['\"](?P<name>[^'\"]+)['\"]\)"
+
+RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), words)
+    for pattern, words in (
+        (LOCAL + GET_RUN + r"\.cancel\(\)", r"gkeml cancel \g<name> --local"),
+        (CLUSTER + GET_RUN + r"\.cancel\(\)", r"gkeml cancel \g<name>"),
+        (LOCAL + r"\.runs\(\)", "gkeml runs --local"),
+        (CLUSTER + r"\.runs\(\)", "gkeml runs"),
+        (CLUSTER + r"\.serve\(svc\)", "gkeml serve FILE"),
+        (CLUSTER + " with a cluster", "a cluster (without --local)"),
+        ("cluster with " + CLUSTER, "cluster (without --local)"),
+        (r"svc\.compile\(\)", "gkeml render FILE"),
+        (WHERE, "--kubeconfig/--context"),
+        (LOCAL, "--local"),
+        (r"(?<![\w.-])max_resubmits=", "--max-resubmits "),
+        (r"(?<![\w.-])fallback_to_on_demand_after=", "--fallback-after "),
+        (r"(?<![\w.-])hours=", "--cost "),
+    )
+)
+
+
+def cli_words(message: str) -> str:
+    """A library message with its Python advice replaced by `gkeml` commands and flags.
+
+    Example:
+        >>> cli_words("no kubeconfig: pass kubeconfig=/context=/api_client=, "
+        ...           "or run on this machine with Client(backend='local')")
+        'no kubeconfig: pass --kubeconfig/--context, or run on this machine with --local'
+        >>> cli_words("still active (Client().get_run('ft').cancel())")
+        'still active (gkeml cancel ft)'
+    """
+    for pattern, words in RULES:
+        message = pattern.sub(words, message)
+    return message
