@@ -10,7 +10,7 @@ import shlex
 from collections.abc import Callable
 from functools import cache
 
-from . import options as o
+from . import parsers as p
 
 # A local client as the library spells it, today's and the typed-settings form.
 LOCAL = r"Client\((?:backend=['\"]local['\"]|local=\w*(?:\([^()]*\))?)\)"
@@ -55,7 +55,7 @@ def _field_rules() -> tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str
     """`field=value` -> `--field value` for every option of `%%gke_train` and `%gke_cost`."""
     rules = []
     seen = set()
-    for parser in (o.train_parser(), o.cost_parser()):
+    for parser in (p.train_parser(), p.cost_parser()):
         for action in parser._actions:
             flags = [f for f in action.option_strings if f.startswith("--")]
             if not flags or action.dest in seen:

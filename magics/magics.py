@@ -11,6 +11,7 @@ from typing import Any
 from gkeml_sdk import Client, GkemlError, LocalOptions, Run, SpecError, TrainingJob
 
 from . import options as o
+from . import parsers as p
 from .advice import magic_words
 from .display import ConfigView, CostView, DryRun, RunTable, RunView, StatusLine
 
@@ -29,12 +30,12 @@ class GkeMagics:
         Options mirror TrainingJob's fields; see docs/notebooks.md or `%gke_train?`.
         """
         with _usage_errors():
-            ns = o.parse(o.train_parser(), line)
+            ns = p.parse(p.train_parser(), line)
             if not (cell or "").strip():
-                raise o.OptionError("%%gke_train: the cell is empty; write the training code below")
+                raise p.OptionError("%%gke_train: the cell is empty; write the training code below")
             local = ns.local or self.defaults.backend == "local"
             if ns.chaos is not None and not local:
-                raise o.OptionError("%%gke_train: --chaos needs --local (it simulates preemption)")
+                raise p.OptionError("%%gke_train: --chaos needs --local (it simulates preemption)")
             job = o.train_job(ns, self.defaults, cell or "")
             if ns.dry_run:
                 hours = (job.max_runtime or 3600) / 3600
@@ -52,14 +53,14 @@ class GkeMagics:
     def gke_config(self, line: str) -> Any:
         """Show (no options) or set the defaults: `%gke_config --namespace ml --queue team-a`."""
         with _usage_errors():
-            ns = o.parse(o.config_parser(), line)
+            ns = p.parse(p.config_parser(), line)
             self.defaults = o.apply_config(ns, self.defaults)
         return ConfigView(self.defaults.rows())
 
     def gke_status(self, line: str) -> Any:
         """Show one run with its history (`%gke_status NAME`), or every run."""
         with _usage_errors():
-            ns = o.parse(o.parsers()["gke_status"], line)
+            ns = p.parse(p.parsers()["gke_status"], line)
             if ns.name is None:
                 return RunTable(self._runs_of(ns.local).runs())
             return RunView(self._run(ns.name, ns.local))
@@ -67,7 +68,7 @@ class GkeMagics:
     def gke_logs(self, line: str) -> None:
         """Print a run's logs prefixed by rank: `%gke_logs NAME [--follow] [--rank 0]`."""
         with _usage_errors():
-            ns = o.parse(o.parsers()["gke_logs"], line)
+            ns = p.parse(p.parsers()["gke_logs"], line)
             run = self._run(ns.name, ns.local)
             lines = run.logs(follow=ns.follow)
             if ns.rank is not None:  # every backend prefixes lines alike (Run.log_prefix)
@@ -81,7 +82,7 @@ class GkeMagics:
     def gke_cancel(self, line: str) -> None:
         """Stop a run and every process or pod it started: `%gke_cancel NAME`."""
         with _usage_errors():
-            ns = o.parse(o.parsers()["gke_cancel"], line)
+            ns = p.parse(p.parsers()["gke_cancel"], line)
             run = self._run(ns.name, ns.local)
             run.cancel()
             print(f"{run.name}: {run.state}")
@@ -89,13 +90,13 @@ class GkeMagics:
     def gke_jobs(self, line: str) -> Any:
         """List runs, newest first: `%gke_jobs [--local]`."""
         with _usage_errors():
-            ns = o.parse(o.parsers()["gke_jobs"], line)
+            ns = p.parse(p.parsers()["gke_jobs"], line)
             return RunTable(self._runs_of(ns.local).runs())
 
     def gke_cost(self, line: str) -> Any:
         """Estimate cost: `%gke_cost --gpu h100:8 --nodes 2 --spot --hours 10`."""
         with _usage_errors():
-            ns = o.parse(o.cost_parser(), line)
+            ns = p.parse(p.cost_parser(), line)
             fields = o.job_fields(ns, self.defaults)
             job = TrainingJob(name="cost-estimate", command=["true"], **fields)
             return CostView(job.estimate_cost(hours=ns.hours))
@@ -154,7 +155,7 @@ def _usage_errors() -> Iterator[None]:
 
     try:
         yield
-    except o.OptionError as exc:
+    except p.OptionError as exc:
         raise UsageError(str(exc)) from None
     except SpecError as exc:
         raise UsageError(magic_words(str(exc))) from None

@@ -9,6 +9,7 @@ the caller and outlives it (a kernel restart does not stop a run).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -34,8 +35,6 @@ class Supervisor:
     """Runs the job of one run directory to a terminal state (see module docstring)."""
 
     def __init__(self, run: RunDir, child_umask: int = -1) -> None:
-        import json
-
         self.run = run
         self.child_umask = child_umask  # -1: the processes inherit this one's umask
         self.job = TrainingJob.from_yaml((run.path / JOB).read_text())
@@ -65,9 +64,8 @@ class Supervisor:
         """Run until SUCCEEDED, FAILED or CANCELLED; the outcome is in `state.json`."""
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, self._on_signal)
-        deadline = None
-        if self.job.max_runtime:
-            deadline = time.monotonic() + self.job.max_runtime
+        runtime = self.job.max_runtime
+        deadline = time.monotonic() + runtime if runtime else None
         self._move(RunState.STARTING, "Launching", f"{len(self.slots)} process(es)")
         self._start_all()
         while True:
@@ -237,9 +235,8 @@ class Supervisor:
         self.children.clear()
 
     def _record_exit(self, label: str, code: int) -> None:
-        for rec in self.record.processes:
-            if rec.slot == label:
-                rec.exit_code = code
+        for rec in (r for r in self.record.processes if r.slot == label):
+            rec.exit_code = code
         self.run.write(self.record)
 
     def _restart(self, reason: str, message: str) -> None:

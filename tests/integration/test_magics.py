@@ -120,7 +120,8 @@ def test_cost(shell: InteractiveShell) -> None:
 
 
 def test_options_mirror_trainingjob_fields() -> None:
-    from gkeml_magics.options import MagicDefaults, parse, train_job, train_parser
+    from gkeml_magics.options import MagicDefaults, train_job
+    from gkeml_magics.parsers import parse, train_parser
 
     ns = parse(
         train_parser(),
@@ -141,7 +142,8 @@ def test_options_mirror_trainingjob_fields() -> None:
 
 
 def test_secret_env_option_becomes_secret_references() -> None:
-    from gkeml_magics.options import MagicDefaults, OptionError, parse, train_job, train_parser
+    from gkeml_magics.options import MagicDefaults, train_job
+    from gkeml_magics.parsers import OptionError, parse, train_parser
 
     from gkeml_sdk import SecretRef
 
