@@ -182,8 +182,17 @@ class Run(ABC):
             ...     print(f"status: {item}" if isinstance(item, RunStatus) else item)
         """
         items: queue.Queue[object] = queue.Queue()
-        _start(f"gkeml-logs-{self.name}", lambda: _read_logs(self, items))
-        _start(f"gkeml-status-{self.name}", lambda: _wait(self, timeout, items))
+        stop = threading.Event()  # set once the caller stops reading: helpers close their watches
+        _start(f"gkeml-logs-{self.name}", lambda: _read_logs(self, items, stop))
+        _start(f"gkeml-status-{self.name}", lambda: _wait(self, timeout, items, stop))
+        try:
+            yield from self._follow_items(items, timeout)
+        finally:
+            stop.set()
+
+    def _follow_items(
+        self, items: queue.Queue[object], timeout: float | None
+    ) -> Iterator[str | RunStatus]:
         end = None if timeout is None else time.monotonic() + timeout
         shown: list[RunStatus] = []  # statuses yielded so far
         seen = 0  # history entries read so far
@@ -218,6 +227,16 @@ class Run(ABC):
                     f"stopped following {self.name!r} after {timeout:g} s; it is "
                     f"{latest.state.value if latest else 'not started'}"
                 ) from None
+
+    def _follow_wait(
+        self, timeout: float | None, progress: ProgressCallback, stop: threading.Event
+    ) -> RunStatus:
+        """`wait` for `follow`; a backend holding connections ends early once `stop` is set."""
+        return self.wait(timeout=timeout, progress=progress)
+
+    def _follow_logs(self, stop: threading.Event) -> Iterator[str]:
+        """`logs(follow=True)` for `follow`; ends early once `stop` is set where it can."""
+        return self.logs(follow=True)
 
     log_prefix = staticmethod(log_prefix)
     log_slot = staticmethod(log_slot)
@@ -262,18 +281,20 @@ def _start(name: str, target: Callable[[], None]) -> None:
     threading.Thread(target=target, name=name, daemon=True).start()
 
 
-def _read_logs(run: Run, items: queue.Queue[object]) -> None:
+def _read_logs(run: Run, items: queue.Queue[object], stop: threading.Event) -> None:
     try:
-        for line in run.logs(follow=True):
+        for line in run._follow_logs(stop):
             items.put(_Line(line))
         items.put(_LOGS_END)
     except BaseException as exc:  # surfaced in the caller's thread
         items.put(_Failed(exc))
 
 
-def _wait(run: Run, timeout: float | None, items: queue.Queue[object]) -> None:
+def _wait(
+    run: Run, timeout: float | None, items: queue.Queue[object], stop: threading.Event
+) -> None:
     try:
-        final = run.wait(timeout=timeout, progress=lambda status: items.put(_WAKE))
+        final = run._follow_wait(timeout, lambda status: items.put(_WAKE), stop)
         items.put(_Final(final))
     except BaseException as exc:  # RunTimeoutError included: the run keeps going
         items.put(_Failed(exc))

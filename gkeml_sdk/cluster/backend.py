@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -112,9 +113,11 @@ class KubernetesBackend:
         runs: list[Run],
         timeout: float | None,
         progress: bool | ProgressCallback = False,
+        stop: threading.Event | None = None,
     ) -> list[RunStatus]:
-        """Follow `runs` until each is final, through one shared stream per kind and
-        namespace (the number of watch connections does not grow with the number of runs)."""
+        """Follow `runs` until each is final (or `stop` is set), through one shared stream per
+        kind and namespace (the number of watch connections does not grow with the number of
+        runs)."""
         kube_runs = [r for r in runs if isinstance(r, KubeRun)]
         callback = _progress_callback(progress)
         for run in kube_runs:
@@ -131,7 +134,7 @@ class KubernetesBackend:
                     watch_seconds=self.watch_seconds,
                     backoff=self.watch_backoff,
                 ) as hub:
-                    self._drain(hub, kube_runs, left)
+                    self._drain(hub, kube_runs, left, stop)
                     self.watch_connections += hub.connections
         finally:
             for run in kube_runs:
@@ -235,10 +238,12 @@ class KubernetesBackend:
         if callback is not None:
             callback(status)
 
-    def logs(self, run: KubeRun, follow: bool) -> Iterator[str]:
+    def logs(
+        self, run: KubeRun, follow: bool, stop: threading.Event | None = None
+    ) -> Iterator[str]:
         """Pod logs of the current attempt, each line prefixed by its node rank. Following
         picks up pods as they start (from a watch) and ends once the attempt is final."""
-        return run_logs(self.kube, run, follow, self.watch_seconds, self.watch_backoff)
+        return run_logs(self.kube, run, follow, self.watch_seconds, self.watch_backoff, stop)
 
     def _specs(self, runs: list[KubeRun]) -> list[StreamSpec]:
         specs = []
@@ -251,8 +256,12 @@ class KubernetesBackend:
             specs.append(StreamSpec(PODS, namespace, RUN_ID_LABEL))
         return specs
 
-    def _drain(self, hub: StreamHub, runs: list[KubeRun], left: Any) -> None:
-        while True:
+    def _drain(
+        self, hub: StreamHub, runs: list[KubeRun], left: Any, stop: threading.Event | None
+    ) -> None:
+        # With a `stop`, wake every second to notice it (no request is made meanwhile).
+        nap = 3600.0 if stop is None else 1.0
+        while stop is None or not stop.is_set():
             now = time.time()
             for run in runs:
                 run.act(now)
@@ -263,7 +272,7 @@ class KubernetesBackend:
                 states = ", ".join(f"{r.name}: {r._status()}" for r in pending)
                 raise RunTimeoutError(f"timed out waiting for {states}")
             next_action = min(r.seconds_to_next_action(now) for r in pending)
-            event = hub.next(timeout=min(left(), next_action, 3600.0))
+            event = hub.next(timeout=min(left(), next_action, nap))
             if event is None:
                 continue
             stamp = time.time()

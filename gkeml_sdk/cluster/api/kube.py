@@ -196,7 +196,10 @@ class WatchStream:
             # An already closed socket has nothing left to stop.
             with contextlib.suppress(Exception):
                 self._response.shutdown()
-            self._response.release_conn()
+            # Close the connection, not back into the pool: shutdown() stops only our reading,
+            # and a pooled socket would keep the server's watch alive until its timeout.
+            with contextlib.suppress(Exception):
+                self._response.close()
 
 
 def _events(stream: Any, res: Resource) -> Iterator[tuple[str, Obj]]:

@@ -7,7 +7,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from queue import Queue
+from queue import Empty, Queue
 from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.catalog.kueue import JOB_COMPLETION_INDEX_ANNOTATION, JOBSET_JOB_INDEX_LABEL
@@ -48,7 +48,12 @@ class AttemptPods:
 
 
 def run_logs(
-    kube: KubeClient, run: KubeRun, follow: bool, watch_seconds: int, backoff: Backoff | None
+    kube: KubeClient,
+    run: KubeRun,
+    follow: bool,
+    watch_seconds: int,
+    backoff: Backoff | None,
+    stop: threading.Event | None = None,
 ) -> Iterator[str]:
     """Log lines of `run`'s current attempt; following ends once the attempt is final.
 
@@ -71,7 +76,13 @@ def run_logs(
     )
     streams = [StreamSpec(k, run.namespace, selector) for k in (kind, PODS)]
     return follow_logs(
-        where, streams, tracker, list_pods, watch_seconds=watch_seconds, backoff=backoff
+        where,
+        streams,
+        tracker,
+        list_pods,
+        watch_seconds=watch_seconds,
+        backoff=backoff,
+        stop=stop,
     )
 
 
@@ -95,11 +106,13 @@ def follow_logs(
     *,
     watch_seconds: int = 300,
     backoff: Backoff | None = None,
+    stop: threading.Event | None = None,
 ) -> Iterator[str]:
     """Lines of every pod of an attempt as they come, interleaved, including pods that start
     after the call (a queued run, a JobSet restart). `streams` watch the attempt's Job/JobSet
     and pods and feed `tracker`; the lines end once it says the attempt is final and every
-    pod's log has ended. Nothing polls: waits are on the watches and the log streams.
+    pod's log has ended, or once `stop` is set (the watches close then; a pod's log stream
+    ends with the pod). Nothing polls: waits are on the watches and the log streams.
 
     Example:
         >>> for line in follow_logs(where, specs, tracker, list_pods):  # doctest: +SKIP
@@ -115,8 +128,12 @@ def follow_logs(
         informer.start()
     try:
         final = False
-        while not final or followers.active:
-            item = items.get()
+        nap = None if stop is None else 1.0  # with a `stop`, wake every second to notice it
+        while (not final or followers.active) and not (stop is not None and stop.is_set()):
+            try:
+                item = items.get(timeout=nap)
+            except Empty:
+                continue
             if isinstance(item, str):
                 yield item
             elif item is _LOG_ENDED:

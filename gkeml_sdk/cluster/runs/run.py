@@ -4,6 +4,7 @@ and resubmits after terminal infrastructure loss, exactly once per attempt."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -78,6 +79,14 @@ class KubeRun(Run):
     ) -> RunStatus:
         """Follow the run until it is final (resubmitting under its RetryPolicy)."""
         return self._backend.wait_all([self], timeout, progress)[0]
+
+    def _follow_wait(
+        self, timeout: float | None, progress: ProgressCallback, stop: threading.Event
+    ) -> RunStatus:
+        return self._backend.wait_all([self], timeout, progress, stop=stop)[0]
+
+    def _follow_logs(self, stop: threading.Event) -> Iterator[str]:
+        return self._backend.logs(self, True, stop=stop)
 
     def logs(self, follow: bool = False) -> Iterator[str]:
         """Log lines of every pod of the current attempt, prefixed by node rank."""

@@ -1,4 +1,4 @@
-"""watch.follow() on a cluster run: statuses come from the watch streams, so a run that sits
+"""Run.follow() on a cluster run: statuses come from the watch streams, so a run that sits
 RUNNING costs no API request per second, and every transition and log line still shows."""
 
 from __future__ import annotations
@@ -58,3 +58,16 @@ def test_following_stops_at_the_timeout_and_the_run_keeps_going(cluster, client)
         list(run.follow(timeout=1.0))
     assert time.monotonic() - started < 5.0
     assert cluster.objects("jobsets", "ml") != []
+
+
+def test_a_follow_abandoned_early_closes_its_watches(cluster, client):
+    run = client.submit(gang())
+    Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", until=2.0)
+    assert run.state.state is RunState.RUNNING
+    following = run.follow()
+    next(following)  # e.g. Ctrl-C in `%%gke_train --wait` after the first line
+    # The status wait (JobSet, Workload, Pod) and the log follower (JobSet, Pod) watch.
+    cluster.wait_for(lambda: cluster.open_watches >= 5, timeout=10)
+    following.close()
+    cluster.wait_for(lambda: cluster.open_watches == 0, timeout=10)
+    assert run.state.state is RunState.RUNNING  # the run itself goes on
