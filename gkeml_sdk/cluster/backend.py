@@ -250,7 +250,16 @@ class KubernetesBackend:
         for namespace in sorted({r.namespace for r in runs}):
             kinds = {job_resource(r.record) for r in runs}
             for kind in sorted(kinds, key=lambda k: k.kind):
-                specs.append(StreamSpec(kind, namespace, RUN_ID_LABEL))
+                # Attempts created before the stream lists: one deleted meanwhile is reported.
+                mine = [
+                    r for r in runs if r.namespace == namespace and job_resource(r.record) == kind
+                ]
+                known = tuple(
+                    {"metadata": {"name": a.name, "namespace": namespace, "uid": a.uid}}
+                    for a in (r.record.current for r in mine)
+                    if a.uid
+                )
+                specs.append(StreamSpec(kind, namespace, RUN_ID_LABEL, known))
             # Kueue builds Workloads itself; they do not carry our labels.
             specs.append(StreamSpec(WORKLOADS, namespace))
             specs.append(StreamSpec(PODS, namespace, RUN_ID_LABEL))
@@ -277,16 +286,8 @@ class KubernetesBackend:
                 continue
             stamp = time.time()
             for run in pending:
-                if run.namespace != event.obj.get("metadata", {}).get("namespace", run.namespace):
-                    continue
-                if event.type != "LISTED":
+                if run.namespace == event.obj.get("metadata", {}).get("namespace", run.namespace):
                     run.observe(event, stamp)
-                elif event.kind == job_resource(run.record).kind and (
-                    run.object_name() not in event.obj["names"]
-                ):
-                    # Deleted before this stream ever saw it (the relist cannot report it as
-                    # gone): one read settles it.
-                    self._ensure_current_attempt(run)
 
 
 def _progress_callback(progress: bool | ProgressCallback) -> ProgressCallback | None:

@@ -24,8 +24,7 @@ Obj = dict[str, Any]
 
 @dataclass(frozen=True)
 class Event:
-    """One change seen on a stream: `type` is ADDED, MODIFIED, DELETED, SYNCED (an object of a
-    relist) or LISTED (a relist is complete; `obj` has the namespace and the listed `names`)."""
+    """One change seen on a stream: `type` is ADDED, MODIFIED, DELETED or SYNCED (a relist)."""
 
     kind: str
     type: str
@@ -34,11 +33,14 @@ class Event:
 
 @dataclass(frozen=True)
 class StreamSpec:
-    """What one informer follows."""
+    """What one informer follows. `known` are objects the caller already knows exist (at least
+    `metadata.name`, `namespace`, `uid`): one missing from the first list is reported DELETED,
+    as one seen and then missed by a relist is."""
 
     resource: Resource
     namespace: str
     label_selector: str = ""
+    known: tuple[Obj, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,7 @@ class Informer(threading.Thread):
         self._stop_event = threading.Event()
         self._stream: WatchStream | None = None
         # Last object seen per namespace/name: a relist reports those now missing as DELETED.
-        self._known: dict[tuple[str, str], Obj] = {}
+        self._known: dict[tuple[str, str], Obj] = {_key(o): o for o in spec.known}
         self.connections = 0  # watch connections opened (resumes and relists included)
         self.delivered = 0  # events received on watches (not from lists, not bookmarks)
 
@@ -137,11 +139,6 @@ class Informer(threading.Thread):
                 self._emit("DELETED", last)  # deleted (or replaced) while we were not watching
         for item in items:
             self._emit("SYNCED", item)
-        listed = {
-            "metadata": {"namespace": self.spec.namespace},
-            "names": sorted(n for _, n in fresh),
-        }
-        self.sink(Event(self.spec.resource.kind, "LISTED", listed))
         return version
 
     def _emit(self, event_type: str, obj: Obj) -> None:

@@ -138,7 +138,7 @@ def follow_logs(
                 yield item
             elif item is _LOG_ENDED:
                 followers.active -= 1
-            elif isinstance(item, Event) and item.type != "LISTED" and not final:
+            elif isinstance(item, Event) and not final:
                 if item.type == "ERROR":
                     raise item.obj["error"]
                 event_type = "MODIFIED" if item.type == "SYNCED" else item.type

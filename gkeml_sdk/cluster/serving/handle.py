@@ -93,7 +93,7 @@ class ServeHandle:
                     why = str(last) if last else f"{kind.kind} {self.name} not seen"
                     raise RunTimeoutError(f"model server {self.name} not ready: {why}")
                 event = hub.next(timeout=min(left(), 3600.0))
-                if event is None or event.type == "LISTED":
+                if event is None:
                     continue
                 key = event.obj["metadata"]["name"]
                 if event.kind == kind.kind:

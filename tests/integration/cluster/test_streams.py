@@ -28,7 +28,7 @@ def next_event(hub: StreamHub, kind: str, name: str, timeout: float) -> Event | 
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         event = hub.next(timeout=end - time.monotonic())
-        if event is not None and (event.type, event.obj["metadata"].get("name")) == (kind, name):
+        if event is not None and (event.type, event.obj["metadata"]["name"]) == (kind, name):
             return event
     return None
 
