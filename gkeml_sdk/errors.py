@@ -1,5 +1,5 @@
-"""Exceptions the SDK raises. Every user-caused mistake is one of these, never a
-traceback from deep inside a dependency.
+"""Exceptions the SDK raises, and how their advice is spelled. Every user-caused mistake is
+one of these, never a traceback from deep inside a dependency.
 
 Example:
     >>> from gkeml_sdk.errors import SpecError
@@ -71,3 +71,23 @@ class NotFoundError(ClusterError):
 
 class RunTimeoutError(GkemlError, TimeoutError):
     """`wait()` ran out of time before the run reached a terminal state."""
+
+
+class AdviceSpelling:
+    """How the library's messages spell their Python advice, as regular expressions, so an edge
+    (the CLI, the magics) can put its own commands in their place.
+
+    Example:
+        >>> import re
+        >>> bool(re.fullmatch(AdviceSpelling.LOCAL_CLIENT, "Client(backend='local')"))
+        True
+    """
+
+    # A local client, in the backend-name and the typed-settings form.
+    LOCAL_CLIENT = r"Client\((?:backend=['\"]local['\"]|local=\w*(?:\([^()]*\))?)\)"
+    CLUSTER_CLIENT = r"Client\((?:kubernetes=\w*(?:\([^()]*\))?)?\)"
+    # Settings that say where the cluster is, in either form.
+    CLUSTER_SETTINGS = (
+        r"Client\(kubernetes=\w*\([^()]*kubeconfig[^()]*\)\)|kubeconfig=/context=/api_client="
+    )
+    GET_RUN = r"\.get_run\(['\"](?P<name>[^'\"]+)['\"]\)"

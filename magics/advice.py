@@ -10,14 +10,14 @@ import shlex
 from collections.abc import Callable
 from functools import cache
 
+from gkeml_sdk.errors import AdviceSpelling
+
 from . import parsers as p
 
-# A local client as the library spells it, today's and the typed-settings form.
-LOCAL = r"Client\((?:backend=['\"]local['\"]|local=\w*(?:\([^()]*\))?)\)"
-CLUSTER = r"Client\((?:kubernetes=\w*(?:\([^()]*\))?)?\)"
-# Settings that say where the cluster is, in either spelling.
-WHERE = r"Client\(kubernetes=\w*\([^()]*kubeconfig[^()]*\)\)|kubeconfig=/context=/api_client="
-GET_RUN = r"\.get_run\(['\"](?P<name>[^'\"]+)['\"]\)"
+LOCAL = AdviceSpelling.LOCAL_CLIENT
+CLUSTER = AdviceSpelling.CLUSTER_CLIENT
+WHERE = AdviceSpelling.CLUSTER_SETTINGS
+GET_RUN = AdviceSpelling.GET_RUN
 # A Python value in advice: a bool, a quoted string, a number or a plain word.
 VALUE = r"(?P<value>True|False|'[^']*'|\"[^\"]*\"|[\w./:-]+)"
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import re
 
-# A local client as the library spells it, today's and the typed-settings form.
-LOCAL = r"Client\((?:backend=['\"]local['\"]|local=\w*(?:\([^()]*\))?)\)"
-CLUSTER = r"Client\((?:kubernetes=\w*(?:\([^()]*\))?)?\)"
-# Settings that say where the cluster is, in either spelling.
-WHERE = r"Client\(kubernetes=\w*\([^()]*kubeconfig[^()]*\)\)|kubeconfig=/context=/api_client="
-GET_RUN = r"\.get_run\(['\"](?P<name>[^'\"]+)['\"]\)"
+from gkeml_sdk.errors import AdviceSpelling
+
+LOCAL = AdviceSpelling.LOCAL_CLIENT
+CLUSTER = AdviceSpelling.CLUSTER_CLIENT
+WHERE = AdviceSpelling.CLUSTER_SETTINGS
+GET_RUN = AdviceSpelling.GET_RUN
 
 RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern), words)
