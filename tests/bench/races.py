@@ -29,10 +29,8 @@ class Tally:
     """What the race scenarios measured."""
 
     runs: int = 0
-    submissions: int = 0
     stuck: list[str] = field(default_factory=list)
     wrong: list[str] = field(default_factory=list)  # a final state other than the expected one
-    refused: int = 0  # names refused before reaching the cluster
     sentinels: dict[str, str] = field(default_factory=dict)  # name -> resourceVersion
 
 
