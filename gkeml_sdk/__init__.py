@@ -46,9 +46,11 @@ _EXPORTS = {
     "RunStatus": "gkeml_sdk.run",
     "FailureCause": "gkeml_sdk.run",
     "Transition": "gkeml_sdk.run",
+    "runs_html": "gkeml_sdk.pictures.runs",
     "GkemlError": "gkeml_sdk.errors",
     "SpecError": "gkeml_sdk.errors",
     "ConfigError": "gkeml_sdk.errors",
+    "NoClusterError": "gkeml_sdk.errors",
     "ClusterError": "gkeml_sdk.errors",
     "NotFoundError": "gkeml_sdk.errors",
     "RunTimeoutError": "gkeml_sdk.errors",
@@ -69,6 +71,7 @@ __all__ = [
     "LocalSettings",
     "Manifests",
     "ModelSize",
+    "NoClusterError",
     "NotFoundError",
     "PriceBook",
     "RetryPolicy",
@@ -89,6 +92,7 @@ __all__ = [
     "__version__",
     "gpu_models",
     "load_specs",
+    "runs_html",
     "tpu_generations",
 ]
 
@@ -103,12 +107,14 @@ if TYPE_CHECKING:
         ClusterError,
         ConfigError,
         GkemlError,
+        NoClusterError,
         NotFoundError,
         RunTimeoutError,
         SpecError,
     )
     from gkeml_sdk.hardware import gpu_models, tpu_generations
     from gkeml_sdk.local.options import LocalOptions, LocalSettings
+    from gkeml_sdk.pictures.runs import runs_html
     from gkeml_sdk.run import FailureCause, Run, RunState, RunStatus, Transition
     from gkeml_sdk.spec.accelerator import Accelerator
     from gkeml_sdk.spec.cost import CostEstimate

@@ -43,6 +43,27 @@ class ConfigError(GkemlError):
     """The environment is not set up: no kubeconfig, a missing CRD, a missing LocalQueue."""
 
 
+class NoClusterError(ConfigError):
+    """No Kubernetes configuration was found (no kubeconfig, not inside a cluster); `why`
+    says what was looked for, `GET_CREDENTIALS` is the command that writes one.
+
+    Example:
+        >>> NoClusterError("~/.kube/config does not exist").why
+        '~/.kube/config does not exist'
+    """
+
+    GET_CREDENTIALS = "gcloud container clusters get-credentials CLUSTER --location LOCATION"
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+        super().__init__(
+            f"no Kubernetes configuration found ({why}). Point gkeml at a GKE cluster with "
+            f"`{self.GET_CREDENTIALS}` (or pass Client(kubernetes=KubernetesSettings("
+            "kubeconfig=..., context=..., api_client=...))), or run on this machine with "
+            "Client(backend='local')"
+        )
+
+
 class ClusterError(GkemlError):
     """The Kubernetes API refused a request; keeps the API server's status, reason and message.
 

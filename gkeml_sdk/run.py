@@ -57,6 +57,8 @@ class RunStatus:
         >>> s = RunStatus(RunState.FAILED, "BackoffLimitExceeded", "exit 1", FailureCause.USER_CODE)
         >>> str(s)
         'Failed (UserCode): BackoffLimitExceeded: exit 1'
+        >>> str(RunStatus(RunState.RUNNING, "Running", "2 process(es)"))
+        'Running: 2 process(es)'
     """
 
     state: RunState
@@ -73,7 +75,9 @@ class RunStatus:
         head = self.state.value
         if self.cause is not None:
             head += f" ({self.cause.value})"
-        tail = ": ".join(part for part in (self.reason, self.message) if part)
+        # A reason that repeats the state ("Running: Running: ...") says nothing new.
+        reason = "" if self.reason == self.state.value else self.reason
+        tail = ": ".join(part for part in (reason, self.message) if part)
         return f"{head}: {tail}" if tail else head
 
 
@@ -242,20 +246,12 @@ class Run(ABC):
     log_slot = staticmethod(log_slot)
 
     def _repr_html_(self) -> str:
-        status = self.state
-        return (
-            f"<div><b>{self.name}</b> <code>{status.state.value}</code> "
-            f"{_escape(status.reason)} {_escape(status.message)}</div>"
-        )
+        from gkeml_sdk.pictures.runs import run_html
+
+        return run_html(self)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.namespace}/{self.name}>"
-
-
-def _escape(text: str) -> str:
-    import html
-
-    return html.escape(text)
 
 
 @dataclass(frozen=True)

@@ -121,7 +121,7 @@ class LocalBackend:
         }
         write_atomic(path / LAUNCH, json.dumps(launch, indent=1))
         record = RunRecord(job.name, namespace, time.time())
-        record.move(RunStatus(RunState.PENDING, "Submitted", f"run directory {path}"))
+        record.move(RunStatus(RunState.PENDING, message=f"run directory {path}"))
         run.write(record)
         try:
             _launch_supervisor(path, secrets)
