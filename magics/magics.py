@@ -8,12 +8,20 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from gkeml_sdk import Client, GkemlError, LocalOptions, Run, SpecError, TrainingJob
+from gkeml_sdk import (
+    Client,
+    GkemlError,
+    LocalOptions,
+    NoClusterError,
+    Run,
+    SpecError,
+    TrainingJob,
+)
 
 from . import options as o
 from . import parsers as p
 from .advice import magic_words
-from .display import ConfigView, CostView, DryRun, RunTable, RunView, StatusLine
+from .display import ConfigView, CostView, DryRun, RunTable, RunView, StatusLine, no_cluster_note
 
 
 class GkeMagics:
@@ -62,7 +70,7 @@ class GkeMagics:
         with _usage_errors():
             ns = p.parse(p.parsers()["gke_status"], line)
             if ns.name is None:
-                return RunTable(self._runs_of(ns.local).runs())
+                return self._run_table(ns.local)
             return RunView(self._run(ns.name, ns.local))
 
     def gke_logs(self, line: str) -> None:
@@ -91,7 +99,7 @@ class GkeMagics:
         """List runs, newest first: `%gke_jobs [--local]`."""
         with _usage_errors():
             ns = p.parse(p.parsers()["gke_jobs"], line)
-            return RunTable(self._runs_of(ns.local).runs())
+            return self._run_table(ns.local)
 
     def gke_cost(self, line: str) -> Any:
         """Estimate cost: `%gke_cost --gpu h100:8 --nodes 2 --spot --hours 10`."""
@@ -139,7 +147,16 @@ class GkeMagics:
         return self._backend(local or self.defaults.backend == "local")
 
     def _run(self, name: str, local: bool) -> Run:
-        return self._runs_of(local or name in self._local_names).get_run(name)
+        try:
+            return self._runs_of(local or name in self._local_names).get_run(name)
+        except NoClusterError:  # with no cluster the local runs are the only ones
+            return self._backend(True).get_run(name)
+
+    def _run_table(self, local: bool) -> RunTable:
+        try:
+            return RunTable(self._runs_of(local).runs())
+        except NoClusterError as exc:
+            return RunTable(self._backend(True).runs(), note=no_cluster_note(exc))
 
     def _display(self, obj: Any, display_id: bool = False) -> Any:
         from IPython.display import display

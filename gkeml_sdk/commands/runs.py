@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from gkeml_sdk import Client, RetryPolicy, Run, TrainingJob, load_specs
-from gkeml_sdk.errors import SpecError
+from gkeml_sdk.errors import NoClusterError, SpecError
 
 
 def register(commands: Any) -> None:
@@ -95,10 +95,13 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    client = _client(args)
     if args.name is None:
         return _runs(args)
-    run = client.get_run(args.name)
+    try:
+        run = _client(args).get_run(args.name)
+    except NoClusterError as exc:  # with no cluster the local runs are the only ones
+        print(_no_cluster(exc, "this is a local run"))
+        run = _local(args).get_run(args.name)
     print(f"{run.name}: {run.state}")
     for transition in run.history:
         print(f"  {transition.at:8.1f}s  attempt {transition.attempt}  {transition.status}")
@@ -122,7 +125,11 @@ def _cancel(args: argparse.Namespace) -> int:
 
 def _runs(args: argparse.Namespace) -> int:
     rows = [["name", "state", "reason"]]
-    found: list[Run] = _client(args).runs()
+    try:
+        found: list[Run] = _client(args).runs()
+    except NoClusterError as exc:
+        print(_no_cluster(exc, "these are the local runs"))
+        found = _local(args).runs()
     for run in found:
         status = run.state
         rows.append([run.name, status.state.value, status.reason])
@@ -130,3 +137,17 @@ def _runs(args: argparse.Namespace) -> int:
 
     print(format_table(rows) if found else "no runs")
     return 0
+
+
+def _local(args: argparse.Namespace) -> Client:
+    from gkeml_sdk import LocalSettings
+
+    return Client(local=LocalSettings(namespace=args.namespace))
+
+
+def _no_cluster(exc: NoClusterError, what: str) -> str:
+    """One line: no cluster is configured, what is shown instead, how to point at one."""
+    return (
+        f"no cluster configured ({exc.why}), so {what}; point at one with "
+        f"`{exc.GET_CREDENTIALS}` or --kubeconfig PATH --context NAME"
+    )

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import html
 import logging
 import os
 import signal
@@ -217,22 +216,6 @@ class LocalRun(Run):
                 # A supervisor that does not answer is stopped with its processes.
                 stop_groups([supervisor], grace=0)
         self.record()
-
-    def _repr_html_(self) -> str:
-        record = self.record()
-        rows = "".join(
-            f"<tr><td>{t.at:.1f}s</td><td>{t.attempt}</td><td>{t.status.state.value}</td>"
-            f"<td>{html.escape(t.status.reason)}</td><td>{html.escape(t.status.message)}</td></tr>"
-            for t in record.history
-        )
-        counters = record.counters
-        return (
-            f"<div><b>{html.escape(self.name)}</b> (local) "
-            f"<code>{html.escape(str(record.status))}</code> attempt {record.attempt}, "
-            f"{counters.preemptions} preemption(s), {counters.user_restarts} restart(s)"
-            f"<details><summary>history</summary><table><tr><th>at</th><th>attempt</th>"
-            f"<th>state</th><th>reason</th><th>message</th></tr>{rows}</table></details></div>"
-        )
 
 
 class _LineReader:

@@ -26,12 +26,25 @@ def run_html(run: Run) -> str:
         Step(t.attempt, t.at, t.status.state.value, _detail(t.status.reason, t.status.message))
         for t in run.history
     ]
-    colour = state_colour(status.state.value)
+    colour, counters = state_colour(status.state.value), run.counters
+    attempt = max((s.attempt for s in steps), default=1)
     head = (
-        f"<div><b>{esc(run.name)}</b> <span style='color:{colour}'>{esc(status.state.value)}"
-        f"</span> {esc(_detail(status.reason, status.message))}</div>"
+        f"<div><b>{esc(run.name)}</b> ({esc(run.namespace)}) <span style='color:{colour}'>"
+        f"{esc(status.state.value)}</span> {esc(_detail(status.reason, status.message))}; "
+        f"attempt {attempt}, {counters.preemptions} preemption(s), "
+        f"{counters.user_restarts} restart(s)</div>"
     )
-    return f"<div data-run='{esc(run.name)}'>{head}{timeline_svg(run.name, steps)}</div>"
+    rows = "".join(
+        f"<tr><td>{s.at:.1f} s</td><td>{s.attempt}</td><td>{esc(s.state)}</td>"
+        f"<td>{esc(s.detail)}</td></tr>"
+        for s in steps
+    )
+    history = (
+        "<details><summary>history</summary><table><tr><th>at</th><th>attempt</th>"
+        f"<th>state</th><th>reason: message</th></tr>{rows}</table></details>"
+    )
+    timeline = timeline_svg(run.name, steps)
+    return f"<div data-run='{esc(run.name)}'>{head}{timeline}{history}</div>"
 
 
 def runs_html(runs: Sequence[Run], note: str = "") -> str:
