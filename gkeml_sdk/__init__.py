@@ -46,6 +46,11 @@ _EXPORTS = {
     "RunStatus": "gkeml_sdk.run",
     "FailureCause": "gkeml_sdk.run",
     "Transition": "gkeml_sdk.run",
+    "Explanation": "gkeml_sdk.explanation",
+    "Evidence": "gkeml_sdk.explanation",
+    "Category": "gkeml_sdk.explanation",
+    "Preview": "gkeml_sdk.explanation",
+    "Verdict": "gkeml_sdk.explanation",
     "GkemlError": "gkeml_sdk.errors",
     "SpecError": "gkeml_sdk.errors",
     "ConfigError": "gkeml_sdk.errors",
@@ -58,10 +63,13 @@ __all__ = [
     "Accelerator",
     "ApiRetrySettings",
     "Autoscaling",
+    "Category",
     "Client",
     "ClusterError",
     "ConfigError",
     "CostEstimate",
+    "Evidence",
+    "Explanation",
     "FailureCause",
     "GkemlError",
     "KubernetesSettings",
@@ -70,6 +78,7 @@ __all__ = [
     "Manifests",
     "ModelSize",
     "NotFoundError",
+    "Preview",
     "PriceBook",
     "RetryPolicy",
     "Route",
@@ -86,6 +95,7 @@ __all__ = [
     "TpuSlice",
     "TrainingJob",
     "Transition",
+    "Verdict",
     "__version__",
     "gpu_models",
     "load_specs",
@@ -107,6 +117,7 @@ if TYPE_CHECKING:
         RunTimeoutError,
         SpecError,
     )
+    from gkeml_sdk.explanation import Category, Evidence, Explanation, Preview, Verdict
     from gkeml_sdk.hardware import gpu_models, tpu_generations
     from gkeml_sdk.local.options import LocalOptions, LocalSettings
     from gkeml_sdk.run import FailureCause, Run, RunState, RunStatus, Transition

@@ -9,6 +9,7 @@ Example:
 from __future__ import annotations
 
 import enum
+import html
 import queue
 import re
 import threading
@@ -18,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from gkeml_sdk.errors import RunTimeoutError
+from gkeml_sdk.explanation import Explanation
 
 
 class RunState(enum.Enum):
@@ -169,6 +171,10 @@ class Run(ABC):
     def cancel(self) -> None:
         """Stop the run and everything it started."""
 
+    @abstractmethod
+    def explain(self) -> Explanation:
+        """Why the run is where it is: one sentence (cause, next action), category, evidence."""
+
     def follow(self, timeout: float | None = None) -> Iterator[str | RunStatus]:
         """Log lines (`str`, prefixed by rank) and each new `RunStatus` as one stream, until
         the run is terminal and its logs are drained; every transition of its history is
@@ -245,17 +251,11 @@ class Run(ABC):
         status = self.state
         return (
             f"<div><b>{self.name}</b> <code>{status.state.value}</code> "
-            f"{_escape(status.reason)} {_escape(status.message)}</div>"
+            f"{html.escape(status.reason)} {html.escape(status.message)}</div>"
         )
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.namespace}/{self.name}>"
-
-
-def _escape(text: str) -> str:
-    import html
-
-    return html.escape(text)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,12 @@ from gkeml_sdk.explanation import Category, Evidence
 
 Obj = Mapping[str, Any]
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+_PREEMPTIONS = {  # Workload condition Preempted reasons
+    "InClusterQueue": "to admit a higher-priority workload of the same cluster queue",
+    "InCohortReclamation": "because another queue of its cohort reclaimed the quota it borrowed",
+    "InCohortFairSharing": "to keep fair sharing in its cohort",
+    "InCohortReclaimWhileBorrowing": "for a higher-priority workload borrowing in its cohort",
+}
 
 
 def deactivated(objs: RunObjects, pod_hint: str, evidence: tuple[Evidence, ...]) -> Finding | None:
@@ -30,13 +36,13 @@ def deactivated(objs: RunObjects, pod_hint: str, evidence: tuple[Evidence, ...])
         else:
             return None
     cause = reason.removeprefix("DeactivatedDueTo")
-    count = int(((wl.get("status") or {}).get("requeueState") or {}).get("count") or 0)
     if cause == "RequeuingLimitExceeded":
         why = (
-            f"Kueue evicted it {count + 1} times because its pods were not all ready within "
-            f"the PodsReady timeout, and stopped requeuing it (RequeuingLimitExceeded){pod_hint}"
+            f"Kueue evicted it {_timeouts(wl) + 1} times because its pods were not all ready "
+            "within the PodsReady timeout, and stopped requeuing it (RequeuingLimitExceeded)"
+            f"{pod_hint}"
         )
-        act = "Find why the pods do not start (their events above), then resubmit"
+        act = "Find why the pods did not start (the pod events), then resubmit"
     elif cause == "AdmissionCheck":
         check, message = _last_check_message(objs)
         requests = _provisioning_names(objs)
@@ -63,8 +69,8 @@ def evicted(objs: RunObjects, pod_hint: str, evidence: tuple[Evidence, ...]) -> 
         how = str((condition(wl, "Preempted") or {}).get("reason") or "")
         return Finding(
             Category.PREEMPTED,
-            f"Preempted: Kueue evicted it{f' ({how})' if how else ''} to admit a workload it "
-            f"ranks higher ({message}); it is requeued and restarts from its last checkpoint "
+            f"Preempted: Kueue evicted it {_PREEMPTIONS.get(how, 'to admit another workload')}"
+            f"{f' ({how})' if how else ''}; it is requeued and restarts from its last checkpoint "
             "once quota frees. Raise its priority to keep it running.",
             evidence,
         )
@@ -158,3 +164,11 @@ def _last_check_message(objs: RunObjects) -> tuple[str, str]:
             return text.split()[2], text.rsplit("message: ", 1)[-1]
     checks = ((objs.workload or {}).get("status") or {}).get("admissionChecks") or [{}]
     return str(checks[0].get("name", "?")), str(checks[0].get("message") or "")
+
+
+def _timeouts(workload: Obj) -> int:
+    """PodsReady timeouts so far: Kueue's cumulative count, else the requeue count."""
+    stats = ((workload.get("status") or {}).get("schedulingStats") or {}).get("evictions") or []
+    counted = sum(int(e.get("count") or 0) for e in stats if e.get("reason") == "PodsReadyTimeout")
+    requeue = ((workload.get("status") or {}).get("requeueState") or {}).get("count")
+    return counted or int(requeue or 0)

@@ -112,9 +112,15 @@ def _quota(
     place = _position(workload, queues)
     ahead = _ahead(workload, queues, res)
     if reason == "WaitingForPreemptedWorkloads":
-        lead = f"Waiting in {lq} for the workloads Kueue preempted for it to stop"
-    else:
-        lead = f"Queued{place} in {lq}"
+        return Finding(
+            Category.QUOTA,
+            f"Admitted soon: cluster queue {tree.name} uses {amount(used)} of "
+            f"{amount(quota.nominal)} {res} and Kueue preempted lower-priority workloads to "
+            f"make room for its {amount(asked)}; it is admitted once they release their quota. "
+            "Nothing to do.",
+            evidence,
+        )
+    lead = f"Queued{place} in {lq}"
     return Finding(
         Category.QUOTA,
         f"{lead}: cluster queue {tree.name} uses {amount(used)} of {amount(quota.nominal)} {res}"
