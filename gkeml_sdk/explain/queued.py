@@ -37,13 +37,14 @@ def why_queued(
     reason, message = str(cond.get("reason") or ""), str(cond.get("message") or "")
     lq = str((workload.get("spec") or {}).get("queueName") or "")
     if reason in _USER:
-        known = ", ".join(queues.local_queues) if queues and queues.local_queues else ""
-        there = f" (LocalQueues in this namespace: {known})" if known else ""
+        known = ", ".join(queues.local_queues) if queues and queues.local_queues else "none seen"
+        act = (
+            "Ask for hardware the queue offers, or use another queue"
+            if reason == "NoMatchingFlavor"
+            else f"Resubmit with queue= set to an existing LocalQueue ({known})"
+        )
         return Finding(
-            Category.USER_ERROR,
-            f"Never admitted: Kueue cannot queue it ({reason}: {message}){there}. Resubmit "
-            "with queue= set to an existing LocalQueue, or with hardware the queue offers.",
-            evidence,
+            Category.USER_ERROR, f"Never admitted: {message} (Kueue: {reason}). {act}.", evidence
         )
     if reason in _GATED:
         return Finding(
