@@ -39,8 +39,9 @@ def explain_run(objs: RunObjects) -> Explanation:
         >>> explain_run(RunObjects("JobSet", "t", workload=wl)).category
         <Category.USER_ERROR: 'user error'>
     """
-    evidence = _evidence(objs)
+    evidence: tuple[Evidence, ...] = ()
     try:
+        evidence = _evidence(objs)
         found = _find(objs, evidence)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         found = Finding(  # an object shaped unlike any we know: say what we saw
@@ -75,7 +76,7 @@ def _find(objs: RunObjects, evidence: tuple[Evidence, ...]) -> Finding:
             return found
     if is_true(wl, "Admitted"):
         if pods is not None:
-            return Finding(pods.category, pods.sentence, evidence)
+            return Finding(pods.category, pods.sentence, _merge(evidence, pods.evidence))
         return _admitted(objs, evidence)
     if is_true(wl, "QuotaReserved"):
         return checks_pending(objs, evidence)
@@ -106,7 +107,9 @@ def _terminal(objs: RunObjects, evidence: tuple[Evidence, ...]) -> Finding | Non
         pods = diagnose_pods(objs.pods, objs.events, objs.name)
         code = _exit(objs.pods)
         if pods is not None and pods.category is Category.CRASH:
-            return Finding(Category.CRASH, f"Failed: {pods.sentence}", evidence)
+            return Finding(
+                Category.CRASH, f"Failed: {pods.sentence}", _merge(evidence, pods.evidence)
+            )
         return Finding(
             Category.CRASH,
             f"Failed: {what} failed ({failed.get('reason', '')}: {failed.get('message', '')})"
@@ -205,3 +208,7 @@ def _check_evidence(workload: Obj, check: Obj) -> Evidence:
         str(check.get("message") or ""),
         str(check.get("lastTransitionTime") or ""),
     )
+
+
+def _merge(*groups: tuple[Evidence, ...]) -> tuple[Evidence, ...]:
+    return tuple(dict.fromkeys(e for group in groups for e in group))
