@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from gkeml_sdk.explain import workloads as wls
@@ -75,7 +76,7 @@ def preview(workload: Obj, queues: QueueObjects) -> Preview:
 def _sentence(
     o: Outcome, tree: QuotaTree, usage: Any, priority: int, named: str, queues: QueueObjects
 ) -> str:
-    (flavor, res), need = next(iter(o.need.items()))
+    (flavor, res), need = _deciding(o, tree, usage)
     q = tree.quota((flavor, res))
     used = usage.get(tree.name, {}).get((flavor, res), ZERO)
     state = (
@@ -115,6 +116,19 @@ def _sentence(
         f"{amount(most)} {_limits(tree, (flavor, res))}. Ask for at most {amount(most)} "
         "(fewer nodes or accelerators), or use a queue with more quota."
     )
+
+
+def _deciding(o: Outcome, tree: QuotaTree, usage: Any) -> tuple[Any, Any]:
+    """The (flavor, resource) that decided the outcome: the one that cannot fit, else the
+    one taking the largest share of its quota (the accelerator, usually)."""
+
+    def tightness(item: tuple[Any, Any]) -> tuple[bool, bool, Any]:
+        fr, need = item
+        room = max(tree.available(fr, usage), ZERO)
+        share = need / max(tree.quota(fr).nominal, Decimal(1))
+        return need > tree.potential(fr), need > room, share
+
+    return max(o.need.items(), key=tightness)
 
 
 def _borrowing(tree: QuotaTree) -> str:
