@@ -22,8 +22,10 @@ PRIORITIES = {"acc-low": 100, "acc-high": 1000}
 
 
 def quota(nominal: str, **limits: str) -> list[dict[str, Any]]:
-    return [{"name": "cpu", "nominalQuota": "64"},
-            {"name": "nvidia.com/gpu", "nominalQuota": nominal, **limits}]  # fmt: skip
+    return [
+        {"name": "cpu", "nominalQuota": "64"},
+        {"name": "nvidia.com/gpu", "nominalQuota": nominal, **limits},
+    ]
 
 
 def cluster_queue(name: str, nominal: str = "16", cohort: str = "", **spec: Any) -> dict[str, Any]:
@@ -31,11 +33,18 @@ def cluster_queue(name: str, nominal: str = "16", cohort: str = "", **spec: Any)
     return {
         "kind": "ClusterQueue",
         "metadata": {"name": name},
-        "spec": {"preemption": {"withinClusterQueue": "LowerPriority"},
-                 "resourceGroups": [{"coveredResources": ["cpu", "nvidia.com/gpu"], "flavors": [
-                     {"name": "acc-flavor", "resources": quota(nominal, **limits)}]}],
-                 **({"cohortName": cohort} if cohort else {}), **spec},
-    }  # fmt: skip
+        "spec": {
+            "preemption": {"withinClusterQueue": "LowerPriority"},
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu", "nvidia.com/gpu"],
+                    "flavors": [{"name": "acc-flavor", "resources": quota(nominal, **limits)}],
+                }
+            ],
+            **({"cohortName": cohort} if cohort else {}),
+            **spec,
+        },
+    }
 
 
 def with_usage(cq: dict[str, Any], workloads: list[dict[str, Any]]) -> dict[str, Any]:
@@ -73,8 +82,15 @@ def recorded_arrivals() -> list[tuple[str, str, dict[str, Any], list[dict[str, A
             for e in events[:first]:
                 if e["kind"] == "Workload":
                     before[e["name"]] = e["object"]
-            cases.append((path.stem, name, events[first]["object"], list(before.values()),
-                          _kueue_did(events[first:], name)))  # fmt: skip
+            cases.append(
+                (
+                    path.stem,
+                    name,
+                    events[first]["object"],
+                    list(before.values()),
+                    _kueue_did(events[first:], name),
+                )
+            )
     return cases
 
 
@@ -83,9 +99,9 @@ def _kueue_did(events: list[dict[str, Any]], name: str) -> str:
     for e in events:
         status = e["object"].get("status") or {}
         conds = {c["type"]: c for c in status.get("conditions") or []}
-        if e["kind"] == "Workload" and e["name"] != name and "Preempted" in conds:
-            if conds["Preempted"]["status"] == "True":
-                return f"preempts {e['name']}"
+        preempted = conds.get("Preempted", {}).get("status") == "True"
+        if e["kind"] == "Workload" and e["name"] != name and preempted:
+            return f"preempts {e['name']}"
         if e["kind"] != "Workload" or e["name"] != name or "QuotaReserved" not in conds:
             continue
         reserved = conds["QuotaReserved"]
@@ -101,8 +117,11 @@ ARRIVALS = recorded_arrivals()
 EXPECTED = {"fits": Verdict.FITS, "never": Verdict.NEVER_FITS, "waits": Verdict.WAITS}
 
 
-@pytest.mark.parametrize(("scenario", "name", "workload", "before", "did"), ARRIVALS,
-                         ids=[f"{a[0]}:{a[1]}" for a in ARRIVALS])  # fmt: skip
+@pytest.mark.parametrize(
+    ("scenario", "name", "workload", "before", "did"),
+    ARRIVALS,
+    ids=[f"{a[0]}:{a[1]}" for a in ARRIVALS],
+)
 def test_preview_agrees_with_what_kueue_did(
     scenario: str, name: str, workload: dict[str, Any], before: list[dict[str, Any]], did: str
 ) -> None:
@@ -110,11 +129,14 @@ def test_preview_agrees_with_what_kueue_did(
     exists = scenario != "jobset-missing-localqueue"
     cq_name = "acc-dws-cq" if "dws" in scenario else "acc-cq"
     queues = QueueObjects(
-        lq_name, "ml",
+        lq_name,
+        "ml",
         {"metadata": {"name": lq_name}, "spec": {"clusterQueue": cq_name}} if exists else None,
         with_usage(cluster_queue(cq_name), before),
-        workloads=tuple(before), priority_classes=PRIORITIES, local_queues=("team-a",),
-    )  # fmt: skip
+        workloads=tuple(before),
+        priority_classes=PRIORITIES,
+        local_queues=("team-a",),
+    )
     result = preview(workload, queues)
     print(f"{scenario}:{name} Kueue: {did}; preview: {result.verdict.value}: {result.sentence}")
     if did.startswith("preempts "):
@@ -135,26 +157,48 @@ def test_every_kind_of_decision_is_in_the_recordings() -> None:
 
 def gpus(count: int, priority: int = 0) -> dict[str, Any]:
     container = {"resources": {"requests": {"nvidia.com/gpu": str(count)}}}
-    return {"spec": {"queueName": "team-a", "priority": priority, "podSets": [
-        {"name": "node", "count": 1, "template": {"spec": {"containers": [container]}}}]}}  # fmt: skip
+    return {
+        "spec": {
+            "queueName": "team-a",
+            "priority": priority,
+            "podSets": [
+                {"name": "node", "count": 1, "template": {"spec": {"containers": [container]}}}
+            ],
+        }
+    }
 
 
 def holding(name: str, cq: str, count: int, priority: int = 0, at: str = "T1") -> dict[str, Any]:
-    return {"metadata": {"name": f"jobset-{name}-1", "ownerReferences": [{"name": name}]},
-            "spec": {"priority": priority},
-            "status": {"conditions": [{"type": "QuotaReserved", "status": "True",
-                                       "lastTransitionTime": at}],
-                       "admission": {"clusterQueue": cq, "podSetAssignments": [{
-                           "flavors": {"nvidia.com/gpu": "acc-flavor"},
-                           "resourceUsage": {"nvidia.com/gpu": str(count)}}]}}}  # fmt: skip
+    return {
+        "metadata": {"name": f"jobset-{name}-1", "ownerReferences": [{"name": name}]},
+        "spec": {"priority": priority},
+        "status": {
+            "conditions": [{"type": "QuotaReserved", "status": "True", "lastTransitionTime": at}],
+            "admission": {
+                "clusterQueue": cq,
+                "podSetAssignments": [
+                    {
+                        "flavors": {"nvidia.com/gpu": "acc-flavor"},
+                        "resourceUsage": {"nvidia.com/gpu": str(count)},
+                    }
+                ],
+            },
+        },
+    }
 
 
 def cohort_state(
     mine: dict[str, Any], other: dict[str, Any], running: list[dict[str, Any]]
 ) -> QueueObjects:
     lq = {"metadata": {"name": "team-a"}, "spec": {"clusterQueue": "a"}}
-    return QueueObjects("team-a", "ml", lq, with_usage(mine, running),
-                        (with_usage(other, running),), workloads=tuple(running))  # fmt: skip
+    return QueueObjects(
+        "team-a",
+        "ml",
+        lq,
+        with_usage(mine, running),
+        (with_usage(other, running),),
+        workloads=tuple(running),
+    )
 
 
 def test_borrowing_from_an_idle_cohort_member() -> None:
@@ -185,17 +229,22 @@ def test_reclaiming_nominal_quota_from_a_borrower() -> None:
     state = cohort_state(mine, cluster_queue("b", "8", "ml"), running)
     result = preview(gpus(8), state)
     assert result.verdict is Verdict.PREEMPTS and result.preempts == ("borrower",)
-    never_reclaims = cohort_state(cluster_queue("a", "8", "ml"), cluster_queue("b", "8", "ml"),
-                                  running)  # fmt: skip
+    never_reclaims = cohort_state(
+        cluster_queue("a", "8", "ml"), cluster_queue("b", "8", "ml"), running
+    )
     assert preview(gpus(8), never_reclaims).verdict is Verdict.WAITS
 
 
 def test_preemption_picks_the_lowest_priority_and_only_as_many_as_needed() -> None:
-    running = [holding("a1", "acc-cq", 8, 100, "T1"), holding("a2", "acc-cq", 4, 50, "T2"),
-               holding("a3", "acc-cq", 4, 500, "T3")]  # fmt: skip
+    running = [
+        holding("a1", "acc-cq", 8, 100, "T1"),
+        holding("a2", "acc-cq", 4, 50, "T2"),
+        holding("a3", "acc-cq", 4, 500, "T3"),
+    ]
     lq = {"metadata": {"name": "team-a"}, "spec": {"clusterQueue": "acc-cq"}}
-    state = QueueObjects("team-a", "ml", lq, with_usage(cluster_queue("acc-cq"), running),
-                         workloads=tuple(running))  # fmt: skip
+    state = QueueObjects(
+        "team-a", "ml", lq, with_usage(cluster_queue("acc-cq"), running), workloads=tuple(running)
+    )
     result = preview(gpus(4, priority=200), state)
     assert result.verdict is Verdict.PREEMPTS and result.preempts == ("a2",)
     result = preview(gpus(12, priority=200), state)
@@ -205,17 +254,30 @@ def test_preemption_picks_the_lowest_priority_and_only_as_many_as_needed() -> No
 
 def test_no_flavor_with_the_accelerator_never_fits() -> None:
     cq = cluster_queue("acc-cq")
-    flavors = {"acc-flavor": {"spec": {"nodeLabels": {
-        "cloud.google.com/gke-accelerator": "nvidia-l4"}}}}  # fmt: skip
+    flavors = {
+        "acc-flavor": {"spec": {"nodeLabels": {"cloud.google.com/gke-accelerator": "nvidia-l4"}}}
+    }
     lq = {"metadata": {"name": "team-a"}, "spec": {"clusterQueue": "acc-cq"}}
     job = gpus(8)
     job["spec"]["podSets"][0]["template"]["spec"]["nodeSelector"] = {
-        "cloud.google.com/gke-accelerator": "nvidia-h100-80gb"}  # fmt: skip
+        "cloud.google.com/gke-accelerator": "nvidia-h100-80gb"
+    }
     result = preview(job, QueueObjects("team-a", "ml", lq, cq, flavors=flavors))
     assert result.verdict is Verdict.NEVER_FITS
     assert "cloud.google.com/gke-accelerator=nvidia-l4" in result.sentence
-    bare = dict(cq, spec=dict(cq["spec"], resourceGroups=[{"coveredResources": ["cpu"],
-                "flavors": [{"name": "acc-flavor", "resources": [{"name": "cpu",
-                "nominalQuota": "64"}]}]}]))  # fmt: skip
+    bare = dict(
+        cq,
+        spec=dict(
+            cq["spec"],
+            resourceGroups=[
+                {
+                    "coveredResources": ["cpu"],
+                    "flavors": [
+                        {"name": "acc-flavor", "resources": [{"name": "cpu", "nominalQuota": "64"}]}
+                    ],
+                }
+            ],
+        ),
+    )
     result = preview(gpus(8), QueueObjects("team-a", "ml", lq, bare))
     assert result.verdict is Verdict.NEVER_FITS and "no quota for nvidia.com/gpu" in result.sentence
