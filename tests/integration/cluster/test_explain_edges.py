@@ -14,10 +14,17 @@ from IPython.utils.capture import capture_output
 from gkeml_sdk import Category, Verdict
 from gkeml_sdk.cli import main
 
+from .kueue_objects import gang, install, kueue_reports_usage
 from .replay import Replayer
-from .test_explain_replay import gang, kueue, kueue_reports_usage  # noqa: F401  (fixture)
 
 EVENTS = ("JobSet", "Job", "Workload", "Pod", "Event")
+
+
+@pytest.fixture
+def kueue(cluster: Any) -> Any:
+    return install(cluster)
+
+
 SPEC = """\
 kind: TrainingJob
 name: {name}
@@ -53,9 +60,10 @@ def test_a_pod_that_cannot_pull_its_image_is_explained_from_the_cluster(kueue, c
     )
     pod = sorted(p["metadata"]["name"] for p in kueue.objects("pods", "ml"))[0]
     message = 'Back-off pulling image "busybox:nope"'
-    kueue.store.update_status("pods", "ml", pod, {"phase": "Pending", "containerStatuses": [
-        {"name": "trainer", "image": "busybox:nope", "ready": False, "restartCount": 0,
-         "state": {"waiting": {"reason": "ImagePullBackOff", "message": message}}}]}, merge=True)  # fmt: skip
+    waiting = {"waiting": {"reason": "ImagePullBackOff", "message": message}}
+    trainer = {"name": "trainer", "image": "busybox:nope", "ready": False, "state": waiting}
+    status = {"phase": "Pending", "containerStatuses": [trainer]}
+    kueue.store.update_status("pods", "ml", pod, status, merge=True)
     found = client.get_run("train").explain()
     assert found.category is Category.IMAGE
     assert f"Pod {pod} cannot pull image busybox:nope (ImagePullBackOff" in found.sentence
