@@ -21,8 +21,13 @@ class WhyView:
     name: str
     explanation: Explanation
 
+    @property
+    def sentence(self) -> str:
+        """The explanation's sentence, its Python advice in the magics' words."""
+        return self.explanation.sentence.replace("run.logs()", f"%gke_logs {self.name}")
+
     def __repr__(self) -> str:
-        lines = [f"{self.name}: {self.explanation.sentence}",
+        lines = [f"{self.name}: {self.sentence}",
                  f"  category: {self.explanation.category.value}"]  # fmt: skip
         lines += [f"    {fact}" for fact in self.explanation.evidence]
         return "\n".join(lines)
@@ -31,7 +36,7 @@ class WhyView:
         category = self.explanation.category.value
         return (
             f"<div><b>{html.escape(self.name)}</b> {_badge(category)}"
-            f"<p>{html.escape(self.explanation.sentence)}</p>"
+            f"<p>{html.escape(self.sentence)}</p>"
             f"{_fold(self.explanation.evidence)}</div>"
         )
 

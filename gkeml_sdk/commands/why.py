@@ -19,7 +19,8 @@ def register(commands: Any) -> None:
 
 def _why(args: argparse.Namespace) -> int:
     explanation = client_of(args).get_run(args.name).explain()
-    print(f"{args.name}: {explanation.sentence}")
+    logs = f"gkeml logs {args.name}" + (" --local" if args.local else "")
+    print(f"{args.name}: {explanation.sentence.replace('run.logs()', logs)}")
     if not args.quiet:
         print(f"  category: {explanation.category.value}")
         if explanation.evidence:

@@ -53,8 +53,8 @@ def explain_local(
             killed = " (137 = killed, often out of memory)" if 137 in failed.values() else ""
             return Explanation(
                 Category.CRASH,
-                f"Failed: {codes or 'the code failed'}{killed}{said}. Read the logs (gkeml logs "
-                f"{name} --local), fix the code, and run it again.",
+                f"Failed: {codes or 'the code failed'}{killed}{said}. Read the logs "
+                "(run.logs()), fix the code, and run it again.",
                 evidence,
             )
         return Explanation(

@@ -134,7 +134,7 @@ def _crash(pod: Obj, events: list[Obj], run: str) -> Finding | None:
                 Category.CRASH,
                 f"Pod {name_of(pod)} keeps crashing: container {cs.get('name', '?')} exits"
                 f"{code} and the kubelet restarts it with back-off (CrashLoopBackOff). Read "
-                f"its logs (gkeml logs {run}), fix the code, and resubmit.",
+                "its logs (run.logs()), fix the code, and resubmit.",
                 (_state_evidence(pod, cs), _state_evidence(pod, cs, "lastState"),
                  *_pod_events(pod, events)),
             )  # fmt: skip

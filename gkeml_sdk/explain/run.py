@@ -113,7 +113,7 @@ def _terminal(objs: RunObjects, evidence: tuple[Evidence, ...]) -> Finding | Non
         return Finding(
             Category.CRASH,
             f"Failed: {what} failed ({failed.get('reason', '')}: {failed.get('message', '')})"
-            f"{code}. Read the logs (gkeml logs {objs.name}), fix the code, and resubmit.",
+            f"{code}. Read the logs (run.logs()), fix the code, and resubmit.",
             evidence,
         )
     meta = (job or {}).get("metadata") or {}
@@ -164,7 +164,7 @@ def _admitted(objs: RunObjects, evidence: tuple[Evidence, ...]) -> Finding:
     return Finding(
         Category.STARTING,
         f"Starting: admitted by cluster queue {cq}; {ready} of {expected or len(pods)} pods "
-        "ready. Wait; `gkeml why` names the cause if a pod cannot start.",
+        "ready. Wait; a pod that cannot start shows its cause here.",
         evidence,
     )
 

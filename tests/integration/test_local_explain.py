@@ -15,7 +15,7 @@ def test_a_local_run_explains_its_failure_and_its_success(tmp_path: Path) -> Non
     failing.wait(timeout=60)
     found = failing.explain()
     assert found.category is Category.CRASH
-    assert "process 0 exited with code 3" in found.sentence and "gkeml logs bad" in found.sentence
+    assert "process 0 exited with code 3" in found.sentence and "run.logs()" in found.sentence
     assert any(e.what == "exit code" and e.message == "3" for e in found.evidence)
     fine = client.submit(TrainingJob.from_code("print(1)", name="fine"))
     fine.wait(timeout=60)

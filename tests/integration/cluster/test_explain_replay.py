@@ -59,7 +59,7 @@ SCENARIOS = [
     ("jobset-spot-disruption-succeeded", "train", END, [gang("train", spot=True)],
      Category.SUCCEEDED, ["completed"]),
     ("jobset-user-failure-after-restart", "train", END, [gang("train", max_restarts=1)],
-     Category.CRASH, ["ReachedMaxRestarts", "exited with code 1", "gkeml logs train"]),
+     Category.CRASH, ["ReachedMaxRestarts", "exited with code 1", "run.logs()"]),
 ]  # fmt: skip
 
 

@@ -166,7 +166,7 @@ def test_a_crash_loop_names_the_exit_code_and_the_logs() -> None:
     )
     found = explain(looping)
     assert found.category is Category.CRASH
-    assert "exits with code 1" in found.sentence and "gkeml logs train" in found.sentence
+    assert "exits with code 1" in found.sentence and "run.logs()" in found.sentence
 
 
 UNSCHEDULABLE = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}
