@@ -47,6 +47,11 @@ _EXPORTS = {
     "FailureCause": "gkeml_sdk.run",
     "Transition": "gkeml_sdk.run",
     "runs_html": "gkeml_sdk.pictures.runs",
+    "Explanation": "gkeml_sdk.explanation",
+    "Evidence": "gkeml_sdk.explanation",
+    "Category": "gkeml_sdk.explanation",
+    "Preview": "gkeml_sdk.explanation",
+    "Verdict": "gkeml_sdk.explanation",
     "GkemlError": "gkeml_sdk.errors",
     "SpecError": "gkeml_sdk.errors",
     "ConfigError": "gkeml_sdk.errors",
@@ -60,10 +65,13 @@ __all__ = [
     "Accelerator",
     "ApiRetrySettings",
     "Autoscaling",
+    "Category",
     "Client",
     "ClusterError",
     "ConfigError",
     "CostEstimate",
+    "Evidence",
+    "Explanation",
     "FailureCause",
     "GkemlError",
     "KubernetesSettings",
@@ -73,6 +81,7 @@ __all__ = [
     "ModelSize",
     "NoClusterError",
     "NotFoundError",
+    "Preview",
     "PriceBook",
     "RetryPolicy",
     "Route",
@@ -89,6 +98,7 @@ __all__ = [
     "TpuSlice",
     "TrainingJob",
     "Transition",
+    "Verdict",
     "__version__",
     "gpu_models",
     "load_specs",
@@ -112,6 +122,7 @@ if TYPE_CHECKING:
         RunTimeoutError,
         SpecError,
     )
+    from gkeml_sdk.explanation import Category, Evidence, Explanation, Preview, Verdict
     from gkeml_sdk.hardware import gpu_models, tpu_generations
     from gkeml_sdk.local.options import LocalOptions, LocalSettings
     from gkeml_sdk.pictures.runs import runs_html

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from gkeml_sdk.errors import ConfigError
+from gkeml_sdk.explanation import Preview
 from gkeml_sdk.run import Run, RunStatus
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.retry import RetryPolicy
@@ -32,6 +33,8 @@ class Backend(Protocol):
     def wait_all(self, runs: list[Run], timeout: float | None) -> list[RunStatus]: ...
 
     def serve(self, svc: ServeModel) -> ServeHandle: ...
+
+    def preview(self, job: TrainingJob) -> Preview: ...
 
 
 class Client:
@@ -83,6 +86,16 @@ class Client:
         """Start `job` and return its run handle (does not wait). `retry` resubmits the run
         after infrastructure loss (Kubernetes only; locally nothing is lost)."""
         return self._backend.submit(job, retry)
+
+    def preview(self, job: TrainingJob) -> Preview:
+        """What Kueue would do with `job` if submitted now (fits, borrows, preempts whom, waits
+        for how many, never fits), from one read of its queues; submits nothing.
+
+        Example:
+            >>> print(Client().preview(job))  # doctest: +SKIP
+            Fits now: cluster queue acc-cq uses 0 of 16 nvidia.com/gpu in flavor acc-flavor ...
+        """
+        return self._backend.preview(job)
 
     def runs(self) -> list[Run]:
         """Runs submitted by gkeml (in the namespace, or the local run directory), newest first."""

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from gkeml_sdk.errors import RunTimeoutError
+from gkeml_sdk.explanation import Explanation
 
 
 class RunState(enum.Enum):
@@ -172,6 +173,10 @@ class Run(ABC):
     @abstractmethod
     def cancel(self) -> None:
         """Stop the run and everything it started."""
+
+    @abstractmethod
+    def explain(self) -> Explanation:
+        """Why the run is where it is: one sentence (cause, next action), category, evidence."""
 
     def follow(self, timeout: float | None = None) -> Iterator[str | RunStatus]:
         """Log lines (`str`, prefixed by rank) and each new `RunStatus` as one stream, until

@@ -21,7 +21,8 @@ from gkeml_sdk import (
 from . import options as o
 from . import parsers as p
 from .advice import magic_words
-from .display import ConfigView, CostView, DryRun, RunTable, RunView, StatusLine, no_cluster_note
+from .display import ConfigView, CostView, DryRun, RunTable, RunView, no_cluster_note
+from .explain_view import PreviewView, WhyView, status_line
 
 
 class GkeMagics:
@@ -49,7 +50,10 @@ class GkeMagics:
                 hours = (job.max_runtime or 3600) / 3600
                 self._display(DryRun.of(job, hours))
                 return None
-            run = self._backend(local, o.local_options(ns) if local else None).submit(job)
+            client = self._backend(local, o.local_options(ns) if local else None)
+            if ns.preview:
+                return PreviewView(job.name, client.preview(job))
+            run = client.submit(job)
             if local:
                 self._local_names.add(run.name)
         wait = ns.wait if ns.wait is not None else local
@@ -72,6 +76,12 @@ class GkeMagics:
             if ns.name is None:
                 return self._run_table(ns.local)
             return RunView(self._run(ns.name, ns.local))
+
+    def gke_why(self, line: str) -> Any:
+        """Why a run is where it is, with the evidence folded: `%gke_why NAME [--local]`."""
+        with _usage_errors():
+            ns = p.parse(p.parsers()["gke_why"], line)
+            return WhyView(ns.name, self._run(ns.name, ns.local).explain())
 
     def gke_logs(self, line: str) -> None:
         """Print a run's logs prefixed by rank: `%gke_logs NAME [--follow] [--rank 0]`."""
@@ -117,9 +127,9 @@ class GkeMagics:
                 if isinstance(item, str):
                     print(item, flush=True)
                 elif handle is None:
-                    handle = self._display(StatusLine(run.name, item, started), display_id=True)
+                    handle = self._display(status_line(run, item, started), display_id=True)
                 else:
-                    handle.update(StatusLine(run.name, item, started))
+                    handle.update(status_line(run, item, started))
         except KeyboardInterrupt:
             print(f"stopped following {run.name}; it keeps running (%gke_cancel {run.name})")
         except GkemlError as exc:  # a timeout: the run continues
@@ -186,6 +196,7 @@ def register(ipython: Any) -> GkeMagics:
     """Register every gkeml magic with `ipython`; returns the object holding its defaults."""
     magics = GkeMagics(ipython)
     ipython.register_magic_function(magics.gke_train, "cell", "gke_train")
-    for name in ("gke_config", "gke_status", "gke_logs", "gke_cancel", "gke_jobs", "gke_cost"):
+    for name in ("gke_config", "gke_status", "gke_why", "gke_logs", "gke_cancel", "gke_jobs",
+                 "gke_cost"):  # fmt: skip
         ipython.register_magic_function(getattr(magics, name), "line", name)
     return magics

@@ -20,6 +20,8 @@ def register(commands: Any) -> None:
                         help="resubmit after infrastructure loss up to N times")  # fmt: skip
     submit.add_argument("--fallback-after", type=int, metavar="N",
                         help="leave Spot for on-demand after N Spot losses")  # fmt: skip
+    submit.add_argument("--preview", action="store_true",
+                        help="say what Kueue would do with each job; submit nothing")  # fmt: skip
     submit.set_defaults(handler=_submit)
     status = commands.add_parser("status", help="state and history of a run (or of all runs)")
     status.add_argument("name", nargs="?")
@@ -38,10 +40,20 @@ def register(commands: Any) -> None:
     serve.add_argument("--wait", type=float, metavar="SECONDS", help="wait until ready")
     serve.set_defaults(handler=_serve)
     for parser in (submit, status, logs, cancel, runs, serve):
-        parser.add_argument("-n", "--namespace")
-        parser.add_argument("--context")
-        parser.add_argument("--kubeconfig")
-        parser.add_argument("--local", action="store_true", help="use the local backend")
+        add_connection_options(parser)
+
+
+def add_connection_options(parser: argparse.ArgumentParser) -> None:
+    """Where the runs are: namespace, kubeconfig context and file, or the local backend."""
+    parser.add_argument("-n", "--namespace")
+    parser.add_argument("--context")
+    parser.add_argument("--kubeconfig")
+    parser.add_argument("--local", action="store_true", help="use the local backend")
+
+
+def client_of(args: argparse.Namespace) -> Client:
+    """The client the connection options name."""
+    return _client(args)
 
 
 def _client(args: argparse.Namespace) -> Client:
@@ -68,6 +80,10 @@ def _submit(args: argparse.Namespace) -> int:
             max_resubmits=args.max_resubmits, fallback_to_on_demand_after=args.fallback_after
         )
     client = _client(args)
+    if args.preview:
+        for job in jobs:
+            print(f"{job.name}: {client.preview(job)}")
+        return 0
     runs = [client.submit(job, retry=retry) for job in jobs]
     for run in runs:
         print(f"submitted {run.namespace}/{run.name}")

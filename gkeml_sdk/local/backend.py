@@ -20,6 +20,8 @@ from gkeml_sdk.errors import (
     RunTimeoutError,
     SpecError,
 )
+from gkeml_sdk.explain.local import preview_local
+from gkeml_sdk.explanation import Preview
 from gkeml_sdk.local.confined import (
     READ_ONLY_MODE,
     STORE_NAME,
@@ -29,7 +31,7 @@ from gkeml_sdk.local.confined import (
     run_path,
     write_private,
 )
-from gkeml_sdk.local.contract import secret_values
+from gkeml_sdk.local.contract import secret_values, slots
 from gkeml_sdk.local.options import LocalOptions, resolve_run_root
 from gkeml_sdk.local.run import LAUNCH_TIMEOUT_SECONDS, LocalRun
 from gkeml_sdk.local.store import JOB, LAUNCH, STATE, RunDir, RunRecord, write_atomic
@@ -134,6 +136,10 @@ class LocalBackend:
             run.write(record)
             raise
         return LocalRun(path)
+
+    def preview(self, job: TrainingJob) -> Preview:
+        """Locally a job never queues: it starts at once as processes on this machine."""
+        return preview_local(len(slots(job, self.options.spawn_procs)))
 
     def runs(self) -> list[Run]:
         """Every local run (of this backend's namespace, or all), newest first."""

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import IO
 
 from gkeml_sdk.errors import RunTimeoutError
+from gkeml_sdk.explain.local import explain_local
+from gkeml_sdk.explanation import Explanation
 from gkeml_sdk.local.procs import alive, stop_groups
 from gkeml_sdk.local.store import JOB, RunDir, RunRecord
 from gkeml_sdk.run import (
@@ -131,6 +133,12 @@ class LocalRun(Run):
     def attempt(self) -> int:
         """1 for the first start, +1 for every restart or preemption."""
         return self.record().attempt
+
+    def explain(self) -> Explanation:
+        """Why the run is where it is, from its own status, history and exit codes."""
+        record = self.record()
+        codes = {p.slot: p.exit_code for p in record.processes}
+        return explain_local(self.name, record.status, record.history, codes)
 
     @property
     def exit_codes(self) -> dict[str, int | None]:
