@@ -21,6 +21,7 @@ _EXPORTS = {
     "Accelerator": "gkeml_sdk.spec.accelerator",
     "TpuSlice": "gkeml_sdk.spec.tpu",
     "TrainingJob": "gkeml_sdk.spec.job",
+    "TopologyPlacement": "gkeml_sdk.spec.placement",
     "ServeModel": "gkeml_sdk.spec.serving.model",
     "Autoscaling": "gkeml_sdk.spec.serving.autoscaling",
     "Routing": "gkeml_sdk.spec.serving.routing",
@@ -83,6 +84,7 @@ __all__ = [
     "ServeModel",
     "ServePlan",
     "SpecError",
+    "TopologyPlacement",
     "TpuSlice",
     "TrainingJob",
     "Transition",
@@ -113,6 +115,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.spec.accelerator import Accelerator
     from gkeml_sdk.spec.cost import CostEstimate
     from gkeml_sdk.spec.job import TrainingJob
+    from gkeml_sdk.spec.placement import TopologyPlacement
     from gkeml_sdk.spec.retry import RetryPolicy
     from gkeml_sdk.spec.secrets import SecretRef
     from gkeml_sdk.spec.serving.autoscaling import Autoscaling
