@@ -22,6 +22,10 @@ _EXPORTS = {
     "TpuSlice": "gkeml_sdk.spec.tpu",
     "TrainingJob": "gkeml_sdk.spec.job",
     "TopologyPlacement": "gkeml_sdk.spec.placement",
+    "ClusterSetup": "gkeml_sdk.spec.setup",
+    "Capacity": "gkeml_sdk.spec.setup",
+    "Team": "gkeml_sdk.spec.setup",
+    "SetupPlan": "gkeml_sdk.cluster.setup",
     "ServeModel": "gkeml_sdk.spec.serving.model",
     "Autoscaling": "gkeml_sdk.spec.serving.autoscaling",
     "Routing": "gkeml_sdk.spec.serving.routing",
@@ -59,8 +63,10 @@ __all__ = [
     "Accelerator",
     "ApiRetrySettings",
     "Autoscaling",
+    "Capacity",
     "Client",
     "ClusterError",
+    "ClusterSetup",
     "ConfigError",
     "CostEstimate",
     "FailureCause",
@@ -83,7 +89,9 @@ __all__ = [
     "ServeHandle",
     "ServeModel",
     "ServePlan",
+    "SetupPlan",
     "SpecError",
+    "Team",
     "TopologyPlacement",
     "TpuSlice",
     "TrainingJob",
@@ -100,6 +108,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.cluster.api.config import KubernetesSettings
     from gkeml_sdk.cluster.api.transport import ApiRetrySettings
     from gkeml_sdk.cluster.serving.handle import ServeHandle
+    from gkeml_sdk.cluster.setup import SetupPlan
     from gkeml_sdk.compile.manifests import Manifests
     from gkeml_sdk.errors import (
         ClusterError,
@@ -123,6 +132,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.spec.serving.model_size import ModelSize
     from gkeml_sdk.spec.serving.plan import ServePlan
     from gkeml_sdk.spec.serving.routing import Route, Routing
+    from gkeml_sdk.spec.setup import Capacity, ClusterSetup, Team
     from gkeml_sdk.spec.tpu import TpuSlice
     from gkeml_sdk.specfile import load_specs
 
