@@ -69,11 +69,6 @@ def check_setup(setup: ClusterSetup) -> None:
                     fix="give each team its own namespaces",
                     field="namespaces",
                 )
-    for capacity in setup.capacity:
-        labels = {**capacity.accelerator.node_selector(), "provisioning": ""}
-        if len(labels) > 8:
-            raise fail(f"capacity {capacity.name!r} selects {len(labels) - 1} node labels",
-                       rule="a ResourceFlavor has at most 8 nodeLabels", fix="fewer labels")  # fmt: skip
 
 
 def _unique(what: str, names: list[str]) -> None:

@@ -9,7 +9,15 @@ from typing import Any
 
 import pytest
 
-from gkeml_sdk import Accelerator, RetryPolicy, RunState, TrainingJob
+from gkeml_sdk import (
+    Accelerator,
+    Capacity,
+    ClusterSetup,
+    RetryPolicy,
+    RunState,
+    Team,
+    TrainingJob,
+)
 from gkeml_sdk.errors import ClusterError, ConfigError
 from gkeml_sdk.run import FailureCause
 
@@ -253,15 +261,18 @@ def test_a_run_cancelled_elsewhere_during_the_backoff_is_not_resubmitted(cluster
     assert cluster.store.get("jobsets", "ml", "train--r2") is None
 
 
-def dws_queue(cluster: Any) -> None:
-    """A LocalQueue team-a-queued, as ClusterSetup names the queued queue of team-a."""
-    cluster.store.put({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-                       "metadata": {"name": "team-a-queued", "namespace": "ml"},
-                       "spec": {"clusterQueue": "team-a-queued"}})  # fmt: skip
+def dws_queue(client: Any) -> None:
+    """Team team-a's queued-provisioning queue, set up as a platform engineer would."""
+    client.apply_setup(
+        ClusterSetup(
+            capacity=[Capacity(accelerator=Accelerator("h100", count=8), provisioning=["queued"])],
+            teams=[Team(name="team-a", namespaces=["ml"], quota={"h100": 16})],
+        )
+    )
 
 
 def test_queued_provisioning_waits_for_capacity_then_runs(cluster, client):
-    dws_queue(cluster)
+    dws_queue(client)
     run = client.submit(gang(provisioning="queued", queue="team-a-queued", max_runtime="1h"))
     thread = Replayer(cluster, "ml", "train", 1, "train").play_in_background(
         "jobset-dws-provisioned-succeeded", "train", watchers=WATCHERS
@@ -289,7 +300,7 @@ def test_queued_provisioning_waits_for_capacity_then_runs(cluster, client):
 
 
 def test_queued_provisioning_failure_is_resubmitted_per_the_retry_policy(cluster, client):
-    dws_queue(cluster)
+    dws_queue(client)
     policy = RetryPolicy(max_resubmits=1, backoff_seconds=0.05)
     run = client.submit(gang(provisioning="queued", queue="team-a-queued"), retry=policy)
     thread = Replayer(cluster, "ml", "train", 1, "train").play_in_background(
