@@ -17,6 +17,7 @@ COMMANDS = {
     "render": "render",
     "validate": "render",
     "catalog": "catalog",
+    "setup": "setup",
     **dict.fromkeys(("submit", "status", "logs", "cancel", "runs", "serve"), "runs"),
 }
 # Commands that start no process: for them pydantic need not scan every installed package's

@@ -121,3 +121,40 @@ def test_the_local_backend_has_no_cluster_to_set_up(tmp_path: Any) -> None:
 
     with pytest.raises(ConfigError, match="local backend has none"):
         Client(local=LocalSettings(run_dir=str(tmp_path))).plan_setup(platform())
+
+
+SETUP_YAML = """\
+kind: ClusterSetup
+capacity:
+- accelerator: {model: h100, count: 8}
+  provisioning: [standard, queued]
+teams:
+- {name: team-a, namespaces: [ml], quota: {h100: 16}}
+"""
+
+
+def test_cli_plans_then_applies_a_setup_file(kube_api: Any, tmp_path: Any, capsys: Any) -> None:
+    import yaml
+
+    from gkeml_sdk.cli import main
+
+    kubeconfig = str(kube_api.kubeconfig(tmp_path / "kubeconfig", namespace="ml"))
+    path = tmp_path / "setup.yaml"
+    path.write_text(SETUP_YAML)
+    assert main(["setup", "plan", str(path), "--kubeconfig", kubeconfig]) == 0
+    out = capsys.readouterr().out
+    objects, _, plan = out.partition("---\n# plan against the cluster")
+    kinds = [d["kind"] for d in yaml.safe_load_all(objects) if d]
+    assert "AdmissionCheck" in kinds and "ClusterQueue" in kinds
+    assert "+ create LocalQueue team-a-queued (namespace ml)" in plan
+    assert writes(kube_api) == []
+    assert main(["setup", "apply", str(path), "--kubeconfig", kubeconfig]) == 0
+    assert "applied 8 object(s)" in capsys.readouterr().out
+    assert kube_api.store.get("admissionchecks", None, "gkeml-queued-provisioning")
+    assert main(["setup", "plan", str(path), "--kubeconfig", kubeconfig]) == 0
+    assert "0 to create, 0 to update" in capsys.readouterr().out
+    assert main(["setup", "plan", str(path), "--offline"]) == 0
+    assert "plan against the cluster" not in capsys.readouterr().out
+    path.write_text(SETUP_YAML.replace("h100: 16", "a100: 16"))
+    assert main(["setup", "apply", str(path), "--kubeconfig", kubeconfig]) == 1
+    assert "unknown capacity 'a100'" in capsys.readouterr().err
