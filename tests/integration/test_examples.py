@@ -59,6 +59,17 @@ def test_quickstart_runs_locally_resumes_and_prints_manifests(no_cluster: dict[s
     [
         ("train_gpu.py", ["kind: JobSet", "nvidia-h100-80gb", "--nnodes=$(NNODES)", "<- this job"]),
         ("train_tpu.py", ["kind: JobSet", "tpu-v5-lite-podslice", "google.com/tpu: 4", "4x4"]),
+        (
+            "setup_cluster.py",
+            [
+                "kind: ClusterQueue",
+                "name: research-queued",
+                "queued-provisioning.gke.io",
+                "cloud.google.com/gke-queued: 'true'",
+                "flex-start  $",
+                "<- this job",
+            ],
+        ),  # fmt: skip
     ],
 )
 def test_manifest_examples(no_cluster: dict[str, str], name: str, needles: list[str]) -> None:

@@ -158,3 +158,26 @@ def test_cli_plans_then_applies_a_setup_file(kube_api: Any, tmp_path: Any, capsy
     path.write_text(SETUP_YAML.replace("h100: 16", "a100: 16"))
     assert main(["setup", "apply", str(path), "--kubeconfig", kubeconfig]) == 1
     assert "unknown capacity 'a100'" in capsys.readouterr().err
+
+
+def test_the_setup_example_applies_and_submits_on_the_test_server(
+    kube_api: Any, tmp_path: Any
+) -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    kubeconfig = kube_api.kubeconfig(tmp_path / "kubeconfig", namespace="research")
+    env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+    done = subprocess.run(
+        [sys.executable, str(root / "examples" / "setup_cluster.py"), "--apply"],
+        env=env, capture_output=True, text=True, timeout=120, cwd=root, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "+ create ClusterQueue research-queued" in done.stdout
+    assert "llama-ft: Pending" in done.stdout
+    jobset = kube_api.store.get("jobsets", "research", "llama-ft")
+    assert jobset["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "research-queued"
+    assert kube_api.store.get("namespaces", None, "prod") is not None
