@@ -69,7 +69,7 @@ def test_quickstart_runs_locally_resumes_and_prints_manifests(no_cluster: dict[s
                 "flex-start  $",
                 "<- this job",
             ],
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_manifest_examples(no_cluster: dict[str, str], name: str, needles: list[str]) -> None:
