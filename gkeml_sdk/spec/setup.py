@@ -130,8 +130,8 @@ class ClusterSetup(SpecModel):
         ...     capacity=[Capacity(accelerator=Accelerator("h100", count=8),
         ...                        provisioning=["standard", "queued"])],
         ...     teams=[Team(name="team-a", namespaces=["ml"], quota={"h100": 16})])
-        >>> [o["metadata"]["name"] for o in setup.compile().of_kind("LocalQueue")]
-        ['team-a', 'team-a-queued']
+        >>> print(*(o["metadata"]["name"] for o in setup.compile().of_kind("LocalQueue")))
+        team-a team-a-queued
     """
 
     capacity: list[Capacity]
