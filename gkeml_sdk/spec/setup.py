@@ -130,7 +130,8 @@ class ClusterSetup(SpecModel):
         ...     capacity=[Capacity(accelerator=Accelerator("h100", count=8),
         ...                        provisioning=["standard", "queued"])],
         ...     teams=[Team(name="team-a", namespaces=["ml"], quota={"h100": 16})])
-        >>> print(*(o["metadata"]["name"] for o in setup.compile().of_kind("LocalQueue")))
+        >>> queues = setup.compile().of_kind("LocalQueue")
+        >>> print(*(queue.get("metadata", {}).get("name") for queue in queues))
         team-a team-a-queued
     """
 
