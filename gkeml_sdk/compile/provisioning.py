@@ -22,10 +22,10 @@ def add_provisioning_scheduling(
     """Select and tolerate the nodes of `job.provisioning` (Spot is handled with the hardware).
 
     Example:
-        >>> from gkeml_sdk import TrainingJob
+        >>> from gkeml_sdk import Accelerator, TrainingJob
         >>> selector, tolerations = {}, []
         >>> add_provisioning_scheduling(TrainingJob(name="a", command=["x"],
-        ...     provisioning="queued"), selector, tolerations)
+        ...     accelerator=Accelerator("l4"), provisioning="queued"), selector, tolerations)
         >>> selector, [t["key"] for t in tolerations]
         ({'cloud.google.com/gke-queued': 'true'}, ['cloud.google.com/gke-queued'])
     """
@@ -41,9 +41,9 @@ def provisioning_annotations(job: TrainingJob) -> dict[str, str]:
     `maxRunDurationSeconds` when the job has a `max_runtime` (GKE defaults it to 7 days).
 
     Example:
-        >>> from gkeml_sdk import TrainingJob
-        >>> provisioning_annotations(TrainingJob(name="a", command=["x"],
-        ...     provisioning="queued", max_runtime="2h"))
+        >>> from gkeml_sdk import Accelerator, TrainingJob
+        >>> provisioning_annotations(TrainingJob(name="a", command=["x"], max_runtime="2h",
+        ...     accelerator=Accelerator("l4"), provisioning="queued"))
         {'provreq.kueue.x-k8s.io/maxRunDurationSeconds': '7200'}
     """
     if mode(job.provisioning).provisioning_class is None or job.max_runtime is None:

@@ -28,6 +28,13 @@ def check_provisioning_mode(job: TrainingJob) -> None:
     row = mode(job.provisioning)
     if not row.dws:
         return
+    if job.accelerator is None:
+        raise fail(
+            f"provisioning={job.provisioning!r} without an accelerator",
+            rule="Dynamic Workload Scheduler provisions GPU and TPU nodes",
+            fix="accelerator=Accelerator(...) or TpuSlice(...), or provisioning='standard'",
+            field="provisioning",
+        )
     if job.spot:
         raise fail(
             f"spot=True with provisioning={job.provisioning!r}",

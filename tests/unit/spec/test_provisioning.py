@@ -103,3 +103,8 @@ def test_placement_and_a_topology_annotation_of_ones_own_conflict() -> None:
     with pytest.raises(SpecError, match=r"one topology annotation.*drop"):
         job(placement="compact", annotations=own)
     assert job(annotations=own).placement is None
+
+
+def test_dws_needs_an_accelerator() -> None:
+    with pytest.raises(SpecError, match=r"without an accelerator.*provisioning='standard'"):
+        TrainingJob(name="cpu", command=["x"], provisioning="flex-start")
