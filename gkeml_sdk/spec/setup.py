@@ -69,6 +69,14 @@ class Capacity(SpecModel):
                 fix="provisioning=['standard', 'spot'], or TPU v5e, v5p or v6e",
                 field="provisioning",
             )
+        if tpu is not None and tpu.multi_host and "flex-start" in self.provisioning:
+            raise fail(
+                f"capacity {self.name!r}: flex-start with multi-host {tpu}",
+                rule="flex-start alone creates single-host TPU nodes; a multi-host slice comes "
+                "whole through queued provisioning",
+                fix="provisioning=['queued']",
+                field="provisioning",
+            )
         return self
 
     def flavor(self, provisioning: str) -> str:

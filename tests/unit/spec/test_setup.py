@@ -146,6 +146,9 @@ def test_invalid_setups_are_spec_errors(change: dict[str, Any], message: str) ->
 def test_capacity_rules() -> None:
     with pytest.raises(SpecError, match=r"does not offer TPU v4"):
         Capacity(accelerator=TpuSlice("v4", "2x2x1"), provisioning=["queued"])
+    with pytest.raises(SpecError, match=r"flex-start with multi-host.*\['queued'\]"):
+        Capacity(accelerator=TpuSlice("v6e", "4x4"), provisioning=["flex-start"])
+    assert Capacity(accelerator=TpuSlice("v6e", "2x2"), provisioning=["flex-start"]).name
     with pytest.raises(SpecError, match="lists its provisioning modes once"):
         Capacity(accelerator=Accelerator("l4"), provisioning=["spot", "spot"])
     with pytest.raises(SpecError, match="provisioning"):
