@@ -21,6 +21,11 @@ _EXPORTS = {
     "Accelerator": "gkeml_sdk.spec.accelerator",
     "TpuSlice": "gkeml_sdk.spec.tpu",
     "TrainingJob": "gkeml_sdk.spec.job",
+    "TopologyPlacement": "gkeml_sdk.spec.placement",
+    "ClusterSetup": "gkeml_sdk.spec.setup",
+    "Capacity": "gkeml_sdk.spec.setup",
+    "Team": "gkeml_sdk.spec.setup",
+    "SetupPlan": "gkeml_sdk.cluster.setup",
     "ServeModel": "gkeml_sdk.spec.serving.model",
     "Autoscaling": "gkeml_sdk.spec.serving.autoscaling",
     "Routing": "gkeml_sdk.spec.serving.routing",
@@ -65,9 +70,11 @@ __all__ = [
     "Accelerator",
     "ApiRetrySettings",
     "Autoscaling",
+    "Capacity",
     "Category",
     "Client",
     "ClusterError",
+    "ClusterSetup",
     "ConfigError",
     "CostEstimate",
     "Evidence",
@@ -94,7 +101,10 @@ __all__ = [
     "ServeHandle",
     "ServeModel",
     "ServePlan",
+    "SetupPlan",
     "SpecError",
+    "Team",
+    "TopologyPlacement",
     "TpuSlice",
     "TrainingJob",
     "Transition",
@@ -112,6 +122,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.cluster.api.config import KubernetesSettings
     from gkeml_sdk.cluster.api.transport import ApiRetrySettings
     from gkeml_sdk.cluster.serving.handle import ServeHandle
+    from gkeml_sdk.cluster.setup import SetupPlan
     from gkeml_sdk.compile.manifests import Manifests
     from gkeml_sdk.errors import (
         ClusterError,
@@ -130,6 +141,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.spec.accelerator import Accelerator
     from gkeml_sdk.spec.cost import CostEstimate
     from gkeml_sdk.spec.job import TrainingJob
+    from gkeml_sdk.spec.placement import TopologyPlacement
     from gkeml_sdk.spec.retry import RetryPolicy
     from gkeml_sdk.spec.secrets import SecretRef
     from gkeml_sdk.spec.serving.autoscaling import Autoscaling
@@ -137,6 +149,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.spec.serving.model_size import ModelSize
     from gkeml_sdk.spec.serving.plan import ServePlan
     from gkeml_sdk.spec.serving.routing import Route, Routing
+    from gkeml_sdk.spec.setup import Capacity, ClusterSetup, Team
     from gkeml_sdk.spec.tpu import TpuSlice
     from gkeml_sdk.specfile import load_specs
 

@@ -18,6 +18,7 @@ COMMANDS = {
     "validate": "render",
     "catalog": "catalog",
     "why": "why",
+    "setup": "setup",
     **dict.fromkeys(("submit", "status", "logs", "cancel", "runs", "serve"), "runs"),
 }
 # Commands that start no process: for them pydantic need not scan every installed package's

@@ -13,9 +13,12 @@ from gkeml_sdk.spec.retry import RetryPolicy
 
 if TYPE_CHECKING:
     from gkeml_sdk.cluster.api.config import KubernetesSettings
+    from gkeml_sdk.cluster.api.kube import KubeClient
     from gkeml_sdk.cluster.serving.handle import ServeHandle
+    from gkeml_sdk.cluster.setup import SetupPlan
     from gkeml_sdk.local.options import LocalSettings
     from gkeml_sdk.spec.serving.model import ServeModel
+    from gkeml_sdk.spec.setup import ClusterSetup
 
 BackendName = Literal["kubernetes", "local"]
 BACKENDS: tuple[BackendName, ...] = ("kubernetes", "local")
@@ -114,8 +117,29 @@ class Client:
         """Wait for several runs at once (sharing watch streams on Kubernetes)."""
         return self._backend.wait_all(runs, timeout)
 
+    def plan_setup(self, setup: ClusterSetup) -> SetupPlan:
+        """What applying `setup` would create or change on the cluster (reads only)."""
+        from gkeml_sdk.cluster.setup import plan_setup
+
+        return plan_setup(self._kube("plan_setup"), setup)
+
+    def apply_setup(self, setup: ClusterSetup) -> SetupPlan:
+        """Server-side apply `setup`'s Kueue objects that differ from the cluster's."""
+        from gkeml_sdk.cluster.setup import apply_setup
+
+        return apply_setup(self._kube("apply_setup"), setup)
+
     def __repr__(self) -> str:
         return f"Client(backend={self.backend_name!r})"
+
+    def _kube(self, verb: str) -> KubeClient:
+        kube: KubeClient | None = getattr(self._backend, "kube", None)
+        if kube is None:
+            raise ConfigError(
+                f"{verb} sets up Kueue on a cluster; the local backend has none: use Client() "
+                "or Client(kubernetes=KubernetesSettings(...))"
+            )
+        return kube
 
 
 def _chosen(

@@ -80,6 +80,10 @@ def _strict(schema: dict[str, Any]) -> dict[str, Any]:
             ):
                 node["additionalProperties"] = False
             node.pop("x-kubernetes-validations", None)  # CEL rules: not evaluated here
+            if isinstance(node.get("pattern"), str):
+                from tests.kubeapi.schema import go_pattern
+
+                node["pattern"] = go_pattern(node["pattern"])
             for value in node.values():
                 walk(value)
         elif isinstance(node, list):

@@ -18,9 +18,11 @@ from gkeml_sdk.compile.contract import (
 )
 from gkeml_sdk.compile.manifests import Manifests
 from gkeml_sdk.compile.pod import pod_template
+from gkeml_sdk.compile.provisioning import provisioning_annotations, provisioning_notes
 from gkeml_sdk.compile.secret_env import secret_like_env_notes
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.spec.job import TrainingJob
+from gkeml_sdk.spec.placement import exclusive_label
 
 Obj = dict[str, Any]
 
@@ -71,8 +73,9 @@ def _metadata(job: TrainingJob, attempt: int) -> Obj:
         "namespace": job.namespace,
         "labels": {**job.labels, **labels},
     }
-    if job.annotations:
-        metadata["annotations"] = dict(job.annotations)
+    annotations = {**provisioning_annotations(job), **job.annotations}
+    if annotations:
+        metadata["annotations"] = annotations
     return metadata
 
 
@@ -139,12 +142,12 @@ def _jobset(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
         }
     job_spec["template"] = template
     replicated: Obj = {"name": REPLICATED_JOB, "replicas": replicas, "template": {"spec": job_spec}}
-    if hardware.exclusive_topology:
+    exclusive = exclusive_label(job)
+    if exclusive:
         # One slice per node pool: a multi-host slice is one node pool, and a Job whose pods
-        # straddled two pools would span two slices (multislice: one Job per slice).
-        metadata.setdefault("annotations", {})[kueue.JOBSET_EXCLUSIVE_TOPOLOGY] = (
-            hardware.exclusive_topology
-        )
+        # straddled two pools would span two slices (multislice: one Job per slice). The
+        # placement may ask the same of a rack.
+        metadata.setdefault("annotations", {})[kueue.JOBSET_EXCLUSIVE_TOPOLOGY] = exclusive
     spec: Obj = {
         "suspend": True,
         "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
@@ -213,4 +216,5 @@ def _notes(job: TrainingJob) -> tuple[str, ...]:
             f"pool extends graceful shutdown; GKE gives {SPOT_DEFAULT_GRACE_SECONDS} s by default"
         )
     notes.extend(secret_like_env_notes(job))
+    notes.extend(provisioning_notes(job))
     return tuple(notes)

@@ -8,6 +8,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.catalog.prices import PROVISIONING_MODELS, Price, PriceBook, PriceOverrides
+from gkeml_sdk.catalog.provisioning import mode as provisioning_mode
 
 if TYPE_CHECKING:
     from gkeml_sdk.spec.job import TrainingJob
@@ -136,7 +137,7 @@ def estimate_training_cost(
         lines=tuple(lines),
         source=book.source,
         as_of=book.as_of,
-        chosen="spot" if job.spot else "on-demand",
+        chosen="spot" if job.spot else provisioning_mode(job.provisioning).price_model,
         price_key=key,
     )
 

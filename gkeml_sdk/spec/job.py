@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, field_validator, model_validator
 
 from gkeml_sdk.catalog.kueue import DEFAULT_LOCAL_QUEUE
+from gkeml_sdk.catalog.provisioning import Mode
 from gkeml_sdk.spec.accelerator import Accelerator
 from gkeml_sdk.spec.base import SpecModel, fail
 from gkeml_sdk.spec.hardware import CPU_ONLY, Hardware
 from gkeml_sdk.spec.job_checks import check_job
+from gkeml_sdk.spec.placement import Placement
 from gkeml_sdk.spec.secrets import SecretRef
 from gkeml_sdk.spec.tpu import TpuSlice
 
@@ -54,6 +56,9 @@ class TrainingJob(SpecModel):
     procs_per_node: int = 0  # 0 = derived: one per whole GPU, else 1
     gang: bool | None = None  # None = derived: True when several pods must run together
     spot: bool = False
+    # Dynamic Workload Scheduler: "flex-start" nodes, or "queued" (all nodes at once).
+    provisioning: Mode = "standard"
+    placement: Placement | None = None  # "compact" or TopologyPlacement(level=..., mode=...)
     queue: str = DEFAULT_LOCAL_QUEUE
     priority: str | None = None
     max_restarts: int = 0
@@ -211,8 +216,13 @@ class TrainingJob(SpecModel):
         fields = {"command": command, **fields, "files": {**files, **fields.get("files", {})}}
         job = cls(name=name or "job", **fields)
         if name is None:
-            # An empty secret_env stays out, so names derived before it existed are kept.
-            unset = set() if job.secret_env else {"secret_env"}
+            # Fields added later stay out at their defaults, so names derived before are kept.
+            later: dict[str, Any] = {
+                "secret_env": {},
+                "provisioning": "standard",
+                "placement": None,
+            }
+            unset = {k for k, default in later.items() if getattr(job, k) == default}
             payload = job.model_dump(mode="json", exclude={"name", *unset})
             job = job.model_copy(update={"name": derived_name(prefix, payload)})
         return job

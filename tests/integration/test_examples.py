@@ -82,6 +82,17 @@ def test_quickstart_shows_manifests_when_asked(no_cluster: dict[str, str]) -> No
     [
         ("train_gpu.py", ["kind: JobSet", "nvidia-h100-80gb", "--nnodes=$(NNODES)", "<- this job"]),
         ("train_tpu.py", ["kind: JobSet", "tpu-v5-lite-podslice", "google.com/tpu: 4", "4x4"]),
+        (
+            "setup_cluster.py",
+            [
+                "kind: ClusterQueue",
+                "name: research-queued",
+                "queued-provisioning.gke.io",
+                "cloud.google.com/gke-queued: 'true'",
+                "flex-start  $",
+                "<- this job",
+            ],
+        ),
     ],
 )
 def test_manifest_examples(no_cluster: dict[str, str], name: str, needles: list[str]) -> None:

@@ -70,6 +70,7 @@ _KNOWN = [
         "provisioningrequestconfigs",
         namespaced=False,
     ),
+    Resource("kueue.x-k8s.io/v1beta2", "Topology", "topologies", namespaced=False),
     Resource("autoscaling.x-k8s.io/v1", "ProvisioningRequest", "provisioningrequests"),
     Resource("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "leaderworkersets"),
     Resource("monitoring.googleapis.com/v1", "PodMonitoring", "podmonitorings"),
