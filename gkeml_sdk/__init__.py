@@ -52,6 +52,12 @@ _EXPORTS = {
     "ClusterError": "gkeml_sdk.errors",
     "NotFoundError": "gkeml_sdk.errors",
     "RunTimeoutError": "gkeml_sdk.errors",
+    "GkeError": "gkeml_sdk.errors",
+    "QuotaError": "gkeml_sdk.errors",
+    "GkePermissionError": "gkeml_sdk.errors",
+    "NodePool": "gkeml_sdk.gke.node_pool",
+    "NodeNetwork": "gkeml_sdk.gke.node_pool",
+    "GkeClient": "gkeml_sdk.gke.client",
 }
 
 __all__ = [
@@ -63,14 +69,20 @@ __all__ = [
     "ConfigError",
     "CostEstimate",
     "FailureCause",
+    "GkeClient",
+    "GkeError",
+    "GkePermissionError",
     "GkemlError",
     "KubernetesSettings",
     "LocalOptions",
     "LocalSettings",
     "Manifests",
     "ModelSize",
+    "NodeNetwork",
+    "NodePool",
     "NotFoundError",
     "PriceBook",
+    "QuotaError",
     "RetryPolicy",
     "Route",
     "Routing",
@@ -102,11 +114,16 @@ if TYPE_CHECKING:
     from gkeml_sdk.errors import (
         ClusterError,
         ConfigError,
+        GkeError,
         GkemlError,
+        GkePermissionError,
         NotFoundError,
+        QuotaError,
         RunTimeoutError,
         SpecError,
     )
+    from gkeml_sdk.gke.client import GkeClient
+    from gkeml_sdk.gke.node_pool import NodeNetwork, NodePool
     from gkeml_sdk.hardware import gpu_models, tpu_generations
     from gkeml_sdk.local.options import LocalOptions, LocalSettings
     from gkeml_sdk.run import FailureCause, Run, RunState, RunStatus, Transition
