@@ -51,7 +51,7 @@ def as_gke_error(action: str, exc: BaseException) -> GkeError | None:
     reason, message = _status(exc)
     if "quota" in message.lower() or isinstance(exc, api.TooManyRequests):
         return QuotaError(action, status=status, reason=reason, message=message, hint=_QUOTA_HINT)
-    if isinstance(exc, api.PermissionDenied | api.Unauthenticated):
+    if isinstance(exc, api.Forbidden | api.Unauthorized):
         return GkePermissionError(
             action, status=status, reason=reason, message=message, hint=_PERMISSION_HINT
         )
