@@ -43,8 +43,9 @@ class NodePool(SpecModel):
         ...                                 provisioning="queued", max_nodes=4)
         >>> pool.shape.machine_type, pool.pool_names
         ('a3-highgpu-8g', ['h100'])
-        >>> pool.to_dict()["nodePools"][0]["queuedProvisioning"]
-        {'enabled': True}
+        >>> (request,) = pool.to_dict()["nodePools"]
+        >>> request["queuedProvisioning"], request["config"]["flexStart"]
+        ({'enabled': True}, True)
     """
 
     name: str

@@ -4,7 +4,10 @@ transient errors retried, quota and permission failures reported as such."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from google.cloud import container_v1
@@ -174,3 +177,25 @@ def test_the_fake_refuses_what_gke_refuses(gke: GkeClient, gke_api: GkeAPIServer
     request = container_v1.CreateNodePoolRequest(parent=CLUSTER, node_pool=message)
     with pytest.raises(Exception, match="Spot"):
         gke.client.create_node_pool(request=request)
+
+
+def test_the_example_prints_and_creates_its_pools(gke_api: GkeAPIServer) -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "node_pools.py"
+    printed = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    assert "queuedProvisioning:\n    enabled: true" in printed
+    assert "tpuTopology: 4x4" in printed and "name: v5e-spot-1" in printed
+    assert "# note: a3-highgpu-8g reaches full GPU-to-GPU bandwidth" in printed
+    create = [str(example), "--create", CLUSTER.replace("projects/", "").replace(
+        "/locations/", "/").replace("/clusters/", "/"), "--endpoint", gke_api.url]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, *create], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "created h100-dws" in done.stdout and "created v5e-spot-0, v5e-spot-1" in done.stdout
+    assert sorted(name.rsplit("/", 1)[1] for name in gke_api.state.pools) == [
+        "h100-dws",
+        "v5e-spot-0",
+        "v5e-spot-1",
+    ]

@@ -206,3 +206,18 @@ def test_compiling_needs_the_gke_extra_only_when_asked() -> None:
         "assert 'google.cloud.container_v1' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_docs_page_shows_what_the_example_compiles_to() -> None:
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    page = (Path(__file__).resolve().parents[3] / "docs" / "node-pools.md").read_text()
+    shown = re.search(r"```yaml\n(nodePools:.*?)```", page, flags=re.DOTALL)
+    assert shown is not None
+    pool = NodePool.for_accelerator(
+        Accelerator("h100", count=8), name="h100-dws", provisioning="queued", max_nodes=4
+    )
+    assert shown.group(1) == yaml.safe_dump(pool.to_dict(), sort_keys=False)
