@@ -44,7 +44,7 @@ class NodePool(SpecModel):
         >>> pool.shape.machine_type, pool.pool_names
         ('a3-highgpu-8g', ['h100'])
         >>> (request,) = pool.to_dict()["nodePools"]
-        >>> request["queuedProvisioning"], request["config"]["flexStart"]
+        >>> request["queuedProvisioning"], request["config"].get("flexStart")
         ({'enabled': True}, True)
     """
 
