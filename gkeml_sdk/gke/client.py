@@ -56,7 +56,7 @@ class GkeClient:
     ) -> None:
         self.project, self.location, self.cluster = project, location, cluster
         if client is None:
-            from google.cloud import container_v1
+            from gkeml_sdk.gke.library import container_v1
 
             client = container_v1.ClusterManagerClient(
                 credentials=credentials, transport=transport, client_options=client_options
@@ -127,16 +127,42 @@ class GkeClient:
         )
 
     def _create(self, request: container_v1.CreateNodePoolRequest) -> container_v1.Operation:
-        return self._call(
-            f"create node pool {request.node_pool.name}",
-            lambda: self.client.create_node_pool(request=request, retry=None),
+        sent = []
+
+        def send() -> container_v1.Operation:
+            sent.append(request)
+            return self.client.create_node_pool(request=request, retry=None)
+
+        name = request.node_pool.name
+        try:
+            return self._call(f"create node pool {name}", send)
+        except GkeError as err:
+            # A retry that finds the pool: an earlier attempt reached GKE and only its answer
+            # was lost, so follow that attempt's operation instead of failing.
+            earlier = self._create_operation(name) if len(sent) > 1 else None
+            if err.reason != "ALREADY_EXISTS" or earlier is None:
+                raise
+            return earlier
+
+    def _create_operation(self, name: str) -> container_v1.Operation | None:
+        target = f"{self.parent}/nodePools/{name}"
+        location = f"projects/{self.project}/locations/{self.location}"
+        listed = self._call(
+            f"list operations for node pool {name}",
+            lambda: self.client.list_operations(parent=location, retry=None),
         )
+        creates = [
+            op
+            for op in listed.operations
+            if op.operation_type.name == "CREATE_NODE_POOL" and op.target_link.endswith(target)
+        ]
+        return creates[-1] if creates else None
 
     def _pool(self, name: str) -> str:
         return f"{self.parent}/nodePools/{name}"
 
     def _wait(self, action: str, operation: container_v1.Operation) -> None:
-        from google.cloud import container_v1
+        from gkeml_sdk.gke.library import container_v1
 
         done = container_v1.Operation.Status.DONE
         name = f"projects/{self.project}/locations/{self.location}/operations/{operation.name}"

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from google.cloud import container_v1
-from google.protobuf import duration_pb2, json_format
-
 from gkeml_sdk.catalog.node_pools import (
     ACCELERATOR_TAINT_VALUE,
     GPU_DRIVER_ENUM,
@@ -16,6 +13,7 @@ from gkeml_sdk.catalog.node_pools import (
     networking,
 )
 from gkeml_sdk.catalog.spot import SPOT_TAINT_KEY
+from gkeml_sdk.gke.library import container_v1, duration_pb2, json_format
 
 if TYPE_CHECKING:
     from gkeml_sdk.gke.node_pool import NodePool

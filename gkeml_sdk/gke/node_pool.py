@@ -128,7 +128,7 @@ class NodePool(SpecModel):
 
     def create_requests(self, parent: str) -> list[container_v1.CreateNodePoolRequest]:
         """`CreateNodePoolRequest`s for cluster `parent` (projects/P/locations/L/clusters/C)."""
-        from google.cloud import container_v1
+        from gkeml_sdk.gke.library import container_v1
 
         return [
             container_v1.CreateNodePoolRequest(parent=parent, node_pool=pool)

@@ -29,6 +29,7 @@ _ROUTES = [
     ("POST", rf"/v1/({_LOC}/clusters/[^/]+/nodePools/[^/:]+):setSize", "set_size"),
     ("POST", rf"/v1/({_LOC}/clusters/[^/]+/nodePools/[^/:]+):setAutoscaling", "autoscaling"),
     ("GET", rf"/v1/({_LOC}/operations/[^/]+)", "operation"),
+    ("GET", rf"/v1/({_LOC})/operations", "operations"),
 ]
 
 
@@ -71,9 +72,12 @@ class GkeAPIServer:
             client_options={"api_endpoint": self.url},
         )
 
-    def fail(self, method: str, path: str, code: int, message: str, times: int = 1) -> None:
-        """Answer the next `times` `method` requests whose path matches `path` with `code`."""
-        self.state.faults.append(Fault(method, path, ApiError(code, message), times))
+    def fail(
+        self, method: str, path: str, code: int, message: str, times: int = 1, after: bool = False
+    ) -> None:
+        """Answer the next `times` `method` requests whose path matches `path` with `code`;
+        `after`: the request takes effect first, and only its answer is the error."""
+        self.state.faults.append(Fault(method, path, ApiError(code, message), times, after))
 
     def fail_create(self, pool: str, code: int, message: str) -> None:
         """Let pool `pool`'s create operation end DONE with a google.rpc error."""
@@ -109,9 +113,11 @@ class _Handler(BaseHTTPRequestHandler):
             with self.state.lock:
                 self.state.log.append((method, url.path))
                 fault = self.state.take_fault(method, url.path)
-                if fault is not None:
-                    raise fault
+                if fault is not None and not fault.after:
+                    raise fault.error
                 answer = self._route(method, url.path, json.loads(raw) if raw else {})
+                if fault is not None:
+                    raise fault.error
             self._reply(200, dump(answer, ints) if not isinstance(answer, dict) else answer)
         except ApiError as err:
             self._reply(err.code, err.body())
@@ -186,6 +192,13 @@ class _Handler(BaseHTTPRequestHandler):
         return self.state.start(
             location, "UPDATE_CLUSTER", name, lambda: data.update({"autoscaling": scaling})
         )
+
+    def _operations(self, location: str, body: dict[str, Any]) -> Any:
+        self.state.check_permission("container.operations.list", location)
+        ops = [
+            dump(op.message, False) for n, op in self.state.ops.items() if n.startswith(location)
+        ]
+        return {"operations": ops} if ops else {}
 
     def _operation(self, name: str, body: dict[str, Any]) -> Any:
         self.state.check_permission("container.operations.get", name)

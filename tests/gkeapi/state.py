@@ -38,6 +38,7 @@ class Fault:
     path: str
     error: ApiError
     times: int = 1
+    after: bool = False  # the request takes effect and then the answer is lost
 
 
 @dataclass
@@ -67,11 +68,11 @@ class State:
     lock: threading.Lock = field(default_factory=threading.Lock)
     _ids: Any = field(default_factory=lambda: itertools.count(1_700_000_000_000))
 
-    def take_fault(self, method: str, path: str) -> ApiError | None:
+    def take_fault(self, method: str, path: str) -> Fault | None:
         for fault in self.faults:
             if fault.method == method and re.fullmatch(fault.path, path) and fault.times:
                 fault.times -= 1
-                return fault.error
+                return fault
         return None
 
     def check_permission(self, permission: str, resource: str) -> None:

@@ -199,3 +199,13 @@ def test_the_example_prints_and_creates_its_pools(gke_api: GkeAPIServer) -> None
         "v5e-spot-0",
         "v5e-spot-1",
     ]
+
+
+def test_a_create_whose_answer_was_lost_is_followed_not_repeated(
+    gke: GkeClient, gke_api: GkeAPIServer
+) -> None:
+    # GKE took the first POST but the 503 hid it; the retry meets ALREADY_EXISTS.
+    gke_api.fail("POST", POOLS, 503, "The service is currently unavailable.", after=True)
+    assert gke.create(H100) == ["h100"]
+    assert _calls(gke_api, "POST") == 2 and len(gke_api.state.ops) == 1
+    assert gke.get("h100").status == container_v1.NodePool.Status.RUNNING

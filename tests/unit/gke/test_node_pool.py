@@ -221,3 +221,19 @@ def test_the_docs_page_shows_what_the_example_compiles_to() -> None:
         Accelerator("h100", count=8), name="h100-dws", provisioning="queued", max_nodes=4
     )
     assert shown.group(1) == yaml.safe_dump(pool.to_dict(), sort_keys=False)
+
+
+def test_without_the_gke_extra_compiling_says_how_to_get_it() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['google.cloud.container_v1'] = None\n"
+        "from gkeml_sdk import NodePool, Accelerator\n"
+        "pool = NodePool(name='x', hardware=Accelerator('l4')); print(pool.notes)\n"
+        "pool.to_dict()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 1 and done.stdout == "[]\n"
+    assert "ImportError: gkeml node pools need the GKE client library" in done.stderr
+    assert "pip install 'gkeml[gke]'" in done.stderr
