@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, model_validator
 
 from gkeml_sdk.catalog.node_pools import GpuDriver, Provisioning
-from gkeml_sdk.gke.pool_checks import check_pool
+from gkeml_sdk.gke.pool_checks import check_pool, pool_notes
 from gkeml_sdk.spec.accelerator import Accelerator
 from gkeml_sdk.spec.base import SpecModel
 from gkeml_sdk.spec.pool_shape import PoolShape
@@ -116,8 +116,6 @@ class NodePool(SpecModel):
     @property
     def notes(self) -> list[str]:
         """What the pool still needs from outside this request (cluster networks, ...)."""
-        from gkeml_sdk.gke.pool_checks import pool_notes
-
         return pool_notes(self)
 
     def to_messages(self) -> list[container_v1.NodePool]:

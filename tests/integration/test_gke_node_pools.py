@@ -209,3 +209,9 @@ def test_a_create_whose_answer_was_lost_is_followed_not_repeated(
     assert gke.create(H100) == ["h100"]
     assert _calls(gke_api, "POST") == 2 and len(gke_api.state.ops) == 1
     assert gke.get("h100").status == container_v1.NodePool.Status.RUNNING
+
+
+def test_a_503_while_polling_is_retried(gke: GkeClient, gke_api: GkeAPIServer) -> None:
+    gke_api.fail("GET", r"/v1/projects/ml-proj/locations/us-central1/operations/.*", 503, "x")
+    assert gke.create(H100) == ["h100"]
+    assert _calls(gke_api, "GET") == 4  # the failed read, then RUNNING, RUNNING, DONE
