@@ -19,7 +19,9 @@ POOLS = [
     NodePool.for_accelerator(
         Accelerator("h100", count=8), name="h100-dws", provisioning="queued", max_nodes=4
     ),
-    NodePool.for_accelerator(TpuSlice("v5e", "4x4", slices=2), name="v5e-spot", spot=True),
+    NodePool.for_accelerator(
+        TpuSlice("v5e", "4x4", slices=2), name="v5e-spot", spot=True, zones=("us-central1-a",)
+    ),
 ]
 
 

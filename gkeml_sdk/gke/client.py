@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from gkeml_sdk.errors import GkeError
+from gkeml_sdk.errors import GkeError, SpecError
 from gkeml_sdk.gke.api_errors import as_gke_error, is_transient, operation_error
 
 if TYPE_CHECKING:
@@ -74,7 +74,20 @@ class GkeClient:
         return f"projects/{self.project}/locations/{self.location}/clusters/{self.cluster}"
 
     def create(self, pool: NodePool) -> list[str]:
-        """Create every pool of `pool` (one per slice), wait until GKE has them; their names."""
+        """Create every pool of `pool` (one per slice), wait until GKE has them; their names.
+
+        Raises `SpecError` before any request when a pool that must sit in one zone names
+        none in a regional cluster, whose default node locations are several zones.
+        """
+        if pool.single_zone and not pool.zones and not _is_zone(self.location):
+            raise SpecError(
+                f"node pool {pool.name!r} names no zone in regional cluster {self.cluster}",
+                rule="compact placement and multi-host TPU slices keep all nodes in one zone, "
+                "and a regional cluster's pools default to several",
+                fix=f"zones=('{self.location}-a',) or another zone of {self.location} with "
+                "the hardware",
+                field="zones",
+            )
         # Start every slice's pool before waiting: GKE creates them side by side.
         started = [(r.node_pool.name, self._create(r)) for r in pool.create_requests(self.parent)]
         for name, operation in started:
@@ -199,3 +212,8 @@ class GkeClient:
             if error is None:
                 raise
             raise error from exc
+
+
+def _is_zone(location: str) -> bool:
+    """True for a zone (us-central1-a), False for a region (us-central1)."""
+    return location.count("-") >= 2

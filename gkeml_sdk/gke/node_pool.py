@@ -114,6 +114,11 @@ class NodePool(SpecModel):
         return self.min_nodes, self.max_nodes or fixed or 1
 
     @property
+    def single_zone(self) -> bool:
+        """True when all nodes must share one zone (compact placement, multi-host slices)."""
+        return self.compact or self.shape.fixed_nodes is not None
+
+    @property
     def notes(self) -> list[str]:
         """What the pool still needs from outside this request (cluster networks, ...)."""
         return pool_notes(self)

@@ -145,8 +145,7 @@ def _check_bounds(pool: NodePool) -> None:
 
 def _check_placement(pool: NodePool) -> None:
     shape = pool.shape
-    single_zone = pool.compact or shape.fixed_nodes is not None
-    if single_zone and len(pool.zones) > 1:
+    if pool.single_zone and len(pool.zones) > 1:
         raise fail(
             f"zones={list(pool.zones)} for a compactly placed pool",
             rule="compact placement and multi-host TPU slices keep all nodes in one zone",

@@ -19,6 +19,7 @@ from gkeml_sdk import (
     GkePermissionError,
     NodePool,
     QuotaError,
+    SpecError,
     TpuSlice,
 )
 from tests.gkeapi import GkeAPIServer
@@ -76,6 +77,10 @@ def test_create_polls_the_operation_from_running_to_done(
 
 def test_multislice_creates_every_slice_pool(gke: GkeClient, gke_api: GkeAPIServer) -> None:
     pool = NodePool(name="v5e", hardware=TpuSlice("v5e", "4x4", slices=2), spot=True)
+    with pytest.raises(SpecError, match=r"Try: zones=\('us-central1-a',\)"):
+        gke.create(pool)  # a regional cluster would spread the slice over its zones
+    assert gke_api.state.log == []
+    pool = pool.model_copy(update={"zones": ("us-central1-b",)})
     assert gke.create(pool) == ["v5e-0", "v5e-1"]
     listed = gke.client.list_node_pools(parent=CLUSTER).node_pools
     assert {p.name: p.placement_policy.tpu_topology for p in listed} == {
