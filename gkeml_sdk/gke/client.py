@@ -108,9 +108,11 @@ class GkeClient:
     def set_autoscaling(self, name: str, min_nodes: int, max_nodes: int) -> None:
         """Let the autoscaler keep pool `name` between `min_nodes` and `max_nodes` nodes."""
         action = f"set autoscaling of node pool {name} to {min_nodes}..{max_nodes}"
+        from gkeml_sdk.gke.library import container_v1
+
         # The call replaces the pool's whole autoscaling: keep its location policy.
         current = self.get(name).autoscaling
-        bounds = type(current)(
+        bounds = container_v1.NodePoolAutoscaling(
             enabled=True,
             total_min_node_count=min_nodes,
             total_max_node_count=max_nodes,
@@ -140,7 +142,7 @@ class GkeClient:
         )
 
     def _create(self, request: container_v1.CreateNodePoolRequest) -> container_v1.Operation:
-        sent = []
+        sent: list[object] = []
 
         def send() -> container_v1.Operation:
             sent.append(request)
@@ -152,8 +154,10 @@ class GkeClient:
         except GkeError as err:
             # A retry that finds the pool: an earlier attempt reached GKE and only its answer
             # was lost, so follow that attempt's operation instead of failing.
-            earlier = self._create_operation(name) if len(sent) > 1 else None
-            if err.reason != "ALREADY_EXISTS" or earlier is None:
+            if err.reason != "ALREADY_EXISTS" or len(sent) < 2:
+                raise
+            earlier = self._create_operation(name)
+            if earlier is None:
                 raise
             return earlier
 
