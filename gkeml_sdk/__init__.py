@@ -64,6 +64,12 @@ _EXPORTS = {
     "ClusterError": "gkeml_sdk.errors",
     "NotFoundError": "gkeml_sdk.errors",
     "RunTimeoutError": "gkeml_sdk.errors",
+    "GkeError": "gkeml_sdk.errors",
+    "QuotaError": "gkeml_sdk.errors",
+    "GkePermissionError": "gkeml_sdk.errors",
+    "NodePool": "gkeml_sdk.gke.node_pool",
+    "NodeNetwork": "gkeml_sdk.gke.node_pool",
+    "GkeClient": "gkeml_sdk.gke.client",
 }
 
 __all__ = [
@@ -80,6 +86,9 @@ __all__ = [
     "Evidence",
     "Explanation",
     "FailureCause",
+    "GkeClient",
+    "GkeError",
+    "GkePermissionError",
     "GkemlError",
     "KubernetesSettings",
     "LocalOptions",
@@ -87,9 +96,12 @@ __all__ = [
     "Manifests",
     "ModelSize",
     "NoClusterError",
+    "NodeNetwork",
+    "NodePool",
     "NotFoundError",
     "Preview",
     "PriceBook",
+    "QuotaError",
     "RetryPolicy",
     "Route",
     "Routing",
@@ -127,13 +139,18 @@ if TYPE_CHECKING:
     from gkeml_sdk.errors import (
         ClusterError,
         ConfigError,
+        GkeError,
         GkemlError,
+        GkePermissionError,
         NoClusterError,
         NotFoundError,
+        QuotaError,
         RunTimeoutError,
         SpecError,
     )
     from gkeml_sdk.explanation import Category, Evidence, Explanation, Preview, Verdict
+    from gkeml_sdk.gke.client import GkeClient
+    from gkeml_sdk.gke.node_pool import NodeNetwork, NodePool
     from gkeml_sdk.hardware import gpu_models, tpu_generations
     from gkeml_sdk.local.options import LocalOptions, LocalSettings
     from gkeml_sdk.pictures.runs import runs_html

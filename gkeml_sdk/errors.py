@@ -90,6 +90,24 @@ class NotFoundError(ClusterError):
     """A run, job or queue that does not exist."""
 
 
+class GkeError(ClusterError):
+    """The GKE API (node pools) refused a request, or its long-running operation failed.
+
+    Example:
+        >>> str(GkeError("create node pool a", status=404, reason="NOT_FOUND", message="gone"))
+        'create node pool a: 404 NOT_FOUND: gone'
+    """
+
+
+class QuotaError(GkeError):
+    """GKE refused for lack of quota: a Compute Engine resource quota (GPUs, CPUs, addresses)
+    or the API's request-rate quota."""
+
+
+class GkePermissionError(GkeError):
+    """The caller's credentials lack a permission the GKE request needs."""
+
+
 class RunTimeoutError(GkemlError, TimeoutError):
     """`wait()` ran out of time before the run reached a terminal state."""
 

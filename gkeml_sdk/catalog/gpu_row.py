@@ -45,6 +45,11 @@ class GpuModel:
     # CUDA compute capability (NVIDIA's CUDA GPU list): bfloat16 needs 8.0, native fp8 8.9,
     # LLM engines 7.0. Keyword-only, and required: every row names it.
     compute_capability: float = field(kw_only=True)
+    # Node pools: flex-start VMs come on accelerator-optimized machines except A4X and G4
+    # (Compute Engine "About Flex-start VMs"); compact placement takes A100, L4 and H100 only
+    # (GKE "Define compact placement for GKE nodes").
+    flex_start: bool = field(default=False, kw_only=True)
+    compact_placement: bool = field(default=False, kw_only=True)
 
     @property
     def counts(self) -> tuple[int, ...]:

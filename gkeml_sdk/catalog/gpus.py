@@ -68,6 +68,8 @@ GPUS: tuple[GpuModel, ...] = (
             MachineType("g2-standard-96", 8),
         ),
         compute_capability=8.9,
+        flex_start=True,
+        compact_placement=True,
     ),
     GpuModel(
         "a100-40gb",
@@ -78,6 +80,8 @@ GPUS: tuple[GpuModel, ...] = (
         mig_profiles=(("1g.5gb", 7), ("2g.10gb", 3), ("3g.20gb", 2), ("7g.40gb", 1)),
         aliases=("a100", "tesla-a100"),
         compute_capability=8.0,
+        flex_start=True,
+        compact_placement=True,
     ),
     GpuModel(
         "a100-80gb",
@@ -87,6 +91,8 @@ GPUS: tuple[GpuModel, ...] = (
         family_machines("a2-ultragpu", (1, 2, 4, 8)),
         mig_profiles=(("1g.10gb", 7), ("2g.20gb", 3), ("3g.40gb", 2), ("7g.80gb", 1)),
         compute_capability=8.0,
+        flex_start=True,
+        compact_placement=True,
     ),
     GpuModel(
         "h100",
@@ -103,6 +109,8 @@ GPUS: tuple[GpuModel, ...] = (
         mig_profiles=_H100_MIG,
         aliases=("h100-80gb",),
         compute_capability=9.0,
+        flex_start=True,
+        compact_placement=True,
     ),
     GpuModel(
         "h100-mega",
@@ -113,6 +121,7 @@ GPUS: tuple[GpuModel, ...] = (
         mig_profiles=_H100_MIG,
         aliases=("h100-mega-80gb",),
         compute_capability=9.0,
+        flex_start=True,
     ),
     GpuModel(
         "h200",
@@ -130,6 +139,7 @@ GPUS: tuple[GpuModel, ...] = (
         ),
         aliases=("h200-141gb",),
         compute_capability=9.0,
+        flex_start=True,
     ),
     GpuModel(
         "b200",
@@ -146,6 +156,7 @@ GPUS: tuple[GpuModel, ...] = (
             ("7g.180gb", 1),
         ),
         compute_capability=10.0,
+        flex_start=True,
     ),
     GpuModel(
         "gb200",

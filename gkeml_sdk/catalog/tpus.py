@@ -55,7 +55,8 @@ class TpuGeneration:
     hbm_gb: int
     aliases: tuple[str, ...] = ()
     uses_workload_policy: bool = False  # TPU7x multi-host: placement policy, not tpu_topology
-    # Dynamic Workload Scheduler (flex-start, queued provisioning) offers this generation.
+    # Flex-start node pools (GKE "About flex-start provisioning"): v5e, v5p and v6e; alone it
+    # gives single-host slices, multi-host ones need it with queued provisioning.
     flex_start: bool = False
     # How pods reach and use it; every generation so far shares these.
     resource: str = TPU_RESOURCE

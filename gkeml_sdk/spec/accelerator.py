@@ -8,12 +8,13 @@ from typing import Any, Literal
 
 from pydantic import field_validator, model_validator
 
-from gkeml_sdk.catalog import gpu_labels, gpu_row, gpus
+from gkeml_sdk.catalog import gpu_labels, gpu_row, gpus, node_pools
 from gkeml_sdk.catalog.contract import WorkerValue
 from gkeml_sdk.catalog.names import UnknownName
 from gkeml_sdk.spec.base import SpecModel, fail
 from gkeml_sdk.spec.gpu_checks import check_mig, check_sharing, check_whole_count
 from gkeml_sdk.spec.hardware import Obj, toleration
+from gkeml_sdk.spec.pool_shape import PoolShape
 
 SharingStrategy = Literal["time-sharing", "mps"]
 
@@ -244,6 +245,32 @@ class Accelerator(SpecModel):
     def worker_env(self) -> tuple[tuple[str, WorkerValue], ...]:
         """No variables: CUDA finds its devices."""
         return ()
+
+    def pool_shape(self) -> PoolShape:
+        """The node pool these GPUs need: machine type and accelerator config (PoolHardware).
+
+        Example:
+            >>> s = Accelerator("a100-40gb", mig="1g.5gb").pool_shape()
+            >>> s.machine_type, s.accelerator_count, s.gpu_partition_size
+            ('a2-highgpu-1g', 1, '1g.5gb')
+        """
+        row, machine = self.gpu, self.node_machine
+        same_count = dict.fromkeys(m.name for m in row.machine_types if m.gpus == machine.gpus)
+        return PoolShape(
+            display=row.display,
+            machine_type=machine.name,
+            machine_types=(machine.name,)
+            if self.machine_type
+            else tuple(dict.fromkeys(same_count)),
+            taint_key=row.taint_key,
+            accelerator_type=row.label,
+            accelerator_count=machine.gpus,
+            gpu_partition_size=self.mig,
+            sharing_strategy=node_pools.SHARING_ENUM[self.sharing] if self.sharing else None,
+            clients_per_gpu=self.clients_per_gpu or 0,
+            flex_start=row.flex_start,
+            compact_placement=row.compact_placement,
+        )
 
     def __repr__(self) -> str:
         extra = f", mig={self.mig!r}" if self.mig else ""

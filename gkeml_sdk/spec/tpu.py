@@ -12,6 +12,7 @@ from gkeml_sdk.catalog.contract import WorkerValue
 from gkeml_sdk.catalog.names import UnknownName
 from gkeml_sdk.spec.base import SpecModel, fail
 from gkeml_sdk.spec.hardware import Obj, toleration
+from gkeml_sdk.spec.pool_shape import PoolShape
 
 
 class TpuSlice(SpecModel):
@@ -196,6 +197,27 @@ class TpuSlice(SpecModel):
 
     def check_provisioning(self, *, spot: bool) -> None:
         """TPU slices come on-demand and as Spot."""
+
+    def pool_shape(self) -> PoolShape:
+        """The node pools this slice needs (PoolHardware): one per slice, holding all of a
+        multi-host slice's VMs; GKE tells the accelerator from the machine type.
+
+        Example:
+            >>> TpuSlice("v6e", "2x2").pool_shape().fixed_nodes is None
+            True
+        """
+        row = self.tpu
+        return PoolShape(
+            display=f"{row.display} {self.topology}",
+            machine_type=self.machine_type_name,
+            machine_types=(self.machine_type_name,),
+            taint_key=row.taint_key,
+            tpu_topology=self.topology if self.multi_host else None,
+            fixed_nodes=self.hosts if self.multi_host else None,
+            pools=self.slices,
+            flex_start=row.flex_start,
+            workload_policy=row.uses_workload_policy and self.multi_host,
+        )
 
     def __repr__(self) -> str:
         extra = f", slices={self.slices}" if self.slices > 1 else ""
