@@ -17,6 +17,7 @@ from gkeml_sdk.compile.contract import (
     sdk_labels,
 )
 from gkeml_sdk.compile.manifests import Manifests
+from gkeml_sdk.compile.network import network_notes
 from gkeml_sdk.compile.pod import pod_template
 from gkeml_sdk.compile.secret_env import secret_like_env_notes
 from gkeml_sdk.errors import SpecError
@@ -213,4 +214,5 @@ def _notes(job: TrainingJob) -> tuple[str, ...]:
             f"pool extends graceful shutdown; GKE gives {SPOT_DEFAULT_GRACE_SECONDS} s by default"
         )
     notes.extend(secret_like_env_notes(job))
+    notes.extend(network_notes(job.network_choice))
     return tuple(notes)

@@ -14,6 +14,7 @@ from gkeml_sdk.spec.accelerator import Accelerator
 from gkeml_sdk.spec.base import SpecModel, fail
 from gkeml_sdk.spec.hardware import CPU_ONLY, Hardware
 from gkeml_sdk.spec.job_checks import check_job
+from gkeml_sdk.spec.network import NetworkChoice, NetworkMode, choose_network
 from gkeml_sdk.spec.secrets import SecretRef
 from gkeml_sdk.spec.tpu import TpuSlice
 
@@ -69,6 +70,9 @@ class TrainingJob(SpecModel):
     # Code that travels with the job: relative path -> text. On GKE a ConfigMap mounted
     # read-only at CODE_MOUNT (the working directory); locally the run directory's code/.
     files: dict[str, str] = Field(default_factory=dict)
+    # Inter-node networking: "auto" takes the machine type's stack (GPUDirect, Fast Socket)
+    # for multi-node jobs; see docs/networking.md.
+    network: NetworkMode = "auto"
 
     @field_validator("max_runtime", mode="before")
     @classmethod
@@ -110,7 +114,13 @@ class TrainingJob(SpecModel):
     @model_validator(mode="after")
     def _check(self) -> TrainingJob:
         check_job(self)
+        self.network_choice  # noqa: B018 - raises SpecError for what GKE cannot do
         return self
+
+    @property
+    def network_choice(self) -> NetworkChoice:
+        """The networking stack the pods get (`choice.stack` None: plain pod networking)."""
+        return choose_network(self.accelerator, self.nodes, self.network)
 
     @property
     def total_gpus(self) -> float:
@@ -213,6 +223,7 @@ class TrainingJob(SpecModel):
         if name is None:
             # An empty secret_env stays out, so names derived before it existed are kept.
             unset = set() if job.secret_env else {"secret_env"}
+            unset |= {"network"} if job.network == "auto" else set()
             payload = job.model_dump(mode="json", exclude={"name", *unset})
             job = job.model_copy(update={"name": derived_name(prefix, payload)})
         return job
