@@ -47,6 +47,9 @@ class GpuModel:
     # CUDA compute capability (NVIDIA's CUDA GPU list): bfloat16 needs 8.0, native fp8 8.9,
     # LLM engines 7.0. Keyword-only, and required: every row names it.
     compute_capability: float = field(kw_only=True)
+    # The start of NVML's product name, which NVIDIA's DRA driver publishes as the
+    # `productName` device attribute; "" selects by memory alone.
+    nvml_name: str = field(default="", kw_only=True)
 
     @property
     def counts(self) -> tuple[int, ...]:

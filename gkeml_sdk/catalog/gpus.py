@@ -30,6 +30,7 @@ GPUS: tuple[GpuModel, ...] = (
         n1_machines({1: (48, 312), 2: (48, 312), 4: (96, 624)}),
         aliases=("tesla-t4",),
         compute_capability=7.5,
+        nvml_name="Tesla T4",
     ),
     GpuModel(
         "p4",
@@ -39,6 +40,7 @@ GPUS: tuple[GpuModel, ...] = (
         n1_machines({1: (24, 156), 2: (48, 312), 4: (96, 624)}),
         aliases=("tesla-p4",),
         compute_capability=6.1,
+        nvml_name="Tesla P4",
     ),
     GpuModel(
         "v100",
@@ -48,6 +50,7 @@ GPUS: tuple[GpuModel, ...] = (
         n1_machines({1: (12, 78), 2: (24, 156), 4: (48, 312), 8: (96, 624)}),
         aliases=("tesla-v100",),
         compute_capability=7.0,
+        nvml_name="Tesla V100",
     ),
     GpuModel(
         "p100",
@@ -57,6 +60,7 @@ GPUS: tuple[GpuModel, ...] = (
         n1_machines({1: (16, 104), 2: (32, 208), 4: (64, 208)}),
         aliases=("tesla-p100",),
         compute_capability=6.0,
+        nvml_name="Tesla P100",
     ),
     GpuModel(
         "l4",
@@ -77,6 +81,7 @@ GPUS: tuple[GpuModel, ...] = (
             )
         ),
         compute_capability=8.9,
+        nvml_name="NVIDIA L4",
     ),
     GpuModel(
         "a100-40gb",
@@ -90,6 +95,7 @@ GPUS: tuple[GpuModel, ...] = (
         mig_profiles=(("1g.5gb", 7), ("2g.10gb", 3), ("3g.20gb", 2), ("7g.40gb", 1)),
         aliases=("a100", "tesla-a100"),
         compute_capability=8.0,
+        nvml_name="NVIDIA A100",
     ),
     GpuModel(
         "a100-80gb",
@@ -99,6 +105,7 @@ GPUS: tuple[GpuModel, ...] = (
         family_machines("a2-ultragpu", (1, 2, 4, 8)),
         mig_profiles=(("1g.10gb", 7), ("2g.20gb", 3), ("3g.40gb", 2), ("7g.80gb", 1)),
         compute_capability=8.0,
+        nvml_name="NVIDIA A100",
     ),
     GpuModel(
         "h100",
@@ -115,6 +122,7 @@ GPUS: tuple[GpuModel, ...] = (
         mig_profiles=_H100_MIG,
         aliases=("h100-80gb",),
         compute_capability=9.0,
+        nvml_name="NVIDIA H100",
     ),
     GpuModel(
         "h100-mega",
@@ -125,6 +133,7 @@ GPUS: tuple[GpuModel, ...] = (
         mig_profiles=_H100_MIG,
         aliases=("h100-mega-80gb",),
         compute_capability=9.0,
+        nvml_name="NVIDIA H100",
     ),
     GpuModel(
         "h200",
@@ -142,6 +151,7 @@ GPUS: tuple[GpuModel, ...] = (
         ),
         aliases=("h200-141gb",),
         compute_capability=9.0,
+        nvml_name="NVIDIA H200",
     ),
     GpuModel(
         "b200",
@@ -158,6 +168,7 @@ GPUS: tuple[GpuModel, ...] = (
             ("7g.180gb", 1),
         ),
         compute_capability=10.0,
+        nvml_name="NVIDIA B200",
     ),
     GpuModel(
         "gb200",
@@ -175,6 +186,7 @@ GPUS: tuple[GpuModel, ...] = (
             ("7g.186gb", 1),
         ),
         compute_capability=10.0,
+        nvml_name="NVIDIA GB200",
     ),
     GpuModel(
         "gb300",
@@ -184,6 +196,7 @@ GPUS: tuple[GpuModel, ...] = (
         (MachineType("a4x-maxgpu-4g-metal", 4),),
         arch="arm64",
         compute_capability=10.3,
+        nvml_name="NVIDIA GB300",
     ),
     GpuModel(
         "rtx-pro-6000",
@@ -211,6 +224,7 @@ GPUS: tuple[GpuModel, ...] = (
         ),
         aliases=("rtx-pro", "rtx6000"),
         compute_capability=12.0,
+        nvml_name="NVIDIA RTX PRO 6000",
     ),
 )
 

@@ -222,9 +222,13 @@ class TrainingJob(SpecModel):
         job = cls(name=name or "job", **fields)
         if name is None:
             # An empty secret_env stays out, so names derived before it existed are kept.
-            unset = set() if job.secret_env else {"secret_env"}
-            unset |= {"network"} if job.network == "auto" else set()
-            payload = job.model_dump(mode="json", exclude={"name", *unset})
+            # So do fields added later at their defaults.
+            unset: dict[str, Any] = {"name": True}
+            unset |= {} if job.secret_env else {"secret_env": True}
+            unset |= {"network": True} if job.network == "auto" else {}
+            if job.accelerator is not None and job.accelerator.allocation == "device-plugin":
+                unset["accelerator"] = {"allocation": True}
+            payload = job.model_dump(mode="json", exclude=unset)
             job = job.model_copy(update={"name": derived_name(prefix, payload)})
         return job
 

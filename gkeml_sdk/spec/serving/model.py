@@ -14,6 +14,7 @@ from gkeml_sdk.catalog.engine_row import DEFAULT_TOKEN_KEY, Engine
 from gkeml_sdk.catalog.names import UnknownName
 from gkeml_sdk.spec.accelerator import Accelerator
 from gkeml_sdk.spec.base import SpecModel, fail
+from gkeml_sdk.spec.dra import refuse_for_serving
 from gkeml_sdk.spec.network import NetworkChoice, NetworkMode, choose_network
 from gkeml_sdk.spec.serving import checks as serve_checks
 from gkeml_sdk.spec.serving import hardware as serve_hardware
@@ -108,6 +109,7 @@ class ServeModel(SpecModel):
         self.resolved  # noqa: B018 - an unknown model fails here, before options that need it
         serve_checks.check_engine_options(self)
         serve_hardware.check_accelerator(self)
+        refuse_for_serving(self.accelerator)
         serve_hardware.check_parallelism(self)
         serve_hardware.check_context(self)
         if self.fit is None:
