@@ -27,11 +27,7 @@ def contains(whole: Any, part: Any) -> bool:
     if isinstance(part, list):
         if not isinstance(whole, list):
             return False
-        named = {item.get("name"): item for item in whole if isinstance(item, dict)}
-        return all(
-            contains(named.get(p.get("name")), p) if isinstance(p, dict) else p in whole
-            for p in part
-        )
+        return all(any(contains(w, p) for w in whole) for p in part)
     return bool(whole == part)
 
 
