@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from gkeml_sdk.catalog import gpus
 from gkeml_sdk.catalog import network as catalog
 from gkeml_sdk.catalog.gpu_row import MachineType
 from gkeml_sdk.catalog.network_row import NetworkStack
@@ -102,11 +103,12 @@ def _check_gpudirect(
                 f"{best.name}, with all {best.gpus} GPUs of the machine"
             )
         else:
-            fix = "network='auto' (NCCL Fast Socket where the machine has it) or an A3/A4 GPU"
-            rule = (
-                "GKE's GPUDirect stacks run on a3-highgpu-8g / a3-edgegpu-8g (TCPX), "
-                "a3-megagpu-8g (TCPXO), a3-ultragpu-8g, a4-highgpu-8g and a4x-highgpu-4g (RDMA)"
-            )
+            fix = (
+                f"network='auto' ({found.display} on {machine.name})"
+                if found is not None
+                else "network='standard'"
+            ) + ", or an A3/A4 GPU such as Accelerator('h100-mega', count=8)"
+            rule = f"GKE's GPUDirect stacks run on {_gpudirect_machines()}"
         raise fail(
             f"network='gpudirect' on {machine.name}, which has no GPUDirect networking",
             rule=rule,
@@ -121,3 +123,13 @@ def _check_gpudirect(
             fix=f"Accelerator({row.key!r}, count={machine.gpus}), or network='auto'",
             field="network",
         )
+
+
+def _gpudirect_machines() -> str:
+    by_stack: dict[str, list[str]] = {}
+    for row in gpus.GPUS:
+        for m in row.machine_types:
+            if m.network and catalog.stack(m.network).gpudirect:
+                names = by_stack.setdefault(catalog.stack(m.network).display, [])
+                names += [] if m.name in names else [m.name]
+    return "; ".join(f"{', '.join(names)} ({display})" for display, names in by_stack.items())
