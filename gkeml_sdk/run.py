@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from gkeml_sdk.errors import RunTimeoutError
 from gkeml_sdk.explanation import Explanation
+from gkeml_sdk.pictures.runs import run_html
 
 
 class RunState(enum.Enum):
@@ -251,8 +252,6 @@ class Run(ABC):
     log_slot = staticmethod(log_slot)
 
     def _repr_html_(self) -> str:
-        from gkeml_sdk.pictures.runs import run_html
-
         return run_html(self)
 
     def __repr__(self) -> str:

@@ -30,6 +30,7 @@ BUILTIN_GROUPS = {
     "networking.k8s.io",
     "rbac.authorization.k8s.io",
     "storage.k8s.io",
+    "resource.k8s.io",  # DRA claim templates: kubernetes-validate knows resource.k8s.io/v1
 }
 
 
@@ -131,6 +132,9 @@ def _validate_schema(obj: dict[str, Any]) -> None:
                 f"{obj['kind']} {obj['metadata'].get('name')}: {where}: {message}"
             ) from None
         return
+    if (obj["apiVersion"], obj["kind"]) == ("resource.nvidia.com/v1beta1", "ComputeDomain"):
+        _validate_compute_domain(obj)
+        return
     crd_dir_or_skip()
     schema = _crd_schemas().get((obj["apiVersion"], obj["kind"]))
     if schema is None:
@@ -145,3 +149,22 @@ def _validate_schema(obj: dict[str, Any]) -> None:
         raise AssertionError(
             f"{obj['kind']} {obj['metadata'].get('name')}: {where}: {errors[0].message}"
         )
+
+
+def _validate_compute_domain(obj: dict[str, Any]) -> None:
+    # No ComputeDomain CRD in ../shared/crds: the fields NVIDIA's CRD
+    # (kubernetes-sigs/dra-driver-nvidia-gpu, computedomains.resource.nvidia.com v1beta1)
+    # requires or allows in spec, checked by hand.
+    spec = obj.get("spec", {})
+    name = obj["metadata"].get("name")
+    assert set(spec) <= {"numNodes", "channel"}, f"ComputeDomain {name}: unknown spec fields"
+    assert isinstance(spec.get("numNodes"), int) and spec["numNodes"] >= 0, (
+        f"ComputeDomain {name}: spec.numNodes is a required integer >= 0"
+    )
+    channel = spec.get("channel", {})
+    assert set(channel) <= {"resourceClaimTemplate", "allocationMode"}
+    assert channel.get("allocationMode", "Single") in ("Single", "All")
+    template = channel.get("resourceClaimTemplate", {})
+    assert set(template) == {"name"} and isinstance(template["name"], str), (
+        f"ComputeDomain {name}: spec.channel.resourceClaimTemplate.name is required"
+    )

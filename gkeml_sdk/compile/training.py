@@ -16,7 +16,9 @@ from gkeml_sdk.compile.contract import (
     run_labels,
     sdk_labels,
 )
+from gkeml_sdk.compile.dra import claim_objects, dra_notes
 from gkeml_sdk.compile.manifests import Manifests
+from gkeml_sdk.compile.network import network_notes
 from gkeml_sdk.compile.pod import pod_template
 from gkeml_sdk.compile.provisioning import provisioning_annotations, provisioning_notes
 from gkeml_sdk.compile.secret_env import secret_like_env_notes
@@ -51,8 +53,8 @@ def compile_training_job(job: TrainingJob, attempt: int = 1) -> Manifests:
     metadata = _metadata(job, attempt)
     main = _jobset(job, template, metadata) if job.uses_jobset else _job(job, template, metadata)
     code = code_config_map(job)
-    # The ConfigMap first: pods of the Job/JobSet mount it as soon as Kueue admits them.
-    objects = [main] if code is None else [code, main]
+    # The ConfigMap and the claims first: pods use them as soon as Kueue admits them.
+    objects = [*([] if code is None else [code]), *claim_objects(job), main]
     # The Workload's pod template is built anew, not copied: no object is shared between the
     # two, and building is several times faster than copy.deepcopy.
     return Manifests(
@@ -217,4 +219,6 @@ def _notes(job: TrainingJob) -> tuple[str, ...]:
         )
     notes.extend(secret_like_env_notes(job))
     notes.extend(provisioning_notes(job))
+    notes.extend(network_notes(job.network_choice))
+    notes.extend(dra_notes(job))
     return tuple(notes)

@@ -101,6 +101,9 @@ class LocalBackend:
             )
         if retry is not None:
             log.debug("retry policy ignored by the local backend")
+        ignored = _cluster_only(job)
+        if ignored:
+            log.info("local run %s: %s ignored locally (GKE only)", job.name, ignored)
         # Before anything is written: a missing secret fails the submit, not the run.
         secrets = secret_values(job, os.environ)
         namespace = self.namespace or job.namespace
@@ -223,6 +226,17 @@ class LocalBackend:
 
     def __repr__(self) -> str:
         return f"LocalBackend(run_dir={str(self.root)!r})"
+
+
+def _cluster_only(job: TrainingJob) -> str:
+    """What of `job` only a GKE node has: its GPUDirect network stack and DRA claims."""
+    parts = []
+    stack = job.network_choice.stack
+    if stack is not None:
+        parts.append(f"{stack.display} networking")
+    if job.hardware.device_requests():
+        parts.append("DRA device claims")
+    return " and ".join(parts)
 
 
 def _argv(job: TrainingJob) -> list[str]:

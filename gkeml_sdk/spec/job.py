@@ -15,6 +15,7 @@ from gkeml_sdk.spec.accelerator import Accelerator
 from gkeml_sdk.spec.base import SpecModel, fail
 from gkeml_sdk.spec.hardware import CPU_ONLY, Hardware
 from gkeml_sdk.spec.job_checks import check_job
+from gkeml_sdk.spec.network import NetworkChoice, NetworkMode, choose_network
 from gkeml_sdk.spec.placement import Placement
 from gkeml_sdk.spec.secrets import SecretRef
 from gkeml_sdk.spec.tpu import TpuSlice
@@ -74,6 +75,9 @@ class TrainingJob(SpecModel):
     # Code that travels with the job: relative path -> text. On GKE a ConfigMap mounted
     # read-only at CODE_MOUNT (the working directory); locally the run directory's code/.
     files: dict[str, str] = Field(default_factory=dict)
+    # Inter-node networking: "auto" takes the machine type's stack (GPUDirect, Fast Socket)
+    # for multi-node jobs; see docs/networking.md.
+    network: NetworkMode = "auto"
 
     @field_validator("max_runtime", mode="before")
     @classmethod
@@ -115,7 +119,13 @@ class TrainingJob(SpecModel):
     @model_validator(mode="after")
     def _check(self) -> TrainingJob:
         check_job(self)
+        self.network_choice  # noqa: B018 - raises SpecError for what GKE cannot do
         return self
+
+    @property
+    def network_choice(self) -> NetworkChoice:
+        """The networking stack the pods get (`choice.stack` None: plain pod networking)."""
+        return choose_network(self.accelerator, self.nodes, self.network)
 
     @property
     def total_gpus(self) -> float:
@@ -221,9 +231,13 @@ class TrainingJob(SpecModel):
                 "secret_env": {},
                 "provisioning": "standard",
                 "placement": None,
+                "network": "auto",
             }
-            unset = {k for k, default in later.items() if getattr(job, k) == default}
-            payload = job.model_dump(mode="json", exclude={"name", *unset})
+            unset: dict[str, Any] = {k: True for k, d in later.items() if getattr(job, k) == d}
+            unset["name"] = True
+            if job.accelerator is not None and job.accelerator.allocation == "device-plugin":
+                unset["accelerator"] = {"allocation": True}
+            payload = job.model_dump(mode="json", exclude=unset)
             job = job.model_copy(update={"name": derived_name(prefix, payload)})
         return job
 

@@ -11,6 +11,7 @@ from gkeml_sdk.catalog import tpus
 from gkeml_sdk.catalog.contract import WorkerValue
 from gkeml_sdk.catalog.names import UnknownName
 from gkeml_sdk.spec.base import SpecModel, fail
+from gkeml_sdk.spec.dra import Allocation, DeviceRequest, refuse_for_tpu
 from gkeml_sdk.spec.hardware import Obj, toleration
 from gkeml_sdk.spec.pool_shape import PoolShape
 
@@ -27,6 +28,7 @@ class TpuSlice(SpecModel):
     generation: str
     topology: str
     slices: int = 1
+    allocation: Allocation = "device-plugin"  # "dra" is refused: see refuse_for_tpu
 
     def __init__(
         self, generation: str | None = None, topology: str | None = None, /, **data: Any
@@ -65,6 +67,7 @@ class TpuSlice(SpecModel):
 
     @model_validator(mode="after")
     def _check(self) -> TpuSlice:
+        refuse_for_tpu(self.allocation)
         row = self.tpu
         if not row.is_valid(self.topology):
             valid = row.topologies()
@@ -189,6 +192,10 @@ class TpuSlice(SpecModel):
     def ports(self) -> list[Obj]:
         """The TPU runtime's ports."""
         return [{"name": name, "containerPort": port} for name, port in self.tpu.ports]
+
+    def device_requests(self) -> tuple[DeviceRequest, ...]:
+        """No DRA claims: chips come from GKE's TPU device plugin."""
+        return ()
 
     def worker_env(self) -> tuple[tuple[str, WorkerValue], ...]:
         """One slice lists its hosts; several find each other through megascale."""

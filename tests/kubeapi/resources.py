@@ -108,6 +108,8 @@ BUILTINS: tuple[ResourceType, ...] = (
         categories=("all",),
     ),
     _b("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",), ("status",)),
+    # Built in and served by default from Kubernetes 1.34 (DRA GA).
+    _b("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True),
     _b(
         "apiextensions.k8s.io",
         "v1",

@@ -80,6 +80,8 @@ _KNOWN = [
     Resource("networking.istio.io/v1", "DestinationRule", "destinationrules"),
     Resource("networking.gke.io/v1", "HealthCheckPolicy", "healthcheckpolicies"),
     Resource("networking.gke.io/v1", "GCPBackendPolicy", "gcpbackendpolicies"),
+    Resource("resource.k8s.io/v1", "ResourceClaimTemplate", "resourceclaimtemplates"),
+    Resource("resource.nvidia.com/v1beta1", "ComputeDomain", "computedomains"),
 ]
 _BY_KIND = {(r.api_version, r.kind): r for r in _KNOWN}
 
