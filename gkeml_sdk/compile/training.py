@@ -19,8 +19,11 @@ from gkeml_sdk.compile.contract import (
 from gkeml_sdk.compile.manifests import Manifests
 from gkeml_sdk.compile.pod import pod_template
 from gkeml_sdk.compile.secret_env import secret_like_env_notes
+from gkeml_sdk.compile.volume_objects import volume_notes, volume_objects
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.spec.job import TrainingJob
+from gkeml_sdk.spec.storage import checkpoint_volume, parse_checkpoint_dir
+from gkeml_sdk.spec.volume_base import VolumeBase
 
 Obj = dict[str, Any]
 
@@ -50,7 +53,8 @@ def compile_training_job(job: TrainingJob, attempt: int = 1) -> Manifests:
     main = _jobset(job, template, metadata) if job.uses_jobset else _job(job, template, metadata)
     code = code_config_map(job)
     # The ConfigMap first: pods of the Job/JobSet mount it as soon as Kueue admits them.
-    objects = [main] if code is None else [code, main]
+    objects = volume_objects(job.volumes, job.namespace, job.service_account)
+    objects += [main] if code is None else [code, main]
     # The Workload's pod template is built anew, not copied: no object is shared between the
     # two, and building is several times faster than copy.deepcopy.
     return Manifests(
@@ -213,4 +217,11 @@ def _notes(job: TrainingJob) -> tuple[str, ...]:
             f"pool extends graceful shutdown; GKE gives {SPOT_DEFAULT_GRACE_SECONDS} s by default"
         )
     notes.extend(secret_like_env_notes(job))
+    notes.extend(volume_notes(_mounted(job), job.namespace, job.service_account))
     return tuple(notes)
+
+
+def _mounted(job: TrainingJob) -> list[VolumeBase]:
+    location = parse_checkpoint_dir(job.checkpoint_dir) if job.checkpoint_dir else None
+    bucket = [checkpoint_volume(location)] if location and location.kind == "gcs" else []
+    return [*bucket, *job.volumes]

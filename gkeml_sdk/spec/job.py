@@ -16,6 +16,7 @@ from gkeml_sdk.spec.hardware import CPU_ONLY, Hardware
 from gkeml_sdk.spec.job_checks import check_job
 from gkeml_sdk.spec.secrets import SecretRef
 from gkeml_sdk.spec.tpu import TpuSlice
+from gkeml_sdk.spec.volumes import Volume
 
 if TYPE_CHECKING:
     from gkeml_sdk.catalog.prices import PriceBook, PriceOverrides
@@ -62,6 +63,8 @@ class TrainingJob(SpecModel):
     annotations: dict[str, str] = Field(default_factory=dict)
     max_runtime: int | None = None  # seconds; also accepts "90m", "2h", "1d12h"
     checkpoint_dir: str | None = None
+    # Data mounted into every pod (GcsFuse, Parallelstore, HyperdiskML, Pvc); locally, folders.
+    volumes: list[Volume] = Field(default_factory=list)
     service_account: str | None = None
     cpu: str | None = None
     memory: str | None = None
