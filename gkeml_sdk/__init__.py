@@ -29,6 +29,11 @@ _EXPORTS = {
     "ServePlan": "gkeml_sdk.spec.serving.plan",
     "RetryPolicy": "gkeml_sdk.spec.retry",
     "SecretRef": "gkeml_sdk.spec.secrets",
+    "GcsFuse": "gkeml_sdk.spec.volumes",
+    "GcsCache": "gkeml_sdk.spec.volumes",
+    "Pvc": "gkeml_sdk.spec.volumes",
+    "HyperdiskML": "gkeml_sdk.spec.volume_disks",
+    "Parallelstore": "gkeml_sdk.spec.volume_disks",
     "CostEstimate": "gkeml_sdk.spec.cost",
     "PriceBook": "gkeml_sdk.catalog.prices",
     "Manifests": "gkeml_sdk.compile.manifests",
@@ -63,14 +68,19 @@ __all__ = [
     "ConfigError",
     "CostEstimate",
     "FailureCause",
+    "GcsCache",
+    "GcsFuse",
     "GkemlError",
+    "HyperdiskML",
     "KubernetesSettings",
     "LocalOptions",
     "LocalSettings",
     "Manifests",
     "ModelSize",
     "NotFoundError",
+    "Parallelstore",
     "PriceBook",
+    "Pvc",
     "RetryPolicy",
     "Route",
     "Routing",
@@ -121,6 +131,8 @@ if TYPE_CHECKING:
     from gkeml_sdk.spec.serving.plan import ServePlan
     from gkeml_sdk.spec.serving.routing import Route, Routing
     from gkeml_sdk.spec.tpu import TpuSlice
+    from gkeml_sdk.spec.volume_disks import HyperdiskML, Parallelstore
+    from gkeml_sdk.spec.volumes import GcsCache, GcsFuse, Pvc
     from gkeml_sdk.specfile import load_specs
 
 
