@@ -16,7 +16,9 @@ GCSFUSE_SIDECAR_PREFIX = "gke-gcsfuse/"  # + cpu-limit, memory-limit, ephemeral-
 SIDECAR_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 # A pod volume of this name holds the file cache instead of the sidecar's ephemeral storage.
 GCSFUSE_CACHE_VOLUME = "gke-gcsfuse-cache"
-GCSFUSE_RESERVED_VOLUMES = frozenset({GCSFUSE_CACHE_VOLUME, "gke-gcsfuse-tmp", "gke-gcsfuse-buffer"})
+GCSFUSE_RESERVED_VOLUMES = frozenset(
+    {GCSFUSE_CACHE_VOLUME, "gke-gcsfuse-tmp", "gke-gcsfuse-buffer"}
+)
 
 PD_PROVISIONER = "pd.csi.storage.gke.io"
 HYPERDISK_ML_TYPE = "hyperdisk-ml"

@@ -79,7 +79,6 @@ class VolumeBase(SpecModel):
             )
 
 
-
 def slug(text: str) -> str:
     """A DNS-label version of `text`.
 

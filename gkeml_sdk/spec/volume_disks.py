@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal, Self
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from gkeml_sdk.catalog import storage
 from gkeml_sdk.spec.base import fail
@@ -49,8 +49,7 @@ class HyperdiskML(VolumeBase):
                 f"HyperdiskML with {len(sources)} sources",
                 rule="a Hyperdisk ML volume comes from exactly one of: an existing claim, a "
                 "snapshot, or a bucket that GKE Volume Populator copies in",
-                fix="HyperdiskML(pvc='weights') or HyperdiskML(bucket='b', path='p', "
-                "size='200Gi')",
+                fix="HyperdiskML(pvc='weights') or HyperdiskML(bucket='b', path='p', size='200Gi')",
                 field="pvc",
             )
         if self.pvc is None:
@@ -125,7 +124,7 @@ class Parallelstore(VolumeBase):
     instance: str | None = None
     location: str | None = None
     project: str | None = None
-    access_points: list[str] = []
+    access_points: list[str] = Field(default_factory=list)
     capacity: str = storage.PARALLELSTORE_CAPACITIES[0]
     mount_locality: Literal["pod", "node"] = "pod"
 

@@ -150,5 +150,3 @@ class Pvc(VolumeBase):
 
 Volume = Annotated[GcsFuse | Pvc | Parallelstore | HyperdiskML, Field(discriminator="kind")]
 WeightsVolume = Annotated[GcsFuse | HyperdiskML, Field(discriminator="kind")]
-
-

@@ -7,8 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from gkeml_sdk import Client, ConfigError, GcsFuse, LocalOptions, LocalSettings, Pvc, RunState
-from gkeml_sdk import TrainingJob
+from gkeml_sdk import (
+    Client,
+    ConfigError,
+    GcsFuse,
+    LocalOptions,
+    LocalSettings,
+    Pvc,
+    RunState,
+    TrainingJob,
+)
 
 READ = """
 import os, pathlib
@@ -24,13 +32,18 @@ def test_a_local_run_reads_a_file_from_a_mapped_bucket(tmp_path: Path) -> None:
     (bucket / "imagenet").mkdir(parents=True)
     (bucket / "imagenet" / "train.txt").write_text("hello from the bucket\n")
     runs = tmp_path / "runs"
-    client = Client(local=LocalSettings(run_dir=runs, volumes={"gs://data-bkt": bucket},
-                                        options=LocalOptions(grace_seconds=0.5)))  # fmt: skip
+    client = Client(
+        local=LocalSettings(
+            run_dir=runs, volumes={"gs://data-bkt": bucket}, options=LocalOptions(grace_seconds=0.5)
+        )
+    )
     job = TrainingJob.from_code(
         READ,
         name="reader",
-        volumes=[GcsFuse("data-bkt", path="imagenet", mount="/data", name="data", read_only=True),
-                 Pvc("scratch")],  # fmt: skip
+        volumes=[
+            GcsFuse("data-bkt", path="imagenet", mount="/data", name="data", read_only=True),
+            Pvc("scratch"),
+        ],
     )
     run = client.submit(job)
     assert run.wait(timeout=60).state is RunState.SUCCEEDED, run.logs()

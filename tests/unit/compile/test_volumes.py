@@ -20,9 +20,15 @@ from gkeml_sdk import (
 from gkeml_sdk.compile.manifests import Manifests
 from tests.schemas import validate_object
 
-DATA = GcsFuse("data-bkt", path="imagenet/train", mount="/data", read_only=True,
-               cache=GcsCache(size="100Gi"), parallel_download=True,
-               sidecar={"cpu-limit": "4", "ephemeral-storage-limit": "120Gi"})  # fmt: skip
+DATA = GcsFuse(
+    "data-bkt",
+    path="imagenet/train",
+    mount="/data",
+    read_only=True,
+    cache=GcsCache(size="100Gi"),
+    parallel_download=True,
+    sidecar={"cpu-limit": "4", "ephemeral-storage-limit": "120Gi"},
+)
 VOLUMES = [
     DATA,
     Pvc("shared", mount="/shared"),
@@ -62,15 +68,28 @@ def check_pods(manifests: Manifests, volumes: list[Any]) -> None:
 
 @pytest.mark.parametrize("nodes", [1, 2])
 def test_training_job_and_jobset(nodes: int) -> None:
-    job = TrainingJob(name="ft", image="img", command=["python", "t.py"], nodes=nodes,
-                      accelerator=Accelerator("h100", count=8), volumes=VOLUMES,
-                      service_account="trainer", namespace="ml")  # fmt: skip
+    job = TrainingJob(
+        name="ft",
+        image="img",
+        command=["python", "t.py"],
+        nodes=nodes,
+        accelerator=Accelerator("h100", count=8),
+        volumes=VOLUMES,
+        service_account="trainer",
+        namespace="ml",
+    )
     manifests = job.compile()
     assert manifests.main["kind"] == ("JobSet" if nodes > 1 else "Job")
     check_pods(manifests, VOLUMES)
     kinds = [o["kind"] for o in manifests.objects]
-    assert kinds == ["StorageClass", "PersistentVolume", "GCPDataSource",
-                     "PersistentVolumeClaim", "PersistentVolumeClaim", manifests.main["kind"]]  # fmt: skip
+    assert kinds == [
+        "StorageClass",
+        "PersistentVolume",
+        "GCPDataSource",
+        "PersistentVolumeClaim",
+        "PersistentVolumeClaim",
+        manifests.main["kind"],
+    ]
     (pod,) = templates(manifests.main)
     assert pod["spec"]["serviceAccountName"] == "trainer"
     assert pod["metadata"]["annotations"] == {
@@ -100,8 +119,11 @@ def test_training_job_and_jobset(nodes: int) -> None:
     assert source["spec"] == {
         "cloudStorage": {"serviceAccountName": "trainer", "uri": "gs://weights/llama/"}
     }
-    claim = next(o for o in manifests.objects if o["metadata"]["name"] == "weights-llama"
-                 and o["kind"] == "PersistentVolumeClaim")  # fmt: skip
+    claim = next(
+        o
+        for o in manifests.objects
+        if o["metadata"]["name"] == "weights-llama" and o["kind"] == "PersistentVolumeClaim"
+    )
     assert claim["spec"]["accessModes"] == ["ReadOnlyMany"]
     assert claim["spec"]["dataSourceRef"]["name"] == "weights-llama"
     notes = " ".join(manifests.notes)
@@ -141,12 +163,19 @@ def test_gcs_checkpoint_dir_mounts_its_folder_through_gcs_fuse() -> None:
 )
 @pytest.mark.parametrize(
     ("model", "kind"),
-    [("meta-llama/Llama-3.1-70B-Instruct", "Deployment"),
-     ("meta-llama/Llama-3.1-405B-Instruct", "LeaderWorkerSet")],  # fmt: skip
+    [
+        ("meta-llama/Llama-3.1-70B-Instruct", "Deployment"),
+        ("meta-llama/Llama-3.1-405B-Instruct", "LeaderWorkerSet"),
+    ],
 )
 def test_serving_loads_weights_from_the_volume(weights: Any, model: str, kind: str) -> None:
-    svc = ServeModel(name="chat", model=model, accelerator=Accelerator("h100", count=8),
-                     weights=weights, service_account="server")  # fmt: skip
+    svc = ServeModel(
+        name="chat",
+        model=model,
+        accelerator=Accelerator("h100", count=8),
+        weights=weights,
+        service_account="server",
+    )
     manifests = svc.compile()
     assert manifests.main["kind"] == kind
     mounted = weights.model_copy(update={"read_only": True})
@@ -160,15 +189,26 @@ def test_serving_loads_weights_from_the_volume(weights: Any, model: str, kind: s
 
 
 def test_tgi_and_triton_point_at_the_mount() -> None:
-    tgi = ServeModel(name="t", engine="tgi", model="Qwen/Qwen2.5-7B-Instruct",
-                     accelerator=Accelerator("l4"), weights=HyperdiskML(pvc="qwen", mount="/w"))  # fmt: skip
+    tgi = ServeModel(
+        name="t",
+        engine="tgi",
+        model="Qwen/Qwen2.5-7B-Instruct",
+        accelerator=Accelerator("l4"),
+        weights=HyperdiskML(pvc="qwen", mount="/w"),
+    )
     assert tgi.compile().main["spec"]["template"]["spec"]["containers"][0]["args"][1:3] == [
         "--model-id",
         "/w",
     ]
-    triton = ServeModel(name="tr", engine="triton", model="mistral-7b",
-                        accelerator=Accelerator("l4"), tensor_parallel=1, pipeline_parallel=1,
-                        weights=GcsFuse("engines", path="mistral/tp1", mount="/repo"))  # fmt: skip
+    triton = ServeModel(
+        name="tr",
+        engine="triton",
+        model="mistral-7b",
+        accelerator=Accelerator("l4"),
+        tensor_parallel=1,
+        pipeline_parallel=1,
+        weights=GcsFuse("engines", path="mistral/tp1", mount="/repo"),
+    )
     manifests = triton.compile()
     for obj in manifests.objects:
         validate_object(obj)

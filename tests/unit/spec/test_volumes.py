@@ -17,26 +17,42 @@ from gkeml_sdk import (
 )
 
 ALL = [
-    GcsFuse("data-bkt", path="imagenet", mount="/data", read_only=True,
-            cache=GcsCache(size="100Gi", in_memory=True), parallel_download=True,
-            sidecar={"cpu-limit": "4", "memory-limit": "8Gi"}),
+    GcsFuse(
+        "data-bkt",
+        path="imagenet",
+        mount="/data",
+        read_only=True,
+        cache=GcsCache(size="100Gi", in_memory=True),
+        parallel_download=True,
+        sidecar={"cpu-limit": "4", "memory-limit": "8Gi"},
+    ),
     Pvc("shared", mount="/shared", read_only=True),
     HyperdiskML(bucket="weights", path="llama", size="300Gi", throughput_mib=4800),
     HyperdiskML(snapshot="llama-snap", size="300Gi", name="snap"),
     HyperdiskML(pvc="filled"),
-    Parallelstore("scratch", location="us-central1-a", project="p",
-                  access_points=["10.0.0.2", "10.0.0.3"], capacity="16Ti"),
+    Parallelstore(
+        "scratch",
+        location="us-central1-a",
+        project="p",
+        access_points=["10.0.0.2", "10.0.0.3"],
+        capacity="16Ti",
+    ),
     Parallelstore(pvc="ps-claim", name="ps2"),
-]  # fmt: skip
+]
 
 
 def test_a_job_with_every_volume_type_round_trips_through_yaml() -> None:
     job = TrainingJob(name="a", image="i", command=["x"], volumes=ALL)
     text = job.to_yaml()
     assert [line for line in text.splitlines() if "kind:" in line] == [
-        "- kind: gcsfuse", "- kind: pvc", "- kind: hyperdisk-ml", "- kind: hyperdisk-ml",
-        "- kind: hyperdisk-ml", "- kind: parallelstore", "- kind: parallelstore",
-    ]  # fmt: skip
+        "- kind: gcsfuse",
+        "- kind: pvc",
+        "- kind: hyperdisk-ml",
+        "- kind: hyperdisk-ml",
+        "- kind: hyperdisk-ml",
+        "- kind: parallelstore",
+        "- kind: parallelstore",
+    ]
     assert TrainingJob.from_yaml(text) == job
     assert job.with_changes(spot=True).volumes == job.volumes
 
@@ -58,8 +74,12 @@ def test_a_job_with_every_volume_type_round_trips_through_yaml() -> None:
         (lambda: HyperdiskML(snapshot="s", size="9Gi", read_only_many=False), "from a snapshot"),
         (lambda: Parallelstore("i", location="z"), "pvc= or instance="),
         (lambda: Parallelstore("i", location="z", project="p"), "access_points"),
-        (lambda: Parallelstore("i", location="z", project="p", access_points=["10.0.0.1"],
-                               capacity="1Ti"), "12Ti"),  # fmt: skip
+        (
+            lambda: Parallelstore(
+                "i", location="z", project="p", access_points=["10.0.0.1"], capacity="1Ti"
+            ),
+            "12Ti",
+        ),
     ],
 )
 def test_bad_volumes_fail_with_the_fix(make: object, words: str) -> None:
@@ -78,13 +98,19 @@ def test_bad_volumes_fail_with_the_fix(make: object, words: str) -> None:
         ({"volumes": [Pvc("a", mount="/dev/shm")]}, "checkpoints, shipped code"),
         ({"volumes": [Pvc("a")], "env": {"GKEML_VOLUME_A": "x"}}, "would hide"),
         (
-            {"volumes": [GcsFuse("bkt", sidecar={"cpu-limit": "1"}),
-                         GcsFuse("bk2", sidecar={"cpu-limit": "2"})]},  # fmt: skip
+            {
+                "volumes": [
+                    GcsFuse("bkt", sidecar={"cpu-limit": "1"}),
+                    GcsFuse("bk2", sidecar={"cpu-limit": "2"}),
+                ]
+            },
             "one sidecar serves every",
         ),
         (
-            {"volumes": [HyperdiskML(bucket="bkt", size="9Gi", read_only_many=False)],
-             "nodes": 2},  # fmt: skip
+            {
+                "volumes": [HyperdiskML(bucket="bkt", size="9Gi", read_only_many=False)],
+                "nodes": 2,
+            },
             "attaches to one node",
         ),
         ({"checkpoint_dir": "gs://x/ckpt"}, "not a Cloud Storage bucket name"),
@@ -102,21 +128,39 @@ def test_a_read_write_hyperdisk_on_one_pod_is_accepted() -> None:
 
 
 def test_weights_volume_rules() -> None:
-    base = dict(name="t", engine="triton", model="mistral-7b", accelerator=Accelerator("l4"),
-                tensor_parallel=1, pipeline_parallel=1, hf_token_secret="hf")  # fmt: skip
+    base = dict(
+        name="t",
+        engine="triton",
+        model="mistral-7b",
+        accelerator=Accelerator("l4"),
+        tensor_parallel=1,
+        pipeline_parallel=1,
+        hf_token_secret="hf",
+    )
     triton = ServeModel(**base, weights=GcsFuse("engines", path="mistral"))  # type: ignore[arg-type]
     assert triton.weights is not None
     with pytest.raises(SpecError, match="both weights= and model_repository="):
         ServeModel(**base, weights=GcsFuse("engines"), model_repository="gs://engines/m")  # type: ignore[arg-type]
     rw = HyperdiskML(bucket="bkt", size="90Gi", read_only_many=False)
     with pytest.raises(SpecError, match="read-write on 2 pods"):
-        ServeModel(name="q", model="Qwen/Qwen2.5-7B-Instruct", accelerator=Accelerator("l4"),
-                   replicas=2, weights=rw)  # fmt: skip
+        ServeModel(
+            name="q",
+            model="Qwen/Qwen2.5-7B-Instruct",
+            accelerator=Accelerator("l4"),
+            replicas=2,
+            weights=rw,
+        )
 
 
 def test_gated_model_from_a_volume_needs_no_hub_token() -> None:
     with pytest.raises(SpecError, match="gated"):
-        ServeModel(name="c", model="meta-llama/Llama-3.1-8B-Instruct", accelerator=Accelerator("l4"))
-    svc = ServeModel(name="c", model="meta-llama/Llama-3.1-8B-Instruct",
-                     accelerator=Accelerator("l4"), weights=HyperdiskML(pvc="llama-8b"))  # fmt: skip
+        ServeModel(
+            name="c", model="meta-llama/Llama-3.1-8B-Instruct", accelerator=Accelerator("l4")
+        )
+    svc = ServeModel(
+        name="c",
+        model="meta-llama/Llama-3.1-8B-Instruct",
+        accelerator=Accelerator("l4"),
+        weights=HyperdiskML(pvc="llama-8b"),
+    )
     assert svc.hf_token_secret is None
