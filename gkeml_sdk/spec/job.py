@@ -214,8 +214,8 @@ class TrainingJob(SpecModel):
         fields = {"command": command, **fields, "files": {**files, **fields.get("files", {})}}
         job = cls(name=name or "job", **fields)
         if name is None:
-            # An empty secret_env stays out, so names derived before it existed are kept.
-            unset = set() if job.secret_env else {"secret_env"}
+            # Empty fields added later stay out, so names derived before they existed are kept.
+            unset = {key for key in ("secret_env", "volumes") if not getattr(job, key)}
             payload = job.model_dump(mode="json", exclude={"name", *unset})
             job = job.model_copy(update={"name": derived_name(prefix, payload)})
         return job

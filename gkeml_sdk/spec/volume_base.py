@@ -44,6 +44,7 @@ class VolumeBase(SpecModel):
         """The variable that holds the mount path, on GKE and locally.
 
         Example:
+            >>> from gkeml_sdk import Pvc
             >>> Pvc("train-data").env_name
             'GKEML_VOLUME_TRAIN_DATA'
         """

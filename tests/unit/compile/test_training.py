@@ -153,7 +153,7 @@ def test_environment_contract_is_complete_and_torchrun_compatible():
 @pytest.mark.parametrize(
     ("checkpoint_dir", "env_value", "volume_key"),
     [
-        ("gs://bucket/runs/a", "/gkeml/checkpoints/runs/a", "csi"),
+        ("gs://bucket/runs/a", "/gkeml/checkpoints", "csi"),  # only-dir mounts runs/a
         ("pvc://ckpt/runs", "/gkeml/checkpoints", "persistentVolumeClaim"),
         ("/mnt/filestore/ckpt", "/mnt/filestore/ckpt", None),
         (None, "/gkeml/checkpoints", "emptyDir"),
