@@ -34,6 +34,11 @@ _EXPORTS = {
     "ServePlan": "gkeml_sdk.spec.serving.plan",
     "RetryPolicy": "gkeml_sdk.spec.retry",
     "SecretRef": "gkeml_sdk.spec.secrets",
+    "GcsFuse": "gkeml_sdk.spec.volumes",
+    "GcsCache": "gkeml_sdk.spec.volumes",
+    "Pvc": "gkeml_sdk.spec.volumes",
+    "HyperdiskML": "gkeml_sdk.spec.volume_disks",
+    "Parallelstore": "gkeml_sdk.spec.volume_disks",
     "CostEstimate": "gkeml_sdk.spec.cost",
     "PriceBook": "gkeml_sdk.catalog.prices",
     "Manifests": "gkeml_sdk.compile.manifests",
@@ -86,10 +91,13 @@ __all__ = [
     "Evidence",
     "Explanation",
     "FailureCause",
+    "GcsCache",
+    "GcsFuse",
     "GkeClient",
     "GkeError",
     "GkePermissionError",
     "GkemlError",
+    "HyperdiskML",
     "KubernetesSettings",
     "LocalOptions",
     "LocalSettings",
@@ -99,8 +107,10 @@ __all__ = [
     "NodeNetwork",
     "NodePool",
     "NotFoundError",
+    "Parallelstore",
     "Preview",
     "PriceBook",
+    "Pvc",
     "QuotaError",
     "RetryPolicy",
     "Route",
@@ -168,6 +178,8 @@ if TYPE_CHECKING:
     from gkeml_sdk.spec.serving.routing import Route, Routing
     from gkeml_sdk.spec.setup import Capacity, ClusterSetup, Team
     from gkeml_sdk.spec.tpu import TpuSlice
+    from gkeml_sdk.spec.volume_disks import HyperdiskML, Parallelstore
+    from gkeml_sdk.spec.volumes import GcsCache, GcsFuse, Pvc
     from gkeml_sdk.specfile import load_specs
 
 

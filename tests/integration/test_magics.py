@@ -126,7 +126,7 @@ def test_options_mirror_trainingjob_fields() -> None:
     ns = parse(
         train_parser(),
         "--gpu a100-80gb:1 --mig 1g.10gb --nodes 1 --no-gang --queue q --priority high "
-        "--env A=1 --env B=x=y --max-restarts 2 --checkpoint-dir gs://b/p --max-runtime 2h "
+        "--env A=1 --env B=x=y --max-restarts 2 --checkpoint-dir gs://bkt/p --max-runtime 2h "
         "--name n --image i --namespace ns --cpu 4 --memory 8Gi",
     )
     job = train_job(ns, MagicDefaults(), "print(1)")
@@ -137,7 +137,7 @@ def test_options_mirror_trainingjob_fields() -> None:
         "high",
     )  # type: ignore[union-attr]
     assert job.env == {"A": "1", "B": "x=y"}
-    assert (job.max_restarts, job.checkpoint_dir, job.max_runtime) == (2, "gs://b/p", 7200)
+    assert (job.max_restarts, job.checkpoint_dir, job.max_runtime) == (2, "gs://bkt/p", 7200)
     assert (job.name, job.image, job.namespace, job.cpu, job.memory) == ("n", "i", "ns", "4", "8Gi")
 
 
