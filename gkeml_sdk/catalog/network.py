@@ -11,6 +11,7 @@ gpudirect-rdma).
 
 from __future__ import annotations
 
+from gkeml_sdk.catalog.gpus import GPUS
 from gkeml_sdk.catalog.names import resolve
 from gkeml_sdk.catalog.network_row import Daemon, HostVolume, NetworkStack
 
@@ -51,6 +52,7 @@ _SOCKET_STACKS = (
         display="NCCL Fast Socket",
         gpudirect=False,
         node_labels=(("cloud.google.com/gke-nccl-fastsocket", "true"),),
+        fast_socket=True,
         prerequisites=(
             "GPU node pool created with --enable-fast-socket --enable-gvnic "
             "on a Container-Optimized OS image, GKE 1.25.2-gke.1700 or later (Autopilot: "
@@ -219,8 +221,22 @@ def _rdma(key: str, nics: int, tuner: str | None, installer: str, **extra: objec
 
 STACKS: tuple[NetworkStack, ...] = (
     *_SOCKET_STACKS,
-    _rdma("rdma-a3u", 8, "tuner_config_a3u.txtpb", "nccl-rdma-installer.yaml"),
-    _rdma("rdma-a4", 8, "tuner_config_a4.txtpb", "nccl-rdma-installer.yaml"),
+    # GKE's GPUDirectConfig strategy RDMA is for A3 Ultra and A4 (container API reference,
+    # GPUDirectConfig.GPUDirectStrategy); A4X pools attach the RDMA networks without it.
+    _rdma(
+        "rdma-a3u",
+        8,
+        "tuner_config_a3u.txtpb",
+        "nccl-rdma-installer.yaml",
+        gpu_direct_strategy="RDMA",
+    ),
+    _rdma(
+        "rdma-a4",
+        8,
+        "tuner_config_a4.txtpb",
+        "nccl-rdma-installer.yaml",
+        gpu_direct_strategy="RDMA",
+    ),
     _rdma(
         "rdma-a4x",
         4,
@@ -230,6 +246,18 @@ STACKS: tuple[NetworkStack, ...] = (
     ),
 )
 _BY_KEY = {s.key: s for s in STACKS}
+
+
+def machine_stack(machine_type: str) -> NetworkStack | None:
+    """The networking stack GPU machine type `machine_type` offers, None for plain networking.
+
+    Example:
+        >>> machine_stack("a3-megagpu-8g").pool_networks, machine_stack("ct5lp-hightpu-4t")
+        (8, None)
+    """
+    keys = {m.name: m.network for g in GPUS for m in g.machine_types}
+    key = keys.get(machine_type)
+    return stack(key) if key else None
 
 
 def stack(key: str) -> NetworkStack:

@@ -54,6 +54,15 @@ class NetworkStack:
     compute_domain: bool = False
     # Cluster and node pool setup the pods rely on, one sentence each.
     prerequisites: tuple[str, ...] = ()
+    # What the node pool request sets for the stack: GKE's GPUDirectConfig strategy (RDMA on
+    # A3 Ultra and A4), NCCL Fast Socket (NodeConfig.fast_socket); every stack needs gVNIC.
+    gpu_direct_strategy: str | None = None
+    fast_socket: bool = False
+
+    @property
+    def pool_networks(self) -> int:
+        """Extra VPC networks (one per extra NIC) the node pool attaches."""
+        return len(self.networks)
 
     def network_prerequisite(self, machine: str) -> str:
         """The networks sentence of the cluster prerequisites for `machine`."""

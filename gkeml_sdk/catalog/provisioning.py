@@ -47,6 +47,9 @@ class ProvisioningMode:
     max_run_seconds: int | None = None
     # All nodes of a request come at once, so a gang never waits on its last node.
     atomic: bool = False
+    # GKE taints such nodes itself (queued provisioning); otherwise the node pool request
+    # carries the taint (Spot), so that only pods which tolerate it land there.
+    gke_taints: bool = False
 
     @property
     def dws(self) -> bool:
@@ -93,6 +96,7 @@ PROVISIONING: tuple[ProvisioningMode, ...] = (
         provisioning_class=QUEUED_PROVISIONING_CLASS,
         max_run_seconds=DWS_MAX_RUN_SECONDS,
         atomic=True,
+        gke_taints=True,
     ),
 )
 

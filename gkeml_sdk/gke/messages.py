@@ -5,14 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gkeml_sdk.catalog.node_pools import (
-    ACCELERATOR_TAINT_VALUE,
-    GPU_DRIVER_ENUM,
-    RESERVATION_KEY,
-    SPOT_TAINT_VALUE,
-    networking,
-)
-from gkeml_sdk.catalog.spot import SPOT_TAINT_KEY
+from gkeml_sdk.catalog.node_pools import ACCELERATOR_TAINT_VALUE, GPU_DRIVER_ENUM, RESERVATION_KEY
 from gkeml_sdk.gke.library import container_v1, duration_pb2, json_format
 
 if TYPE_CHECKING:
@@ -76,8 +69,7 @@ def _message(pool: NodePool, name: str) -> container_v1.NodePool:
     policy = _placement(pool)
     if policy is not None:
         message.placement_policy = policy
-    need = networking(pool.node_machine_type)
-    if pool.additional_networks and need is not None:
+    if pool.additional_networks:
         message.network_config = _c.NodeNetworkConfig(
             additional_node_network_configs=[
                 _c.AdditionalNodeNetworkConfig(network=n.network, subnetwork=n.subnetwork)
@@ -90,8 +82,9 @@ def _message(pool: NodePool, name: str) -> container_v1.NodePool:
 def _config(pool: NodePool) -> container_v1.NodeConfig:
     shape = pool.shape
     taints = [_taint(shape.taint_key, ACCELERATOR_TAINT_VALUE)]
-    if pool.spot:
-        taints.append(_taint(SPOT_TAINT_KEY, SPOT_TAINT_VALUE))
+    row = pool.capacity_mode
+    if row.taint_key is not None and not row.gke_taints:
+        taints.append(_taint(row.taint_key, row.taint_value or ""))
     config = _c.NodeConfig(
         machine_type=pool.node_machine_type,
         labels=dict(pool.labels),
@@ -107,11 +100,13 @@ def _config(pool: NodePool) -> container_v1.NodeConfig:
         config.accelerators = [_accelerator(pool)]
     if pool.max_run_seconds is not None:
         config.max_run_duration = duration_pb2.Duration(seconds=pool.max_run_seconds)
-    need = networking(pool.node_machine_type)
-    if need is not None:
-        config.gvnic = _c.VirtualNIC(enabled=need.gvnic)
-        if need.gpu_direct_strategy:
-            strategy = _c.GPUDirectConfig.GPUDirectStrategy.__members__[need.gpu_direct_strategy]
+    stack = pool.network_stack
+    if stack is not None:
+        config.gvnic = _c.VirtualNIC(enabled=True)
+        if stack.fast_socket:
+            config.fast_socket = _c.FastSocket(enabled=True)
+        if stack.gpu_direct_strategy:
+            strategy = _c.GPUDirectConfig.GPUDirectStrategy.__members__[stack.gpu_direct_strategy]
             config.gpu_direct_config = _c.GPUDirectConfig(gpu_direct_strategy=strategy)
     return config
 

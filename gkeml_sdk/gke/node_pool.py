@@ -8,11 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, model_validator
 
-from gkeml_sdk.catalog.node_pools import GpuDriver, Provisioning
+from gkeml_sdk.catalog.network import machine_stack
+from gkeml_sdk.catalog.network_row import NetworkStack
+from gkeml_sdk.catalog.node_pools import GpuDriver
+from gkeml_sdk.catalog.provisioning import Mode, ProvisioningMode, mode
 from gkeml_sdk.gke.pool_checks import check_pool, pool_notes
 from gkeml_sdk.spec.accelerator import Accelerator
 from gkeml_sdk.spec.base import SpecModel
 from gkeml_sdk.spec.pool_shape import PoolShape
+from gkeml_sdk.spec.provisioning import capacity_mode, spot_spelling
 from gkeml_sdk.spec.tpu import TpuSlice
 
 if TYPE_CHECKING:
@@ -51,7 +55,8 @@ class NodePool(SpecModel):
     name: str
     hardware: Accelerator | TpuSlice
     spot: bool = False
-    provisioning: Provisioning = "standard"
+    # The same modes as `TrainingJob(provisioning=...)`; "spot" is spelled spot=True.
+    provisioning: Mode = "standard"
     machine_type: str | None = None
     min_nodes: int = 0
     max_nodes: int | None = None  # None: the slice's VMs (multi-host TPU), else 1
@@ -68,6 +73,7 @@ class NodePool(SpecModel):
     @model_validator(mode="before")
     @classmethod
     def _hardware_kind(cls, data: Any) -> Any:
+        data = spot_spelling(data)
         # From YAML the hardware is a dict: its fields say which kind it is, as on TrainingJob.
         if isinstance(data, dict) and isinstance(data.get("hardware"), dict):
             kind = TpuSlice if "generation" in data["hardware"] else Accelerator
@@ -95,6 +101,16 @@ class NodePool(SpecModel):
     def shape(self) -> PoolShape:
         """Machine type, accelerator and slice layout, from the hardware's catalog row."""
         return self.hardware.pool_shape()
+
+    @property
+    def capacity_mode(self) -> ProvisioningMode:
+        """The catalog row of how the pool's VMs are provisioned (standard, spot, ...)."""
+        return mode(capacity_mode(self.spot, self.provisioning))
+
+    @property
+    def network_stack(self) -> NetworkStack | None:
+        """The inter-node networking stack of the pool's machine type, None for plain."""
+        return machine_stack(self.node_machine_type)
 
     @property
     def pool_names(self) -> list[str]:

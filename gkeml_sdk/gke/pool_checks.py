@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gkeml_sdk.catalog import gpus, tpus
-from gkeml_sdk.catalog.node_pools import FLEX_START_MAX_RUN_SECONDS, POOL_NAME_MAX, networking
+from gkeml_sdk.catalog import gpus
+from gkeml_sdk.catalog.node_pools import POOL_NAME_MAX
+from gkeml_sdk.catalog.provisioning import DWS_MAX_RUN_SECONDS
 from gkeml_sdk.spec.base import DNS1035_LABEL, fail
 from gkeml_sdk.spec.k8s_names import check_labels, check_name
+from gkeml_sdk.spec.provisioning import check_capacity_mode, check_run_limit
 
 if TYPE_CHECKING:
     from gkeml_sdk.gke.node_pool import NodePool
@@ -44,52 +46,32 @@ def check_pool(pool: NodePool) -> None:
 
 
 def pool_notes(pool: NodePool) -> list[str]:
-    """What the pool needs beyond this request, in words an admin can act on."""
+    """What the pool needs beyond this request, in words an admin can act on: the network
+    stack's prerequisites (`NetworkStack.prerequisites`), and the queued-provisioning taint."""
     notes = []
-    need = networking(pool.node_machine_type)
-    if need is not None and not pool.additional_networks:
+    stack = pool.network_stack
+    if stack is not None and stack.gpudirect:
+        machine = pool.node_machine_type
+        if not pool.additional_networks:
+            notes.append(
+                f"{machine} reaches full GPU-to-GPU bandwidth with {stack.display} over "
+                f"{stack.pool_networks} extra VPC networks: create them and pass "
+                "additional_networks=[NodeNetwork(...)]; " + stack.network_prerequisite(machine)
+            )
+        notes += stack.prerequisites
+    if pool.capacity_mode.gke_taints:
         notes.append(
-            f"{pool.node_machine_type} reaches full GPU-to-GPU bandwidth with {need.technology} "
-            f"over {need.additional_networks} extra VPC networks: create them (cluster with "
-            "multi-networking and Dataplane V2) and pass additional_networks=[NodeNetwork(...)]"
-        )
-    if pool.provisioning == "queued":
-        notes.append(
-            "GKE taints queued-provisioning nodes with cloud.google.com/gke-queued; only pods "
-            "of an admitted ProvisioningRequest land there. Keep one pool without queued "
+            f"GKE taints queued-provisioning nodes with {pool.capacity_mode.taint_key}; only "
+            "pods of an admitted ProvisioningRequest land there. Keep one pool without queued "
             "provisioning for system pods"
         )
     return notes
 
 
 def _check_provisioning(pool: NodePool) -> None:
-    shape, mode = pool.shape, pool.provisioning
-    if mode == "standard":
-        pool.hardware.check_provisioning(spot=pool.spot)
-    elif pool.spot:
-        raise fail(
-            f"spot=True with provisioning={mode!r}",
-            rule="flex-start (and queued provisioning) VMs are their own provisioning model, "
-            "not Spot VMs",
-            fix=f"spot=False with provisioning={mode!r}, or spot=True with provisioning='standard'",
-            field="spot",
-        )
-    elif not shape.flex_start:
-        raise fail(
-            f"{shape.display} is not offered as flex-start capacity",
-            rule="flex-start (Dynamic Workload Scheduler) serves A2, A3, A4 and G2 GPUs "
-            "and TPU v5e, v5p and v6e",
-            fix="provisioning='standard' (spot=True for cheaper capacity), or one of "
-            + ", ".join(_flex_start_hardware()),
-            field="provisioning",
-        )
-    elif mode == "flex-start" and shape.fixed_nodes:
-        raise fail(
-            f"flex-start alone for a multi-host {shape.display} slice",
-            rule="flex-start VMs come one by one; a multi-host slice must come whole",
-            fix="provisioning='queued' (flex-start with queued provisioning)",
-            field="provisioning",
-        )
+    mode = pool.provisioning
+    # The same rules as a job's: a pool is refused exactly where a job could not run.
+    check_capacity_mode(pool.hardware, mode, spot=pool.spot)
     if mode != "standard" and pool.reservation is not None:
         raise fail(
             f"reservation={pool.reservation!r} with provisioning={mode!r}",
@@ -98,16 +80,14 @@ def _check_provisioning(pool: NodePool) -> None:
             field="reservation",
         )
     seconds = pool.max_run_seconds
-    if seconds is not None and (
-        mode == "standard" or not 0 < seconds <= FLEX_START_MAX_RUN_SECONDS
-    ):
+    if seconds is not None and mode == "standard":
         raise fail(
             f"max_run_seconds={seconds} with provisioning={mode!r}",
-            rule=f"a run limit applies to flex-start VMs, at most {FLEX_START_MAX_RUN_SECONDS} s "
-            "(7 days)",
-            fix="provisioning='flex-start' with 0 < max_run_seconds <= 604800, or drop it",
+            rule="a run limit applies to flex-start VMs",
+            fix="provisioning='flex-start' with max_run_seconds, or drop it",
             field="max_run_seconds",
         )
+    check_run_limit(seconds, mode, field="max_run_seconds", most=str(DWS_MAX_RUN_SECONDS))
 
 
 def _check_bounds(pool: NodePool) -> None:
@@ -184,10 +164,10 @@ def _check_placement(pool: NodePool) -> None:
 def _check_networks(pool: NodePool) -> None:
     if not pool.additional_networks:
         return
-    need = networking(pool.node_machine_type)
+    stack = pool.network_stack
     given = len(pool.additional_networks)
-    if need is None or need.additional_networks != given:
-        wanted = need.additional_networks if need else 0
+    wanted = stack.pool_networks if stack else 0
+    if wanted != given:
         raise fail(
             f"{given} additional networks on {pool.node_machine_type}",
             rule=f"{pool.node_machine_type} has {wanted} extra NICs for GPU traffic, one VPC "
@@ -195,7 +175,3 @@ def _check_networks(pool: NodePool) -> None:
             fix=f"{wanted} NodeNetwork entries" if wanted else "drop additional_networks",
             field="additional_networks",
         )
-
-
-def _flex_start_hardware() -> list[str]:
-    return [g.key for g in gpus.GPUS if g.flex_start] + [t.key for t in tpus.TPUS if t.flex_start]

@@ -17,6 +17,7 @@ from gkeml_sdk.spec.hardware import CPU_ONLY, Hardware
 from gkeml_sdk.spec.job_checks import check_job
 from gkeml_sdk.spec.network import NetworkChoice, NetworkMode, choose_network
 from gkeml_sdk.spec.placement import Placement
+from gkeml_sdk.spec.provisioning import spot_spelling
 from gkeml_sdk.spec.secrets import SecretRef
 from gkeml_sdk.spec.tpu import TpuSlice
 from gkeml_sdk.spec.volumes import Volume
@@ -103,7 +104,7 @@ class TrainingJob(SpecModel):
     def _derive(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        data = dict(data)
+        data = dict(spot_spelling(data))
         accelerator = data.get("accelerator")
         if isinstance(accelerator, dict):
             kind = TpuSlice if "generation" in accelerator else Accelerator

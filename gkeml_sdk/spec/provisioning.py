@@ -1,17 +1,115 @@
-"""The rules of asking GKE for capacity through Dynamic Workload Scheduler: flex-start and
-queued provisioning (https://cloud.google.com/kubernetes-engine/docs/concepts/dws), checked
-when a `TrainingJob` is built."""
+"""The rules of asking GKE for capacity a given way (standard, Spot, flex-start, queued
+provisioning; https://cloud.google.com/kubernetes-engine/docs/concepts/dws), shared by a
+`TrainingJob` and the node pool it lands on, so both refuse the same combinations."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from gkeml_sdk.catalog.provisioning import DWS_MAX_RUN_SECONDS, mode
+from gkeml_sdk.catalog import gpus, tpus
+from gkeml_sdk.catalog.provisioning import DWS_MAX_RUN_SECONDS, Mode, mode
 from gkeml_sdk.spec.base import fail
-from gkeml_sdk.spec.tpu import TpuSlice
+from gkeml_sdk.spec.pool_shape import PoolHardware
 
 if TYPE_CHECKING:
     from gkeml_sdk.spec.job import TrainingJob
+
+
+def spot_spelling(data: Any) -> Any:
+    """`provisioning="spot"` is another spelling of `spot=True`: keep one form (`spot=True`,
+    `provisioning="standard"`) so that both spellings compile and compare the same.
+
+    Example:
+        >>> spot_spelling({"provisioning": "spot"})
+        {'provisioning': 'standard', 'spot': True}
+    """
+    if isinstance(data, dict) and data.get("provisioning") == "spot":
+        return {**data, "provisioning": "standard", "spot": True}
+    return data
+
+
+def capacity_mode(spot: bool, provisioning: Mode) -> Mode:
+    """The provisioning mode nodes come from: the catalog row of `spot` or `provisioning`.
+
+    Example:
+        >>> capacity_mode(True, "standard"), capacity_mode(False, "queued")
+        ('spot', 'queued')
+    """
+    return "spot" if spot and provisioning == "standard" else provisioning
+
+
+def check_capacity_mode(
+    hardware: PoolHardware | None, provisioning: Mode, *, spot: bool, field: str = "provisioning"
+) -> None:
+    """Raise `SpecError` when `hardware` cannot be had as `provisioning` (with `spot`): what a
+    job asks for and what a node pool is created as follow the same rules.
+
+    Example:
+        >>> from gkeml_sdk import Accelerator
+        >>> check_capacity_mode(Accelerator("l4"), "queued", spot=True)
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.SpecError: spot=True with provisioning='queued' ...
+    """
+    row = mode(provisioning)
+    if not row.dws:
+        if hardware is not None:
+            hardware.check_provisioning(spot=spot or provisioning == "spot")
+        return
+    if hardware is None:
+        raise fail(
+            f"provisioning={provisioning!r} without an accelerator",
+            rule="Dynamic Workload Scheduler provisions GPU and TPU nodes",
+            fix="accelerator=Accelerator(...) or TpuSlice(...), or provisioning='standard'",
+            field=field,
+        )
+    if spot:
+        raise fail(
+            f"spot=True with provisioning={provisioning!r}",
+            rule="a node is a Spot VM or comes from Dynamic Workload Scheduler (flex-start, "
+            "queued provisioning), never both",
+            fix=f"drop spot=True (spot=False) to keep provisioning={provisioning!r}, or "
+            "provisioning='standard' with spot=True",
+            field="spot",
+        )
+    shape = hardware.pool_shape()
+    if not shape.flex_start:
+        raise fail(
+            f"provisioning={provisioning!r} with {shape.display}",
+            rule=f"Dynamic Workload Scheduler (flex-start, queued provisioning) does not offer "
+            f"{shape.display}; it offers {_flex_start_hardware()}",
+            fix="provisioning='standard' (spot=True for cheaper capacity), or one of those",
+            field=field,
+        )
+    if not row.atomic and shape.fixed_nodes:
+        raise fail(
+            f"provisioning={provisioning!r} with multi-host {shape.display}",
+            rule="flex-start alone creates nodes one at a time; a multi-host slice must come "
+            "whole, which queued provisioning does",
+            fix="provisioning='queued' (flex-start with queued provisioning)",
+            field=field,
+        )
+
+
+def check_run_limit(seconds: int | None, provisioning: Mode, *, field: str, most: str) -> None:
+    """Raise `SpecError` when a run limit of `seconds` exceeds what flex-start VMs allow.
+
+    Example:
+        >>> check_run_limit(8 * 86400, "flex-start", field="max_runtime", most="'7d'")
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.SpecError: max_runtime=691200 s with provisioning='flex-start' ...
+    """
+    if seconds is None or not mode(provisioning).dws or 0 < seconds <= DWS_MAX_RUN_SECONDS:
+        return
+    raise fail(
+        f"{field}={seconds} s with provisioning={provisioning!r}",
+        rule=f"flex-start VMs run at most 7 days ({DWS_MAX_RUN_SECONDS} s), and a "
+        "ProvisioningRequest's maxRunDurationSeconds may not exceed that",
+        fix=f"{field}={most} or less (checkpoint and resubmit for longer training), or "
+        "provisioning='standard'",
+        field=field,
+    )
 
 
 def check_provisioning_mode(job: TrainingJob) -> None:
@@ -25,53 +123,10 @@ def check_provisioning_mode(job: TrainingJob) -> None:
         ...
         gkeml_sdk.errors.SpecError: spot=True with provisioning='queued' ...
     """
-    row = mode(job.provisioning)
-    if not row.dws:
-        return
-    if job.accelerator is None:
-        raise fail(
-            f"provisioning={job.provisioning!r} without an accelerator",
-            rule="Dynamic Workload Scheduler provisions GPU and TPU nodes",
-            fix="accelerator=Accelerator(...) or TpuSlice(...), or provisioning='standard'",
-            field="provisioning",
-        )
-    if job.spot:
-        raise fail(
-            f"spot=True with provisioning={job.provisioning!r}",
-            rule="a node is Spot or comes from Dynamic Workload Scheduler (flex-start, queued "
-            "provisioning), never both",
-            fix=f"drop spot=True to keep provisioning={job.provisioning!r}, or "
-            "provisioning='standard' with spot=True",
-            field="provisioning",
-        )
-    if job.max_runtime is not None and job.max_runtime > DWS_MAX_RUN_SECONDS:
-        raise fail(
-            f"max_runtime={job.max_runtime} s with provisioning={job.provisioning!r}",
-            rule=f"flex-start VMs run at most 7 days ({DWS_MAX_RUN_SECONDS} s), and a "
-            "ProvisioningRequest's maxRunDurationSeconds may not exceed that",
-            fix="max_runtime='7d' or less (checkpoint and resubmit for longer training), or "
-            "provisioning='standard'",
-            field="max_runtime",
-        )
-    tpu = job.accelerator if isinstance(job.accelerator, TpuSlice) else None
-    if tpu is not None and not tpu.tpu.flex_start:
-        raise fail(
-            f"provisioning={job.provisioning!r} with {tpu}",
-            rule=f"Dynamic Workload Scheduler does not offer {tpu.tpu.display}; it offers "
-            "TPU v5e, v5p and v6e",
-            fix="provisioning='standard', or a TpuSlice of v5e, v5p or v6e",
-            field="provisioning",
-        )
-    if row.atomic:
+    check_capacity_mode(job.accelerator, job.provisioning, spot=job.spot)
+    check_run_limit(job.max_runtime, job.provisioning, field="max_runtime", most="'7d'")
+    if mode(job.provisioning).atomic:
         _check_one_pod_set(job)
-    elif tpu is not None and tpu.multi_host:
-        raise fail(
-            f"provisioning='flex-start' with multi-host {tpu}",
-            rule="flex-start alone creates single-host TPU nodes one at a time; a multi-host "
-            "slice must come whole, which queued provisioning does",
-            fix="provisioning='queued'",
-            field="provisioning",
-        )
 
 
 def _check_one_pod_set(job: TrainingJob) -> None:
@@ -86,3 +141,8 @@ def _check_one_pod_set(job: TrainingJob) -> None:
             fix="slices=1 (one job per slice), or provisioning='standard' for multislice",
             field="provisioning",
         )
+
+
+def _flex_start_hardware() -> str:
+    keys = [g.key for g in gpus.GPUS if g.flex_start] + [t.key for t in tpus.TPUS if t.flex_start]
+    return f"{', '.join(keys[:-1])} and {keys[-1]}"

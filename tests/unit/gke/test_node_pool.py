@@ -80,7 +80,13 @@ def test_gpudirect_settings_come_from_the_machine_type() -> None:
     ultra = _one(NodePool(name="h200", hardware=Accelerator("h200", count=8))).config
     assert ultra.gvnic.enabled
     assert ultra.gpu_direct_config.gpu_direct_strategy == c.GPUDirectConfig.GPUDirectStrategy.RDMA
-    plain = _one(NodePool(name="l4", hardware=Accelerator("l4"))).config
+    # A4X attaches its RDMA networks without GKE's RDMA strategy (A3 Ultra and A4 only).
+    a4x = _one(NodePool(name="gb200", hardware=Accelerator("gb200", count=4))).config
+    assert a4x.gvnic.enabled and not c.NodeConfig.pb(a4x).HasField("gpu_direct_config")
+    # G2 offers NCCL Fast Socket, which jobs select by its node label: the pool enables it.
+    socket = _one(NodePool(name="l4", hardware=Accelerator("l4"))).config
+    assert socket.gvnic.enabled and socket.fast_socket.enabled
+    plain = _one(NodePool(name="v5e", hardware=TpuSlice("v5e", "2x2"))).config
     assert not c.NodeConfig.pb(plain).HasField("gvnic")
     networks = tuple(NodeNetwork(network=f"net-{i}", subnetwork=f"sub-{i}") for i in range(8))
     mega = NodePool(
@@ -88,7 +94,8 @@ def test_gpudirect_settings_come_from_the_machine_type() -> None:
     )
     extra = _one(mega).network_config.additional_node_network_configs
     assert (extra[0].network, extra[0].subnetwork) == ("net-0", "sub-0")
-    assert len(extra) == 8 and mega.notes == []
+    # With its networks given, what remains are the stack's cluster prerequisites.
+    assert len(extra) == 8 and mega.notes == list(mega.network_stack.prerequisites)
 
 
 def test_unknown_networks_become_notes() -> None:
