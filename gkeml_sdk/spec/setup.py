@@ -3,8 +3,9 @@ nodes the cluster offers and the quota of each team (https://kueue.sigs.k8s.io/d
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import Field, field_validator, model_validator
 
@@ -17,6 +18,20 @@ from gkeml_sdk.spec.tpu import TpuSlice
 
 if TYPE_CHECKING:
     from gkeml_sdk.compile.manifests import Manifests
+
+
+class PoolOffer(Protocol):
+    """What a node pool (`gkeml_sdk.gke.NodePool`) tells Kueue: its hardware and how its VMs
+    are provisioned."""
+
+    @property
+    def hardware(self) -> Accelerator | TpuSlice: ...
+
+    @property
+    def spot(self) -> bool: ...
+
+    @property
+    def provisioning(self) -> Mode: ...
 
 
 class Capacity(SpecModel):
@@ -78,6 +93,33 @@ class Capacity(SpecModel):
                 field="provisioning",
             )
         return self
+
+    @classmethod
+    def from_node_pools(
+        cls, pools: Iterable[PoolOffer], *, topology: bool = False
+    ) -> list[Capacity]:
+        """One capacity per kind of hardware among `pools`, offered in each provisioning mode
+        of its pools, so the flavors select exactly the nodes those pools create.
+
+        Example:
+            >>> from gkeml_sdk import NodePool
+            >>> h100 = Accelerator("h100", count=8)
+            >>> pools = [NodePool(name="h100-spot", hardware=h100, spot=True),
+            ...          NodePool(name="h100-dws", hardware=h100, provisioning="queued")]
+            >>> [(c.name, c.provisioning) for c in Capacity.from_node_pools(pools)]
+            [('h100', ('spot', 'queued'))]
+        """
+        from gkeml_sdk.catalog.provisioning import MODES
+        from gkeml_sdk.spec.provisioning import capacity_mode
+
+        modes: dict[Accelerator | TpuSlice, set[Mode]] = {}
+        for pool in pools:
+            modes.setdefault(pool.hardware, set()).add(capacity_mode(pool.spot, pool.provisioning))
+        return [
+            cls(accelerator=hardware, provisioning=tuple(m for m in MODES if m in found),
+                topology=topology)
+            for hardware, found in modes.items()
+        ]  # fmt: skip
 
     def flavor(self, provisioning: str) -> str:
         """Name of the ResourceFlavor of this capacity provisioned that way."""

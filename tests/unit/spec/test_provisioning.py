@@ -108,3 +108,20 @@ def test_placement_and_a_topology_annotation_of_ones_own_conflict() -> None:
 def test_dws_needs_an_accelerator() -> None:
     with pytest.raises(SpecError, match=r"without an accelerator.*provisioning='standard'"):
         TrainingJob(name="cpu", command=["x"], provisioning="flex-start")
+
+
+def test_provisioning_spot_is_spot_true_on_jobs_and_pools() -> None:
+    from gkeml_sdk import NodePool
+
+    spot = job(spot=True)
+    assert job(provisioning="spot") == spot  # compiled the same, on Spot nodes
+    assert "cloud.google.com/gke-spot" in spot.compile().to_yaml()
+    l4 = Accelerator("l4")
+    assert NodePool(name="p", hardware=l4, provisioning="spot") == NodePool(
+        name="p", hardware=l4, spot=True
+    )
+
+
+def test_a_job_asks_dws_only_for_gpus_it_offers() -> None:
+    with pytest.raises(SpecError, match=r"does not offer NVIDIA T4.*provisioning='standard'"):
+        job(accelerator=Accelerator("t4"), provisioning="flex-start")

@@ -167,3 +167,24 @@ def test_loaded_from_a_yaml_file(tmp_path: Any) -> None:
     loaded = ClusterSetup.from_file(path)
     assert loaded.teams[0].queue("queued") == "team-a-queued"
     assert loaded.capacity[0].flavor("queued") == "h100-queued"
+
+
+def test_capacity_from_the_node_pools_a_platform_engineer_creates() -> None:
+    from gkeml_sdk import NodePool
+
+    h100, v5e = Accelerator("h100", count=8), TpuSlice("v5e", "4x4")
+    pools = [
+        NodePool(name="h100-dws", hardware=h100, provisioning="queued"),
+        NodePool(name="v5e", hardware=v5e),
+        NodePool(name="h100-spot", hardware=h100, spot=True),
+        NodePool(name="h100-spot-b", hardware=h100, provisioning="spot"),
+    ]
+    found = Capacity.from_node_pools(pools, topology=True)
+    # One per hardware, modes in catalog order, each mode once however many pools offer it.
+    assert [(c.name, c.provisioning, c.topology) for c in found] == [
+        ("h100", ("spot", "queued"), True),
+        ("v5e-4x4", ("standard",), True),
+    ]
+    setup = ClusterSetup(capacity=found, teams=[Team(name="a", quota={"h100": 8, "v5e-4x4": 4})])
+    flavors = [f["metadata"]["name"] for f in setup.compile().of_kind("ResourceFlavor")]
+    assert flavors == ["h100-spot", "h100-queued", "v5e-4x4-standard"]
