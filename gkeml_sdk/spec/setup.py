@@ -106,8 +106,9 @@ class Capacity(SpecModel):
             >>> h100 = Accelerator("h100", count=8)
             >>> pools = [NodePool(name="h100-spot", hardware=h100, spot=True),
             ...          NodePool(name="h100-dws", hardware=h100, provisioning="queued")]
-            >>> [(c.name, c.provisioning) for c in Capacity.from_node_pools(pools)]
-            [('h100', ('spot', 'queued'))]
+            >>> (h100_capacity,) = Capacity.from_node_pools(pools)
+            >>> h100_capacity.name, h100_capacity.provisioning
+            ('h100', ('spot', 'queued'))
         """
         from gkeml_sdk.catalog.provisioning import MODES
         from gkeml_sdk.spec.provisioning import capacity_mode
