@@ -27,6 +27,9 @@ _EXPORTS = {
     "Route": "gkeml_sdk.spec.serving.routing",
     "ModelSize": "gkeml_sdk.spec.serving.model_size",
     "ServePlan": "gkeml_sdk.spec.serving.plan",
+    "Tenant": "gkeml_sdk.spec.tenancy.tenant",
+    "TenantModel": "gkeml_sdk.spec.tenancy.tenant",
+    "Tier": "gkeml_sdk.spec.tenancy.tier",
     "RetryPolicy": "gkeml_sdk.spec.retry",
     "SecretRef": "gkeml_sdk.spec.secrets",
     "CostEstimate": "gkeml_sdk.spec.cost",
@@ -83,6 +86,9 @@ __all__ = [
     "ServeModel",
     "ServePlan",
     "SpecError",
+    "Tenant",
+    "TenantModel",
+    "Tier",
     "TpuSlice",
     "TrainingJob",
     "Transition",
@@ -120,6 +126,8 @@ if TYPE_CHECKING:
     from gkeml_sdk.spec.serving.model_size import ModelSize
     from gkeml_sdk.spec.serving.plan import ServePlan
     from gkeml_sdk.spec.serving.routing import Route, Routing
+    from gkeml_sdk.spec.tenancy.tenant import Tenant, TenantModel
+    from gkeml_sdk.spec.tenancy.tier import Tier
     from gkeml_sdk.spec.tpu import TpuSlice
     from gkeml_sdk.specfile import load_specs
 
