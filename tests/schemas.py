@@ -30,6 +30,9 @@ BUILTIN_GROUPS = {
     "networking.k8s.io",
     "rbac.authorization.k8s.io",
     "storage.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "events.k8s.io",
 }
 
 
