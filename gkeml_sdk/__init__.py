@@ -41,6 +41,9 @@ _EXPORTS = {
     "LocalSettings": "gkeml_sdk.local.options",
     "LocalOptions": "gkeml_sdk.local.options",
     "ServeHandle": "gkeml_sdk.cluster.serving.handle",
+    "StandbyManager": "gkeml_sdk.cluster.tenants.manager",
+    "LeaseTiming": "gkeml_sdk.cluster.tenants.lease",
+    "DrillReport": "gkeml_sdk.cluster.tenants.drill",
     "load_specs": "gkeml_sdk.specfile",
     "gpu_models": "gkeml_sdk.hardware",
     "tpu_generations": "gkeml_sdk.hardware",
@@ -65,9 +68,11 @@ __all__ = [
     "ClusterError",
     "ConfigError",
     "CostEstimate",
+    "DrillReport",
     "FailureCause",
     "GkemlError",
     "KubernetesSettings",
+    "LeaseTiming",
     "LocalOptions",
     "LocalSettings",
     "Manifests",
@@ -86,6 +91,7 @@ __all__ = [
     "ServeModel",
     "ServePlan",
     "SpecError",
+    "StandbyManager",
     "Tenant",
     "TenantModel",
     "Tier",
@@ -104,6 +110,9 @@ if TYPE_CHECKING:
     from gkeml_sdk.cluster.api.config import KubernetesSettings
     from gkeml_sdk.cluster.api.transport import ApiRetrySettings
     from gkeml_sdk.cluster.serving.handle import ServeHandle
+    from gkeml_sdk.cluster.tenants.drill import DrillReport
+    from gkeml_sdk.cluster.tenants.lease import LeaseTiming
+    from gkeml_sdk.cluster.tenants.manager import StandbyManager
     from gkeml_sdk.compile.manifests import Manifests
     from gkeml_sdk.errors import (
         ClusterError,

@@ -1,0 +1,196 @@
+"""The standby manager on the fake API server: tenants applied as a strict server takes
+them, a drill per tier within its objective, two managers that never double-create, and a
+manager killed mid-failover whose successor finishes the failover."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gkeml_sdk import KubernetesSettings, load_specs
+from gkeml_sdk.cluster.api.kube import KubeClient
+from gkeml_sdk.cluster.api.transport import Transport
+from gkeml_sdk.cluster.tenants.apply import apply_tenants
+from gkeml_sdk.cluster.tenants.drill import DrillReport
+from gkeml_sdk.cluster.tenants.lease import LeaseTiming
+from gkeml_sdk.cluster.tenants.manager import StandbyManager
+from tests.integration.cluster.conftest import FAST_RETRY
+from tests.kubeapi import KubeAPIServer
+from tests.kubeapi.kubelet import FakeKubelet
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "tenants.yaml"
+FAST_LEASE = LeaseTiming(lease_seconds=1, renew_deadline_seconds=0.8, retry_seconds=0.2)
+STANDBY_START = 1.0  # a new hot/warm standby pod's start-up on the fake kubelet
+COLD_START = 2.0  # a cold standby: the pod starts from nothing
+
+
+def start_seconds(deployment: dict[str, Any]) -> float:
+    name = deployment["metadata"]["name"]
+    if not name.endswith("-standby"):
+        return 0.0
+    return COLD_START if deployment["metadata"]["namespace"] == "tenant-c" else STANDBY_START
+
+
+def wait(check: Callable[[], Any], timeout: float = 10.0) -> Any:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError("condition not reached")
+
+
+@pytest.fixture
+def cluster(kube_api_factory: Callable[..., KubeAPIServer]) -> Iterator[Any]:
+    server = kube_api_factory(namespaces=("default", "kube-system", "serving"))
+    tenants = load_specs(EXAMPLE)
+    apply_tenants(KubeClient(Transport(server.api_client(), api_retry=FAST_RETRY)), tenants)
+    kubelet = FakeKubelet(server, [t.namespace for t in tenants], start_seconds, 0.2)
+    kubelet.start()
+    yield server, tenants, kubelet
+    kubelet.stop()
+
+
+def manager(server: KubeAPIServer, tenants: Any, identity: str) -> StandbyManager:
+    settings = KubernetesSettings(
+        api_client=server.api_client(), api_retry=FAST_RETRY, watch_seconds=30
+    )
+    return StandbyManager(tenants, settings=settings, identity=identity, lease=FAST_LEASE)
+
+
+def weights(server: KubeAPIServer, tenant: str, model: str) -> list[int]:
+    vs = server.store.get("virtualservices", tenant, f"{tenant}-models")
+    rule = next(r for r in vs["spec"]["http"] if r["name"] == model)
+    return [r["weight"] for r in rule["route"]]
+
+
+def lose_primaries(server: KubeAPIServer) -> None:
+    for pod in server.store.list("pods", "tenant-a", "gkeml.dev/serve=llama-2-7b"):
+        not_ready = {"status": {"conditions": [{"type": "Ready", "status": "False"}]}}
+        server.store.patch("pods", "tenant-a", pod["metadata"]["name"], not_ready)
+
+
+def status(server: KubeAPIServer, tenant: str) -> dict[str, str]:
+    found = server.store.get("configmaps", tenant, "gkeml-tenant-status")
+    return dict((found or {}).get("data") or {})
+
+
+def test_a_drill_per_tier_meets_its_objective(cluster: Any) -> None:
+    server, tenants, kubelet = cluster
+    m = manager(server, tenants, "one").start()
+    try:
+        rows = [m.drill(t.name, t.models[0].name, timeout=30).rows[0] for t in tenants]
+    finally:
+        m.stop()
+    print("\n" + DrillReport(tuple(rows)).table())
+    assert all(row.met for row in rows), rows
+    a, b, c = rows
+    # Hot: the standby already runs and takes traffic; only the manager's watch delays it.
+    assert a.recovery_seconds < STANDBY_START <= a.restore_seconds
+    assert (a.standbys_left, a.standbys_restored) == (0, 2)
+    assert a.restore_seconds >= STANDBY_START
+    # Warm: woken through the API server's pod proxy before the route moves.
+    assert ("tiny-llama-1b-standby-0", "/wake_up") in kubelet.engine_calls
+    assert b.recovery_seconds >= 0.2 and b.standbys_restored == 1
+    # Cold: created on failover; recovery includes its start.
+    assert c.recovery_seconds >= COLD_START
+    for tenant in ("tenant-a", "tenant-b", "tenant-c"):
+        data = status(server, tenant)
+        assert data["failover_count"] == "1" and data["last_failover"]
+        assert data["failing_over"] == ""
+    events = {e["reason"] for e in server.store.list("events", "tenant-a")}
+    assert {"PrimaryLost", "FailedOver", "FailedBack"} <= events
+    # Back to the normal split after the drill.
+    assert weights(server, "tenant-a", "llama-2-7b") == [95, 5]
+    assert (
+        server.store.get("deployments", "tenant-a", "llama-2-7b-standby")["spec"]["replicas"] == 2
+    )
+
+
+def test_one_failover_costs_few_requests(cluster: Any) -> None:
+    server, tenants, _ = cluster
+    m = manager(server, tenants, "one").start()
+    try:
+        wait(lambda: weights(server, "tenant-a", "llama-2-7b") == [95, 5] and m.leading)
+        wait(lambda: status(server, "tenant-a").get("ready_seen"))
+        ready = "gkeml.dev/serve=llama-2-7b-standby"
+        wait(lambda: len(server.store.list("pods", "tenant-a", ready)) == 2, timeout=20)
+        time.sleep(STANDBY_START + 0.5)
+        before = time.monotonic()
+        lose_primaries(server)  # the test plays the kubelet: not a request
+        wait(lambda: weights(server, "tenant-a", "llama-2-7b") == [0, 100])
+        wait(lambda: status(server, "tenant-a")["failing_over"] == "llama-2-7b")
+        time.sleep(0.5)
+        calls = [
+            (r.method, r.path.split("/namespaces/tenant-a/")[1].split("/")[0])
+            for r in list(server.request_log)
+            if r.started >= before
+            if not r.watch and "/namespaces/tenant-a/" in r.path
+        ]
+    finally:
+        m.stop()
+    print(f"\none failover of tenant-a/llama-2-7b: {len(calls)} API requests: {calls}")
+    assert sorted(calls) == sorted(
+        [
+            ("PUT", "configmaps"),  # failover_count, last_failover, failing_over
+            ("POST", "events"),  # PrimaryLost
+            ("PATCH", "deployments"),  # standbys 2 -> 4: restore the count
+            ("PATCH", "virtualservices"),  # route 0/100
+            ("POST", "events"),  # FailedOver
+        ]
+    )
+
+
+def test_two_managers_never_double_create_standbys(cluster: Any) -> None:
+    server, tenants, _ = cluster
+    server.store.delete("deployments", "tenant-a", "llama-2-7b-standby")
+    before = time.monotonic()
+    first, second = manager(server, tenants, "one"), manager(server, tenants, "two")
+    first.start()
+    second.start()
+    try:
+        wait(lambda: server.store.get("deployments", "tenant-a", "llama-2-7b-standby"))
+        time.sleep(1.0)
+        assert first.leading != second.leading
+        writes = [
+            r
+            for r in list(server.request_log)
+            if r.started >= before
+            and r.method != "GET"
+            and r.path.endswith("/deployments/llama-2-7b-standby")
+        ]
+        assert len(writes) == 1
+        lease = server.store.get("leases", "default", "gkeml-standby-manager")
+        assert lease["spec"]["holderIdentity"] in ("one", "two")
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_a_manager_killed_mid_failover_is_finished_by_the_next(cluster: Any) -> None:
+    server, tenants, _ = cluster
+    first = manager(server, tenants, "one").start()
+    wait(lambda: status(server, "tenant-a").get("ready_seen") and first.leading)
+    wait(lambda: weights(server, "tenant-a", "llama-2-7b") == [95, 5])
+    # The route update fails while the first manager runs: it dies before finishing.
+    rule = server.faults.inject("500", count=None, match=("PATCH", "virtualservices"))
+    lose_primaries(server)
+    wait(lambda: status(server, "tenant-a")["failing_over"] == "llama-2-7b")
+    wait(lambda: rule.hits >= 1)
+    first.stop(release=False)  # a crash: the Lease is left to expire
+    server.faults.clear()
+    assert weights(server, "tenant-a", "llama-2-7b") == [95, 5]
+    second = manager(server, tenants, "two").start()
+    try:
+        wait(lambda: weights(server, "tenant-a", "llama-2-7b") == [0, 100], timeout=10)
+        assert status(server, "tenant-a")["failover_count"] == "1"
+        lease = server.store.get("leases", "default", "gkeml-standby-manager")
+        assert lease["spec"]["holderIdentity"] == "two"
+        assert lease["spec"]["leaseTransitions"] == 1
+    finally:
+        second.stop()
