@@ -45,6 +45,7 @@ _EXPORTS = {
     "LeaseTiming": "gkeml_sdk.cluster.tenants.lease",
     "DrillReport": "gkeml_sdk.cluster.tenants.drill",
     "load_specs": "gkeml_sdk.specfile",
+    "compile_tenants": "gkeml_sdk.compile.tenancy.tenant",
     "gpu_models": "gkeml_sdk.hardware",
     "tpu_generations": "gkeml_sdk.hardware",
     "Run": "gkeml_sdk.run",
@@ -99,6 +100,7 @@ __all__ = [
     "TrainingJob",
     "Transition",
     "__version__",
+    "compile_tenants",
     "gpu_models",
     "load_specs",
     "tpu_generations",
@@ -114,6 +116,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.cluster.tenants.lease import LeaseTiming
     from gkeml_sdk.cluster.tenants.manager import StandbyManager
     from gkeml_sdk.compile.manifests import Manifests
+    from gkeml_sdk.compile.tenancy.tenant import compile_tenants
     from gkeml_sdk.errors import (
         ClusterError,
         ConfigError,

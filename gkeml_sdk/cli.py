@@ -18,6 +18,7 @@ COMMANDS = {
     "validate": "render",
     "catalog": "catalog",
     **dict.fromkeys(("submit", "status", "logs", "cancel", "runs", "serve"), "runs"),
+    "tenant": "tenants",
 }
 # Commands that start no process: for them pydantic need not scan every installed package's
 # entry points for plugins (a tenth of `gkeml render`'s run time). Only when the console

@@ -7,6 +7,7 @@ what a stopped manager began."""
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import replace
 from urllib.parse import parse_qsl
 
@@ -17,11 +18,13 @@ from gkeml_sdk.cluster.tenants.view import ASLEEP_ANNOTATION, Key, ModelView, Ob
 from gkeml_sdk.compile.tenancy import names
 from gkeml_sdk.compile.tenancy.routes import virtual_service
 from gkeml_sdk.compile.tenancy.serving import model_objects
+from gkeml_sdk.errors import NotFoundError
 from gkeml_sdk.spec.tenancy.tenant import Tenant, TenantModel
 
 log = logging.getLogger(__name__)
 PODS = resource("v1", "Pod")
 DEPLOYMENTS = resource("apps/v1", "Deployment")
+ALLOCATION_SECONDS = 10.0
 
 
 def standby_replicas(tenant: Tenant, failed_over: bool) -> int:
@@ -50,6 +53,8 @@ class Reconciler:
     def __init__(self, kube: KubeClient, book: StatusBook) -> None:
         self.kube, self.book = kube, book
         self._routed: dict[str, frozenset[str]] = {}  # tenant -> models routed to standby
+        self._allocated_at: dict[str, float] = {}
+        self.pending_allocations: set[str] = set()  # tenants whose allocations wait to be written
 
     def forget(self) -> None:
         """Newly leading: re-read status and re-apply routes (another manager may have acted)."""
@@ -77,6 +82,21 @@ class Reconciler:
             self._keep_standbys(tenant, model, views[model.name], model.name in status.failing_over)
         for name, reason, message in events:
             self.book.event(tenant, name, reason, message)
+        self._refresh_allocations(tenant, pods)
+
+    def _refresh_allocations(self, tenant: Tenant, pods: dict[Key, Obj]) -> None:
+        # At most one write per ALLOCATION_SECONDS: pods churn during rollouts and failovers.
+        rows = allocations(tenant, pods)
+        now = time.monotonic()
+        if rows == self.book.get(tenant).allocations:
+            self.pending_allocations.discard(tenant.name)
+            return
+        if now - self._allocated_at.get(tenant.name, float("-inf")) < ALLOCATION_SECONDS:
+            self.pending_allocations.add(tenant.name)
+            return
+        self.book.update(tenant, lambda current: replace(current, allocations=rows))
+        self._allocated_at[tenant.name] = now
+        self.pending_allocations.discard(tenant.name)
 
     def _record(
         self, tenant: Tenant, views: dict[str, ModelView], pods: dict[Key, Obj]
@@ -100,6 +120,7 @@ class Reconciler:
             )
 
         status = self.book.update(tenant, change)
+        self._allocated_at[tenant.name] = time.monotonic()
         events = [(n, "PrimaryLost", f"{n}: no ready primary; failing over") for n in sorted(lost)]
         events += [(n, "FailedBack", f"{n}: primary ready; routed back") for n in sorted(back)]
         return status, events
@@ -138,10 +159,13 @@ class Reconciler:
     ) -> None:
         route, _, query = path.partition("?")
         port = model.model.engine_row.port
-        self.kube.post(
-            PODS.path(tenant.namespace, f"{pod}:{port}", "proxy") + route,
-            action=f"{'sleep' if asleep else 'wake'} engine of pod {pod}",
-            query=parse_qsl(query),
-        )
         patch = {"metadata": {"annotations": {ASLEEP_ANNOTATION: "true" if asleep else "false"}}}
-        self.kube.patch(PODS, pod, tenant.namespace, patch)
+        try:
+            self.kube.post(
+                PODS.path(tenant.namespace, f"{pod}:{port}", "proxy") + route,
+                action=f"{'sleep' if asleep else 'wake'} engine of pod {pod}",
+                query=parse_qsl(query),
+            )
+            self.kube.patch(PODS, pod, tenant.namespace, patch)
+        except NotFoundError:
+            log.info("pod %s/%s is gone (scaled down)", tenant.namespace, pod)

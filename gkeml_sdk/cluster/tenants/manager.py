@@ -119,6 +119,7 @@ class StandbyManager:
                     dirty = True
                     event = hub.next(timeout=0)
                 synced = all(i.connections for i in hub.informers)
+                dirty = dirty or bool(self.reconciler.pending_allocations)
                 if dirty and synced and self.leading and not self._stop.is_set():
                     dirty = not self._reconcile()
                 if synced and (
