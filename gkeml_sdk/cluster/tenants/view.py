@@ -10,7 +10,6 @@ from typing import Any
 from gkeml_sdk.cluster.api.objects import is_true, labels
 from gkeml_sdk.compile.serving.labels import SERVE_LABEL
 from gkeml_sdk.compile.tenancy import names
-from gkeml_sdk.compile.tenancy.serving import ENV_GPU_MEMORY
 from gkeml_sdk.spec.tenancy.tenant import Tenant, TenantModel
 
 ASLEEP_ANNOTATION = "gkeml.dev/asleep"  # "true" while a warm standby's engine sleeps
@@ -74,24 +73,31 @@ class ModelView:
 
 def allocations(tenant: Tenant, pods: Mapping[Key, Obj]) -> tuple[Obj, ...]:
     """GPU, node, memory, model and status of every GPU pod of the tenant."""
+    memory = {m.name: _memory_gb(m) for m in tenant.models}
     rows = []
     for (ns, name), pod in sorted(pods.items()):
         if ns != tenant.namespace:
             continue
         container = ((pod.get("spec") or {}).get("containers") or [{}])[0]
         requests = (container.get("resources") or {}).get("requests") or {}
-        env = {e.get("name"): e.get("value") for e in container.get("env") or []}
         node_selector = (pod.get("spec") or {}).get("nodeSelector") or {}
+        model = labels(pod).get(names.MODEL_LABEL, "")
         rows.append(
             {
                 "pod": name,
-                "model": labels(pod).get(names.MODEL_LABEL, ""),
+                "model": model,
                 "role": labels(pod).get(names.ROLE_LABEL, ""),
                 "gpu": node_selector.get("cloud.google.com/gke-accelerator", ""),
                 "gpus": requests.get("nvidia.com/gpu", 0),
                 "node": (pod.get("spec") or {}).get("nodeName", ""),
-                "memory_gb": env.get(ENV_GPU_MEMORY, ""),
+                "memory_gb": memory.get(model, ""),
                 "status": "Ready" if ready(pod) else (pod.get("status") or {}).get("phase", ""),
             }
         )
     return tuple(rows)
+
+
+def _memory_gb(model: TenantModel) -> str:
+    """GPU memory one replica holds (what standbys also carry in STANDBY_GPU_MEMORY_GB)."""
+    fit = model.model.fit
+    return "" if fit is None else str(round(fit.gpu_memory_gb * fit.gpus_per_pod * fit.pods, 1))

@@ -35,3 +35,5 @@ def test_apply_drill_and_status(
     assert "tenant-a: tier A, failovers 1, last 20" in status
     assert "failed over now: none" in status
     assert "llama-2-7b-standby-0: llama-2-7b (standby) 1 x nvidia-l4" in status
+    assert "llama-2-7b-0: llama-2-7b (primary) 1 x nvidia-l4 on node-" in status
+    assert ", 24.0 GB, Ready" in status

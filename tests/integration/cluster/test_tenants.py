@@ -95,6 +95,7 @@ def test_a_drill_per_tier_meets_its_objective(cluster: Any) -> None:
     assert (a.standbys_left, a.standbys_restored) == (0, 2)
     assert a.restore_seconds >= STANDBY_START
     # Warm: woken through the API server's pod proxy before the route moves.
+    assert ("tiny-llama-1b-standby-0", "/sleep?level=1") in kubelet.engine_calls
     assert ("tiny-llama-1b-standby-0", "/wake_up") in kubelet.engine_calls
     assert b.recovery_seconds >= 0.2 and b.standbys_restored == 1
     # Cold: created on failover; recovery includes its start.
