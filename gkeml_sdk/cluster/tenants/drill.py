@@ -88,8 +88,12 @@ def run_drill(
 ) -> DrillReport:
     """Drill `model` (or every model) of `tenant` while `manager` runs."""
     models = [tenant.model_named(model)] if model else list(tenant.models)
-    if not manager.ready.wait(timeout):
-        raise RunTimeoutError(f"drill: no standby manager leading within {timeout:.0f} s")
+    end = time.monotonic() + timeout
+    while not manager.ready.wait(0.2):
+        if manager.error is not None:
+            raise manager.error
+        if time.monotonic() > end:
+            raise RunTimeoutError(f"drill: no standby manager leading within {timeout:.0f} s")
     specs = [
         StreamSpec(PODS, tenant.namespace, label_selector=names.MODEL_LABEL),
         StreamSpec(VIRTUAL_SERVICES, tenant.namespace),

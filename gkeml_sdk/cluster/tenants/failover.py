@@ -69,7 +69,7 @@ class Reconciler:
         level = tenant.tier.standby_level
         routed = frozenset(
             name
-            for name in status.failing_over
+            for name in status.failing_over & views.keys()
             if (views[name].standby_awake if level == "warm" else views[name].standby_ready)
         )
         before = self._routed.get(tenant.name)
@@ -102,9 +102,10 @@ class Reconciler:
         self, tenant: Tenant, views: dict[str, ModelView], pods: dict[Key, Obj]
     ) -> tuple[TenantStatus, list[tuple[str, str, str]]]:
         status = self.book.get(tenant)
-        seen = status.ready_seen | {n for n, v in views.items() if v.primary_ready}
+        # Models dropped from the spec since the status was written are not watched any more.
+        seen = (status.ready_seen & views.keys()) | {n for n, v in views.items() if v.primary_ready}
         lost = {n for n in seen if views[n].primary_ready == 0} - status.failing_over
-        back = {n for n in status.failing_over if views[n].primary_ready}
+        back = {n for n in status.failing_over if n not in views or views[n].primary_ready}
         if seen == status.ready_seen and not lost and not back:
             return status, []
         when = now_text()

@@ -23,7 +23,7 @@ from gkeml_sdk.cluster.tenants.lease import LeaderElector, LeaseTiming
 from gkeml_sdk.cluster.tenants.status import StatusBook, TenantStatus
 from gkeml_sdk.cluster.tenants.view import Key, Obj
 from gkeml_sdk.compile.tenancy.names import MODEL_LABEL, TENANT_LABEL
-from gkeml_sdk.errors import ClusterError
+from gkeml_sdk.errors import ClusterError, GkemlError, SpecError
 from gkeml_sdk.spec.tenancy.tenant import Tenant
 
 if TYPE_CHECKING:
@@ -71,6 +71,7 @@ class StandbyManager:
         self.pods: dict[Key, Obj] = {}
         self.deployments: dict[Key, Obj] = {}
         self.changed = threading.Condition()  # notified after each pass (drills wait on it)
+        self.error: GkemlError | None = None  # why a `start()`ed manager stopped by itself
         self.ready = threading.Event()  # caches synced and the leader (us or another) acting
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -83,7 +84,7 @@ class StandbyManager:
     def start(self) -> StandbyManager:
         """Run in a daemon thread; returns at once."""
         self._stop.clear()
-        self._thread = threading.Thread(target=self.run, daemon=True, name="gkeml-standby")
+        self._thread = threading.Thread(target=self._run_logged, daemon=True, name="gkeml-standby")
         self._thread.start()
         return self
 
@@ -96,8 +97,15 @@ class StandbyManager:
         if release:
             self.elector.release()
 
+    def _run_logged(self) -> None:
+        try:
+            self.run()
+        except GkemlError as exc:  # e.g. 403 on a watch: keep it for the embedding platform
+            self.error = exc
+            log.error("standby manager stopped: %s", exc)
+
     def run(self) -> None:
-        """Watch and reconcile until `stop()`."""
+        """Watch and reconcile until `stop()`; raises what stops the watches (a 403...)."""
         specs = [
             StreamSpec(PODS, "", label_selector=MODEL_LABEL),
             StreamSpec(DEPLOYMENTS, "", label_selector=TENANT_LABEL),
@@ -151,7 +159,7 @@ class StandbyManager:
             if tenant.name == name:
                 return tenant
         known = ", ".join(t.name for t in self.tenants)
-        raise ClusterError(f"tenant {name!r} is not managed here", message=f"known: {known}")
+        raise SpecError(f"tenant {name!r} is not in the tenant file", fix=f"one of {known}")
 
     def _cache(self, event: Event) -> None:
         cache = self.pods if event.kind == "Pod" else self.deployments

@@ -69,10 +69,12 @@ def weights(server: KubeAPIServer, tenant: str, model: str) -> list[int]:
     return [r["weight"] for r in rule["route"]]
 
 
-def lose_primaries(server: KubeAPIServer) -> None:
-    for pod in server.store.list("pods", "tenant-a", "gkeml.dev/serve=llama-2-7b"):
+def lose_primaries(
+    server: KubeAPIServer, tenant: str = "tenant-a", model: str = "llama-2-7b"
+) -> None:
+    for pod in server.store.list("pods", tenant, f"gkeml.dev/serve={model}"):
         not_ready = {"status": {"conditions": [{"type": "Ready", "status": "False"}]}}
-        server.store.patch("pods", "tenant-a", pod["metadata"]["name"], not_ready)
+        server.store.patch("pods", tenant, pod["metadata"]["name"], not_ready)
 
 
 def status(server: KubeAPIServer, tenant: str) -> dict[str, str]:
@@ -113,38 +115,70 @@ def test_a_drill_per_tier_meets_its_objective(cluster: Any) -> None:
     )
 
 
-def test_one_failover_costs_few_requests(cluster: Any) -> None:
+COSTS = {
+    "tenant-a": (  # hot
+        "llama-2-7b",
+        [
+            ("PUT", "configmaps"),  # failover_count, last_failover, failing_over
+            ("PATCH", "virtualservices"),  # route 0/100
+            ("PATCH", "deployments"),  # standbys 2 -> 4: restore the count
+            ("POST", "events"),  # PrimaryLost
+            ("POST", "events"),  # FailedOver
+        ],
+    ),
+    "tenant-b": (  # warm
+        "tiny-llama-1b",
+        [
+            ("PUT", "configmaps"),
+            ("PATCH", "deployments"),  # 1 -> 2
+            ("POST", "pods"),  # POST .../pods/POD:8000/proxy/wake_up
+            ("PATCH", "pods"),  # annotation: awake
+            ("POST", "events"),
+            ("PATCH", "virtualservices"),  # once the woken standby is seen awake
+            ("POST", "events"),
+        ],
+    ),
+    "tenant-c": (  # cold
+        "qwen-7b",
+        [
+            ("PUT", "configmaps"),
+            ("PATCH", "deployments"),  # 0 -> 1: the cold standby starts
+            ("POST", "events"),
+            ("PATCH", "virtualservices"),  # once it is ready
+            ("POST", "events"),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("tenant", sorted(COSTS))
+def test_what_one_failover_costs_in_api_requests(cluster: Any, tenant: str) -> None:
     server, tenants, _ = cluster
+    model, expected = COSTS[tenant]
     m = manager(server, tenants, "one").start()
     try:
-        wait(lambda: weights(server, "tenant-a", "llama-2-7b") == [95, 5] and m.leading)
-        wait(lambda: status(server, "tenant-a").get("ready_seen"))
-        ready = "gkeml.dev/serve=llama-2-7b-standby"
-        wait(lambda: len(server.store.list("pods", "tenant-a", ready)) == 2, timeout=20)
-        time.sleep(STANDBY_START + 0.5)
+        assert m.ready.wait(10)
+        wait(lambda: status(server, tenant).get("ready_seen"))
+        running = next(t for t in tenants if t.name == tenant).tier.standbys
+        if tenant == "tenant-c":
+            running = 0
+        standbys = f"gkeml.dev/serve={model}-standby"
+        pods = lambda: server.store.list("pods", tenant, standbys)  # noqa: E731
+        wait(lambda: len([p for p in pods() if p["status"].get("conditions")]) == running, 20)
+        time.sleep(1.0)  # warm standbys put to sleep, allocations written
         before = time.monotonic()
-        lose_primaries(server)  # the test plays the kubelet: not a request
-        wait(lambda: weights(server, "tenant-a", "llama-2-7b") == [0, 100])
-        wait(lambda: status(server, "tenant-a")["failing_over"] == "llama-2-7b")
+        lose_primaries(server, tenant, model)  # the test plays the kubelet: not a request
+        wait(lambda: weights(server, tenant, model) == [0, 100], timeout=20)
         time.sleep(0.5)
         calls = [
-            (r.method, r.path.split("/namespaces/tenant-a/")[1].split("/")[0])
+            (r.method, r.path.split(f"/namespaces/{tenant}/")[1].split("/")[0])
             for r in list(server.request_log)
-            if r.started >= before
-            if not r.watch and "/namespaces/tenant-a/" in r.path
+            if r.started >= before and not r.watch and f"/namespaces/{tenant}/" in r.path
         ]
     finally:
         m.stop()
-    print(f"\none failover of tenant-a/llama-2-7b: {len(calls)} API requests: {calls}")
-    assert sorted(calls) == sorted(
-        [
-            ("PUT", "configmaps"),  # failover_count, last_failover, failing_over
-            ("POST", "events"),  # PrimaryLost
-            ("PATCH", "deployments"),  # standbys 2 -> 4: restore the count
-            ("PATCH", "virtualservices"),  # route 0/100
-            ("POST", "events"),  # FailedOver
-        ]
-    )
+    print(f"\none failover of {tenant}/{model}: {len(calls)} API requests: {calls}")
+    assert sorted(calls) == sorted(expected)
 
 
 def test_two_managers_never_double_create_standbys(cluster: Any) -> None:
