@@ -23,7 +23,10 @@ from gkeml_sdk.spec.tenancy.tenant import Tenant, TenantModel
 if TYPE_CHECKING:
     from gkeml_sdk.cluster.tenants.manager import StandbyManager
 
-VIRTUAL_SERVICES = resource("networking.istio.io/v1", "VirtualService")
+ROUTERS = {
+    "istio": resource("networking.istio.io/v1", "VirtualService"),
+    "inference-gateway": resource("gateway.networking.k8s.io/v1", "HTTPRoute"),
+}
 
 
 @dataclass(frozen=True)
@@ -96,7 +99,7 @@ def run_drill(
             raise RunTimeoutError(f"drill: no standby manager leading within {timeout:.0f} s")
     specs = [
         StreamSpec(PODS, tenant.namespace, label_selector=names.MODEL_LABEL),
-        StreamSpec(VIRTUAL_SERVICES, tenant.namespace),
+        StreamSpec(ROUTERS[tenant.routing], tenant.namespace),
     ]
     with StreamHub(manager.kube, specs) as hub:
         watched = _Watched(hub)
@@ -122,7 +125,7 @@ class _Watched:
             if event is None:
                 continue
             meta = event.obj.get("metadata") or {}
-            if event.kind == "VirtualService":
+            if event.kind in ("VirtualService", "HTTPRoute"):
                 self.route = None if event.type == "DELETED" else event.obj
             elif event.type == "DELETED":
                 self.pods.pop((meta.get("namespace", ""), meta.get("name", "")), None)
@@ -138,9 +141,11 @@ class _Watched:
         ]
 
     def standby_weight(self, model: TenantModel) -> int | None:
-        for rule in ((self.route or {}).get("spec") or {}).get("http") or []:
+        spec = (self.route or {}).get("spec") or {}
+        for rule in spec.get("http") or spec.get("rules") or []:
             if rule.get("name") == slug(model.name):
-                return int(rule["route"][1].get("weight", 0))
+                standby = (rule.get("route") or rule.get("backendRefs"))[1]
+                return int(standby.get("weight", 0))
         return None
 
 

@@ -16,7 +16,7 @@ from gkeml_sdk.cluster.api.resources import resource
 from gkeml_sdk.cluster.tenants.status import StatusBook, TenantStatus, now_text
 from gkeml_sdk.cluster.tenants.view import ASLEEP_ANNOTATION, Key, ModelView, Obj, allocations
 from gkeml_sdk.compile.tenancy import names
-from gkeml_sdk.compile.tenancy.routes import virtual_service
+from gkeml_sdk.compile.tenancy.routes import router
 from gkeml_sdk.compile.tenancy.serving import model_objects
 from gkeml_sdk.errors import NotFoundError
 from gkeml_sdk.spec.tenancy.tenant import Tenant, TenantModel
@@ -74,7 +74,7 @@ class Reconciler:
         )
         before = self._routed.get(tenant.name)
         if before != routed:
-            self.kube.apply(virtual_service(tenant, routed))
+            self.kube.apply(router(tenant, routed))
             self._routed[tenant.name] = routed
             for name in sorted(routed - (before or frozenset())):
                 events.append((name, "FailedOver", f"{name}: traffic routed to its standby"))

@@ -5,6 +5,7 @@ NetworkPolicies with the few allowed paths, and a least-privilege ServiceAccount
 from __future__ import annotations
 
 from gkeml_sdk.catalog.engine_row import SERVICE_PORT
+from gkeml_sdk.compile.serving.routing import EPP_PORT
 from gkeml_sdk.compile.tenancy import names
 from gkeml_sdk.compile.tenancy.names import Obj
 from gkeml_sdk.spec.tenancy.tenant import Tenant
@@ -13,6 +14,8 @@ GPU = "nvidia.com/gpu"
 NS_NAME_LABEL = "kubernetes.io/metadata.name"
 # Managed Prometheus collectors scrape the servers' metrics (Standard and Autopilot).
 METRICS_NAMESPACES = ("gmp-system", "gke-gmp-system")
+# Google Cloud load balancer health checks ("Health checks overview": firewall rules).
+HEALTH_CHECKS = ("35.191.0.0/16", "130.211.0.0/22")
 RBAC_API = "rbac.authorization.k8s.io/v1"
 NETPOL_API = "networking.k8s.io/v1"
 
@@ -95,6 +98,10 @@ def _network_policies(tenant: Tenant) -> list[Obj]:
     https = {"ports": [{"protocol": "TCP", "port": 443}]}
     within: list[Obj] = [{"podSelector": {}}]
     callers = [_from_namespace(tenant.gateway_namespace), *map(_from_namespace, METRICS_NAMESPACES)]
+    if tenant.routing == "inference-gateway":
+        # The load balancer's proxies and Google's health checkers, to servers and pickers.
+        callers += [{"ipBlock": {"cidr": c}} for c in (*tenant.gateway_cidrs, *HEALTH_CHECKS)]
+        port = [*port, {"protocol": "TCP", "port": EPP_PORT}]
     return [
         _policy(tenant, "default-deny", {"policyTypes": ["Ingress", "Egress"]}),
         _policy(

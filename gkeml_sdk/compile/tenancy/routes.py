@@ -1,7 +1,9 @@
-"""A tenant's Istio routing: one VirtualService matching `x-tenant-id` and `x-model-name`,
-each model split between its primary and its standby Service with retries, and a
+"""A tenant's routing, matching `x-tenant-id` and `x-model-name` and splitting each model
+between its primary and its standby: with Istio one VirtualService (with retries) and a
 DestinationRule per Service whose outlier detection ejects failing pods (istio.io:
-"Virtual Service", "Destination Rule")."""
+"Virtual Service", "Destination Rule"); with the GKE Inference Gateway one HTTPRoute over an
+InferencePool per primary and per standby (gateway-api.sigs.k8s.io: "HTTPRoute";
+gateway-api-inference-extension.sigs.k8s.io: "InferencePool")."""
 
 from __future__ import annotations
 
@@ -9,7 +11,15 @@ import copy
 from collections.abc import Collection
 
 from gkeml_sdk.catalog.engine_row import SERVICE_PORT
-from gkeml_sdk.compile.serving.routing import ISTIO_API, ISTIO_MODEL_HEADER, RETRY_ON, service_host
+from gkeml_sdk.compile.serving import labels as serve_labels
+from gkeml_sdk.compile.serving.routing import (
+    GATEWAY_API,
+    ISTIO_API,
+    ISTIO_MODEL_HEADER,
+    POOL_GROUP,
+    RETRY_ON,
+    service_host,
+)
 from gkeml_sdk.compile.tenancy import names
 from gkeml_sdk.compile.tenancy.names import Obj
 from gkeml_sdk.spec.serving.model import slug
@@ -20,13 +30,46 @@ RETRY_ATTEMPTS = 3
 PER_TRY_TIMEOUT = "5s"
 
 
-def standby_destination_rule(primary_rule: Obj, model: TenantModel) -> Obj:
-    """The primary's DestinationRule, for the standby Service."""
-    rule = copy.deepcopy(primary_rule)
+def standby_backends(primary: list[Obj], model: TenantModel) -> list[Obj]:
+    """The primary's routing targets (DestinationRule, or InferencePool and its GKE
+    policies) for the standby Service and pods."""
     standby = names.standby_name(model.name)
-    rule["metadata"]["name"] = standby
-    rule["spec"]["host"] = service_host(standby, rule["metadata"]["namespace"])
-    return rule
+    copies = []
+    for obj in primary:
+        kind = obj["kind"]
+        if kind not in (
+            "DestinationRule",
+            "InferencePool",
+            "HealthCheckPolicy",
+            "GCPBackendPolicy",
+        ):
+            continue
+        copy_ = copy.deepcopy(obj)
+        copy_["metadata"]["name"] = standby
+        copy_["metadata"]["labels"][serve_labels.SERVE_LABEL] = standby
+        spec = copy_["spec"]
+        if kind == "DestinationRule":
+            spec["host"] = service_host(standby, copy_["metadata"]["namespace"])
+        elif kind == "InferencePool":
+            spec["selector"]["matchLabels"][serve_labels.SERVE_LABEL] = standby
+            spec["endpointPickerRef"]["name"] = f"{standby}-epp"  # each pool has its picker
+        else:
+            spec["targetRef"]["name"] = standby
+        copies.append(copy_)
+    return copies
+
+
+def router(tenant: Tenant, failed_over: Collection[str] = ()) -> Obj:
+    """The tenant's VirtualService or HTTPRoute; models in `failed_over` go to standbys.
+
+    Example:
+        >>> from gkeml_sdk import load_specs
+        >>> router(load_specs("examples/tenants.yaml")[0])["kind"]
+        'VirtualService'
+    """
+    if tenant.routing == "inference-gateway":
+        return http_route(tenant, failed_over)
+    return virtual_service(tenant, failed_over)
 
 
 def weights(tenant: Tenant, failed_over: bool) -> tuple[int, int]:
@@ -93,9 +136,7 @@ def _model_rule(tenant: Tenant, model: TenantModel, failed_over: bool) -> Obj:
 
 def _tenant_default(tenant: Tenant) -> Obj:
     # A request naming no model goes to the tenant's models by weight (their primaries).
-    total = sum(m.weight for m in tenant.models)
-    shares = [m.weight * 100 // total for m in tenant.models]
-    shares[0] += 100 - sum(shares)  # Istio wants weights adding up to 100
+    shares = _shares(tenant)
     return {
         "name": f"{tenant.name}-by-weight",
         "match": [{"headers": {TENANT_HEADER: {"exact": tenant.name}}}],
@@ -105,3 +146,54 @@ def _tenant_default(tenant: Tenant) -> Obj:
         ],
         "retries": _retries(),
     }
+
+
+def http_route(tenant: Tenant, failed_over: Collection[str] = ()) -> Obj:
+    """The tenant's HTTPRoute on the Inference Gateway. Gateway API's standard channel has
+    no retries; the GCPBackendPolicy of each pool sets the backend timeout."""
+    namespace, _, gateway = tenant.gateway.rpartition("/")
+    rules = []
+    for model in tenant.models:
+        primary, standby = weights(tenant, model.name in failed_over)
+        headers = [
+            {"type": "Exact", "name": TENANT_HEADER, "value": tenant.name},
+            {"type": "Exact", "name": ISTIO_MODEL_HEADER, "value": model.model.model_name},
+        ]
+        rules.append(
+            {
+                "name": slug(model.name),
+                "matches": [{"path": {"type": "PathPrefix", "value": "/"}, "headers": headers}],
+                "backendRefs": [
+                    _pool(model.name, primary),
+                    _pool(names.standby_name(model.name), standby),
+                ],
+            }
+        )
+    tenant_only = [{"type": "Exact", "name": TENANT_HEADER, "value": tenant.name}]
+    rules.append(
+        {
+            "name": f"{tenant.name}-by-weight",
+            "matches": [{"path": {"type": "PathPrefix", "value": "/"}, "headers": tenant_only}],
+            "backendRefs": [
+                _pool(m.name, share)
+                for m, share in zip(tenant.models, _shares(tenant), strict=True)
+            ],
+        }
+    )
+    return {
+        "apiVersion": GATEWAY_API,
+        "kind": "HTTPRoute",
+        "metadata": names.metadata(tenant, names.router_name(tenant)),
+        "spec": {"parentRefs": [{"name": gateway, "namespace": namespace}], "rules": rules},
+    }
+
+
+def _pool(name: str, weight: int) -> Obj:
+    return {"group": POOL_GROUP, "kind": "InferencePool", "name": name, "weight": weight}
+
+
+def _shares(tenant: Tenant) -> list[int]:
+    total = sum(m.weight for m in tenant.models)
+    shares = [m.weight * 100 // total for m in tenant.models]
+    shares[0] += 100 - sum(shares)  # Istio wants weights adding up to 100
+    return shares

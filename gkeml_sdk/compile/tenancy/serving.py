@@ -53,7 +53,7 @@ def primary_model(tenant: Tenant, model: TenantModel) -> ServeModel:
         priority_class=names.tier_class(tenant.tier),
         service_account=names.SERVICE_ACCOUNT,
         labels=labels,
-        routing=Routing(via="istio", backend_only=True),
+        routing=Routing(via=tenant.routing, backend_only=True),
     )
 
 

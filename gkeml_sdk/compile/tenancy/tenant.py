@@ -40,10 +40,8 @@ def compile_tenants(tenants: Iterable[Tenant]) -> Manifests:
         objects.append(tenant_queues[0])
         namespaced += isolation_objects(tenant) + tenant_queues[1:]
         for model, group in zip(tenant.models, per_model, strict=True):
-            rule = next(o for o in group if o["kind"] == "DestinationRule")
-            namespaced += group
-            namespaced.append(routes.standby_destination_rule(rule, model))
-        namespaced.append(routes.virtual_service(tenant))
+            namespaced += group + routes.standby_backends(group, model)
+        namespaced.append(routes.router(tenant))
     return Manifests(objects=_unique(objects) + namespaced)
 
 

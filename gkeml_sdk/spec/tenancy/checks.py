@@ -3,12 +3,16 @@ sense, and the GPU quota covers what the tier keeps running."""
 
 from __future__ import annotations
 
+import ipaddress
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.spec.base import fail
 
 if TYPE_CHECKING:
     from gkeml_sdk.spec.tenancy.tenant import Tenant, TenantModel
+
+# HTTPRoute holds at most 16 rules: one per model and the tenant's by-weight rule.
+MAX_GATEWAY_MODELS = 15
 
 
 def check_replicas(model: TenantModel) -> None:
@@ -37,7 +41,8 @@ def check_replicas(model: TenantModel) -> None:
             fix=f"max_replicas={model.min_replicas} or more",
             field="max_replicas",
         )
-    if "replicas" in model.model.model_fields_set and (
+    # The default (1) stands for "not given": model_dump() writes it out.
+    if model.model.replicas != 1 and (
         model.model.min_replicas != model.min_replicas
         or model.model.max_replicas != model.max_replicas
     ):
@@ -113,5 +118,42 @@ def _check_isolation(tenant: Tenant, model: TenantModel) -> None:
             rule="a preemptible tier runs on Spot VMs or at a priority (<= 1000) that a "
             "normal tier preempts",
             fix="spot=True on the ServeModel, or Tier(..., priority=10)",
+            field="models",
+        )
+
+
+def check_routing(tenant: Tenant) -> None:
+    """The Inference Gateway needs the proxy-only subnet and fits 15 models per route."""
+    if tenant.routing != "inference-gateway":
+        if tenant.gateway_cidrs:
+            raise fail(
+                "gateway_cidrs apply to routing='inference-gateway'",
+                rule="Istio's gateway pods reach the tenant from their namespace",
+                fix="drop gateway_cidrs, or routing='inference-gateway'",
+                field="gateway_cidrs",
+            )
+        return
+    if not tenant.gateway_cidrs:
+        raise fail(
+            f"tenant {tenant.name!r}: routing='inference-gateway' without gateway_cidrs",
+            rule="GKE's regional load balancers reach pods from the region's proxy-only "
+            "subnet, which the tenant's default-deny NetworkPolicy otherwise blocks",
+            fix="gateway_cidrs=['10.129.0.0/23'] (your proxy-only subnet's range)",
+            field="gateway_cidrs",
+        )
+    for cidr in tenant.gateway_cidrs:
+        try:
+            ipaddress.ip_network(cidr)
+        except ValueError:
+            raise fail(
+                f"gateway_cidrs: {cidr!r} is not a CIDR range",
+                fix="e.g. '10.129.0.0/23'",
+                field="gateway_cidrs",
+            ) from None
+    if len(tenant.models) > MAX_GATEWAY_MODELS:
+        raise fail(
+            f"tenant {tenant.name!r}: {len(tenant.models)} models on the Inference Gateway",
+            rule="an HTTPRoute holds 16 rules: one per model plus the tenant's by-weight rule",
+            fix=f"at most {MAX_GATEWAY_MODELS} models per tenant, or routing='istio'",
             field="models",
         )

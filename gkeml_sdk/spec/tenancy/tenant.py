@@ -74,8 +74,11 @@ class Tenant(SpecModel):
     models: list[TenantModel] = Field(min_length=1)
     namespace: str = ""  # default: the tenant's name
     gateway: str = "serving/llm-gateway"  # namespace/name of the Istio ingress gateway
-    hosts: list[str] = Field(default_factory=lambda: ["*"])
-    routing: Literal["istio"] = "istio"
+    hosts: list[str] = Field(default_factory=lambda: ["*"])  # Istio: hosts the rules bind
+    routing: Literal["istio", "inference-gateway"] = "istio"
+    # Inference Gateway: the region's proxy-only subnet, where the load balancer's requests
+    # come from (NetworkPolicies must let them in).
+    gateway_cidrs: list[str] = Field(default_factory=list)
     standby_share: int = 5  # percent of a model's traffic a hot standby takes
 
     @field_validator("tier", mode="before")
@@ -123,6 +126,7 @@ class Tenant(SpecModel):
                 fix="standby_share=5",
                 field="standby_share",
             )
+        checks.check_routing(self)
         checks.check_models(self)
         return self
 

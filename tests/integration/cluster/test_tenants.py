@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from gkeml_sdk import KubernetesSettings, load_specs
+from gkeml_sdk import KubernetesSettings, compile_tenants, load_specs
 from gkeml_sdk.cluster.api.kube import KubeClient
 from gkeml_sdk.cluster.api.transport import Transport
 from gkeml_sdk.cluster.tenants.apply import apply_tenants
@@ -229,3 +229,31 @@ def test_a_manager_killed_mid_failover_is_finished_by_the_next(cluster: Any) -> 
         assert lease["spec"]["leaseTransitions"] == 1
     finally:
         second.stop()
+
+
+def test_a_drill_through_the_inference_gateway_moves_the_httproute(
+    kube_api_factory: Callable[..., KubeAPIServer],
+) -> None:
+    server = kube_api_factory(namespaces=("default", "kube-system", "serving"))
+    a = load_specs(EXAMPLE)[0]
+    gateway = type(a).model_validate(
+        a.model_dump() | {"routing": "inference-gateway", "gateway_cidrs": ["10.129.0.0/23"]}
+    )
+    kube = KubeClient(Transport(server.api_client(), api_retry=FAST_RETRY))
+    for obj in compile_tenants([gateway]).objects:
+        # GKE's HealthCheckPolicy/GCPBackendPolicy CRDs are not published: this cluster lacks them.
+        if obj["kind"] not in ("HealthCheckPolicy", "GCPBackendPolicy"):
+            kube.apply(obj)
+    kubelet = FakeKubelet(server, ["tenant-a"], start_seconds)
+    kubelet.start()
+    m = manager(server, [gateway], "one").start()
+    try:
+        row = m.drill("tenant-a", "llama-2-7b", timeout=30).rows[0]
+    finally:
+        m.stop()
+        kubelet.stop()
+    assert row.met and row.recovery_seconds < STANDBY_START
+    route = server.store.get("httproutes", "tenant-a", "tenant-a-models")
+    rule = next(r for r in route["spec"]["rules"] if r["name"] == "llama-2-7b")
+    assert [b["weight"] for b in rule["backendRefs"]] == [95, 5]  # failed back after the drill
+    assert status(server, "tenant-a")["failover_count"] == "1"

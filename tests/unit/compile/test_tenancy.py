@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from gkeml_sdk import load_specs
+from gkeml_sdk import Tenant, load_specs
 from gkeml_sdk.compile.tenancy.tenant import compile_tenant, compile_tenants
 from tests.schemas import validate_object
 
@@ -156,3 +156,46 @@ def test_namespace_is_walled_in() -> None:
 
 def test_compile_is_deterministic() -> None:
     assert compile_tenant(A).to_yaml() == compile_tenant(load_specs(EXAMPLE)[0]).to_yaml()
+
+
+GATEWAY = Tenant.model_validate(
+    A.model_dump() | {"routing": "inference-gateway", "gateway_cidrs": ["10.129.0.0/23"]}
+)
+NO_SCHEMA = {"HealthCheckPolicy", "GCPBackendPolicy"}  # GKE's CRDs are not published
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [o for o in compile_tenants([GATEWAY]).objects
+     if o["kind"] not in NO_SCHEMA],
+    ids=repr,
+)  # fmt: skip
+def test_inference_gateway_objects_validate(obj: dict[str, Any]) -> None:
+    validate_object(obj)
+
+
+def test_inference_gateway_routes_95_5_over_pools_of_primary_and_standby() -> None:
+    objects = GATEWAY.compile().objects
+    route = find(objects, "HTTPRoute", "tenant-a-models")
+    assert route["spec"]["parentRefs"] == [{"name": "llm-gateway", "namespace": "serving"}]
+    rule = next(r for r in route["spec"]["rules"] if r["name"] == "llama-2-7b")
+    headers = {h["name"]: h["value"] for h in rule["matches"][0]["headers"]}
+    assert headers == {"x-tenant-id": "tenant-a", "x-model-name": "llama-2-7b"}
+    assert [(b["kind"], b["name"], b["weight"]) for b in rule["backendRefs"]] == [
+        ("InferencePool", "llama-2-7b", 95),
+        ("InferencePool", "llama-2-7b-standby", 5),
+    ]
+    pool = find(objects, "InferencePool", "llama-2-7b-standby")
+    assert selects(
+        pool["spec"]["selector"]["matchLabels"], find(objects, "Deployment", "llama-2-7b-standby")
+    )
+    assert not selects(
+        pool["spec"]["selector"]["matchLabels"], find(objects, "Deployment", "llama-2-7b")
+    )
+    assert pool["spec"]["endpointPickerRef"]["name"] == "llama-2-7b-standby-epp"
+    health = find(objects, "HealthCheckPolicy", "llama-2-7b-standby")
+    assert health["spec"]["targetRef"]["name"] == "llama-2-7b-standby"
+    assert not [o for o in objects if o["kind"] in ("VirtualService", "DestinationRule")]
+    callers = find(objects, "NetworkPolicy", "allow-gateway")["spec"]["ingress"][0]
+    assert {"ipBlock": {"cidr": "10.129.0.0/23"}} in callers["from"]
+    assert {"protocol": "TCP", "port": 9002} in callers["ports"]

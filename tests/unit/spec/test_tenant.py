@@ -23,9 +23,14 @@ def llama(**kw: object) -> ServeModel:
 
 def tenant(tier: object = "A", quota: int = 16, **model_kw: object) -> Tenant:
     serve = model_kw.pop("serve", None) or llama()
+    extra = {k: model_kw.pop(k) for k in ("routing", "gateway_cidrs") if k in model_kw}
     fields = {"weight": 100, "min_replicas": 3, "max_replicas": 10, **model_kw}
     return Tenant(
-        name="tenant-a", tier=tier, gpu_quota=quota, models=[TenantModel(model=serve, **fields)]
+        name="tenant-a",
+        tier=tier,
+        gpu_quota=quota,
+        models=[TenantModel(model=serve, **fields)],
+        **extra,
     )
 
 
@@ -122,3 +127,17 @@ def test_the_example_file_loads_the_three_tenants_and_round_trips() -> None:
     assert (b.name, b.weight, b.min_replicas, b.max_replicas) == ("tiny-llama-1b", 80, 2, 8)
     for t in tenants:
         assert Tenant.from_yaml(t.to_yaml()) == t
+        assert Tenant.model_validate(t.model_dump()) == t
+
+
+def test_the_inference_gateway_needs_the_proxy_only_subnet() -> None:
+    with pytest.raises(
+        SpecError, match=r"without gateway_cidrs.*gateway_cidrs=\['10.129.0.0/23'\]"
+    ):
+        tenant(routing="inference-gateway")
+    with pytest.raises(SpecError, match=r"'10.129.0.0/33' is not a CIDR range"):
+        tenant(routing="inference-gateway", gateway_cidrs=["10.129.0.0/33"])
+    with pytest.raises(SpecError, match=r"gateway_cidrs apply to routing='inference-gateway'"):
+        tenant(gateway_cidrs=["10.129.0.0/23"])
+    ok = tenant(routing="inference-gateway", gateway_cidrs=["10.129.0.0/23"])
+    assert ok.gateway_cidrs == ["10.129.0.0/23"]
