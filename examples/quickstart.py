@@ -2,10 +2,12 @@
 
     python examples/quickstart.py           # on GKE when a cluster is configured, else locally
     python examples/quickstart.py --local   # always on this machine
+    python examples/quickstart.py --show-manifests   # and print the manifests for GKE
 
 Locally the job runs as two processes (two "nodes"), is preempted once on purpose
-(`LocalOptions(chaos_after=...)`) and resumes from its checkpoint; at the end the script
-prints the manifests it would submit to GKE.
+(`LocalOptions(chaos_after=...)`) and resumes from its checkpoint: rank 0 writes it, every
+rank reads the same one, so all ranks resume from the same step. It lists the objects it
+would submit to GKE and ends with a one-line summary.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ import sys
 
 from gkeml_sdk import (
     Client,
-    ConfigError,
     LocalOptions,
     LocalSettings,
+    NoClusterError,
     RunState,
     RunStatus,
     TrainingJob,
@@ -24,7 +26,7 @@ from gkeml_sdk import (
 
 
 def train(steps: int = 40, lr: float = 0.1) -> None:
-    """Fit y = 3x + 2 with SGD on this rank's shard of synthetic data; checkpoint every 5 steps.
+    """Fit y = 3x + 2 with SGD (the same data on every rank); rank 0 checkpoints every 10 steps.
 
     Runs in the job, so it imports what it uses: only its own source is shipped.
     """
@@ -35,22 +37,27 @@ def train(steps: int = 40, lr: float = 0.1) -> None:
     import time
 
     rank = int(os.environ["NODE_RANK"])
-    ckpt = pathlib.Path(os.environ["GKEML_CHECKPOINT_DIR"]) / f"rank-{rank}.json"
-    rng = random.Random(rank)
+    attempt = int(os.environ["GKEML_RESTART_ATTEMPT"])
+    # Rank 0 writes the checkpoints and every rank reads the newest one of an earlier attempt
+    # (not one rank 0 writes now), so all ranks resume from the same step.
+    ckpts = pathlib.Path(os.environ["GKEML_CHECKPOINT_DIR"])
+    rng = random.Random(0)  # the same data on every rank, as data-parallel replicas see it
     xs = [rng.uniform(-1, 1) for _ in range(64)]
     data = [(x, 3 * x + 2 + rng.gauss(0, 0.05)) for x in xs]
     state = {"step": 0, "w": 0.0, "b": 0.0}
-    if ckpt.exists():
-        state = json.loads(ckpt.read_text())
-        print(f"resumed from step {state['step']} (attempt {os.environ['GKEML_RESTART_ATTEMPT']})")
+    earlier = sorted(p for p in ckpts.glob("attempt-*.json") if p.name < f"attempt-{attempt:03d}")
+    if earlier:
+        state = json.loads(earlier[-1].read_text())
+        print(f"resumed from step {state['step']} (attempt {attempt})")
     while state["step"] < steps:
         w, b = state["w"], state["b"]
         grad_w = sum(2 * (w * x + b - y) * x for x, y in data) / len(data)
         grad_b = sum(2 * (w * x + b - y) for x, y in data) / len(data)
         state = {"step": state["step"] + 1, "w": w - lr * grad_w, "b": b - lr * grad_b}
         loss = sum((state["w"] * x + state["b"] - y) ** 2 for x, y in data) / len(data)
-        if state["step"] % 5 == 0:
-            tmp = ckpt.with_suffix(".tmp")  # write then rename: a kill never leaves half a file
+        if state["step"] % 10 == 0 and rank == 0:
+            ckpt = ckpts / f"attempt-{attempt:03d}-step-{state['step']:06d}.json"
+            tmp = ckpts / "writing.tmp"  # write then rename: a kill never leaves half a file
             tmp.write_text(json.dumps(state))
             tmp.replace(ckpt)
             print(f"step {state['step']:3d} loss {loss:.4f} (checkpoint saved)")
@@ -70,12 +77,13 @@ job = TrainingJob.from_function(
 
 def main(argv: list[str]) -> int:
     """Submit `job` (to GKE, or locally with one simulated preemption) and follow it."""
-    run = None
+    run, no_cluster = None, None
     if "--local" not in argv:
         try:
             run = Client().submit(job)
-        except (ConfigError, ImportError) as exc:
-            print(f"no GKE cluster configured ({exc}); running on this machine instead\n")
+        except (NoClusterError, ImportError) as exc:
+            no_cluster = exc
+            print("no GKE cluster configured: running on this machine (how to use GKE: below)")
     if run is None:
         # One simulated preemption, to see the job resume from its checkpoint.
         client = Client(local=LocalSettings(options=LocalOptions(chaos_after=1.0)))
@@ -87,14 +95,20 @@ def main(argv: list[str]) -> int:
             print(f"== {item}")
         else:
             print(item)
+    manifests = job.compile()
+    if "--show-manifests" in argv:
+        print(f"\nOn GKE this job is these manifests:\n\n{manifests.to_yaml()}")
+    else:
+        names = ", ".join(f"{o['kind']}/{o['metadata']['name']}" for o in manifests.objects)
+        print(f"\nwould submit to GKE: {names} (--show-manifests prints them)")
+    if isinstance(no_cluster, NoClusterError):
+        print(f"to run on GKE: {no_cluster.GET_CREDENTIALS}, then run this again")
     history = run.history
     preemptions = sum(t.status.state is RunState.PREEMPTED for t in history)
     print(
-        f"\n{run.name}: {final.state.value} after {history[-1].at:.1f} s, "
+        f"{run.name}: {final.state.value} after {history[-1].at:.1f} s, "
         f"{preemptions} preemption(s), attempt {history[-1].attempt}"
     )
-    print("\nOn GKE this job is these manifests (gkeml render examples/quickstart.py):\n")
-    print(job.compile().to_yaml())
     return 0 if final.state is RunState.SUCCEEDED else 1
 
 

@@ -21,6 +21,11 @@ _EXPORTS = {
     "Accelerator": "gkeml_sdk.spec.accelerator",
     "TpuSlice": "gkeml_sdk.spec.tpu",
     "TrainingJob": "gkeml_sdk.spec.job",
+    "TopologyPlacement": "gkeml_sdk.spec.placement",
+    "ClusterSetup": "gkeml_sdk.spec.setup",
+    "Capacity": "gkeml_sdk.spec.setup",
+    "Team": "gkeml_sdk.spec.setup",
+    "SetupPlan": "gkeml_sdk.cluster.setup",
     "ServeModel": "gkeml_sdk.spec.serving.model",
     "Autoscaling": "gkeml_sdk.spec.serving.autoscaling",
     "Routing": "gkeml_sdk.spec.serving.routing",
@@ -53,24 +58,45 @@ _EXPORTS = {
     "RunStatus": "gkeml_sdk.run",
     "FailureCause": "gkeml_sdk.run",
     "Transition": "gkeml_sdk.run",
+    "runs_html": "gkeml_sdk.pictures.runs",
+    "Explanation": "gkeml_sdk.explanation",
+    "Evidence": "gkeml_sdk.explanation",
+    "Category": "gkeml_sdk.explanation",
+    "Preview": "gkeml_sdk.explanation",
+    "Verdict": "gkeml_sdk.explanation",
     "GkemlError": "gkeml_sdk.errors",
     "SpecError": "gkeml_sdk.errors",
     "ConfigError": "gkeml_sdk.errors",
+    "NoClusterError": "gkeml_sdk.errors",
     "ClusterError": "gkeml_sdk.errors",
     "NotFoundError": "gkeml_sdk.errors",
     "RunTimeoutError": "gkeml_sdk.errors",
+    "GkeError": "gkeml_sdk.errors",
+    "QuotaError": "gkeml_sdk.errors",
+    "GkePermissionError": "gkeml_sdk.errors",
+    "NodePool": "gkeml_sdk.gke.node_pool",
+    "NodeNetwork": "gkeml_sdk.gke.node_pool",
+    "GkeClient": "gkeml_sdk.gke.client",
 }
 
 __all__ = [
     "Accelerator",
     "ApiRetrySettings",
     "Autoscaling",
+    "Capacity",
+    "Category",
     "Client",
     "ClusterError",
+    "ClusterSetup",
     "ConfigError",
     "CostEstimate",
     "DrillReport",
+    "Evidence",
+    "Explanation",
     "FailureCause",
+    "GkeClient",
+    "GkeError",
+    "GkePermissionError",
     "GkemlError",
     "KubernetesSettings",
     "LeaseTiming",
@@ -78,8 +104,13 @@ __all__ = [
     "LocalSettings",
     "Manifests",
     "ModelSize",
+    "NoClusterError",
+    "NodeNetwork",
+    "NodePool",
     "NotFoundError",
+    "Preview",
     "PriceBook",
+    "QuotaError",
     "RetryPolicy",
     "Route",
     "Routing",
@@ -91,18 +122,23 @@ __all__ = [
     "ServeHandle",
     "ServeModel",
     "ServePlan",
+    "SetupPlan",
     "SpecError",
     "StandbyManager",
+    "Team",
     "Tenant",
     "TenantModel",
     "Tier",
+    "TopologyPlacement",
     "TpuSlice",
     "TrainingJob",
     "Transition",
+    "Verdict",
     "__version__",
     "compile_tenants",
     "gpu_models",
     "load_specs",
+    "runs_html",
     "tpu_generations",
 ]
 
@@ -112,6 +148,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.cluster.api.config import KubernetesSettings
     from gkeml_sdk.cluster.api.transport import ApiRetrySettings
     from gkeml_sdk.cluster.serving.handle import ServeHandle
+    from gkeml_sdk.cluster.setup import SetupPlan
     from gkeml_sdk.cluster.tenants.drill import DrillReport
     from gkeml_sdk.cluster.tenants.lease import LeaseTiming
     from gkeml_sdk.cluster.tenants.manager import StandbyManager
@@ -120,17 +157,26 @@ if TYPE_CHECKING:
     from gkeml_sdk.errors import (
         ClusterError,
         ConfigError,
+        GkeError,
         GkemlError,
+        GkePermissionError,
+        NoClusterError,
         NotFoundError,
+        QuotaError,
         RunTimeoutError,
         SpecError,
     )
+    from gkeml_sdk.explanation import Category, Evidence, Explanation, Preview, Verdict
+    from gkeml_sdk.gke.client import GkeClient
+    from gkeml_sdk.gke.node_pool import NodeNetwork, NodePool
     from gkeml_sdk.hardware import gpu_models, tpu_generations
     from gkeml_sdk.local.options import LocalOptions, LocalSettings
+    from gkeml_sdk.pictures.runs import runs_html
     from gkeml_sdk.run import FailureCause, Run, RunState, RunStatus, Transition
     from gkeml_sdk.spec.accelerator import Accelerator
     from gkeml_sdk.spec.cost import CostEstimate
     from gkeml_sdk.spec.job import TrainingJob
+    from gkeml_sdk.spec.placement import TopologyPlacement
     from gkeml_sdk.spec.retry import RetryPolicy
     from gkeml_sdk.spec.secrets import SecretRef
     from gkeml_sdk.spec.serving.autoscaling import Autoscaling
@@ -138,6 +184,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.spec.serving.model_size import ModelSize
     from gkeml_sdk.spec.serving.plan import ServePlan
     from gkeml_sdk.spec.serving.routing import Route, Routing
+    from gkeml_sdk.spec.setup import Capacity, ClusterSetup, Team
     from gkeml_sdk.spec.tenancy.tenant import Tenant, TenantModel
     from gkeml_sdk.spec.tenancy.tier import Tier
     from gkeml_sdk.spec.tpu import TpuSlice

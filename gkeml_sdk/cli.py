@@ -17,6 +17,8 @@ COMMANDS = {
     "render": "render",
     "validate": "render",
     "catalog": "catalog",
+    "why": "why",
+    "setup": "setup",
     **dict.fromkeys(("submit", "status", "logs", "cancel", "runs", "serve"), "runs"),
     "tenant": "tenants",
 }

@@ -6,15 +6,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from gkeml_sdk.errors import ConfigError
+from gkeml_sdk.explanation import Preview
 from gkeml_sdk.run import Run, RunStatus
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.retry import RetryPolicy
 
 if TYPE_CHECKING:
     from gkeml_sdk.cluster.api.config import KubernetesSettings
+    from gkeml_sdk.cluster.api.kube import KubeClient
     from gkeml_sdk.cluster.serving.handle import ServeHandle
+    from gkeml_sdk.cluster.setup import SetupPlan
     from gkeml_sdk.local.options import LocalSettings
     from gkeml_sdk.spec.serving.model import ServeModel
+    from gkeml_sdk.spec.setup import ClusterSetup
 
 BackendName = Literal["kubernetes", "local"]
 BACKENDS: tuple[BackendName, ...] = ("kubernetes", "local")
@@ -32,6 +36,8 @@ class Backend(Protocol):
     def wait_all(self, runs: list[Run], timeout: float | None) -> list[RunStatus]: ...
 
     def serve(self, svc: ServeModel) -> ServeHandle: ...
+
+    def preview(self, job: TrainingJob) -> Preview: ...
 
 
 class Client:
@@ -84,6 +90,16 @@ class Client:
         after infrastructure loss (Kubernetes only; locally nothing is lost)."""
         return self._backend.submit(job, retry)
 
+    def preview(self, job: TrainingJob) -> Preview:
+        """What Kueue would do with `job` if submitted now (fits, borrows, preempts whom, waits
+        for how many, never fits), from one read of its queues; submits nothing.
+
+        Example:
+            >>> print(Client().preview(job))  # doctest: +SKIP
+            Fits now: cluster queue acc-cq uses 0 of 16 nvidia.com/gpu in flavor acc-flavor ...
+        """
+        return self._backend.preview(job)
+
     def runs(self) -> list[Run]:
         """Runs submitted by gkeml (in the namespace, or the local run directory), newest first."""
         return self._backend.runs()
@@ -101,8 +117,29 @@ class Client:
         """Wait for several runs at once (sharing watch streams on Kubernetes)."""
         return self._backend.wait_all(runs, timeout)
 
+    def plan_setup(self, setup: ClusterSetup) -> SetupPlan:
+        """What applying `setup` would create or change on the cluster (reads only)."""
+        from gkeml_sdk.cluster.setup import plan_setup
+
+        return plan_setup(self._kube("plan_setup"), setup)
+
+    def apply_setup(self, setup: ClusterSetup) -> SetupPlan:
+        """Server-side apply `setup`'s Kueue objects that differ from the cluster's."""
+        from gkeml_sdk.cluster.setup import apply_setup
+
+        return apply_setup(self._kube("apply_setup"), setup)
+
     def __repr__(self) -> str:
         return f"Client(backend={self.backend_name!r})"
+
+    def _kube(self, verb: str) -> KubeClient:
+        kube: KubeClient | None = getattr(self._backend, "kube", None)
+        if kube is None:
+            raise ConfigError(
+                f"{verb} sets up Kueue on a cluster; the local backend has none: use Client() "
+                "or Client(kubernetes=KubernetesSettings(...))"
+            )
+        return kube
 
 
 def _chosen(

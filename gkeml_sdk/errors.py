@@ -43,6 +43,27 @@ class ConfigError(GkemlError):
     """The environment is not set up: no kubeconfig, a missing CRD, a missing LocalQueue."""
 
 
+class NoClusterError(ConfigError):
+    """No Kubernetes configuration was found (no kubeconfig, not inside a cluster); `why`
+    says what was looked for, `GET_CREDENTIALS` is the command that writes one.
+
+    Example:
+        >>> NoClusterError("~/.kube/config does not exist").why
+        '~/.kube/config does not exist'
+    """
+
+    GET_CREDENTIALS = "gcloud container clusters get-credentials CLUSTER --location LOCATION"
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+        super().__init__(
+            f"no Kubernetes configuration found ({why}). Point gkeml at a GKE cluster with "
+            f"`{self.GET_CREDENTIALS}` (or pass Client(kubernetes=KubernetesSettings("
+            "kubeconfig=..., context=..., api_client=...))), or run on this machine with "
+            "Client(backend='local')"
+        )
+
+
 class ClusterError(GkemlError):
     """The Kubernetes API refused a request; keeps the API server's status, reason and message.
 
@@ -67,6 +88,24 @@ class ClusterError(GkemlError):
 
 class NotFoundError(ClusterError):
     """A run, job or queue that does not exist."""
+
+
+class GkeError(ClusterError):
+    """The GKE API (node pools) refused a request, or its long-running operation failed.
+
+    Example:
+        >>> str(GkeError("create node pool a", status=404, reason="NOT_FOUND", message="gone"))
+        'create node pool a: 404 NOT_FOUND: gone'
+    """
+
+
+class QuotaError(GkeError):
+    """GKE refused for lack of quota: a Compute Engine resource quota (GPUs, CPUs, addresses)
+    or the API's request-rate quota."""
+
+
+class GkePermissionError(GkeError):
+    """The caller's credentials lack a permission the GKE request needs."""
 
 
 class RunTimeoutError(GkemlError, TimeoutError):

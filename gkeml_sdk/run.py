@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from gkeml_sdk.errors import RunTimeoutError
+from gkeml_sdk.explanation import Explanation
+from gkeml_sdk.pictures.runs import run_html
 
 
 class RunState(enum.Enum):
@@ -57,6 +59,8 @@ class RunStatus:
         >>> s = RunStatus(RunState.FAILED, "BackoffLimitExceeded", "exit 1", FailureCause.USER_CODE)
         >>> str(s)
         'Failed (UserCode): BackoffLimitExceeded: exit 1'
+        >>> str(RunStatus(RunState.RUNNING, "Running", "2 process(es)"))
+        'Running: 2 process(es)'
     """
 
     state: RunState
@@ -73,7 +77,9 @@ class RunStatus:
         head = self.state.value
         if self.cause is not None:
             head += f" ({self.cause.value})"
-        tail = ": ".join(part for part in (self.reason, self.message) if part)
+        # A reason that repeats the state ("Running: Running: ...") says nothing new.
+        reason = "" if self.reason == self.state.value else self.reason
+        tail = ": ".join(part for part in (reason, self.message) if part)
         return f"{head}: {tail}" if tail else head
 
 
@@ -169,6 +175,10 @@ class Run(ABC):
     def cancel(self) -> None:
         """Stop the run and everything it started."""
 
+    @abstractmethod
+    def explain(self) -> Explanation:
+        """Why the run is where it is: one sentence (cause, next action), category, evidence."""
+
     def follow(self, timeout: float | None = None) -> Iterator[str | RunStatus]:
         """Log lines (`str`, prefixed by rank) and each new `RunStatus` as one stream, until
         the run is terminal and its logs are drained; every transition of its history is
@@ -242,20 +252,10 @@ class Run(ABC):
     log_slot = staticmethod(log_slot)
 
     def _repr_html_(self) -> str:
-        status = self.state
-        return (
-            f"<div><b>{self.name}</b> <code>{status.state.value}</code> "
-            f"{_escape(status.reason)} {_escape(status.message)}</div>"
-        )
+        return run_html(self)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.namespace}/{self.name}>"
-
-
-def _escape(text: str) -> str:
-    import html
-
-    return html.escape(text)
 
 
 @dataclass(frozen=True)

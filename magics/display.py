@@ -8,7 +8,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gkeml_sdk import CostEstimate, Manifests, Run, RunStatus, TrainingJob
+from gkeml_sdk import (
+    CostEstimate,
+    Manifests,
+    NoClusterError,
+    Run,
+    RunStatus,
+    TrainingJob,
+    runs_html,
+)
 
 
 @dataclass(frozen=True)
@@ -50,11 +58,21 @@ class RunView:
         return self.run._repr_html_()
 
 
+def no_cluster_note(exc: NoClusterError) -> str:
+    """One line: no cluster is configured, these are the local runs, how to point at one."""
+    return (
+        f"no cluster configured ({exc.why}), so these are the local runs; point at one with "
+        f"`!{exc.GET_CREDENTIALS}` or %gke_config --kubeconfig PATH --context NAME"
+    )
+
+
 @dataclass(frozen=True)
 class RunTable:
-    """Runs as a table, newest first."""
+    """Runs as a table, newest first, with a note above them (e.g. that no cluster is
+    configured); the HTML form colours states and shows how long each run took."""
 
     runs: Sequence[Run]
+    note: str = ""
 
     def _rows(self) -> list[tuple[str, str, str, str]]:
         rows = []
@@ -65,20 +83,15 @@ class RunTable:
 
     def __repr__(self) -> str:
         rows = self._rows()
+        head = [self.note] if self.note else []
         if not rows:
-            return "no runs"
+            return "\n".join([*head, "no runs"])
         width = max(len(r[0]) for r in rows)
-        return "\n".join(f"{n:<{width}}  {ns:<12} {s:<11} {reason}" for n, ns, s, reason in rows)
+        body = [f"{n:<{width}}  {ns:<12} {s:<11} {reason}" for n, ns, s, reason in rows]
+        return "\n".join(head + body)
 
     def _repr_html_(self) -> str:
-        body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
-            for row in self._rows()
-        )
-        return (
-            "<table><tr><th>name</th><th>namespace</th><th>state</th><th>reason</th></tr>"
-            f"{body}</table>"
-        )
+        return runs_html(self.runs, self.note)
 
 
 @dataclass(frozen=True)

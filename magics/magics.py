@@ -8,12 +8,21 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from gkeml_sdk import Client, GkemlError, LocalOptions, Run, SpecError, TrainingJob
+from gkeml_sdk import (
+    Client,
+    GkemlError,
+    LocalOptions,
+    NoClusterError,
+    Run,
+    SpecError,
+    TrainingJob,
+)
 
 from . import options as o
 from . import parsers as p
 from .advice import magic_words
-from .display import ConfigView, CostView, DryRun, RunTable, RunView, StatusLine
+from .display import ConfigView, CostView, DryRun, RunTable, RunView, no_cluster_note
+from .explain_view import PreviewView, WhyView, status_line
 
 
 class GkeMagics:
@@ -41,7 +50,10 @@ class GkeMagics:
                 hours = (job.max_runtime or 3600) / 3600
                 self._display(DryRun.of(job, hours))
                 return None
-            run = self._backend(local, o.local_options(ns) if local else None).submit(job)
+            client = self._backend(local, o.local_options(ns) if local else None)
+            if ns.preview:
+                return PreviewView(job.name, client.preview(job))
+            run = client.submit(job)
             if local:
                 self._local_names.add(run.name)
         wait = ns.wait if ns.wait is not None else local
@@ -62,8 +74,14 @@ class GkeMagics:
         with _usage_errors():
             ns = p.parse(p.parsers()["gke_status"], line)
             if ns.name is None:
-                return RunTable(self._runs_of(ns.local).runs())
+                return self._run_table(ns.local)
             return RunView(self._run(ns.name, ns.local))
+
+    def gke_why(self, line: str) -> Any:
+        """Why a run is where it is, with the evidence folded: `%gke_why NAME [--local]`."""
+        with _usage_errors():
+            ns = p.parse(p.parsers()["gke_why"], line)
+            return WhyView(ns.name, self._run(ns.name, ns.local).explain())
 
     def gke_logs(self, line: str) -> None:
         """Print a run's logs prefixed by rank: `%gke_logs NAME [--follow] [--rank 0]`."""
@@ -91,7 +109,7 @@ class GkeMagics:
         """List runs, newest first: `%gke_jobs [--local]`."""
         with _usage_errors():
             ns = p.parse(p.parsers()["gke_jobs"], line)
-            return RunTable(self._runs_of(ns.local).runs())
+            return self._run_table(ns.local)
 
     def gke_cost(self, line: str) -> Any:
         """Estimate cost: `%gke_cost --gpu h100:8 --nodes 2 --spot --hours 10`."""
@@ -109,9 +127,9 @@ class GkeMagics:
                 if isinstance(item, str):
                     print(item, flush=True)
                 elif handle is None:
-                    handle = self._display(StatusLine(run.name, item, started), display_id=True)
+                    handle = self._display(status_line(run, item, started), display_id=True)
                 else:
-                    handle.update(StatusLine(run.name, item, started))
+                    handle.update(status_line(run, item, started))
         except KeyboardInterrupt:
             print(f"stopped following {run.name}; it keeps running (%gke_cancel {run.name})")
         except GkemlError as exc:  # a timeout: the run continues
@@ -139,7 +157,16 @@ class GkeMagics:
         return self._backend(local or self.defaults.backend == "local")
 
     def _run(self, name: str, local: bool) -> Run:
-        return self._runs_of(local or name in self._local_names).get_run(name)
+        try:
+            return self._runs_of(local or name in self._local_names).get_run(name)
+        except NoClusterError:  # with no cluster the local runs are the only ones
+            return self._backend(True).get_run(name)
+
+    def _run_table(self, local: bool) -> RunTable:
+        try:
+            return RunTable(self._runs_of(local).runs())
+        except NoClusterError as exc:
+            return RunTable(self._backend(True).runs(), note=no_cluster_note(exc))
 
     def _display(self, obj: Any, display_id: bool = False) -> Any:
         from IPython.display import display
@@ -169,6 +196,7 @@ def register(ipython: Any) -> GkeMagics:
     """Register every gkeml magic with `ipython`; returns the object holding its defaults."""
     magics = GkeMagics(ipython)
     ipython.register_magic_function(magics.gke_train, "cell", "gke_train")
-    for name in ("gke_config", "gke_status", "gke_logs", "gke_cancel", "gke_jobs", "gke_cost"):
+    for name in ("gke_config", "gke_status", "gke_why", "gke_logs", "gke_cancel", "gke_jobs",
+                 "gke_cost"):  # fmt: skip
         ipython.register_magic_function(getattr(magics, name), "line", name)
     return magics

@@ -124,6 +124,9 @@ def train_parser() -> MagicParser:
         action="store_true",
         help="validate, show the manifests and the cost; submit nothing",
     )
+    parser.add_argument(
+        "--preview", action="store_true", help="say what Kueue would do with it; submit nothing"
+    )
     return parser
 
 
@@ -188,6 +191,7 @@ def parsers() -> dict[str, MagicParser]:
         "gke_train": train_parser(),
         "gke_config": config_parser(),
         "gke_status": run_parser("%gke_status", "Show a run, or every run.", name="optional"),
+        "gke_why": run_parser("%gke_why", "Why a run is where it is, with the evidence."),
         "gke_logs": run_parser("%gke_logs", "Print a run's logs, prefixed by rank."),
         "gke_cancel": run_parser("%gke_cancel", "Stop a run and all its processes."),
         "gke_jobs": run_parser("%gke_jobs", "List the runs, newest first.", name="none"),

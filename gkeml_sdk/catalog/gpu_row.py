@@ -11,11 +11,13 @@ from gkeml_sdk.catalog.gpu_labels import ACCELERATOR_LABEL, GPU_RESOURCE, GPU_TA
 @dataclass(frozen=True)
 class MachineType:
     """A Compute Engine machine type and a number of GPUs it carries; `on_demand` is False
-    for shapes sold only as Spot or flex-start."""
+    for shapes sold only as Spot or flex-start; `network` names the inter-node networking
+    stack its nodes offer (`gkeml_sdk.catalog.network`), None for plain pod networking."""
 
     name: str
     gpus: int
     on_demand: bool = True
+    network: str | None = None
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,14 @@ class GpuModel:
     # CUDA compute capability (NVIDIA's CUDA GPU list): bfloat16 needs 8.0, native fp8 8.9,
     # LLM engines 7.0. Keyword-only, and required: every row names it.
     compute_capability: float = field(kw_only=True)
+    # Node pools: flex-start VMs come on accelerator-optimized machines except A4X and G4
+    # (Compute Engine "About Flex-start VMs"); compact placement takes A100, L4 and H100 only
+    # (GKE "Define compact placement for GKE nodes").
+    flex_start: bool = field(default=False, kw_only=True)
+    compact_placement: bool = field(default=False, kw_only=True)
+    # The start of NVML's product name, which NVIDIA's DRA driver publishes as the
+    # `productName` device attribute; "" selects by memory alone.
+    nvml_name: str = field(default="", kw_only=True)
 
     @property
     def counts(self) -> tuple[int, ...]:
@@ -70,7 +80,7 @@ class GpuModel:
         Example:
             >>> from gkeml_sdk.catalog.gpus import gpu
             >>> gpu("t4").machine_named("n1-standard-4", 2)
-            MachineType(name='n1-standard-4', gpus=2, on_demand=True)
+            MachineType(name='n1-standard-4', gpus=2, on_demand=True, network='fast-socket')
         """
         named = [m for m in self.machine_types if m.name == name]
         return next((m for m in named if m.gpus == gpus), named[0] if named else None)
@@ -94,6 +104,10 @@ class GpuModel:
         return dict(self.mig_profiles).get(profile)
 
 
+# NCCL Fast Socket works on any GPU node pool with gVNIC (GKE "NCCL Fast Socket" page); the
+# GPUDirect families carry their own stack instead.
+FAST_SOCKET = "fast-socket"
+
 # N1 shapes: (name, vCPUs, memory GB). Shared-core f1-micro/g1-small take no GPU.
 _N1_SHAPES = tuple(
     (f"n1-{family}-{vcpus}", vcpus, vcpus * per_vcpu)
@@ -109,24 +123,28 @@ _N1_DEFAULT = {1: "n1-standard-8", 2: "n1-standard-16", 4: "n1-standard-32", 8: 
 
 
 def n1_machines(ceilings: dict[int, tuple[int, int]]) -> tuple[MachineType, ...]:
-    """Every N1 shape GKE accepts per GPU count, the default first for each count.
+    """Every N1 shape GKE accepts per GPU count, the default first for each count; all
+    offer NCCL Fast Socket.
     `ceilings`: GPU count -> (max vCPUs, max memory GB), from https://cloud.google.com/compute/
     docs/gpus; for P100 x4 the stricter zonal ceiling, so it holds anywhere."""
     rows = []
     for count, (max_vcpus, max_gb) in ceilings.items():
         allowed = [n for n, vcpus, gb in _N1_SHAPES if vcpus <= max_vcpus and gb <= max_gb]
         default = _N1_DEFAULT[count]
-        rows += [MachineType(n, count) for n in [default, *(n for n in allowed if n != default)]]
+        rows += [
+            MachineType(n, count, network=FAST_SOCKET)
+            for n in [default, *(n for n in allowed if n != default)]
+        ]
     return tuple(rows)
 
 
 def family_machines(
-    prefix: str, counts: tuple[int, ...], suffix: str = "g"
+    prefix: str, counts: tuple[int, ...], suffix: str = "g", network: str | None = FAST_SOCKET
 ) -> tuple[MachineType, ...]:
-    """Machine types named `<prefix>-<count><suffix>`, one per GPU count.
+    """Machine types named `<prefix>-<count><suffix>`, one per GPU count, offering `network`.
 
     Example:
         >>> [m.name for m in family_machines("a2-highgpu", (1, 2))]
         ['a2-highgpu-1g', 'a2-highgpu-2g']
     """
-    return tuple(MachineType(f"{prefix}-{c}{suffix}", c) for c in counts)
+    return tuple(MachineType(f"{prefix}-{c}{suffix}", c, network=network) for c in counts)

@@ -55,6 +55,9 @@ class TpuGeneration:
     hbm_gb: int
     aliases: tuple[str, ...] = ()
     uses_workload_policy: bool = False  # TPU7x multi-host: placement policy, not tpu_topology
+    # Flex-start node pools (GKE "About flex-start provisioning"): v5e, v5p and v6e; alone it
+    # gives single-host slices, multi-host ones need it with queued provisioning.
+    flex_start: bool = False
     # How pods reach and use it; every generation so far shares these.
     resource: str = TPU_RESOURCE
     selector_label: str = TPU_ACCELERATOR_LABEL
@@ -181,6 +184,7 @@ TPUS: tuple[TpuGeneration, ...] = (
         256,
         16,
         aliases=("v5litepod", "v5-lite"),
+        flex_start=True,
     ),
     TpuGeneration(
         "v5p",
@@ -192,6 +196,7 @@ TPUS: tuple[TpuGeneration, ...] = (
         _SMALL_3D,
         8960,
         95,
+        flex_start=True,
     ),
     TpuGeneration(
         "v6e",
@@ -208,6 +213,7 @@ TPUS: tuple[TpuGeneration, ...] = (
         256,
         32,
         aliases=("trillium",),
+        flex_start=True,
     ),
     TpuGeneration(
         "tpu7x",

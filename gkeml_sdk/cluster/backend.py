@@ -19,18 +19,20 @@ from gkeml_sdk.cluster.api.resources import resource
 from gkeml_sdk.cluster.api.streams import Backoff, Event, StreamHub, StreamSpec, deadline
 from gkeml_sdk.cluster.api.transport import Transport
 from gkeml_sdk.cluster.runs.attempts import Attempts, job_resource
+from gkeml_sdk.cluster.runs.diagnosis import pending_workloads, preview_job
 from gkeml_sdk.cluster.runs.logs import run_logs
 from gkeml_sdk.cluster.runs.record import AttemptRecord, RunRecord
 from gkeml_sdk.cluster.runs.records import RunRecords
 from gkeml_sdk.cluster.runs.run import KubeRun
 from gkeml_sdk.compile.contract import RUN_ID_LABEL
-from gkeml_sdk.errors import ClusterError, ConfigError, NotFoundError, RunTimeoutError
+from gkeml_sdk.errors import ConfigError, NotFoundError, RunTimeoutError
 from gkeml_sdk.run import ProgressCallback, Run, RunStatus
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.retry import RetryPolicy
 
 if TYPE_CHECKING:
     from gkeml_sdk.cluster.serving.handle import ServeHandle
+    from gkeml_sdk.explanation import Preview
     from gkeml_sdk.spec.serving.model import ServeModel
 
 log = logging.getLogger(__name__)
@@ -141,6 +143,10 @@ class KubernetesBackend:
                 self._progress.pop(run.name, None)
         return [r.state for r in kube_runs]
 
+    def preview(self, job: TrainingJob) -> Preview:
+        """What Kueue would do with `job` now, from one read of its queues (submits nothing)."""
+        return preview_job(self.kube, job, self.namespace)
+
     def save(self, record: RunRecord) -> None:
         """Write the run record (server-side apply: idempotent)."""
         self.records.save(record)
@@ -219,17 +225,8 @@ class KubernetesBackend:
 
     def queue_position(self, run: KubeRun, now: float) -> None:
         """Ask Kueue's visibility API (when served and allowed) where a queued run waits."""
-        queue = run.record.job.queue
-        path = (
-            f"/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/{run.namespace}"
-            f"/localqueues/{queue}/pendingworkloads"
-        )
-        try:
-            answer = self.kube.raw(path, action="read queue position", missing_ok=True)
-        except ClusterError as exc:  # the visibility API is optional; RBAC may hide it
-            log.info("no queue position for %s: %s", run.name, exc)
-            return
-        if isinstance(answer, dict) and answer.get("items"):
+        answer = pending_workloads(self.kube, run.namespace, run.record.job.queue)
+        if answer and answer.get("items"):
             run.note_queue_position(answer, now)
 
     def report(self, run: KubeRun, status: RunStatus) -> None:

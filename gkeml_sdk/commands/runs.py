@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from gkeml_sdk import Client, RetryPolicy, Run, TrainingJob, load_specs
-from gkeml_sdk.errors import SpecError
+from gkeml_sdk.errors import NoClusterError, SpecError
 
 
 def register(commands: Any) -> None:
@@ -20,6 +20,8 @@ def register(commands: Any) -> None:
                         help="resubmit after infrastructure loss up to N times")  # fmt: skip
     submit.add_argument("--fallback-after", type=int, metavar="N",
                         help="leave Spot for on-demand after N Spot losses")  # fmt: skip
+    submit.add_argument("--preview", action="store_true",
+                        help="say what Kueue would do with each job; submit nothing")  # fmt: skip
     submit.set_defaults(handler=_submit)
     status = commands.add_parser("status", help="state and history of a run (or of all runs)")
     status.add_argument("name", nargs="?")
@@ -38,10 +40,20 @@ def register(commands: Any) -> None:
     serve.add_argument("--wait", type=float, metavar="SECONDS", help="wait until ready")
     serve.set_defaults(handler=_serve)
     for parser in (submit, status, logs, cancel, runs, serve):
-        parser.add_argument("-n", "--namespace")
-        parser.add_argument("--context")
-        parser.add_argument("--kubeconfig")
-        parser.add_argument("--local", action="store_true", help="use the local backend")
+        add_connection_options(parser)
+
+
+def add_connection_options(parser: argparse.ArgumentParser) -> None:
+    """Where the runs are: namespace, kubeconfig context and file, or the local backend."""
+    parser.add_argument("-n", "--namespace")
+    parser.add_argument("--context")
+    parser.add_argument("--kubeconfig")
+    parser.add_argument("--local", action="store_true", help="use the local backend")
+
+
+def client_of(args: argparse.Namespace) -> Client:
+    """The client the connection options name."""
+    return _client(args)
 
 
 def _client(args: argparse.Namespace) -> Client:
@@ -68,6 +80,10 @@ def _submit(args: argparse.Namespace) -> int:
             max_resubmits=args.max_resubmits, fallback_to_on_demand_after=args.fallback_after
         )
     client = _client(args)
+    if args.preview:
+        for job in jobs:
+            print(f"{job.name}: {client.preview(job)}")
+        return 0
     runs = [client.submit(job, retry=retry) for job in jobs]
     for run in runs:
         print(f"submitted {run.namespace}/{run.name}")
@@ -95,10 +111,13 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    client = _client(args)
     if args.name is None:
         return _runs(args)
-    run = client.get_run(args.name)
+    try:
+        run = _client(args).get_run(args.name)
+    except NoClusterError as exc:  # with no cluster the local runs are the only ones
+        print(_no_cluster(exc, "this is a local run"))
+        run = _local(args).get_run(args.name)
     print(f"{run.name}: {run.state}")
     for transition in run.history:
         print(f"  {transition.at:8.1f}s  attempt {transition.attempt}  {transition.status}")
@@ -122,7 +141,11 @@ def _cancel(args: argparse.Namespace) -> int:
 
 def _runs(args: argparse.Namespace) -> int:
     rows = [["name", "state", "reason"]]
-    found: list[Run] = _client(args).runs()
+    try:
+        found: list[Run] = _client(args).runs()
+    except NoClusterError as exc:
+        print(_no_cluster(exc, "these are the local runs"))
+        found = _local(args).runs()
     for run in found:
         status = run.state
         rows.append([run.name, status.state.value, status.reason])
@@ -130,3 +153,17 @@ def _runs(args: argparse.Namespace) -> int:
 
     print(format_table(rows) if found else "no runs")
     return 0
+
+
+def _local(args: argparse.Namespace) -> Client:
+    from gkeml_sdk import LocalSettings
+
+    return Client(local=LocalSettings(namespace=args.namespace))
+
+
+def _no_cluster(exc: NoClusterError, what: str) -> str:
+    """One line: no cluster is configured, what is shown instead, how to point at one."""
+    return (
+        f"no cluster configured ({exc.why}), so {what}; point at one with "
+        f"`{exc.GET_CREDENTIALS}` or --kubeconfig PATH --context NAME"
+    )

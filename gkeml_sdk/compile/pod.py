@@ -9,6 +9,10 @@ from gkeml_sdk.catalog import spot
 from gkeml_sdk.catalog.contract import CHECKPOINT_MOUNT, CODE_MOUNT, DEFAULT_MASTER_PORT
 from gkeml_sdk.compile.code import code_volume
 from gkeml_sdk.compile.contract import CONTAINER, contract_env, run_labels
+from gkeml_sdk.compile.dra import add_claims
+from gkeml_sdk.compile.network import add_network
+from gkeml_sdk.compile.placement import topology_annotations
+from gkeml_sdk.compile.provisioning import add_provisioning_scheduling
 from gkeml_sdk.compile.secret_env import secret_env_entries
 from gkeml_sdk.spec.hardware import Hardware
 from gkeml_sdk.spec.job import TrainingJob
@@ -28,7 +32,9 @@ def pod_template(job: TrainingJob, attempt: int = 1) -> Obj:
     """
     hardware = job.hardware
     selector, tolerations, affinity = accelerator_scheduling(hardware, on_spot=job.spot)
+    add_provisioning_scheduling(job, selector, tolerations)
     volumes, mounts, annotations, checkpoint_path = _volumes(job, hardware)
+    annotations.update(topology_annotations(job))
     spec: Obj = {
         "restartPolicy": "Never",
         **_present(serviceAccountName=job.service_account),
@@ -41,7 +47,10 @@ def pod_template(job: TrainingJob, attempt: int = 1) -> Obj:
     metadata: Obj = {"labels": {**job.labels, **run_labels(job, attempt)}}
     if annotations or job.annotations:
         metadata["annotations"] = {**annotations, **job.annotations}
-    return {"metadata": metadata, "spec": spec}
+    template = add_network(
+        {"metadata": metadata, "spec": spec}, job.network_choice.stack, CONTAINER
+    )
+    return add_claims(template, job, CONTAINER)
 
 
 def _present(**fields: Any) -> Obj:

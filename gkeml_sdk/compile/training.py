@@ -16,11 +16,15 @@ from gkeml_sdk.compile.contract import (
     run_labels,
     sdk_labels,
 )
+from gkeml_sdk.compile.dra import claim_objects, dra_notes
 from gkeml_sdk.compile.manifests import Manifests
+from gkeml_sdk.compile.network import network_notes
 from gkeml_sdk.compile.pod import pod_template
+from gkeml_sdk.compile.provisioning import provisioning_annotations, provisioning_notes
 from gkeml_sdk.compile.secret_env import secret_like_env_notes
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.spec.job import TrainingJob
+from gkeml_sdk.spec.placement import exclusive_label
 
 Obj = dict[str, Any]
 
@@ -49,8 +53,8 @@ def compile_training_job(job: TrainingJob, attempt: int = 1) -> Manifests:
     metadata = _metadata(job, attempt)
     main = _jobset(job, template, metadata) if job.uses_jobset else _job(job, template, metadata)
     code = code_config_map(job)
-    # The ConfigMap first: pods of the Job/JobSet mount it as soon as Kueue admits them.
-    objects = [main] if code is None else [code, main]
+    # The ConfigMap and the claims first: pods use them as soon as Kueue admits them.
+    objects = [*([] if code is None else [code]), *claim_objects(job), main]
     # The Workload's pod template is built anew, not copied: no object is shared between the
     # two, and building is several times faster than copy.deepcopy.
     return Manifests(
@@ -71,8 +75,9 @@ def _metadata(job: TrainingJob, attempt: int) -> Obj:
         "namespace": job.namespace,
         "labels": {**job.labels, **labels},
     }
-    if job.annotations:
-        metadata["annotations"] = dict(job.annotations)
+    annotations = {**provisioning_annotations(job), **job.annotations}
+    if annotations:
+        metadata["annotations"] = annotations
     return metadata
 
 
@@ -139,12 +144,12 @@ def _jobset(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
         }
     job_spec["template"] = template
     replicated: Obj = {"name": REPLICATED_JOB, "replicas": replicas, "template": {"spec": job_spec}}
-    if hardware.exclusive_topology:
+    exclusive = exclusive_label(job)
+    if exclusive:
         # One slice per node pool: a multi-host slice is one node pool, and a Job whose pods
-        # straddled two pools would span two slices (multislice: one Job per slice).
-        metadata.setdefault("annotations", {})[kueue.JOBSET_EXCLUSIVE_TOPOLOGY] = (
-            hardware.exclusive_topology
-        )
+        # straddled two pools would span two slices (multislice: one Job per slice). The
+        # placement may ask the same of a rack.
+        metadata.setdefault("annotations", {})[kueue.JOBSET_EXCLUSIVE_TOPOLOGY] = exclusive
     spec: Obj = {
         "suspend": True,
         "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
@@ -213,4 +218,7 @@ def _notes(job: TrainingJob) -> tuple[str, ...]:
             f"pool extends graceful shutdown; GKE gives {SPOT_DEFAULT_GRACE_SECONDS} s by default"
         )
     notes.extend(secret_like_env_notes(job))
+    notes.extend(provisioning_notes(job))
+    notes.extend(network_notes(job.network_choice))
+    notes.extend(dra_notes(job))
     return tuple(notes)

@@ -20,6 +20,8 @@ from gkeml_sdk.errors import (
     RunTimeoutError,
     SpecError,
 )
+from gkeml_sdk.explain.local import preview_local
+from gkeml_sdk.explanation import Preview
 from gkeml_sdk.local.confined import (
     READ_ONLY_MODE,
     STORE_NAME,
@@ -29,7 +31,7 @@ from gkeml_sdk.local.confined import (
     run_path,
     write_private,
 )
-from gkeml_sdk.local.contract import secret_values
+from gkeml_sdk.local.contract import secret_values, slots
 from gkeml_sdk.local.options import LocalOptions, resolve_run_root
 from gkeml_sdk.local.run import LAUNCH_TIMEOUT_SECONDS, LocalRun
 from gkeml_sdk.local.store import JOB, LAUNCH, STATE, RunDir, RunRecord, write_atomic
@@ -99,6 +101,9 @@ class LocalBackend:
             )
         if retry is not None:
             log.debug("retry policy ignored by the local backend")
+        ignored = _cluster_only(job)
+        if ignored:
+            log.info("local run %s: %s ignored locally (GKE only)", job.name, ignored)
         # Before anything is written: a missing secret fails the submit, not the run.
         secrets = secret_values(job, os.environ)
         namespace = self.namespace or job.namespace
@@ -121,7 +126,7 @@ class LocalBackend:
         }
         write_atomic(path / LAUNCH, json.dumps(launch, indent=1))
         record = RunRecord(job.name, namespace, time.time())
-        record.move(RunStatus(RunState.PENDING, "Submitted", f"run directory {path}"))
+        record.move(RunStatus(RunState.PENDING, message=f"run directory {path}"))
         run.write(record)
         try:
             _launch_supervisor(path, secrets)
@@ -134,6 +139,10 @@ class LocalBackend:
             run.write(record)
             raise
         return LocalRun(path)
+
+    def preview(self, job: TrainingJob) -> Preview:
+        """Locally a job never queues: it starts at once as processes on this machine."""
+        return preview_local(len(slots(job, self.options.spawn_procs)))
 
     def runs(self) -> list[Run]:
         """Every local run (of this backend's namespace, or all), newest first."""
@@ -217,6 +226,17 @@ class LocalBackend:
 
     def __repr__(self) -> str:
         return f"LocalBackend(run_dir={str(self.root)!r})"
+
+
+def _cluster_only(job: TrainingJob) -> str:
+    """What of `job` only a GKE node has: its GPUDirect network stack and DRA claims."""
+    parts = []
+    stack = job.network_choice.stack
+    if stack is not None:
+        parts.append(f"{stack.display} networking")
+    if job.hardware.device_requests():
+        parts.append("DRA device claims")
+    return " and ".join(parts)
 
 
 def _argv(job: TrainingJob) -> list[str]:

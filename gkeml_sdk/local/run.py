@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import html
 import logging
 import os
 import signal
@@ -13,6 +12,8 @@ from pathlib import Path
 from typing import IO
 
 from gkeml_sdk.errors import RunTimeoutError
+from gkeml_sdk.explain.local import explain_local
+from gkeml_sdk.explanation import Explanation
 from gkeml_sdk.local.procs import alive, stop_groups
 from gkeml_sdk.local.store import JOB, RunDir, RunRecord
 from gkeml_sdk.run import (
@@ -133,6 +134,12 @@ class LocalRun(Run):
         """1 for the first start, +1 for every restart or preemption."""
         return self.record().attempt
 
+    def explain(self) -> Explanation:
+        """Why the run is where it is, from its own status, history and exit codes."""
+        record = self.record()
+        codes = {p.slot: p.exit_code for p in record.processes}
+        return explain_local(self.name, record.status, record.history, codes)
+
     @property
     def exit_codes(self) -> dict[str, int | None]:
         """Exit code of each process of the latest attempt (None while it runs)."""
@@ -217,22 +224,6 @@ class LocalRun(Run):
                 # A supervisor that does not answer is stopped with its processes.
                 stop_groups([supervisor], grace=0)
         self.record()
-
-    def _repr_html_(self) -> str:
-        record = self.record()
-        rows = "".join(
-            f"<tr><td>{t.at:.1f}s</td><td>{t.attempt}</td><td>{t.status.state.value}</td>"
-            f"<td>{html.escape(t.status.reason)}</td><td>{html.escape(t.status.message)}</td></tr>"
-            for t in record.history
-        )
-        counters = record.counters
-        return (
-            f"<div><b>{html.escape(self.name)}</b> (local) "
-            f"<code>{html.escape(str(record.status))}</code> attempt {record.attempt}, "
-            f"{counters.preemptions} preemption(s), {counters.user_restarts} restart(s)"
-            f"<details><summary>history</summary><table><tr><th>at</th><th>attempt</th>"
-            f"<th>state</th><th>reason</th><th>message</th></tr>{rows}</table></details></div>"
-        )
 
 
 class _LineReader:

@@ -161,12 +161,11 @@ class Supervisor:
         self._move(
             RunState.PREEMPTED,
             "SimulatedPreemption",
-            f"chaos: the gang was preempted {after:g} s after it started "
-            "(does not count against max_restarts)",
+            f"chaos: every process stopped {after:g} s after start (max_restarts not spent)",
         )
         if self.job.gang:
             self.gang_restarts += 1
-        self._restart("Preempted", "restarting every process after the preemption")
+        self._restart("AfterPreemption", "every process starts again")
         self._start_all()
 
     def _stopped(self) -> None:

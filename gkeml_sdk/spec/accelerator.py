@@ -8,12 +8,14 @@ from typing import Any, Literal
 
 from pydantic import field_validator, model_validator
 
-from gkeml_sdk.catalog import gpu_labels, gpu_row, gpus
+from gkeml_sdk.catalog import gpu_labels, gpu_row, gpus, node_pools
 from gkeml_sdk.catalog.contract import WorkerValue
 from gkeml_sdk.catalog.names import UnknownName
 from gkeml_sdk.spec.base import SpecModel, fail
+from gkeml_sdk.spec.dra import Allocation, DeviceRequest, check_dra, gpu_requests
 from gkeml_sdk.spec.gpu_checks import check_mig, check_sharing, check_whole_count
 from gkeml_sdk.spec.hardware import Obj, toleration
+from gkeml_sdk.spec.pool_shape import PoolShape
 
 SharingStrategy = Literal["time-sharing", "mps"]
 
@@ -36,6 +38,8 @@ class Accelerator(SpecModel):
     sharing: SharingStrategy | None = None
     clients_per_gpu: int | None = None
     machine_type: str | None = None
+    # "dra": claim the GPUs through Dynamic Resource Allocation (docs/dra.md).
+    allocation: Allocation = "device-plugin"
 
     def __init__(self, model: str | None = None, /, **data: Any) -> None:
         if model is not None:
@@ -78,6 +82,7 @@ class Accelerator(SpecModel):
             check_sharing(self)
         if self.mig is None and self.sharing is None:
             check_whole_count(self)
+        check_dra(self)
         return self
 
     def check_provisioning(self, *, spot: bool) -> None:
@@ -198,7 +203,8 @@ class Accelerator(SpecModel):
         """The GPU model's label, and the MIG partition size when slicing."""
         row = self.gpu
         selector = {row.selector_label: row.label}
-        if self.mig:
+        # GKE labels partitions it made itself; with DRA the driver's MIG instances are claimed.
+        if self.mig and self.allocation != "dra":
             selector[gpu_labels.PARTITION_LABEL] = self.mig
         return selector
 
@@ -234,8 +240,12 @@ class Accelerator(SpecModel):
         return [toleration(self.gpu.taint_key)]
 
     def resources(self) -> dict[str, int]:
-        """`count` GPUs (or MIG slices, or shares)."""
-        return {self.gpu.resource: self.count}
+        """`count` GPUs (or MIG slices, or shares); none when DRA claims them."""
+        return {} if self.allocation == "dra" else {self.gpu.resource: self.count}
+
+    def device_requests(self) -> tuple[DeviceRequest, ...]:
+        """The DRA device requests of each pod (empty with the device plugin)."""
+        return gpu_requests(self)
 
     def ports(self) -> list[Obj]:
         """No runtime ports."""
@@ -245,8 +255,36 @@ class Accelerator(SpecModel):
         """No variables: CUDA finds its devices."""
         return ()
 
+    def pool_shape(self) -> PoolShape:
+        """The node pool these GPUs need: machine type and accelerator config (PoolHardware).
+
+        Example:
+            >>> s = Accelerator("a100-40gb", mig="1g.5gb").pool_shape()
+            >>> s.machine_type, s.accelerator_count, s.gpu_partition_size
+            ('a2-highgpu-1g', 1, '1g.5gb')
+        """
+        row, machine = self.gpu, self.node_machine
+        same_count = dict.fromkeys(m.name for m in row.machine_types if m.gpus == machine.gpus)
+        return PoolShape(
+            display=row.display,
+            machine_type=machine.name,
+            machine_types=(machine.name,)
+            if self.machine_type
+            else tuple(dict.fromkeys(same_count)),
+            taint_key=row.taint_key,
+            accelerator_type=row.label,
+            accelerator_count=machine.gpus,
+            gpu_partition_size=self.mig,
+            sharing_strategy=node_pools.SHARING_ENUM[self.sharing] if self.sharing else None,
+            clients_per_gpu=self.clients_per_gpu or 0,
+            flex_start=row.flex_start,
+            compact_placement=row.compact_placement,
+        )
+
     def __repr__(self) -> str:
         extra = f", mig={self.mig!r}" if self.mig else ""
+        if self.allocation == "dra":
+            extra += ", allocation='dra'"
         if self.sharing:
             extra += f", sharing={self.sharing!r}, clients_per_gpu={self.clients_per_gpu}"
         return f"Accelerator({self.model!r}, count={self.count}{extra})"

@@ -4,9 +4,11 @@ price source and date."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from gkeml_sdk.catalog.prices import PROVISIONING_MODELS, PriceBook, PriceOverrides
+from gkeml_sdk.catalog.prices import PROVISIONING_MODELS, Price, PriceBook, PriceOverrides
+from gkeml_sdk.catalog.provisioning import mode as provisioning_mode
 
 if TYPE_CHECKING:
     from gkeml_sdk.spec.job import TrainingJob
@@ -14,11 +16,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class CostLine:
-    """One provisioning model's price per accelerator-hour and total (None = no list price)."""
+    """One provisioning model's price per accelerator-hour and total (None = no list price,
+    and `why` says why)."""
 
     model: str
     unit_price: float | None
     total: float | None
+    why: str = ""
 
 
 @dataclass(frozen=True)
@@ -43,31 +47,58 @@ class CostEstimate:
     source: str
     as_of: str
     chosen: str  # the provisioning model the job asks for
+    price_key: str = ""  # the catalog key a price override uses ("a100-80gb")
 
     def total(self, model: str = "") -> float | None:
         """Total for a provisioning model (default: the one the job uses)."""
         wanted = model or self.chosen
         return next(line.total for line in self.lines if line.model == wanted)
 
+    @property
+    def amount(self) -> str:
+        """How much hardware, with fractions as fractions ("1/7 of one NVIDIA A100 80GB GPU").
+
+        Example:
+            >>> from gkeml_sdk import TrainingJob, Accelerator
+            >>> mig = Accelerator("a100-80gb", mig="1g.10gb")
+            >>> TrainingJob(name="a", accelerator=mig, command=["true"]).estimate_cost().amount
+            '1/7 of one NVIDIA A100 80GB GPU'
+        """
+        share = Fraction(self.units).limit_denominator(64)
+        if share.denominator == 1:
+            return f"{share.numerator} x {self.accelerator}"
+        return f"{share} {'of one' if share < 1 else 'x'} {self.accelerator}"
+
+    @property
+    def how_to_set_price(self) -> str:
+        """Where to give a price the catalog lacks ("" when every price is known)."""
+        if all(line.total is not None for line in self.lines) or not self.price_key:
+            return ""
+        return (
+            f"set a price with estimate_cost(prices={{{self.price_key!r}: {{'on_demand': ...}}}}) "
+            "or a price file (PriceBook.from_file; see the Cost page of the docs)"
+        )
+
     def __str__(self) -> str:
-        head = f"{self.units:g} x {self.accelerator} for {self.hours:g} h"
-        rows = [head]
+        rows = [f"{self.amount} for {self.hours:g} h"]
         for line in self.lines:
             mark = " <- this job" if line.model == self.chosen else ""
             if line.total is None:
-                rows.append(f"  {line.model:<11} no list price{mark}")
+                rows.append(f"  {line.model:<11} no price: {line.why}{mark}")
             else:
                 rows.append(
                     f"  {line.model:<11} ${line.unit_price:,.4f}/{self.unit}  "
                     f"total ${line.total:,.2f}{mark}"
                 )
+        if self.how_to_set_price:
+            rows.append(f"  {self.how_to_set_price}")
         rows.append(f"  accelerator component only; prices: {self.source}, as of {self.as_of}")
         return "\n".join(rows)
 
     def _repr_html_(self) -> str:
-        import html
+        from gkeml_sdk.spec.cost_picture import cost_html
 
-        return f"<pre>{html.escape(str(self))}</pre>"
+        return cost_html(self)
 
 
 def estimate_training_cost(
@@ -97,7 +128,7 @@ def estimate_training_cost(
     for model in PROVISIONING_MODELS:
         unit_price = None if model == "on-demand" and no_on_demand else price.get(model)
         total = None if unit_price is None else unit_price * units * hours
-        lines.append(CostLine(model, unit_price, total))
+        lines.append(CostLine(model, unit_price, total, _why(model, price, no_on_demand)))
     return CostEstimate(
         accelerator=name,
         unit=unit,
@@ -106,5 +137,16 @@ def estimate_training_cost(
         lines=tuple(lines),
         source=book.source,
         as_of=book.as_of,
-        chosen="spot" if job.spot else "on-demand",
+        chosen="spot" if job.spot else provisioning_mode(job.provisioning).price_model,
+        price_key=key,
     )
+
+
+def _why(model: str, price: Price, no_on_demand: bool) -> str:
+    if model == "on-demand" and no_on_demand:
+        return "this machine type is sold only as Spot or flex-start"
+    if price.get(model) is not None:
+        return ""
+    if model == "on-demand" and price.note:
+        return price.note
+    return f"the price catalog has no {model} price for it"

@@ -8,9 +8,12 @@ shape and never ask which kind of hardware they have.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gkeml_sdk.catalog.contract import WorkerValue
+
+if TYPE_CHECKING:
+    from gkeml_sdk.spec.dra import DeviceRequest
 
 Obj = dict[str, Any]
 
@@ -79,6 +82,10 @@ class Hardware(Protocol):
         """Variables the hardware's runtime reads, each with what it carries."""
         ...
 
+    def device_requests(self) -> tuple[DeviceRequest, ...]:
+        """Devices each pod claims through Dynamic Resource Allocation (empty: none)."""
+        ...
+
     def check_provisioning(self, *, spot: bool) -> None:
         """Raise `SpecError` when the hardware cannot be had this way (on-demand or Spot)."""
         ...
@@ -132,6 +139,10 @@ class CpuOnly:
 
     def worker_env(self) -> tuple[tuple[str, WorkerValue], ...]:
         """No variables."""
+        return ()
+
+    def device_requests(self) -> tuple[DeviceRequest, ...]:
+        """No DRA claims."""
         return ()
 
     def check_provisioning(self, *, spot: bool) -> None:

@@ -10,10 +10,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, field_validator, model_validator
 
 from gkeml_sdk.catalog.kueue import DEFAULT_LOCAL_QUEUE
+from gkeml_sdk.catalog.provisioning import Mode
 from gkeml_sdk.spec.accelerator import Accelerator
 from gkeml_sdk.spec.base import SpecModel, fail
 from gkeml_sdk.spec.hardware import CPU_ONLY, Hardware
 from gkeml_sdk.spec.job_checks import check_job
+from gkeml_sdk.spec.network import NetworkChoice, NetworkMode, choose_network
+from gkeml_sdk.spec.placement import Placement
 from gkeml_sdk.spec.secrets import SecretRef
 from gkeml_sdk.spec.tpu import TpuSlice
 
@@ -54,6 +57,9 @@ class TrainingJob(SpecModel):
     procs_per_node: int = 0  # 0 = derived: one per whole GPU, else 1
     gang: bool | None = None  # None = derived: True when several pods must run together
     spot: bool = False
+    # Dynamic Workload Scheduler: "flex-start" nodes, or "queued" (all nodes at once).
+    provisioning: Mode = "standard"
+    placement: Placement | None = None  # "compact" or TopologyPlacement(level=..., mode=...)
     queue: str = DEFAULT_LOCAL_QUEUE
     priority: str | None = None
     max_restarts: int = 0
@@ -69,6 +75,9 @@ class TrainingJob(SpecModel):
     # Code that travels with the job: relative path -> text. On GKE a ConfigMap mounted
     # read-only at CODE_MOUNT (the working directory); locally the run directory's code/.
     files: dict[str, str] = Field(default_factory=dict)
+    # Inter-node networking: "auto" takes the machine type's stack (GPUDirect, Fast Socket)
+    # for multi-node jobs; see docs/networking.md.
+    network: NetworkMode = "auto"
 
     @field_validator("max_runtime", mode="before")
     @classmethod
@@ -110,7 +119,13 @@ class TrainingJob(SpecModel):
     @model_validator(mode="after")
     def _check(self) -> TrainingJob:
         check_job(self)
+        self.network_choice  # noqa: B018 - raises SpecError for what GKE cannot do
         return self
+
+    @property
+    def network_choice(self) -> NetworkChoice:
+        """The networking stack the pods get (`choice.stack` None: plain pod networking)."""
+        return choose_network(self.accelerator, self.nodes, self.network)
 
     @property
     def total_gpus(self) -> float:
@@ -211,9 +226,18 @@ class TrainingJob(SpecModel):
         fields = {"command": command, **fields, "files": {**files, **fields.get("files", {})}}
         job = cls(name=name or "job", **fields)
         if name is None:
-            # An empty secret_env stays out, so names derived before it existed are kept.
-            unset = set() if job.secret_env else {"secret_env"}
-            payload = job.model_dump(mode="json", exclude={"name", *unset})
+            # Fields added later stay out at their defaults, so names derived before are kept.
+            later: dict[str, Any] = {
+                "secret_env": {},
+                "provisioning": "standard",
+                "placement": None,
+                "network": "auto",
+            }
+            unset: dict[str, Any] = {k: True for k, d in later.items() if getattr(job, k) == d}
+            unset["name"] = True
+            if job.accelerator is not None and job.accelerator.allocation == "device-plugin":
+                unset["accelerator"] = {"allocation": True}
+            payload = job.model_dump(mode="json", exclude=unset)
             job = job.model_copy(update={"name": derived_name(prefix, payload)})
         return job
 

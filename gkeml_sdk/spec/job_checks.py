@@ -16,6 +16,8 @@ from gkeml_sdk.spec.k8s_names import (
     check_run_name,
     run_name_limit,
 )
+from gkeml_sdk.spec.placement import check_placement
+from gkeml_sdk.spec.provisioning import check_provisioning_mode
 from gkeml_sdk.spec.quantity import check_quantity
 from gkeml_sdk.spec.secrets import check_secret_env
 
@@ -63,6 +65,8 @@ def check_job(job: TrainingJob) -> None:
     _check_fixed_hosts(job)
     _check_names_and_resources(job)
     _check_spot(job)
+    check_provisioning_mode(job)
+    check_placement(job)
     _check_env_and_labels(job)
     if job.checkpoint_dir is not None:
         from gkeml_sdk.spec.storage import parse_checkpoint_dir
@@ -104,7 +108,8 @@ def _check_names_and_resources(job: TrainingJob) -> None:
     check_name("service_account", job.service_account, DNS1123_SUBDOMAIN, 253)
     check_quantity("cpu", job.cpu)
     check_quantity("memory", job.memory)
-    job.hardware.check_provisioning(spot=job.spot)
+    # Flex-start and queued capacity is not on-demand either.
+    job.hardware.check_provisioning(spot=job.spot or job.provisioning != "standard")
     for field in ("nodes", "max_restarts", "max_runtime", "termination_grace_seconds"):
         check_int32(field, getattr(job, field))
 

@@ -11,7 +11,9 @@ from gkeml_sdk.catalog import tpus
 from gkeml_sdk.catalog.contract import WorkerValue
 from gkeml_sdk.catalog.names import UnknownName
 from gkeml_sdk.spec.base import SpecModel, fail
+from gkeml_sdk.spec.dra import Allocation, DeviceRequest, refuse_for_tpu
 from gkeml_sdk.spec.hardware import Obj, toleration
+from gkeml_sdk.spec.pool_shape import PoolShape
 
 
 class TpuSlice(SpecModel):
@@ -26,6 +28,7 @@ class TpuSlice(SpecModel):
     generation: str
     topology: str
     slices: int = 1
+    allocation: Allocation = "device-plugin"  # "dra" is refused: see refuse_for_tpu
 
     def __init__(
         self, generation: str | None = None, topology: str | None = None, /, **data: Any
@@ -64,6 +67,7 @@ class TpuSlice(SpecModel):
 
     @model_validator(mode="after")
     def _check(self) -> TpuSlice:
+        refuse_for_tpu(self.allocation)
         row = self.tpu
         if not row.is_valid(self.topology):
             valid = row.topologies()
@@ -189,6 +193,10 @@ class TpuSlice(SpecModel):
         """The TPU runtime's ports."""
         return [{"name": name, "containerPort": port} for name, port in self.tpu.ports]
 
+    def device_requests(self) -> tuple[DeviceRequest, ...]:
+        """No DRA claims: chips come from GKE's TPU device plugin."""
+        return ()
+
     def worker_env(self) -> tuple[tuple[str, WorkerValue], ...]:
         """One slice lists its hosts; several find each other through megascale."""
         row = self.tpu
@@ -196,6 +204,27 @@ class TpuSlice(SpecModel):
 
     def check_provisioning(self, *, spot: bool) -> None:
         """TPU slices come on-demand and as Spot."""
+
+    def pool_shape(self) -> PoolShape:
+        """The node pools this slice needs (PoolHardware): one per slice, holding all of a
+        multi-host slice's VMs; GKE tells the accelerator from the machine type.
+
+        Example:
+            >>> TpuSlice("v6e", "2x2").pool_shape().fixed_nodes is None
+            True
+        """
+        row = self.tpu
+        return PoolShape(
+            display=f"{row.display} {self.topology}",
+            machine_type=self.machine_type_name,
+            machine_types=(self.machine_type_name,),
+            taint_key=row.taint_key,
+            tpu_topology=self.topology if self.multi_host else None,
+            fixed_nodes=self.hosts if self.multi_host else None,
+            pools=self.slices,
+            flex_start=row.flex_start,
+            workload_policy=row.uses_workload_policy and self.multi_host,
+        )
 
     def __repr__(self) -> str:
         extra = f", slices={self.slices}" if self.slices > 1 else ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -40,18 +41,40 @@ def run_example(name: str, env: dict[str, str], *args: str) -> str:
     return done.stdout
 
 
-def test_quickstart_runs_locally_resumes_and_prints_manifests(no_cluster: dict[str, str]) -> None:
+def test_quickstart_output_is_short_every_rank_resumes_alike_and_ends_with_the_summary(
+    no_cluster: dict[str, str],
+) -> None:
     out = run_example("quickstart.py", no_cluster)
-    assert "running on this machine instead" in out
+    lines = out.splitlines()
+    assert len(lines) <= 40, out
+    assert len(lines[0]) <= 100 and "running on this machine" in lines[0], lines[0]
+    assert re.fullmatch(
+        r"quickstart: Succeeded after [\d.]+ s, 1 preemption\(s\), attempt 2", lines[-1]
+    ), out
     assert "== Preempted: SimulatedPreemption" in out
-    for rank in ("[0]", "[1]"):
-        resumed = [
-            line for line in out.splitlines() if line.startswith(f"{rank} resumed from step")
-        ]
-        assert len(resumed) == 1, out
-        assert f"{rank} done: w=" in out
-    assert "quickstart: Succeeded" in out and "1 preemption(s), attempt 2" in out
+    resumed = {line[:4]: line[4:] for line in lines if "resumed from step" in line}
+    assert set(resumed) == {"[0] ", "[1] "} and len(set(resumed.values())) == 1, out
+    finals = {line[4:] for line in lines if re.match(r"\[\d\] done: w=", line)}
+    assert len(finals) == 1, out  # the same model on every rank
+    assert "would submit to GKE: ConfigMap/quickstart-code, JobSet/quickstart" in out
+    assert "kind: JobSet" not in out
+    assert "get-credentials" in out
+
+
+def test_status_lines_do_not_repeat_themselves(no_cluster: dict[str, str]) -> None:
+    statuses = [line for line in run_example("quickstart.py", no_cluster).splitlines()
+                if line.startswith("== ")]  # fmt: skip
+    assert statuses, "no status lines"
+    for line in statuses:
+        labels = [part.strip() for part in line[3:].split(":")][:2]
+        assert labels[0] != labels[-1] or len(labels) == 1, line
+        assert "Submitted" not in line, line
+
+
+def test_quickstart_shows_manifests_when_asked(no_cluster: dict[str, str]) -> None:
+    out = run_example("quickstart.py", no_cluster, "--show-manifests", "--local")
     assert "kind: ConfigMap" in out and "kind: JobSet" in out and "name: quickstart" in out
+    assert out.splitlines()[-1].startswith("quickstart: Succeeded")
 
 
 @pytest.mark.parametrize(
@@ -59,6 +82,17 @@ def test_quickstart_runs_locally_resumes_and_prints_manifests(no_cluster: dict[s
     [
         ("train_gpu.py", ["kind: JobSet", "nvidia-h100-80gb", "--nnodes=$(NNODES)", "<- this job"]),
         ("train_tpu.py", ["kind: JobSet", "tpu-v5-lite-podslice", "google.com/tpu: 4", "4x4"]),
+        (
+            "setup_cluster.py",
+            [
+                "kind: ClusterQueue",
+                "name: research-queued",
+                "queued-provisioning.gke.io",
+                "cloud.google.com/gke-queued: 'true'",
+                "flex-start  $",
+                "<- this job",
+            ],
+        ),
     ],
 )
 def test_manifest_examples(no_cluster: dict[str, str], name: str, needles: list[str]) -> None:

@@ -204,3 +204,25 @@ def test_a_gang_restart_caused_by_rank_0_spends_one_restart(backend: LocalBacken
     run = backend.submit(TrainingJob.from_code(code, name="rank0", nodes=2, max_restarts=1))
     assert run.wait(timeout=30).state is RunState.SUCCEEDED
     assert (run.counters.user_restarts, run.attempt) == (1, 2)
+
+
+def test_gpudirect_and_dra_are_ignored_locally_with_one_note(
+    backend: LocalBackend, caplog: pytest.LogCaptureFixture
+) -> None:
+    from gkeml_sdk import Accelerator
+
+    job = TrainingJob.from_code(
+        "print('ran')",
+        name="fast",
+        nodes=2,
+        accelerator=Accelerator("h100-mega", count=8, allocation="dra"),
+        procs_per_node=1,
+    )
+    with caplog.at_level("INFO", logger="gkeml_sdk.local.backend"):
+        run = backend.submit(job)
+    assert run.wait(timeout=30).state is RunState.SUCCEEDED
+    notes = [r.getMessage() for r in caplog.records if "ignored locally" in r.getMessage()]
+    assert notes == [
+        "local run fast: GPUDirect-TCPXO networking and DRA device claims ignored locally "
+        "(GKE only)"
+    ]

@@ -44,7 +44,7 @@ def test_spec_errors_name_the_magic_options(shell):
 
 
 def test_no_cluster_names_gke_config_and_local(shell):
-    message = usage_error(shell, "%gke_jobs")
+    message = usage_error(shell, "%%gke_train --image img --no-wait\nprint(1)")
     assert "%gke_config --kubeconfig/--context" in message and "with --local" in message
 
 

@@ -54,7 +54,7 @@ def run(shell: InteractiveShell, source: str) -> tuple[Any, str, str, list[str]]
         ("%%gke_train --local\n  \n", "the cell is empty"),
         ("%gke_config --backend mars", "invalid choice: 'mars'"),
         ("%gke_status no-such-run --local", "NotFoundError"),
-        ("%%gke_train --image img --no-wait\nprint(1)", "ConfigError"),
+        ("%%gke_train --image img --no-wait\nprint(1)", "NoClusterError: no Kubernetes config"),
     ],
 )
 def test_bad_input_is_one_usage_line(shell: InteractiveShell, source: str, expected: str) -> None:
@@ -155,3 +155,22 @@ def test_secret_env_option_becomes_secret_references() -> None:
     }
     with pytest.raises(OptionError, match="--secret-env 'WANDB_API_KEY': expected KEY=VALUE"):
         train_job(parse(train_parser(), "--secret-env WANDB_API_KEY"), MagicDefaults(), "x")
+
+
+def test_with_no_cluster_jobs_and_status_show_the_local_runs_and_say_so_once(
+    shell: InteractiveShell,
+) -> None:
+    run(shell, "%%gke_train --local --name here\nprint('hi')")
+    for magic in ("%gke_jobs", "%gke_status"):
+        result, _, stderr, texts = run(shell, magic)
+        assert result.success, result.error_in_exec
+        note, *rows = texts[-1].splitlines()
+        assert note.startswith("no cluster configured (") and "get-credentials" in note, note
+        assert "%gke_config --kubeconfig" in note and rows[0].startswith("here ")
+        assert "ConfigError" not in texts[-1] + stderr
+    table = shell.run_line_magic("gke_jobs", "")._repr_html_()
+    assert 'data-picture="runs-table"' in table and "data-state='Succeeded'" in table
+    assert "no cluster configured" in table
+    status = shell.run_line_magic("gke_status", "here")
+    assert 'data-picture="run-timeline"' in status._repr_html_()
+    assert "here (default): Succeeded" in repr(status)

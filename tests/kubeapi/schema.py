@@ -13,6 +13,15 @@ _validators: dict[tuple[str, str], Draft4Validator] = {}
 _lock = threading.Lock()
 
 
+def go_pattern(pattern: str) -> str:
+    """A Go (RE2) pattern as Python reads it: RE2 takes an inline flag group such as `(?i)`
+    anywhere (Kueue's AdmissionCheck CRD has `^(?i)[a-z]...`), Python only at the start."""
+    for flag in ("(?i)",):
+        if flag in pattern and not pattern.startswith(flag):
+            pattern = flag + pattern.replace(flag, "", 1)
+    return pattern
+
+
 def to_jsonschema(node: Any, root: bool = False) -> Any:
     """OpenAPI v3 (Kubernetes flavour) -> Draft 4 jsonschema. CEL rules are dropped."""
     if isinstance(node, list):
@@ -27,6 +36,8 @@ def to_jsonschema(node: Any, root: bool = False) -> Any:
             out[key] = {k: to_jsonschema(v) for k, v in value.items()}
         elif key in ("items", "additionalProperties", "not", "allOf", "anyOf", "oneOf"):
             out[key] = to_jsonschema(value)
+        elif key == "pattern":
+            out[key] = go_pattern(value)
         else:
             out[key] = value
     if node.get("x-kubernetes-int-or-string"):

@@ -29,7 +29,7 @@ def error_of(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 
 
 def test_no_cluster_names_the_cli_flags(capsys):
-    err = error_of(capsys, "runs")
+    err = error_of(capsys, "logs", "nope")
     assert "--kubeconfig/--context" in err and "on this machine with --local" in err
 
 

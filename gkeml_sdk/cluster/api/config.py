@@ -10,14 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from gkeml_sdk.cluster.api.transport import ApiRetrySettings
-from gkeml_sdk.errors import ConfigError, SpecError
-
-NO_CLUSTER = (
-    "no Kubernetes configuration found ({why}). Point gkeml at a GKE cluster with "
-    "`gcloud container clusters get-credentials CLUSTER --location LOCATION` (or pass "
-    "Client(kubernetes=KubernetesSettings(kubeconfig=..., context=..., api_client=...))), or "
-    "run on this machine with Client(backend='local')"
-)
+from gkeml_sdk.errors import NoClusterError, SpecError
 
 
 @dataclass(frozen=True)
@@ -79,7 +72,7 @@ def connect(
         >>> connect(kubeconfig="/nonexistent", context=None, api_client=None)
         Traceback (most recent call last):
         ...
-        gkeml_sdk.errors.ConfigError: no Kubernetes configuration found (/nonexistent ...
+        gkeml_sdk.errors.NoClusterError: no Kubernetes configuration found (/nonexistent ...
     """
     if api_client is not None:
         return api_client, "default"
@@ -92,14 +85,14 @@ def connect(
             try:
                 config.load_incluster_config()
             except config.ConfigException as exc:
-                raise ConfigError(NO_CLUSTER.format(why=f"in-cluster: {exc}")) from None
+                raise NoClusterError(f"in-cluster: {exc}") from None
             return client.ApiClient(), _incluster_namespace()
-        raise ConfigError(NO_CLUSTER.format(why=f"{path} does not exist"))
+        raise NoClusterError(f"{path} does not exist")
     try:
         api = config.new_client_from_config(config_file=path, context=context)
         contexts, active = config.list_kube_config_contexts(config_file=path)
     except (config.ConfigException, ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(NO_CLUSTER.format(why=f"{path}: {exc}")) from None
+        raise NoClusterError(f"{path}: {exc}") from None
     chosen = next((c for c in contexts if c["name"] == context), active) if context else active
     namespace = (chosen or {}).get("context", {}).get("namespace") or "default"
     return api, str(namespace)

@@ -3,8 +3,13 @@ a job that Kueue never admits. Results are cached per client."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from gkeml_sdk.catalog.provisioning import mode
+from gkeml_sdk.cluster.api.capacity_check import check_provisioning_queue
 from gkeml_sdk.cluster.api.kube import KubeClient
 from gkeml_sdk.cluster.api.resources import resource
+from gkeml_sdk.cluster.api.setup_advice import setup_advice
 from gkeml_sdk.errors import ConfigError, NotFoundError
 from gkeml_sdk.spec.job import TrainingJob
 
@@ -36,7 +41,10 @@ class Preflight:
         for api in apis:
             self._once(("api", api), lambda api=api: self._api(api))
         self.check_namespace(job.namespace)
-        self.check_queue(job.namespace, job.queue)
+        self.check_queue(job.namespace, job.queue, advice=lambda: setup_advice(job))
+        if mode(job.provisioning).provisioning_class is not None:
+            key = ("provisioning", job.namespace, job.queue)
+            self._once(key, lambda: check_provisioning_queue(self.kube, job))
         if job.priority:
             priority = job.priority
             self._once(("priority", priority), lambda: self._priority(priority))
@@ -45,9 +53,11 @@ class Preflight:
         """Raise `ConfigError` when the namespace does not exist."""
         self._once(("namespace", namespace), lambda: self._namespace(namespace))
 
-    def check_queue(self, namespace: str, queue: str) -> None:
+    def check_queue(
+        self, namespace: str, queue: str, advice: Callable[[], str] | None = None
+    ) -> None:
         """Raise `ConfigError` (listing the ones that exist) when the LocalQueue is missing."""
-        self._once(("queue", namespace, queue), lambda: self._queue(namespace, queue))
+        self._once(("queue", namespace, queue), lambda: self._queue(namespace, queue, advice))
 
     def _once(self, key: tuple[str, ...], check: object) -> None:
         if key not in self._passed:
@@ -67,7 +77,7 @@ class Preflight:
                 f"(kubectl create namespace {namespace}) or submit to one that exists"
             ) from None
 
-    def _queue(self, namespace: str, queue: str) -> None:
+    def _queue(self, namespace: str, queue: str, advice: Callable[[], str] | None) -> None:
         queues = resource("kueue.x-k8s.io/v1beta2", "LocalQueue")
         if self.kube.find(queues, queue, namespace) is not None:
             return
@@ -77,6 +87,7 @@ class Preflight:
             f"LocalQueue {queue!r} does not exist in namespace {namespace!r}, so Kueue "
             f"would never admit the job. LocalQueues there: {names}. Pass queue= one of them, "
             "or ask your platform team for a LocalQueue"
+            + (f"; or {advice()}" if advice is not None else "")
         )
 
     def _priority(self, priority: str) -> None:

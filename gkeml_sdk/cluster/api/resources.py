@@ -79,6 +79,7 @@ _KNOWN = [
         "provisioningrequestconfigs",
         namespaced=False,
     ),
+    Resource("kueue.x-k8s.io/v1beta2", "Topology", "topologies", namespaced=False),
     Resource("autoscaling.x-k8s.io/v1", "ProvisioningRequest", "provisioningrequests"),
     Resource("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "leaderworkersets"),
     Resource("monitoring.googleapis.com/v1", "PodMonitoring", "podmonitorings"),
@@ -88,6 +89,8 @@ _KNOWN = [
     Resource("networking.istio.io/v1", "DestinationRule", "destinationrules"),
     Resource("networking.gke.io/v1", "HealthCheckPolicy", "healthcheckpolicies"),
     Resource("networking.gke.io/v1", "GCPBackendPolicy", "gcpbackendpolicies"),
+    Resource("resource.k8s.io/v1", "ResourceClaimTemplate", "resourceclaimtemplates"),
+    Resource("resource.nvidia.com/v1beta1", "ComputeDomain", "computedomains"),
 ]
 _BY_KIND = {(r.api_version, r.kind): r for r in _KNOWN}
 

@@ -135,6 +135,8 @@ def waiting_for_checks(workload: Obj) -> tuple[str, str]:
         return "AdmissionCheckRetry", message
     if admitted.get("reason") == "PendingDelayedTopologyRequests":
         return "PendingDelayedTopologyRequests", admitted.get("message", "")
+    if checks and not waiting:  # capacity provisioned; Kueue admits within moments
+        return "AdmissionChecksReady", message
     return "AdmissionChecksPending", message or "quota reserved; waiting for admission checks"
 
 

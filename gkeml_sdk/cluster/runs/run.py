@@ -10,9 +10,11 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from gkeml_sdk.cluster.runs.diagnosis import explain
 from gkeml_sdk.cluster.runs.record import AttemptRecord, RunRecord, attempt_name
 from gkeml_sdk.cluster.runs.status import StatusTracker, resubmittable
 from gkeml_sdk.compile.contract import ATTEMPT_LABEL, RUN_ID_LABEL
+from gkeml_sdk.explanation import Category, Explanation
 from gkeml_sdk.run import ProgressCallback, Run, RunCounters, RunState, RunStatus, Transition
 
 if TYPE_CHECKING:
@@ -91,6 +93,17 @@ class KubeRun(Run):
     def logs(self, follow: bool = False) -> Iterator[str]:
         """Log lines of every pod of the current attempt, prefixed by node rank."""
         return self._backend.logs(self, follow)
+
+    def explain(self) -> Explanation:
+        """Why the run is where it is, read from its job, Workload, pods, events and queues.
+
+        Example:
+            >>> print(Client().get_run("llama-ft").explain())  # doctest: +SKIP
+            Queued 1st in team-a: cluster queue acc-cq uses 16 of 16 nvidia.com/gpu ...
+        """
+        if self.record.cancelled:
+            return Explanation(Category.CANCELLED, f"Cancelled through gkeml: {CANCELLED.message}.")
+        return explain(self._backend.kube, self)
 
     def cancel(self) -> None:
         """Delete every attempt's objects (and so their pods); the run ends CANCELLED."""

@@ -211,5 +211,9 @@ class StatusTracker:
         self._status = new
         if new.state is not RunState.QUEUED:
             self._position = None  # a later requeue gets a new position
-        if last is None or (last.state, last.reason) != (new.state, new.reason):
+        changed = last is None or (last.state, last.reason) != (new.state, new.reason)
+        # While waiting for capacity the check's message is the news (the ProvisioningRequest's
+        # state, ETA or failure), so each new one is kept.
+        waiting = new.state is RunState.WAITING_FOR_CAPACITY
+        if changed or (waiting and last is not None and new.message != last.message):
             self.history.append(Transition(new, self.attempt, at, detail))

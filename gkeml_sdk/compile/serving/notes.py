@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gkeml_sdk.catalog.spot import SPOT_DEFAULT_GRACE_SECONDS, SPOT_NOTICE_SECONDS
+from gkeml_sdk.compile.network import network_notes
 from gkeml_sdk.compile.serving.autoscaling import metric_name
 from gkeml_sdk.compile.serving.routing import (
     DEFAULT_GATEWAY,
@@ -69,6 +70,7 @@ def serving_notes(svc: ServeModel, plan: ServePlan) -> tuple[str, ...]:
                 "against the adapter; check `kubectl describe hpa` after deploying"
             )
     notes.extend(_routing_notes(svc))
+    notes.extend(network_notes(svc.network_choice))
     return tuple(notes)
 
 

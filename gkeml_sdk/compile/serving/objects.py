@@ -7,10 +7,12 @@ from typing import Any
 
 from gkeml_sdk.catalog.engine_row import HTTP_PORT_NAME, SERVICE_PORT
 from gkeml_sdk.compile.manifests import Manifests
+from gkeml_sdk.compile.network import add_network
 from gkeml_sdk.compile.pod import accelerator_scheduling
 from gkeml_sdk.compile.serving import labels as lab
 from gkeml_sdk.compile.serving.autoscaling import horizontal_pod_autoscaler, pod_monitoring
 from gkeml_sdk.compile.serving.container import (
+    CONTAINER,
     Role,
     container,
     grace_seconds,
@@ -156,7 +158,7 @@ def _template(svc: ServeModel, plan: ServePlan, role: Role, spread_by_rollout: b
     annotations = pod_annotations(svc)
     if annotations:
         metadata["annotations"] = annotations
-    return {"metadata": metadata, "spec": spec}
+    return add_network({"metadata": metadata, "spec": spec}, svc.network_choice.stack, CONTAINER)
 
 
 def _zone_spread(svc: ServeModel, plan: ServePlan, by_rollout: bool) -> Obj:

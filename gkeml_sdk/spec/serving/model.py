@@ -14,6 +14,8 @@ from gkeml_sdk.catalog.engine_row import DEFAULT_TOKEN_KEY, Engine
 from gkeml_sdk.catalog.names import UnknownName
 from gkeml_sdk.spec.accelerator import Accelerator
 from gkeml_sdk.spec.base import SpecModel, fail
+from gkeml_sdk.spec.dra import refuse_for_serving
+from gkeml_sdk.spec.network import NetworkChoice, NetworkMode, choose_network
 from gkeml_sdk.spec.serving import checks as serve_checks
 from gkeml_sdk.spec.serving import hardware as serve_hardware
 from gkeml_sdk.spec.serving.autoscaling import Autoscaling
@@ -86,6 +88,7 @@ class ServeModel(SpecModel):
     labels: dict[str, str] = Field(default_factory=dict)
     startup_timeout_seconds: int | None = None  # default: from the weight size
     longest_request_seconds: int = 60  # drives the graceful drain
+    network: NetworkMode = "auto"  # multi-node replicas: the machine's GPUDirect stack
 
     @field_validator("engine")
     @classmethod
@@ -106,12 +109,21 @@ class ServeModel(SpecModel):
         self.resolved  # noqa: B018 - an unknown model fails here, before options that need it
         serve_checks.check_engine_options(self)
         serve_hardware.check_accelerator(self)
+        refuse_for_serving(self.accelerator)
         serve_hardware.check_parallelism(self)
         serve_hardware.check_context(self)
         if self.fit is None:
             raise does_not_fit(self)
         serve_checks.check_deployment(self)
+        self.network_choice  # noqa: B018 - network='gpudirect' fails here where GKE cannot
         return self
+
+    @property
+    def network_choice(self) -> NetworkChoice:
+        """The networking stack of each replica's pods (None: plain pod networking)."""
+        fit = self.fit
+        pods, gpus = (fit.pods, fit.gpus_per_pod) if fit is not None else (1, None)
+        return choose_network(self.accelerator, pods, self.network, gpus)
 
     @property
     def engine_row(self) -> Engine:

@@ -122,7 +122,9 @@ class ServePlan:
             for k, v in self.rows()
         )
         caption = html.escape(f"{self.name}: {self.model} on {self.engine}")
-        return f"<table><caption>{caption}</caption>{body}</table>"
+        from gkeml_sdk.spec.serving.plan_picture import plan_svg
+
+        return f"{plan_svg(self)}<table><caption>{caption}</caption>{body}</table>"
 
     def _replicas(self) -> str:
         if self.min_replicas == self.max_replicas:
@@ -132,7 +134,7 @@ class ServePlan:
     def _cost(self, provisioning: str) -> str:
         per = self.cost_per_replica_hour(provisioning)
         if per is None:
-            return "no list price"
+            return "no list price (set one with plan(prices=...))"
         text = f"${per:,.2f} per replica"
         if self.max_replicas != self.min_replicas:
             text += f", ${per * self.min_replicas:,.2f}-${per * self.max_replicas:,.2f} in all"

@@ -13,18 +13,26 @@ import pytest
 from tests.schemas import RECORDINGS
 
 FIXTURES = RECORDINGS
-PLURALS = {"JobSet": "jobsets", "Job": "jobs", "Workload": "workloads", "Pod": "pods"}
+PLURALS = {
+    "JobSet": "jobsets",
+    "Job": "jobs",
+    "Workload": "workloads",
+    "Pod": "pods",
+    "Event": "events",
+}
 SERVER_FIELDS = ("resourceVersion", "uid", "creationTimestamp", "generation", "managedFields")
 
 
 def fixture_events(scenario: str, job: str) -> list[dict[str, Any]]:
-    """The recorded events of one job of a scenario: the job, its Workload and its pods."""
+    """The recorded events of one job of a scenario: the job, its Workload, its pods and the
+    Events about them."""
     path = FIXTURES / f"{scenario}.jsonl"
     if not path.exists():
         pytest.skip(f"Kueue recordings not found at {FIXTURES}")
     events = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     uid = next(e["object"]["metadata"]["uid"] for e in events if e["name"] == job)
     chosen = []
+    names: set[str] = set()
     for event in events:
         meta = event["object"]["metadata"]
         labels = meta.get("labels") or {}
@@ -40,8 +48,10 @@ def fixture_events(scenario: str, job: str) -> list[dict[str, Any]]:
                 )
             )
         )
-        if mine:
+        about = (event["object"].get("involvedObject") or {}).get("name")
+        if mine or (event["kind"] == "Event" and about in names):
             chosen.append(event)
+            names.add(event["name"])
     return chosen
 
 

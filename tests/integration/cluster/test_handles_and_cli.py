@@ -172,3 +172,18 @@ def test_code_shipped_with_a_job_is_restored_from_its_configmap_by_a_new_client(
     resumed = make_client(cluster).get_run("cell")
     assert resumed.record.job.files == job.files
     assert resumed.record.job == job.with_changes(namespace="ml")
+
+
+def test_a_dra_job_creates_its_claim_template_before_the_jobset(cluster, client):
+    from gkeml_sdk import Accelerator
+
+    job = TrainingJob(
+        name="claims", image="img", command=["python", "train.py"], queue="team-a", nodes=2,
+        accelerator=Accelerator("h100", count=8, allocation="dra"),
+    )  # fmt: skip
+    client.submit(job)
+    template = cluster.store.get("resourceclaimtemplates", "ml", "claims-gpu")
+    assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 8
+    jobset = cluster.store.get("jobsets", "ml", "claims")
+    pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "claims-gpu"}]

@@ -9,7 +9,15 @@ from typing import Any
 
 import pytest
 
-from gkeml_sdk import Accelerator, RetryPolicy, RunState, TrainingJob
+from gkeml_sdk import (
+    Accelerator,
+    Capacity,
+    ClusterSetup,
+    RetryPolicy,
+    RunState,
+    Team,
+    TrainingJob,
+)
 from gkeml_sdk.errors import ClusterError, ConfigError
 from gkeml_sdk.run import FailureCause
 
@@ -251,3 +259,76 @@ def test_a_run_cancelled_elsewhere_during_the_backoff_is_not_resubmitted(cluster
     thread.join()
     assert final.state is RunState.CANCELLED
     assert cluster.store.get("jobsets", "ml", "train--r2") is None
+
+
+def dws_queue(client: Any) -> None:
+    """Team team-a's queued-provisioning queue, set up as a platform engineer would."""
+    client.apply_setup(
+        ClusterSetup(
+            capacity=[Capacity(accelerator=Accelerator("h100", count=8), provisioning=["queued"])],
+            teams=[Team(name="team-a", namespaces=["ml"], quota={"h100": 16})],
+        )
+    )
+
+
+def test_queued_provisioning_waits_for_capacity_then_runs(cluster, client):
+    dws_queue(client)
+    run = client.submit(gang(provisioning="queued", queue="team-a-queued", max_runtime="1h"))
+    thread = Replayer(cluster, "ml", "train", 1, "train").play_in_background(
+        "jobset-dws-provisioned-succeeded", "train", watchers=WATCHERS
+    )
+    final = run.wait(timeout=30)
+    thread.join()
+    assert final.state is RunState.SUCCEEDED
+    assert states(run) == [RunState.PENDING, RunState.QUEUED, RunState.WAITING_FOR_CAPACITY,
+                           RunState.STARTING, RunState.RUNNING, RunState.SUCCEEDED]  # fmt: skip
+    waiting = [t.status for t in run.history if t.status.state is RunState.WAITING_FOR_CAPACITY]
+    # First quota without checks listed yet, then the check's own state, as Kueue wrote them.
+    assert [(s.reason, s.message) for s in waiting] == [
+        ("AdmissionChecksPending", "quota reserved; waiting for admission checks"),
+        ("AdmissionChecksPending", "acc-dws: Pending"),
+        (
+            "AdmissionChecksReady",
+            "acc-dws: Ready (Provisioned by the test acting as cluster autoscaler)",
+        ),
+    ]
+    created = cluster.store.get("jobsets", "ml", "train")
+    assert created["metadata"]["annotations"] == {
+        "provreq.kueue.x-k8s.io/maxRunDurationSeconds": "3600"
+    }
+    assert jobsets(cluster) == ["train"]
+
+
+def test_queued_provisioning_failure_is_resubmitted_per_the_retry_policy(cluster, client):
+    dws_queue(client)
+    policy = RetryPolicy(max_resubmits=1, backoff_seconds=0.05)
+    run = client.submit(gang(provisioning="queued", queue="team-a-queued"), retry=policy)
+    thread = Replayer(cluster, "ml", "train", 1, "train").play_in_background(
+        "jobset-dws-provisioning-failed-deactivated", "train", watchers=WATCHERS
+    )
+    second = Replayer(cluster, "ml", "train", 2, "train--r2")
+
+    def on_status(status):
+        if status.reason == "Resubmitted":
+            second.play_in_background("jobset-dws-provisioned-succeeded", "train", watchers=0)
+
+    final = run.wait(timeout=30, progress=on_status)
+    thread.join()
+    assert final.state is RunState.SUCCEEDED and run.attempt == 2
+    first = [t.status for t in run.history if t.attempt == 1]
+    assert [(s.state, s.reason) for s in first if s.state is not RunState.PENDING][:3] == [
+        (RunState.QUEUED, ""),
+        (RunState.WAITING_FOR_CAPACITY, "AdmissionChecksPending"),
+        (RunState.WAITING_FOR_CAPACITY, "AdmissionCheckRetry"),
+    ]
+    retry = next(s for s in first if s.reason == "AdmissionCheckRetry")
+    assert "GCE out of resources" in retry.message
+    lost = next(s for s in first if s.state is RunState.FAILED)
+    assert lost.reason == "DeactivatedDueToAdmissionCheck"
+    assert lost.cause is FailureCause.DEACTIVATED and "GCE out of resources again" in lost.message
+    assert RunState.WAITING_FOR_CAPACITY in [t.status.state for t in run.history if t.attempt == 2]
+    cluster.wait_for(lambda: jobsets(cluster) == ["train--r2"])
+    attempt2 = cluster.store.get("jobsets", "ml", "train--r2")
+    pod = attempt2["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert pod["nodeSelector"]["cloud.google.com/gke-queued"] == "true"
+    assert attempt2["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-a-queued"

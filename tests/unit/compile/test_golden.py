@@ -26,6 +26,11 @@ JOBS = {
         name="jax-pretrain", image=IMAGE, command=["python", "-m", "pretrain"],
         accelerator=TpuSlice("v5e", "4x4"), queue="tpu", checkpoint_dir="pvc://ckpt/jax",
     ),
+    "gpu-tcpxo": TrainingJob(
+        name="mega-pretrain", image=IMAGE, command=["python", "train.py"],
+        accelerator=Accelerator("h100-mega", count=8), nodes=4, queue="team-a",
+        checkpoint_dir="gs://ckpt-bucket/mega",
+    ),
     "cpu-only": TrainingJob(
         name="prep", image=IMAGE, command=["python", "prep.py"], cpu="4", memory="16Gi",
     ),

@@ -1,0 +1,13 @@
+"""The GKE client library (the `gke` extra), or an ImportError that says how to install it."""
+
+from __future__ import annotations
+
+try:
+    from google.cloud import container_v1
+    from google.protobuf import duration_pb2, json_format
+except ImportError as exc:
+    raise ImportError(
+        "gkeml node pools need the GKE client library: pip install 'gkeml[gke]'"
+    ) from exc
+
+__all__ = ["container_v1", "duration_pb2", "json_format"]

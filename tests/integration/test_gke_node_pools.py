@@ -1,0 +1,222 @@
+"""GkeClient through the real google-cloud-container client (REST transport, anonymous
+credentials) against the loopback fake of the GKE v1 API: operations polled to DONE,
+transient errors retried, quota and permission failures reported as such."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from google.cloud import container_v1
+
+from gkeml_sdk import (
+    Accelerator,
+    GkeClient,
+    GkeError,
+    GkePermissionError,
+    NodePool,
+    QuotaError,
+    SpecError,
+    TpuSlice,
+)
+from tests.gkeapi import GkeAPIServer
+
+CLUSTER = "projects/ml-proj/locations/us-central1/clusters/train"
+POOLS = rf"/v1/{CLUSTER}/nodePools"
+QUOTA = (
+    'Insufficient regional quota to satisfy request: resource "NVIDIA_H100_GPUS": request '
+    "requires '32.0' and is short '32.0'. project has a quota of '0.0' with '0.0' available. "
+    "View and manage quotas at https://console.cloud.google.com/iam-admin/quotas?usage=USED"
+    "&project=ml-proj."
+)
+H100 = NodePool.for_accelerator(
+    Accelerator("h100", count=8), name="h100", provisioning="queued", max_nodes=4
+)
+
+
+@pytest.fixture
+def gke_api() -> Iterator[GkeAPIServer]:
+    with GkeAPIServer(clusters=[CLUSTER]) as server:
+        yield server
+
+
+@pytest.fixture
+def sleeps() -> list[float]:
+    return []
+
+
+@pytest.fixture
+def gke(gke_api: GkeAPIServer, sleeps: list[float]) -> GkeClient:
+    return GkeClient(
+        "ml-proj", "us-central1", "train", client=gke_api.client(), sleep=sleeps.append
+    )
+
+
+def _calls(server: GkeAPIServer, method: str, suffix: str = "") -> int:
+    return sum(1 for m, path in server.state.log if m == method and path.endswith(suffix))
+
+
+def test_create_polls_the_operation_from_running_to_done(
+    gke: GkeClient, gke_api: GkeAPIServer, sleeps: list[float]
+) -> None:
+    assert gke.create(H100) == ["h100"]
+    # PENDING on create, then RUNNING, RUNNING, DONE: three reads, a poll interval before each.
+    assert _calls(gke_api, "GET") == 3 and sleeps == [5.0, 5.0, 5.0]
+    (op,) = gke_api.state.ops.values()
+    assert op.message.status == container_v1.Operation.Status.DONE
+    assert op.message.operation_type == container_v1.Operation.Type.CREATE_NODE_POOL
+    assert op.message.target_link.endswith(f"{CLUSTER}/nodePools/h100")
+    pool = gke.get("h100")
+    assert pool.status == container_v1.NodePool.Status.RUNNING
+    assert pool.queued_provisioning.enabled and pool.config.flex_start
+    assert pool.config.accelerators[0].accelerator_type == "nvidia-h100-80gb"
+
+
+def test_multislice_creates_every_slice_pool(gke: GkeClient, gke_api: GkeAPIServer) -> None:
+    pool = NodePool(name="v5e", hardware=TpuSlice("v5e", "4x4", slices=2), spot=True)
+    with pytest.raises(SpecError, match=r"Try: zones=\('us-central1-a',\)"):
+        gke.create(pool)  # a regional cluster would spread the slice over its zones
+    assert gke_api.state.log == []
+    pool = pool.model_copy(update={"zones": ("us-central1-b",)})
+    assert gke.create(pool) == ["v5e-0", "v5e-1"]
+    listed = gke.client.list_node_pools(parent=CLUSTER).node_pools
+    assert {p.name: p.placement_policy.tpu_topology for p in listed} == {
+        "v5e-0": "4x4",
+        "v5e-1": "4x4",
+    }
+
+
+def test_resize_autoscaling_and_delete(gke: GkeClient, gke_api: GkeAPIServer) -> None:
+    gke.create(NodePool(name="l4", hardware=Accelerator("l4"), spot=True, max_nodes=2))
+    gke.resize("l4", 2)
+    assert gke_api.state.sizes[f"{CLUSTER}/nodePools/l4"] == 2
+    gke.set_autoscaling("l4", 0, 6)
+    scaling = gke.get("l4").autoscaling
+    assert (scaling.total_min_node_count, scaling.total_max_node_count) == (0, 6)
+    assert scaling.location_policy == container_v1.NodePoolAutoscaling.LocationPolicy.ANY
+    gke.delete("l4")
+    with pytest.raises(GkeError, match="404 NOT_FOUND"):
+        gke.get("l4")
+
+
+def test_transient_503_is_retried_and_succeeds(
+    gke: GkeClient, gke_api: GkeAPIServer, sleeps: list[float]
+) -> None:
+    gke_api.fail("POST", POOLS, 503, "The service is currently unavailable.", times=2)
+    assert gke.create(H100) == ["h100"]
+    assert _calls(gke_api, "POST") == 3
+    assert len(sleeps) == 2 + 3  # two backoffs, then three poll intervals
+
+
+def test_quota_refusal_is_a_quota_error_and_not_retried(
+    gke: GkeClient, gke_api: GkeAPIServer
+) -> None:
+    gke_api.fail("POST", POOLS, 403, QUOTA)
+    with pytest.raises(QuotaError) as caught:
+        gke.create(H100)
+    err = caught.value
+    assert (err.status, err.reason) == (403, "PERMISSION_DENIED")
+    assert err.message == QUOTA and "raise the quota" in str(err)
+    assert _calls(gke_api, "POST") == 1
+
+
+def test_rate_limit_is_retried_then_reported_as_quota(
+    gke: GkeClient, gke_api: GkeAPIServer
+) -> None:
+    limit = "Quota exceeded for quota metric 'Write requests' of service container.googleapis.com"
+    gke_api.fail("POST", POOLS, 429, limit, times=100)
+    with pytest.raises(QuotaError, match="429 RESOURCE_EXHAUSTED"):
+        gke.create(H100)
+    assert _calls(gke_api, "POST") == gke.attempts
+
+
+def test_operation_that_ends_in_a_quota_error(gke: GkeClient, gke_api: GkeAPIServer) -> None:
+    gke_api.fail_create("h100", 8, QUOTA)
+    with pytest.raises(QuotaError, match="RESOURCE_EXHAUSTED: Insufficient regional quota"):
+        gke.create(H100)
+
+
+def test_operation_stockout_names_other_capacity(gke: GkeClient, gke_api: GkeAPIServer) -> None:
+    gke_api.fail_create("h100", 8, "ZONE_RESOURCE_POOL_EXHAUSTED: no a3-highgpu-8g available")
+    with pytest.raises(GkeError, match="provisioning='flex-start'") as caught:
+        gke.create(H100)
+    assert not isinstance(caught.value, QuotaError)
+
+
+def test_permission_denied(gke: GkeClient, gke_api: GkeAPIServer) -> None:
+    gke_api.deny("container.nodePools.create")
+    with pytest.raises(GkePermissionError) as caught:
+        gke.create(H100)
+    assert 'Required "container.nodePools.create" permission(s)' in caught.value.message
+    assert "roles/container.clusterAdmin" in str(caught.value)
+    assert _calls(gke_api, "POST") == 1
+
+
+def test_existing_pool_and_unknown_cluster(gke: GkeClient, gke_api: GkeAPIServer) -> None:
+    gke.create(H100)
+    with pytest.raises(GkeError, match="409 ALREADY_EXISTS"):
+        gke.create(H100)
+    other = GkeClient("ml-proj", "us-central1", "nope", client=gke.client, sleep=lambda s: None)
+    with pytest.raises(GkeError, match="404 NOT_FOUND: Not found"):
+        other.create(H100)
+
+
+def test_operation_timeout(gke_api: GkeAPIServer) -> None:
+    gke_api.state.steps = (2,) * 10  # RUNNING for longer than the client waits
+    gke = GkeClient(
+        "ml-proj", "us-central1", "train", client=gke_api.client(), timeout_seconds=20,
+        sleep=lambda s: None,
+    )  # fmt: skip
+    with pytest.raises(GkeError, match=r"TIMEOUT: operation .* still RUNNING after 20 s"):
+        gke.create(H100)
+    assert _calls(gke_api, "GET") == 4  # polls at 5, 10, 15 and 20 s
+
+
+def test_the_fake_refuses_what_gke_refuses(gke: GkeClient, gke_api: GkeAPIServer) -> None:
+    # A queued-provisioning pool on Spot, sent past NodePool's own checks.
+    (message,) = H100.to_messages()
+    message.config.spot = True
+    request = container_v1.CreateNodePoolRequest(parent=CLUSTER, node_pool=message)
+    with pytest.raises(Exception, match="Spot"):
+        gke.client.create_node_pool(request=request)
+
+
+def test_the_example_prints_and_creates_its_pools(gke_api: GkeAPIServer) -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "node_pools.py"
+    printed = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    assert "queuedProvisioning:\n    enabled: true" in printed
+    assert "tpuTopology: 4x4" in printed and "name: v5e-spot-1" in printed
+    assert "# note: a3-highgpu-8g reaches full GPU-to-GPU bandwidth" in printed
+    create = [str(example), "--create", CLUSTER.replace("projects/", "").replace(
+        "/locations/", "/").replace("/clusters/", "/"), "--endpoint", gke_api.url]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, *create], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "created h100-dws" in done.stdout and "created v5e-spot-0, v5e-spot-1" in done.stdout
+    assert sorted(name.rsplit("/", 1)[1] for name in gke_api.state.pools) == [
+        "h100-dws",
+        "v5e-spot-0",
+        "v5e-spot-1",
+    ]
+
+
+def test_a_create_whose_answer_was_lost_is_followed_not_repeated(
+    gke: GkeClient, gke_api: GkeAPIServer
+) -> None:
+    # GKE took the first POST but the 503 hid it; the retry meets ALREADY_EXISTS.
+    gke_api.fail("POST", POOLS, 503, "The service is currently unavailable.", after=True)
+    assert gke.create(H100) == ["h100"]
+    assert _calls(gke_api, "POST") == 2 and len(gke_api.state.ops) == 1
+    assert gke.get("h100").status == container_v1.NodePool.Status.RUNNING
+
+
+def test_a_503_while_polling_is_retried(gke: GkeClient, gke_api: GkeAPIServer) -> None:
+    gke_api.fail("GET", r"/v1/projects/ml-proj/locations/us-central1/operations/.*", 503, "x")
+    assert gke.create(H100) == ["h100"]
+    assert _calls(gke_api, "GET") == 4  # the failed read, then RUNNING, RUNNING, DONE

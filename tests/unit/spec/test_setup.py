@@ -1,0 +1,169 @@
+"""ClusterSetup: the Kueue objects derived from capacity and team quotas, and its rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gkeml_sdk import Accelerator, Capacity, ClusterSetup, SpecError, Team, TpuSlice
+from tests.schemas import validate_object
+
+
+def setup(**kw: Any) -> ClusterSetup:
+    fields: dict[str, Any] = {
+        "capacity": [
+            Capacity(accelerator=Accelerator("h100", count=8), topology=True,
+                     provisioning=["standard", "spot", "flex-start", "queued"]),
+            Capacity(accelerator=TpuSlice("v6e", "4x4"), provisioning=["standard", "queued"]),
+        ],
+        "teams": [Team(name="team-a", namespaces=["ml"], quota={"h100": 16, "v6e-4x4": 16},
+                       borrowing_limit=8),
+                  Team(name="team-b", quota={"h100": 8})],
+        "priorities": {"low": 100, "high": 1000},
+        **kw,
+    }  # fmt: skip
+    return ClusterSetup(**fields)
+
+
+def named(objects: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
+    return {o["metadata"]["name"]: o for o in objects if o["kind"] == kind}
+
+
+def test_every_object_passes_schemas_and_admission_and_yaml_round_trips() -> None:
+    built = setup()
+    objects = built.compile().objects
+    for obj in objects:
+        validate_object(obj)
+    assert ClusterSetup.from_yaml(built.to_yaml()) == built
+    kinds = [o["kind"] for o in objects]
+    order = ["Namespace", "WorkloadPriorityClass", "Topology", "ResourceFlavor"]
+    order += ["ProvisioningRequestConfig", "AdmissionCheck", "ClusterQueue", "LocalQueue"]
+    assert sorted(set(kinds), key=kinds.index) == order
+
+
+def test_one_flavor_per_capacity_and_mode_with_node_labels_and_tolerations() -> None:
+    flavors = named(setup().compile().objects, "ResourceFlavor")
+    assert list(flavors) == ["h100-standard", "h100-spot", "h100-flex-start", "h100-queued",
+                             "v6e-4x4-standard", "v6e-4x4-queued"]  # fmt: skip
+    queued = flavors["h100-queued"]["spec"]
+    assert queued["nodeLabels"] == {
+        "cloud.google.com/gke-accelerator": "nvidia-h100-80gb",
+        "cloud.google.com/gke-queued": "true",
+    }
+    assert [t["key"] for t in queued["tolerations"]] == [
+        "nvidia.com/gpu",
+        "cloud.google.com/gke-queued",
+    ]
+    spot = flavors["h100-spot"]["spec"]["nodeLabels"]
+    assert spot["cloud.google.com/gke-spot"] == "true"
+    assert flavors["h100-flex-start"]["spec"]["nodeLabels"]["cloud.google.com/gke-flex-start"]
+    assert flavors["h100-standard"]["spec"]["topologyName"] == "gke-default"
+    assert "topologyName" not in flavors["v6e-4x4-queued"]["spec"]
+    tpu = flavors["v6e-4x4-queued"]["spec"]["nodeLabels"]
+    assert tpu["cloud.google.com/gke-tpu-topology"] == "4x4"
+
+
+def test_cluster_queues_per_team_and_mode_share_one_cohort() -> None:
+    objects = setup().compile().objects
+    queues = named(objects, "ClusterQueue")
+    modes = ["", "-spot", "-flex-start", "-queued"]
+    assert list(queues) == [f"{team}{m}" for team in ("team-a", "team-b") for m in modes]
+    assert {q["spec"]["cohortName"] for q in queues.values()} == {"gkeml"}
+    queued = queues["team-a-queued"]["spec"]
+    assert queued["admissionChecksStrategy"] == {
+        "admissionChecks": [{"name": "gkeml-queued-provisioning"}]
+    }
+    assert "admissionChecksStrategy" not in queues["team-a-flex-start"]["spec"]
+    (group,) = queued["resourceGroups"]
+    assert group["coveredResources"] == ["cpu", "memory", "google.com/tpu", "nvidia.com/gpu"]
+    gpu = next(f for f in group["flavors"] if f["name"] == "h100-queued")
+    assert gpu["resources"][3] == {"name": "nvidia.com/gpu", "nominalQuota": "16",
+                                   "borrowingLimit": "8"}  # fmt: skip
+    assert gpu["resources"][2] == {"name": "google.com/tpu", "nominalQuota": "0"}
+    team_b = queues["team-b"]["spec"]
+    assert [f["name"] for f in team_b["resourceGroups"][0]["flavors"]] == ["h100-standard"]
+    assert team_b["namespaceSelector"]["matchExpressions"][0]["values"] == ["team-b"]
+    assert queues["team-a"]["spec"]["preemption"] == {
+        "reclaimWithinCohort": "Any",
+        "withinClusterQueue": "LowerPriority",
+        "borrowWithinCohort": {"policy": "LowerPriority"},
+    }
+    local = [(o["metadata"]["namespace"], o["metadata"]["name"], o["spec"]["clusterQueue"])
+             for o in objects if o["kind"] == "LocalQueue"]  # fmt: skip
+    assert ("ml", "team-a-queued", "team-a-queued") in local
+    assert ("team-b", "team-b", "team-b") in local
+
+
+def test_provisioning_request_config_topology_and_priorities() -> None:
+    objects = setup().compile().objects
+    config = named(objects, "ProvisioningRequestConfig")["gkeml-queued-provisioning"]["spec"]
+    assert config["provisioningClassName"] == "queued-provisioning.gke.io"
+    assert config["managedResources"] == ["google.com/tpu", "nvidia.com/gpu"]
+    assert config["retryStrategy"]["backoffLimitCount"] == 3
+    check = named(objects, "AdmissionCheck")["gkeml-queued-provisioning"]["spec"]
+    assert check["controllerName"] == "kueue.x-k8s.io/provisioning-request"
+    assert check["parameters"]["name"] == "gkeml-queued-provisioning"
+    levels = named(objects, "Topology")["gke-default"]["spec"]["levels"]
+    assert [lv["nodeLabel"] for lv in levels] == [
+        "cloud.google.com/gce-topology-block",
+        "cloud.google.com/gce-topology-subblock",
+        "cloud.google.com/gce-topology-host",
+        "kubernetes.io/hostname",
+    ]
+    assert named(objects, "WorkloadPriorityClass")["high"]["value"] == 1000
+
+
+def test_without_queued_or_topology_those_objects_are_left_out() -> None:
+    plain = ClusterSetup(
+        capacity=[Capacity(accelerator=Accelerator("l4"), provisioning=["spot"])],
+        teams=[Team(name="a", quota={"l4": 4})],
+    )
+    kinds = {o["kind"] for o in plain.compile().objects}
+    assert kinds == {"Namespace", "ResourceFlavor", "ClusterQueue", "LocalQueue"}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"teams": [Team(name="a", quota={"a100": 1})]}, r"unknown capacity 'a100'.*h100"),
+        ({"teams": [Team(name="a")]}, r"has no quota.*quota=\{'h100': 8\}"),
+        ({"teams": [Team(name="a", quota={"h100": 1}), Team(name="a", quota={"h100": 1})]},
+         "team names repeat: a"),
+        ({"teams": [Team(name="a", namespaces=["ml"], quota={"h100": 1}),
+                    Team(name="b", namespaces=["ml"], quota={"h100": 1})]},
+         "namespace 'ml' belongs to teams 'a' and 'b'"),
+        ({"reclaim_within_cohort": "Never"}, "borrow_within_cohort without reclaim"),
+        ({"within_cluster_queue": "Always"}, "within_cluster_queue='Always'"),
+        ({"teams": []}, "a setup has capacity and teams"),
+    ],
+)  # fmt: skip
+def test_invalid_setups_are_spec_errors(change: dict[str, Any], message: str) -> None:
+    with pytest.raises(SpecError, match=message):
+        setup(**change)
+
+
+def test_capacity_rules() -> None:
+    with pytest.raises(SpecError, match=r"does not offer TPU v4"):
+        Capacity(accelerator=TpuSlice("v4", "2x2x1"), provisioning=["queued"])
+    with pytest.raises(SpecError, match=r"flex-start with multi-host.*\['queued'\]"):
+        Capacity(accelerator=TpuSlice("v6e", "4x4"), provisioning=["flex-start"])
+    assert Capacity(accelerator=TpuSlice("v6e", "2x2"), provisioning=["flex-start"]).name
+    with pytest.raises(SpecError, match="lists its provisioning modes once"):
+        Capacity(accelerator=Accelerator("l4"), provisioning=["spot", "spot"])
+    with pytest.raises(SpecError, match="provisioning"):
+        Capacity(accelerator=Accelerator("l4"), provisioning=["reserved"])
+    with pytest.raises(SpecError, match="count >= 0"):
+        Team(name="a", quota={"l4": -1})
+
+
+def test_loaded_from_a_yaml_file(tmp_path: Any) -> None:
+    path = tmp_path / "setup.yaml"
+    path.write_text(
+        "kind: ClusterSetup\n"
+        "capacity:\n- accelerator: {model: h100, count: 8}\n  provisioning: [queued]\n"
+        "teams:\n- {name: team-a, namespaces: [ml], quota: {h100: 16}}\n"
+    )
+    loaded = ClusterSetup.from_file(path)
+    assert loaded.teams[0].queue("queued") == "team-a-queued"
+    assert loaded.capacity[0].flavor("queued") == "h100-queued"
