@@ -37,6 +37,11 @@ _EXPORTS = {
     "Tier": "gkeml_sdk.spec.tenancy.tier",
     "RetryPolicy": "gkeml_sdk.spec.retry",
     "SecretRef": "gkeml_sdk.spec.secrets",
+    "GcsFuse": "gkeml_sdk.spec.volumes",
+    "GcsCache": "gkeml_sdk.spec.volumes",
+    "Pvc": "gkeml_sdk.spec.volumes",
+    "HyperdiskML": "gkeml_sdk.spec.volume_disks",
+    "Parallelstore": "gkeml_sdk.spec.volume_disks",
     "CostEstimate": "gkeml_sdk.spec.cost",
     "PriceBook": "gkeml_sdk.catalog.prices",
     "Manifests": "gkeml_sdk.compile.manifests",
@@ -94,10 +99,13 @@ __all__ = [
     "Evidence",
     "Explanation",
     "FailureCause",
+    "GcsCache",
+    "GcsFuse",
     "GkeClient",
     "GkeError",
     "GkePermissionError",
     "GkemlError",
+    "HyperdiskML",
     "KubernetesSettings",
     "LeaseTiming",
     "LocalOptions",
@@ -108,8 +116,10 @@ __all__ = [
     "NodeNetwork",
     "NodePool",
     "NotFoundError",
+    "Parallelstore",
     "Preview",
     "PriceBook",
+    "Pvc",
     "QuotaError",
     "RetryPolicy",
     "Route",
@@ -188,6 +198,8 @@ if TYPE_CHECKING:
     from gkeml_sdk.spec.tenancy.tenant import Tenant, TenantModel
     from gkeml_sdk.spec.tenancy.tier import Tier
     from gkeml_sdk.spec.tpu import TpuSlice
+    from gkeml_sdk.spec.volume_disks import HyperdiskML, Parallelstore
+    from gkeml_sdk.spec.volumes import GcsCache, GcsFuse, Pvc
     from gkeml_sdk.specfile import load_specs
 
 

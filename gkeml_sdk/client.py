@@ -78,7 +78,10 @@ class Client:
 
             settings = local or LocalSettings()
             self._backend = LocalBackend(
-                settings.run_dir, settings.namespace, options=settings.options
+                settings.run_dir,
+                settings.namespace,
+                options=settings.options,
+                volumes=settings.volumes,
             )
         else:
             from gkeml_sdk.cluster.backend import KubernetesBackend

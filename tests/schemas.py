@@ -14,6 +14,8 @@ import pytest
 import yaml
 
 CRD_DIR = Path(__file__).resolve().parents[2] / "shared" / "crds"
+# CRDs that GKE installs without publishing a manifest, written from their public reference.
+LOCAL_CRD_DIR = Path(__file__).resolve().parent / "crds"
 # What a real kube-apiserver + Kueue + JobSet did, event by event (README there).
 RECORDINGS = Path(
     os.environ.get(
@@ -47,7 +49,7 @@ def crd_dir_or_skip() -> Path:
 @functools.cache
 def _crd_schemas() -> dict[tuple[str, str], dict[str, Any]]:
     schemas: dict[tuple[str, str], dict[str, Any]] = {}
-    for path in sorted(CRD_DIR.rglob("*.yaml")):
+    for path in [*sorted(CRD_DIR.rglob("*.yaml")), *sorted(LOCAL_CRD_DIR.glob("*.yaml"))]:
         for doc in yaml.safe_load_all(path.read_text()):
             if not doc or doc.get("kind") != "CustomResourceDefinition":
                 continue

@@ -14,9 +14,10 @@ from gkeml_sdk.compile.network import add_network
 from gkeml_sdk.compile.placement import topology_annotations
 from gkeml_sdk.compile.provisioning import add_provisioning_scheduling
 from gkeml_sdk.compile.secret_env import secret_env_entries
+from gkeml_sdk.compile.volumes import pod_volumes
 from gkeml_sdk.spec.hardware import Hardware
 from gkeml_sdk.spec.job import TrainingJob
-from gkeml_sdk.spec.storage import CheckpointLocation, parse_checkpoint_dir
+from gkeml_sdk.spec.storage import checkpoint_volume, parse_checkpoint_dir
 
 Obj = dict[str, Any]
 
@@ -35,13 +36,16 @@ def pod_template(job: TrainingJob, attempt: int = 1) -> Obj:
     add_provisioning_scheduling(job, selector, tolerations)
     volumes, mounts, annotations, checkpoint_path = _volumes(job, hardware)
     annotations.update(topology_annotations(job))
+    data = pod_volumes(job.volumes)
+    volumes, mounts, volume_env = volumes + data.volumes, mounts + data.mounts, data.env
+    annotations.update(data.annotations)
     spec: Obj = {
         "restartPolicy": "Never",
         **_present(serviceAccountName=job.service_account),
         "terminationGracePeriodSeconds": _grace_seconds(job),
         **_present(nodeSelector=selector, affinity=affinity, tolerations=tolerations),
         **_present(hostIPC=hardware.host_ipc),
-        "containers": [_container(job, hardware, checkpoint_path, mounts, attempt)],
+        "containers": [_container(job, hardware, checkpoint_path, mounts, attempt, volume_env)],
         **_present(volumes=volumes),
     }
     metadata: Obj = {"labels": {**job.labels, **run_labels(job, attempt)}}
@@ -59,10 +63,16 @@ def _present(**fields: Any) -> Obj:
 
 
 def _container(
-    job: TrainingJob, hardware: Hardware, checkpoint_path: str, mounts: list[Obj], attempt: int
+    job: TrainingJob,
+    hardware: Hardware,
+    checkpoint_path: str,
+    mounts: list[Obj],
+    attempt: int,
+    volume_env: list[Obj],
 ) -> Obj:
     env = (
         contract_env(job, checkpoint_path, attempt)
+        + volume_env
         + [{"name": k, "value": v} for k, v in job.env.items()]
         + secret_env_entries(job)
     )
@@ -147,30 +157,21 @@ def _volumes(
         mounts.append({"name": "checkpoints", "mountPath": CHECKPOINT_MOUNT})
     elif location.kind == "path":
         path = location.source
-    else:
-        volumes.append(_checkpoint_volume(location))
+    elif location.kind == "pvc":
+        claim = {"claimName": location.source}
+        volumes.append({"name": "checkpoints", "persistentVolumeClaim": claim})
         mount: Obj = {"name": "checkpoints", "mountPath": CHECKPOINT_MOUNT}
-        if location.path and location.kind == "pvc":
+        if location.path:
             mount["subPath"] = location.path
-        elif location.path:
-            path = f"{CHECKPOINT_MOUNT}/{location.path}"
         mounts.append(mount)
-        if location.kind == "gcs":
-            annotations["gke-gcsfuse/volumes"] = "true"
+    else:
+        # Only the checkpoint folder is mounted (only-dir), at the checkpoint mount.
+        bucket = pod_volumes([checkpoint_volume(location)], env=False)
+        volumes.extend(bucket.volumes)
+        mounts.extend(bucket.mounts)
+        annotations.update(bucket.annotations)
     if job.files:
         volume, mount = code_volume(job)
         volumes.append(volume)
         mounts.append(mount)
     return volumes, mounts, annotations, path
-
-
-def _checkpoint_volume(location: CheckpointLocation) -> Obj:
-    if location.kind == "pvc":
-        return {"name": "checkpoints", "persistentVolumeClaim": {"claimName": location.source}}
-    return {
-        "name": "checkpoints",
-        "csi": {
-            "driver": "gcsfuse.csi.storage.gke.io",
-            "volumeAttributes": {"bucketName": location.source, "mountOptions": "implicit-dirs"},
-        },
-    }

@@ -22,9 +22,12 @@ from gkeml_sdk.compile.network import network_notes
 from gkeml_sdk.compile.pod import pod_template
 from gkeml_sdk.compile.provisioning import provisioning_annotations, provisioning_notes
 from gkeml_sdk.compile.secret_env import secret_like_env_notes
+from gkeml_sdk.compile.volume_objects import volume_notes, volume_objects
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.placement import exclusive_label
+from gkeml_sdk.spec.storage import checkpoint_volume, parse_checkpoint_dir
+from gkeml_sdk.spec.volume_base import VolumeBase
 
 Obj = dict[str, Any]
 
@@ -53,8 +56,10 @@ def compile_training_job(job: TrainingJob, attempt: int = 1) -> Manifests:
     metadata = _metadata(job, attempt)
     main = _jobset(job, template, metadata) if job.uses_jobset else _job(job, template, metadata)
     code = code_config_map(job)
-    # The ConfigMap and the claims first: pods use them as soon as Kueue admits them.
-    objects = [*([] if code is None else [code]), *claim_objects(job), main]
+    # The ConfigMap, the claims and the volumes' objects first: pods use them as soon as Kueue
+    # admits them.
+    objects = volume_objects(job.volumes, job.namespace, job.service_account)
+    objects += [*([] if code is None else [code]), *claim_objects(job), main]
     # The Workload's pod template is built anew, not copied: no object is shared between the
     # two, and building is several times faster than copy.deepcopy.
     return Manifests(
@@ -221,4 +226,11 @@ def _notes(job: TrainingJob) -> tuple[str, ...]:
     notes.extend(provisioning_notes(job))
     notes.extend(network_notes(job.network_choice))
     notes.extend(dra_notes(job))
+    notes.extend(volume_notes(_mounted(job), job.namespace, job.service_account))
     return tuple(notes)
+
+
+def _mounted(job: TrainingJob) -> list[VolumeBase]:
+    location = parse_checkpoint_dir(job.checkpoint_dir) if job.checkpoint_dir else None
+    bucket = [checkpoint_volume(location)] if location and location.kind == "gcs" else []
+    return [*bucket, *job.volumes]

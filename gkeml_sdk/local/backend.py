@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -35,6 +36,7 @@ from gkeml_sdk.local.contract import secret_values, slots
 from gkeml_sdk.local.options import LocalOptions, resolve_run_root
 from gkeml_sdk.local.run import LAUNCH_TIMEOUT_SECONDS, LocalRun
 from gkeml_sdk.local.store import JOB, LAUNCH, STATE, RunDir, RunRecord, write_atomic
+from gkeml_sdk.local.volumes import volume_folders
 from gkeml_sdk.run import FailureCause, Run, RunState, RunStatus
 from gkeml_sdk.spec.job import TrainingJob
 from gkeml_sdk.spec.retry import RetryPolicy
@@ -72,8 +74,10 @@ class LocalBackend:
         namespace: str | None = None,
         *,
         options: LocalOptions | None = None,
+        volumes: Mapping[str, str | Path] | None = None,
     ) -> None:
         self.root = resolve_run_root(run_dir)
+        self.volumes = dict(volumes or {})
         if namespace is not None:
             check_store_name("namespace", namespace)
         self.namespace = namespace
@@ -106,6 +110,7 @@ class LocalBackend:
             log.info("local run %s: %s ignored locally (GKE only)", job.name, ignored)
         # Before anything is written: a missing secret fails the submit, not the run.
         secrets = secret_values(job, os.environ)
+        folders = volume_folders(job, self.root, self.volumes)
         namespace = self.namespace or job.namespace
         path = run_path(self.root, namespace, job.name)
         self._replace_finished(namespace, job.name)
@@ -123,6 +128,7 @@ class LocalBackend:
             # With shipped files the code directory is the working directory, as in the pod.
             "cwd": str(run.code if job.files else Path.cwd()),
             "options": (options or self.options).to_dict(),
+            "volumes": folders,  # GKEML_VOLUME_<NAME> -> the folder standing for the mount
         }
         write_atomic(path / LAUNCH, json.dumps(launch, indent=1))
         record = RunRecord(job.name, namespace, time.time())

@@ -4,6 +4,7 @@ and where local runs are kept on disk."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,10 @@ class LocalSettings:
     - `run_dir`: where runs are kept (default: `$GKEML_RUN_DIR`, else `~/.gkeml/runs`).
     - `namespace`: the folder under `run_dir` for runs (default: each job's `namespace`).
     - `options`: `LocalOptions` for every submission of this client.
+    - `volumes`: local folders of data volumes, by source: `{"gs://bucket": "/srv/bucket",
+      "pvc://claim": "/srv/claim"}` (a folder inside a mapped bucket is the same folder
+      inside the mapped one). Unmapped volumes get a folder under `<run_dir>/.volumes/`.
+      Processes find each in `GKEML_VOLUME_<NAME>`, as pods do.
 
     Example:
         >>> from gkeml_sdk import LocalOptions, LocalSettings
@@ -92,6 +97,7 @@ class LocalSettings:
     run_dir: str | Path | None = None
     namespace: str | None = None
     options: LocalOptions = field(default_factory=LocalOptions)
+    volumes: Mapping[str, str | Path] = field(default_factory=dict)
 
 
 def resolve_run_root(run_dir: str | Path | None) -> Path:

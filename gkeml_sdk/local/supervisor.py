@@ -1,7 +1,6 @@
 """The detached process that runs a local job: starts one process per slot with the
 environment contract, restarts the gang on failure or simulated preemption, enforces
 max_runtime, and records every transition in the run directory.
-
 Started as `python -m gkeml_sdk.local.supervisor RUN_PATH`; it forks, so it is no child of
 the caller and outlives it (a kernel restart does not stop a run).
 """
@@ -41,6 +40,7 @@ class Supervisor:
         launch: dict[str, Any] = json.loads((run.path / LAUNCH).read_text())
         self.argv: list[str] = launch["argv"]
         self.cwd: str = launch["cwd"]
+        self.volumes: dict[str, str] = launch.get("volumes", {})
         self.options = LocalOptions.from_dict(launch["options"])
         grace = self.options.grace_seconds
         if grace is None:
@@ -202,7 +202,7 @@ class Supervisor:
             checkpoint_dir=str(self.run.checkpoints),
         )
         # Unbuffered output so logs stream; the contract overrides anything inherited.
-        declared = {**self.job.env, **self.secrets, **contract}
+        declared = {**self.volumes, **self.job.env, **self.secrets, **contract}
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **declared}
         # Kubernetes expands $(VAR) in commands from the container's declared env only.
         argv = expand_references(self.argv, declared)

@@ -19,6 +19,7 @@ from gkeml_sdk.spec.network import NetworkChoice, NetworkMode, choose_network
 from gkeml_sdk.spec.placement import Placement
 from gkeml_sdk.spec.secrets import SecretRef
 from gkeml_sdk.spec.tpu import TpuSlice
+from gkeml_sdk.spec.volumes import Volume
 
 if TYPE_CHECKING:
     from gkeml_sdk.catalog.prices import PriceBook, PriceOverrides
@@ -68,6 +69,8 @@ class TrainingJob(SpecModel):
     annotations: dict[str, str] = Field(default_factory=dict)
     max_runtime: int | None = None  # seconds; also accepts "90m", "2h", "1d12h"
     checkpoint_dir: str | None = None
+    # Data mounted into every pod (GcsFuse, Parallelstore, HyperdiskML, Pvc); locally, folders.
+    volumes: list[Volume] = Field(default_factory=list)
     service_account: str | None = None
     cpu: str | None = None
     memory: str | None = None
@@ -232,6 +235,7 @@ class TrainingJob(SpecModel):
                 "provisioning": "standard",
                 "placement": None,
                 "network": "auto",
+                "volumes": [],
             }
             unset: dict[str, Any] = {k: True for k, d in later.items() if getattr(job, k) == d}
             unset["name"] = True

@@ -69,9 +69,15 @@ def check_job(job: TrainingJob) -> None:
     check_placement(job)
     _check_env_and_labels(job)
     if job.checkpoint_dir is not None:
-        from gkeml_sdk.spec.storage import parse_checkpoint_dir
+        from gkeml_sdk.spec.storage import checkpoint_volume, parse_checkpoint_dir
 
-        parse_checkpoint_dir(job.checkpoint_dir)
+        location = parse_checkpoint_dir(job.checkpoint_dir)
+        if location.kind == "gcs":
+            checkpoint_volume(location)  # the bucket name is checked as any mounted bucket's
+    if job.volumes:
+        from gkeml_sdk.spec.volume_checks import check_volumes
+
+        check_volumes(job.volumes, pods=job.nodes, env=job.env)
     if job.files:
         from gkeml_sdk.spec.code import check_files
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from gkeml_sdk.catalog.contract import CHECKPOINT_MOUNT
 from gkeml_sdk.spec.base import DNS1123_SUBDOMAIN, fail
+from gkeml_sdk.spec.volumes import GcsCache, GcsFuse
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,27 @@ def parse_checkpoint_dir(value: str) -> CheckpointLocation:
     if value.startswith("/"):
         return CheckpointLocation("path", value)
     raise _bad(value)
+
+
+def checkpoint_volume(location: CheckpointLocation) -> GcsFuse:
+    """The Cloud Storage FUSE mount of a `gs://` checkpoint_dir: its folder at the checkpoint
+    mount, read-write, with a file cache and parallel downloads so that a restore reads large
+    shards fast, and the default metadata TTL, so that each pod sees checkpoints another pod
+    has just written.
+
+    Example:
+        >>> v = checkpoint_volume(parse_checkpoint_dir("gs://ckpt/runs/llama"))
+        >>> v.mount_path, v.path, v.parallel_download, v.cache.metadata_ttl_seconds
+        ('/gkeml/checkpoints', 'runs/llama', True, 60)
+    """
+    return GcsFuse(
+        location.source,
+        path=location.path,
+        name="checkpoints",
+        mount=CHECKPOINT_MOUNT,
+        cache=GcsCache(metadata_ttl_seconds=60),
+        parallel_download=True,
+    )
 
 
 def _bad(value: str) -> Exception:

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from gkeml_sdk.catalog import gpu_labels
 from gkeml_sdk.catalog.engine_row import CACHE_MOUNT, HTTP_PORT_NAME, TOKEN_ENV, Engine
+from gkeml_sdk.compile.serving.weights import model_location, weights_pod
 from gkeml_sdk.spec.serving.model import ServeModel
 from gkeml_sdk.spec.serving.sizing import GB, Fit
 from gkeml_sdk.spec.storage import CheckpointLocation, parse_checkpoint_dir
@@ -43,9 +44,11 @@ def server_args(svc: ServeModel, fit: Fit) -> list[str]:
         if flag is not None:
             args.extend([flag, str(value)])
 
-    add(flags.model, svc.model)
-    if svc.served_model_name:
-        add(flags.served_model_name, svc.served_model_name)
+    add(flags.model, model_location(svc))
+    # Clients keep naming the model, not the mount path it is loaded from.
+    served = svc.served_model_name or (svc.model if svc.weights is not None else None)
+    if served:
+        add(flags.served_model_name, served)
     if flags.host:
         args.extend(flags.host)
     add(flags.port, eng.port)
@@ -99,7 +102,7 @@ def container(svc: ServeModel, fit: Fit, role: Role, startup_seconds: int) -> Ob
         script = eng.multi_host.leader.format(server=server)
         out["command"] = ["bash", "-c"]
         out["args"] = [script if role == "leader" else eng.multi_host.worker]
-    env = _env(svc, eng)
+    env = _env(svc, eng) + weights_pod(svc).env
     if env:
         out["env"] = env
     if role != "worker":
@@ -108,7 +111,7 @@ def container(svc: ServeModel, fit: Fit, role: Role, startup_seconds: int) -> Ob
             for name, port in ((HTTP_PORT_NAME, eng.port), *eng.extra_ports)
         ]
     out["resources"] = _resources(svc, fit)
-    out["volumeMounts"] = _mounts(svc)
+    out["volumeMounts"] = _mounts(svc) + weights_pod(svc).mounts
     if role != "worker":
         out.update(_probes(eng, startup_seconds))
         out["lifecycle"] = {"preStop": {"sleep": {"seconds": PRESTOP_SECONDS}}}
@@ -135,7 +138,7 @@ def volumes(svc: ServeModel, fit: Fit) -> list[Obj]:
     repo = _repository_volume(svc)
     if repo is not None:
         out.append(repo)
-    return out
+    return out + weights_pod(svc).volumes
 
 
 def pod_annotations(svc: ServeModel) -> dict[str, str]:
@@ -151,7 +154,7 @@ def pod_annotations(svc: ServeModel) -> dict[str, str]:
     location = _repository(svc)
     if location is not None and location.kind == "gcs":
         return {"gke-gcsfuse/volumes": "true"}
-    return {}
+    return weights_pod(svc).annotations
 
 
 def grace_seconds(svc: ServeModel) -> int:
@@ -176,7 +179,7 @@ def cache_size(svc: ServeModel, fit: Fit) -> str | None:
         >>> cache_size(svc, svc.fit)
         '16Gi'
     """
-    if not svc.engine_row.downloads_weights:
+    if not svc.engine_row.downloads_weights or svc.weights is not None:
         return None
     return f"{math.ceil(fit.weights_gb * GB * CACHE_HEADROOM / 2**30)}Gi"
 
@@ -200,7 +203,7 @@ def _resources(svc: ServeModel, fit: Fit) -> Obj:
 
 def _mounts(svc: ServeModel) -> list[Obj]:
     mounts: list[Obj] = [{"name": "dshm", "mountPath": "/dev/shm"}]
-    if svc.engine_row.downloads_weights:
+    if svc.engine_row.downloads_weights and svc.weights is None:
         mounts.append({"name": "model-cache", "mountPath": CACHE_MOUNT})
     if _repository_volume(svc) is not None:
         mounts.append({"name": "model-repository", "mountPath": REPOSITORY_MOUNT, "readOnly": True})
@@ -250,7 +253,7 @@ def repository_path(svc: ServeModel) -> str:
     """
     location = _repository(svc)
     if location is None:
-        return ""
+        return model_location(svc) if svc.weights is not None else ""
     if location.kind == "path":
         return location.source
     return f"{REPOSITORY_MOUNT}/{location.path}".rstrip("/")

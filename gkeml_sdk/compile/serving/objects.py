@@ -21,6 +21,7 @@ from gkeml_sdk.compile.serving.container import (
 )
 from gkeml_sdk.compile.serving.notes import serving_notes
 from gkeml_sdk.compile.serving.routing import routing_objects
+from gkeml_sdk.compile.volume_objects import volume_notes, volume_objects
 from gkeml_sdk.spec.serving.model import ServeModel
 from gkeml_sdk.spec.serving.plan import ServePlan
 
@@ -50,7 +51,11 @@ def compile_serve(svc: ServeModel) -> Manifests:
         objects.append(horizontal_pod_autoscaler(svc, plan.fit))
     objects.extend(routing_objects(svc, plan.fit))
     objects.append(_leader_worker_set(svc, plan) if plan.fit.multi_host else _deployment(svc, plan))
-    return Manifests(objects=objects, notes=serving_notes(svc, plan))
+    weights = [svc.weights] if svc.weights is not None else []
+    notes = (*serving_notes(svc, plan), *volume_notes(weights, svc.namespace, svc.service_account))
+    # The weights' claim (and what fills it) exists before the pods that mount it.
+    objects[:0] = volume_objects(weights, svc.namespace, svc.service_account)
+    return Manifests(objects=objects, notes=notes)
 
 
 def _service(svc: ServeModel, plan: ServePlan) -> Obj:

@@ -157,7 +157,8 @@ def check_deployment(svc: ServeModel) -> None:
             fix="replicas=1",
             field="replicas",
         )
-    if eng.downloads_weights and model.gated and svc.hf_token_secret is None:
+    hub = eng.downloads_weights and svc.weights is None
+    if hub and model.gated and svc.hf_token_secret is None:
         raise fail(
             f"{svc.model} is gated on the Hugging Face Hub and no token secret is named",
             rule="pods download gated weights with a token, read from a Secret (never inline)",
@@ -228,7 +229,7 @@ def _check_lora(svc: ServeModel, eng: Engine) -> None:
 
 
 def _check_sources(svc: ServeModel, eng: Engine) -> None:
-    if not eng.downloads_weights and svc.model_repository is None:
+    if not eng.downloads_weights and svc.model_repository is None and svc.weights is None:
         raise fail(
             f"{eng.display} serves a model repository and none is given",
             rule="the pod loads a TensorRT-LLM engine built offline, not Hub weights",

@@ -23,6 +23,8 @@ from gkeml_sdk.spec.serving.misfit import does_not_fit
 from gkeml_sdk.spec.serving.model_size import ModelSize, ResolvedModel, resolve_model
 from gkeml_sdk.spec.serving.routing import Routing
 from gkeml_sdk.spec.serving.sizing import MIN_SEQUENCES, Fit, SizingInput, choose
+from gkeml_sdk.spec.serving.weights import check_weights
+from gkeml_sdk.spec.volumes import WeightsVolume
 
 if TYPE_CHECKING:
     from gkeml_sdk.catalog.prices import PriceBook, PriceOverrides
@@ -77,6 +79,7 @@ class ServeModel(SpecModel):
     hf_token_key: str = DEFAULT_TOKEN_KEY
     image: str | None = None  # default: the engine's pinned image
     model_repository: str | None = None  # Triton: gs://BUCKET/PATH, pvc://CLAIM/PATH or a path
+    weights: WeightsVolume | None = None  # the model's files on a volume instead of the Hub
     extra_args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     namespace: str = "default"
@@ -116,6 +119,7 @@ class ServeModel(SpecModel):
             raise does_not_fit(self)
         serve_checks.check_deployment(self)
         self.network_choice  # noqa: B018 - network='gpudirect' fails here where GKE cannot
+        check_weights(self)
         return self
 
     @property

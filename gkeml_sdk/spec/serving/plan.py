@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.catalog.prices import PriceBook, PriceOverrides
-from gkeml_sdk.spec.serving.sizing import Fit, startup_seconds
+from gkeml_sdk.spec.serving.sizing import Fit, expected_startup_seconds, startup_seconds
+from gkeml_sdk.spec.serving.weights import load_gb_per_second, weights_source
 
 if TYPE_CHECKING:
     from gkeml_sdk.spec.accelerator import Accelerator
@@ -47,6 +48,8 @@ class ServePlan:
     startup_seconds: int
     price_source: str
     as_of: str
+    expected_startup_seconds: int = 0  # init + reading the weights from where they are
+    weights_source: str = ""
 
     @property
     def gpus_per_replica(self) -> int:
@@ -103,7 +106,14 @@ class ServePlan:
         for provisioning in ("on-demand", "spot"):
             mark = " <- this service" if (provisioning == "spot") == self.spot else ""
             rows.append((f"cost/hour {provisioning}", self._cost(provisioning) + mark))
-        rows.append(("start-up budget", f"{self.startup_seconds} s to fetch and load weights"))
+        rows.append(("weights from", self.weights_source))
+        rows.append(
+            (
+                "start-up",
+                f"~{self.expected_startup_seconds} s expected; probe budget "
+                f"{self.startup_seconds} s",
+            )
+        )
         prices = f"accelerator component only; {self.price_source}, as of {self.as_of}"
         rows.append(("prices", prices))
         return rows
@@ -171,6 +181,7 @@ def build_plan(
         metric = eng.queue_metric if scale.signal == "queue_depth" else eng.batch_metric
         scaling = f"HPA on {metric.name} (target {scale.target:g} per replica)"
     gpu = acc.gpu.display + (f" {acc.mig} slice" if acc.mig else "")
+    load = load_gb_per_second(svc)
     return ServePlan(
         name=svc.name,
         engine=eng.display,
@@ -188,10 +199,11 @@ def build_plan(
         price_on_demand=price.on_demand if _on_demand(acc, machine_type(svc, fit)) else None,
         price_spot=price.spot,
         spot=svc.spot,
-        startup_seconds=svc.startup_timeout_seconds
-        or startup_seconds(fit.weights_gb, downloads=eng.downloads_weights),
+        startup_seconds=svc.startup_timeout_seconds or startup_seconds(fit.weights_gb, load),
         price_source=book.source,
         as_of=book.as_of,
+        expected_startup_seconds=expected_startup_seconds(fit.weights_gb, load),
+        weights_source=weights_source(svc),
     )
 
 

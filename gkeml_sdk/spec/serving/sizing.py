@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from gkeml_sdk.catalog import storage
 from gkeml_sdk.catalog.models import LlmModel
 
 GB = 1e9
@@ -24,7 +25,7 @@ TP_SIZES = (1, 2, 4, 8, 16)  # powers of two: NVLink topologies and head counts 
 MAX_NODES = 8
 # Start-up: engine init and CUDA-graph capture, plus downloading the weights from the Hub.
 STARTUP_BASE_SECONDS = 300
-DOWNLOAD_GB_PER_SECOND = 0.25
+DOWNLOAD_GB_PER_SECOND = storage.HUB_GB_PER_SECOND
 MIN_STARTUP_SECONDS = 600  # GKE's serving samples' startup probes allow 10 minutes
 
 
@@ -231,14 +232,27 @@ def choose(inp: SizingInput) -> Fit | None:
     return next((f for f in shapes(inp) if f.fits), None)
 
 
-def startup_seconds(weights_gb: float, downloads: bool = True) -> int:
-    """Seconds a start-up probe should allow: init and graph capture, plus the download.
+def expected_startup_seconds(weights_gb: float, gb_per_second: float | None) -> int:
+    """Seconds a replica is expected to take to start: init and graph capture, plus reading
+    the weights at `gb_per_second` (None: nothing to fetch).
 
     Example:
-        >>> startup_seconds(141.2)
-        900
+        >>> expected_startup_seconds(141.2, 0.25), expected_startup_seconds(141.2, 2.5)
+        (865, 357)
     """
-    seconds = STARTUP_BASE_SECONDS + (weights_gb / DOWNLOAD_GB_PER_SECOND if downloads else 0)
+    load = weights_gb / gb_per_second if gb_per_second else 0
+    return math.ceil(STARTUP_BASE_SECONDS + load)
+
+
+def startup_seconds(weights_gb: float, gb_per_second: float | None = DOWNLOAD_GB_PER_SECOND) -> int:
+    """Seconds a start-up probe should allow: the expected start-up rounded up to a minute,
+    and never below GKE's 10-minute sample budget.
+
+    Example:
+        >>> startup_seconds(141.2), startup_seconds(141.2, 2.5)
+        (900, 600)
+    """
+    seconds = expected_startup_seconds(weights_gb, gb_per_second)
     return max(MIN_STARTUP_SECONDS, math.ceil(seconds / 60) * 60)
 
 

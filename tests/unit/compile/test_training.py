@@ -153,7 +153,7 @@ def test_environment_contract_is_complete_and_torchrun_compatible():
 @pytest.mark.parametrize(
     ("checkpoint_dir", "env_value", "volume_key"),
     [
-        ("gs://bucket/runs/a", "/gkeml/checkpoints/runs/a", "csi"),
+        ("gs://bucket/runs/a", "/gkeml/checkpoints", "csi"),  # only-dir mounts runs/a
         ("pvc://ckpt/runs", "/gkeml/checkpoints", "persistentVolumeClaim"),
         ("/mnt/filestore/ckpt", "/mnt/filestore/ckpt", None),
         (None, "/gkeml/checkpoints", "emptyDir"),
@@ -168,7 +168,9 @@ def test_checkpoint_locations(checkpoint_dir, env_value, volume_key):
     volumes = {v["name"]: v for v in spec.get("volumes", [])}
     if volume_key:
         assert volume_key in volumes["checkpoints"]
-    assert bool(m.notes) == (checkpoint_dir is None)
+    assert any("checkpoint_dir is not set" in n for n in m.notes) == (checkpoint_dir is None)
+    # A bucket needs an IAM grant for the pods' service account.
+    assert any("add-iam-policy-binding" in n for n in m.notes) == (volume_key == "csi")
 
 
 def test_sharing_uses_affinity_for_both_label_spellings_and_mps_gets_host_ipc():

@@ -201,7 +201,7 @@ def test_startup_budget_grows_with_weights():
     assert startup_seconds(16) == 600
     assert startup_seconds(141.2) == 900
     assert startup_seconds(811.8) > 3000
-    assert startup_seconds(811.8, downloads=False) == 600
+    assert startup_seconds(811.8, None) == 600
 
 
 def shape_of(name: str) -> ModelShape:
