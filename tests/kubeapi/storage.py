@@ -75,7 +75,8 @@ def _storage_class(old: dict[str, Any], new: dict[str, Any]) -> list[FieldError]
         if (old.get(key) or None) != (new.get(key) or None):
             errs.append(FieldError("Forbidden", key, f"updates to {key} are forbidden."))
     if old.get("volumeBindingMode") != new.get("volumeBindingMode"):
-        errs.append(invalid("volumeBindingMode", new.get("volumeBindingMode"), "field is immutable"))
+        mode = new.get("volumeBindingMode")
+        errs.append(invalid("volumeBindingMode", mode, "field is immutable"))
     return errs
 
 
@@ -86,11 +87,11 @@ def _claim(old: dict[str, Any], new: dict[str, Any]) -> list[FieldError]:
         before = {k: v for k, v in before.items() if v is not None}
     bound = (new.get("status") or {}).get("phase") == "Bound"
     if bound:
-        for key in ("volumeAttributesClassName",):
-            if key in after:
-                before[key] = after[key]
-            else:
-                before.pop(key, None)
+        key = "volumeAttributesClassName"
+        if key in after:
+            before[key] = after[key]
+        else:
+            before.pop(key, None)
         before["resources"] = _with_storage(before, _storage(after))
     errs = []
     if before != after:
@@ -104,10 +105,13 @@ def _claim(old: dict[str, Any], new: dict[str, Any]) -> list[FieldError]:
         )
     capacity = ((old.get("status") or {}).get("capacity") or {}).get("storage", "0")
     new_size = _storage(after)
-    if new_size is not None and _less(new_size, _storage(old.get("spec") or {})):
-        if parse_quantity(new_size) <= parse_quantity(capacity):
-            path = "spec.resources.requests.storage"
-            errs.append(FieldError("Forbidden", path, "field can not be less than status.capacity"))
+    if (
+        new_size is not None
+        and _less(new_size, _storage(old.get("spec") or {}))
+        and parse_quantity(new_size) <= parse_quantity(capacity)
+    ):
+        path = "spec.resources.requests.storage"
+        errs.append(FieldError("Forbidden", path, "field can not be less than status.capacity"))
     if (old.get("spec") or {}).get("volumeMode") != after.get("volumeMode"):
         errs.append(invalid("volumeMode", after.get("volumeMode"), "field is immutable"))
     return errs
