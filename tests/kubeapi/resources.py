@@ -86,6 +86,9 @@ BUILTINS: tuple[ResourceType, ...] = (
     _b("", "v1", "secrets", "Secret", True),
     _b("", "v1", "events", "Event", True, ("ev",)),
     _b("", "v1", "podtemplates", "PodTemplate", True),
+    _b("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",), ("status",)),
+    _b("", "v1", "persistentvolumes", "PersistentVolume", False, ("pv",), ("status",)),
+    _b("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ("sc",)),
     _b("batch", "v1", "jobs", "Job", True, (), ("status",), categories=("all",)),
     _b(
         "apps",
