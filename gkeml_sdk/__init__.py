@@ -32,6 +32,9 @@ _EXPORTS = {
     "Route": "gkeml_sdk.spec.serving.routing",
     "ModelSize": "gkeml_sdk.spec.serving.model_size",
     "ServePlan": "gkeml_sdk.spec.serving.plan",
+    "Tenant": "gkeml_sdk.spec.tenancy.tenant",
+    "TenantModel": "gkeml_sdk.spec.tenancy.tenant",
+    "Tier": "gkeml_sdk.spec.tenancy.tier",
     "RetryPolicy": "gkeml_sdk.spec.retry",
     "SecretRef": "gkeml_sdk.spec.secrets",
     "GcsFuse": "gkeml_sdk.spec.volumes",
@@ -48,7 +51,11 @@ _EXPORTS = {
     "LocalSettings": "gkeml_sdk.local.options",
     "LocalOptions": "gkeml_sdk.local.options",
     "ServeHandle": "gkeml_sdk.cluster.serving.handle",
+    "StandbyManager": "gkeml_sdk.cluster.tenants.manager",
+    "LeaseTiming": "gkeml_sdk.cluster.tenants.lease",
+    "DrillReport": "gkeml_sdk.cluster.tenants.drill",
     "load_specs": "gkeml_sdk.specfile",
+    "compile_tenants": "gkeml_sdk.compile.tenancy.tenant",
     "gpu_models": "gkeml_sdk.hardware",
     "tpu_generations": "gkeml_sdk.hardware",
     "Run": "gkeml_sdk.run",
@@ -88,6 +95,7 @@ __all__ = [
     "ClusterSetup",
     "ConfigError",
     "CostEstimate",
+    "DrillReport",
     "Evidence",
     "Explanation",
     "FailureCause",
@@ -99,6 +107,7 @@ __all__ = [
     "GkemlError",
     "HyperdiskML",
     "KubernetesSettings",
+    "LeaseTiming",
     "LocalOptions",
     "LocalSettings",
     "Manifests",
@@ -125,13 +134,18 @@ __all__ = [
     "ServePlan",
     "SetupPlan",
     "SpecError",
+    "StandbyManager",
     "Team",
+    "Tenant",
+    "TenantModel",
+    "Tier",
     "TopologyPlacement",
     "TpuSlice",
     "TrainingJob",
     "Transition",
     "Verdict",
     "__version__",
+    "compile_tenants",
     "gpu_models",
     "load_specs",
     "runs_html",
@@ -145,7 +159,11 @@ if TYPE_CHECKING:
     from gkeml_sdk.cluster.api.transport import ApiRetrySettings
     from gkeml_sdk.cluster.serving.handle import ServeHandle
     from gkeml_sdk.cluster.setup import SetupPlan
+    from gkeml_sdk.cluster.tenants.drill import DrillReport
+    from gkeml_sdk.cluster.tenants.lease import LeaseTiming
+    from gkeml_sdk.cluster.tenants.manager import StandbyManager
     from gkeml_sdk.compile.manifests import Manifests
+    from gkeml_sdk.compile.tenancy.tenant import compile_tenants
     from gkeml_sdk.errors import (
         ClusterError,
         ConfigError,
@@ -177,6 +195,8 @@ if TYPE_CHECKING:
     from gkeml_sdk.spec.serving.plan import ServePlan
     from gkeml_sdk.spec.serving.routing import Route, Routing
     from gkeml_sdk.spec.setup import Capacity, ClusterSetup, Team
+    from gkeml_sdk.spec.tenancy.tenant import Tenant, TenantModel
+    from gkeml_sdk.spec.tenancy.tier import Tier
     from gkeml_sdk.spec.tpu import TpuSlice
     from gkeml_sdk.spec.volume_disks import HyperdiskML, Parallelstore
     from gkeml_sdk.spec.volumes import GcsCache, GcsFuse, Pvc

@@ -10,12 +10,12 @@ from gkeml_sdk.errors import SpecError
 from gkeml_sdk.spec.base import load_yaml_all
 from gkeml_sdk.spec.job import TrainingJob
 
-SPEC_KINDS = ("TrainingJob", "ServeModel")
+SPEC_KINDS = ("TrainingJob", "ServeModel", "Tenant")
 
 
 def load_specs(path: str | Path) -> list[Any]:
-    """Every spec object in `path`: YAML documents with `kind: TrainingJob|ServeModel`
-    (kind defaults to TrainingJob), or the TrainingJob/ServeModel objects a Python file
+    """Every spec object in `path`: YAML documents with `kind: TrainingJob|ServeModel|Tenant`
+    (kind defaults to TrainingJob), or the TrainingJob/ServeModel/Tenant objects a Python file
     defines at module level.
 
     Example:
@@ -71,6 +71,10 @@ def _spec_class(kind: str, file: Path) -> Any:
         from gkeml_sdk.spec.serving.model import ServeModel
 
         return ServeModel
+    if kind == "Tenant":
+        from gkeml_sdk.spec.tenancy.tenant import Tenant
+
+        return Tenant
     raise SpecError(f"{file}: unknown kind {kind!r}", fix=f"kind: one of {', '.join(SPEC_KINDS)}")
 
 

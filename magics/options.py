@@ -44,7 +44,7 @@ def job_fields(ns: argparse.Namespace, defaults: MagicDefaults) -> dict[str, Any
     accelerator = _accelerator(ns)
     if accelerator is not None:
         out["accelerator"] = accelerator
-    for key in ("nodes", "procs_per_node", "cpu", "memory"):
+    for key in ("nodes", "procs_per_node", "cpu", "memory", "provisioning", "network"):
         if getattr(ns, key) is not None:
             out[key] = getattr(ns, key)
     if ns.gang is not None:

@@ -209,6 +209,16 @@ def _job_options(parser: MagicParser) -> None:
     )
     parser.add_argument("--spot", action="store_true", help="run on Spot capacity")
     parser.add_argument(
+        "--provisioning",
+        choices=("standard", "flex-start", "queued"),
+        help="how GKE finds the nodes: on demand, DWS flex-start, or DWS queued (all at once)",
+    )
+    parser.add_argument(
+        "--network",
+        choices=("auto", "standard", "gpudirect"),
+        help="node-to-node networking (default auto: GPUDirect where the machine has it)",
+    )
+    parser.add_argument(
         "--gang",
         action=argparse.BooleanOptionalAction,
         default=None,

@@ -32,6 +32,9 @@ BUILTIN_GROUPS = {
     "networking.k8s.io",
     "rbac.authorization.k8s.io",
     "storage.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "events.k8s.io",
     "resource.k8s.io",  # DRA claim templates: kubernetes-validate knows resource.k8s.io/v1
 }
 

@@ -94,6 +94,23 @@ class MpiRanks:
 
 
 @dataclass(frozen=True)
+class SleepMode:
+    """How a started server parks its weights off the GPU and takes them back (vLLM's
+    "Sleep Mode" page): the warm standby tier.
+
+    Example:
+        >>> from gkeml_sdk.catalog.engines import engine
+        >>> engine("vllm").sleep_mode.wake_path
+        '/wake_up'
+    """
+
+    flag: str
+    env: tuple[tuple[str, str], ...]  # the sleep/wake endpoints are development endpoints
+    sleep_path: str
+    wake_path: str
+
+
+@dataclass(frozen=True)
 class Engine:
     """One serving engine.
 
@@ -127,6 +144,7 @@ class Engine:
     metrics_path: str = "/metrics"
     multi_host: MultiHost | None = None
     mpi: MpiRanks | None = None
+    sleep_mode: SleepMode | None = None
     parallelism_at_build: bool = False  # TP/PP/batch baked into the engine files
     dtype_with_quantization: bool = True
     downloads_weights: bool = True  # from the Hugging Face Hub at start-up

@@ -10,7 +10,15 @@ was built. Which of the two is said by the row's capability fields.
 
 from __future__ import annotations
 
-from gkeml_sdk.catalog.engine_row import CACHE_MOUNT, Engine, Flags, Metric, MpiRanks, MultiHost
+from gkeml_sdk.catalog.engine_row import (
+    CACHE_MOUNT,
+    Engine,
+    Flags,
+    Metric,
+    MpiRanks,
+    MultiHost,
+    SleepMode,
+)
 from gkeml_sdk.catalog.names import resolve
 
 ENGINES: tuple[Engine, ...] = (
@@ -61,6 +69,12 @@ ENGINES: tuple[Engine, ...] = (
             worker="bash /vllm-workspace/examples/online_serving/multi-node-serving.sh worker "
             "--ray_address=$(LWS_LEADER_ADDRESS)",
             args=("--distributed-executor-backend", "ray"),
+        ),
+        sleep_mode=SleepMode(
+            flag="--enable-sleep-mode",
+            env=(("VLLM_SERVER_DEV_MODE", "1"),),
+            sleep_path="/sleep?level=1",
+            wake_path="/wake_up",
         ),
         cache_env=(("HF_HOME", f"{CACHE_MOUNT}/huggingface"),),
         gateway_engine_type="vllm",

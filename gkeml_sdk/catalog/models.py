@@ -7,45 +7,10 @@ Adding a model is one `LlmModel(...)` row below plus a test row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from gkeml_sdk.catalog.model_row import LlmModel
 from gkeml_sdk.catalog.names import UnknownName
 
-
-@dataclass(frozen=True)
-class LlmModel:
-    """One open model's size and attention shape, as sizing needs them.
-
-    Example:
-        >>> row = llm_model("meta-llama/Llama-3.1-70B-Instruct")
-        >>> row.params_b, row.layers, row.kv_heads, row.head_dim
-        (70.6, 80, 8, 128)
-    """
-
-    ids: tuple[str, ...]  # Hugging Face repo ids; the first is canonical
-    display: str
-    params_b: float  # billions of parameters, every expert included for MoE
-    layers: int
-    attention_heads: int
-    kv_heads: int
-    head_dim: int
-    max_context: int
-    gated: bool = False  # the Hub asks for a token (licence acceptance)
-    # Multi-head latent attention (DeepSeek-V3/R1) caches one latent per layer instead of K/V heads.
-    kv_lora_rank: int = 0
-    qk_rope_head_dim: int = 0
-    checkpoint_quantization: str | None = None  # how the published weights are stored
-    aliases: tuple[str, ...] = ()
-
-    @property
-    def key(self) -> str:
-        """The canonical repo id."""
-        return self.ids[0]
-
-    @property
-    def mla(self) -> bool:
-        """True for multi-head latent attention models."""
-        return self.kv_lora_rank > 0
+__all__ = ["MODELS", "LlmModel", "find_model", "llm_model", "model_names"]
 
 
 MODELS: tuple[LlmModel, ...] = (
@@ -148,6 +113,29 @@ MODELS: tuple[LlmModel, ...] = (
         131072,
         gated=True,
         aliases=("llama-3.1-405b",),
+    ),
+    LlmModel(
+        ("meta-llama/Llama-2-7b-chat-hf", "meta-llama/Llama-2-7b-hf"),
+        "Llama 2 7B",
+        6.74,
+        32,
+        32,
+        32,
+        128,
+        4096,
+        gated=True,
+        aliases=("llama-2-7b",),
+    ),
+    LlmModel(
+        ("TinyLlama/TinyLlama-1.1B-Chat-v1.0",),
+        "TinyLlama 1.1B",
+        1.1,
+        22,
+        32,
+        4,
+        64,
+        2048,
+        aliases=("tiny-llama-1b", "tinyllama-1.1b"),
     ),
     LlmModel(
         ("mistralai/Mistral-7B-Instruct-v0.3", "mistralai/Mistral-7B-v0.3"),

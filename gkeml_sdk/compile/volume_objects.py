@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gkeml_sdk.catalog import storage
+from gkeml_sdk.compile.shared import shared_metadata
 from gkeml_sdk.spec.volume_base import VolumeBase
 from gkeml_sdk.spec.volume_disks import HyperdiskML, Parallelstore
 from gkeml_sdk.spec.volumes import GcsFuse
@@ -17,7 +18,8 @@ ROLES = {True: "roles/storage.objectViewer", False: "roles/storage.objectUser"}
 
 
 def volume_objects(volumes: Sequence[VolumeBase], namespace: str, sa: str | None) -> list[Obj]:
-    """Objects to apply before the pods that mount `volumes` (cluster-scoped ones first).
+    """Objects to create before the pods that mount `volumes` (cluster-scoped ones first).
+    They are shared (`compile.shared`): created when missing, never owned by a run.
 
     Example:
         >>> from gkeml_sdk.spec.volume_disks import HyperdiskML
@@ -86,7 +88,7 @@ def _hyperdisk_class(volume: HyperdiskML) -> Obj:
         "apiVersion": "storage.k8s.io/v1",
         "kind": "StorageClass",
         # Named by its parameters: they cannot change once created, and equal volumes share it.
-        "metadata": {"name": f"gkeml-hyperdisk-ml-{volume.throughput_mib}mi"},
+        "metadata": shared_metadata(f"gkeml-hyperdisk-ml-{volume.throughput_mib}mi"),
         "provisioner": storage.PD_PROVISIONER,
         "parameters": {
             "type": storage.HYPERDISK_ML_TYPE,
@@ -105,7 +107,7 @@ def _data_source(volume: HyperdiskML, namespace: str, ksa: str) -> Obj:
     return {
         "apiVersion": storage.POPULATOR_API,
         "kind": storage.POPULATOR_KIND,
-        "metadata": {"name": volume.claim, "namespace": namespace},
+        "metadata": shared_metadata(volume.claim, namespace),
         "spec": {"cloudStorage": {"serviceAccountName": ksa, "uri": uri}},
     }
 
@@ -139,7 +141,7 @@ def _parallelstore_pv(volume: Parallelstore, namespace: str) -> Obj:
         "apiVersion": "v1",
         "kind": "PersistentVolume",
         # Cluster-scoped: the namespace keeps two namespaces' volumes apart.
-        "metadata": {"name": f"{namespace}-{volume.claim}"},
+        "metadata": shared_metadata(f"{namespace}-{volume.claim}"),
         "spec": {
             "storageClassName": "",
             "capacity": {"storage": volume.capacity},
@@ -170,6 +172,6 @@ def _claim_object(name: str, namespace: str, spec: Obj) -> Obj:
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": shared_metadata(name, namespace),
         "spec": spec,
     }

@@ -174,3 +174,24 @@ def test_with_no_cluster_jobs_and_status_show_the_local_runs_and_say_so_once(
     status = shell.run_line_magic("gke_status", "here")
     assert 'data-picture="run-timeline"' in status._repr_html_()
     assert "here (default): Succeeded" in repr(status)
+
+
+def test_provisioning_and_network_options_reach_the_job_and_its_price(
+    shell: InteractiveShell,
+) -> None:
+    from gkeml_magics.options import MagicDefaults, train_job
+    from gkeml_magics.parsers import parse, train_parser
+
+    line = "--gpu h100:8 --nodes 2 --provisioning queued --network standard --max-runtime 2h"
+    job = train_job(parse(train_parser(), line), MagicDefaults(), "print(1)")
+    assert (job.provisioning, job.network) == ("queued", "standard")
+    shell.run_line_magic("gke_config", "--image us-docker.pkg.dev/p/r/trainer:1 --queue team-a")
+    result, _, _, texts = run(shell, f"%%gke_train --dry-run --name dws {line}\nprint('x')\n")
+    assert result.success, result.error_in_exec
+    assert "cloud.google.com/gke-queued" in texts[-1]
+    assert "provreq.kueue.x-k8s.io/maxRunDurationSeconds" in texts[-1]
+    _, _, _, cost = run(shell, "%gke_cost --gpu h100:8 --provisioning flex-start")
+    chosen = next(row for row in cost[-1].splitlines() if "<- this job" in row)
+    assert chosen.lstrip().startswith("flex-start"), cost[-1]
+    _, _, stderr, _ = run(shell, "%gke_cost --gpu h100:8 --provisioning flex-start --spot")
+    assert "--spot with --provisioning flex-start" in stderr and "Traceback" not in stderr

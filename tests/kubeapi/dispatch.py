@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from . import discovery, errors
 from .api import Api
 from .calls import Call, Reply
 from .objects import parse_bool
+from .podproxy import PROXY_PATH
 from .routing import parse_resource_path
 from .watch import WatchOptions, WatchStream
 
@@ -52,6 +54,8 @@ class Dispatcher:
             doc = self._discovery(path)
             if doc is not None:
                 return Reply(200, doc)
+        if PROXY_PATH.match(unquote(path)):
+            return self.kube.pod_proxy.forward(method, path, query, body)
         route = parse_resource_path(path)
         if route is None:
             if path in ("/healthz", "/livez", "/readyz"):

@@ -80,12 +80,15 @@ def _b(
 BUILTINS: tuple[ResourceType, ...] = (
     _b("", "v1", "namespaces", "Namespace", False, ("ns",), ("status",)),
     _b("", "v1", "nodes", "Node", False, ("no",), ("status",)),
-    _b("", "v1", "pods", "Pod", True, ("po",), ("status", "log"), categories=("all",)),
+    _b("", "v1", "pods", "Pod", True, ("po",), ("status", "log", "proxy"), categories=("all",)),
     _b("", "v1", "configmaps", "ConfigMap", True, ("cm",)),
     _b("", "v1", "services", "Service", True, ("svc",), ("status",), categories=("all",)),
     _b("", "v1", "secrets", "Secret", True),
     _b("", "v1", "events", "Event", True, ("ev",)),
     _b("", "v1", "podtemplates", "PodTemplate", True),
+    _b("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",), ("status",)),
+    _b("", "v1", "persistentvolumes", "PersistentVolume", False, ("pv",), ("status",)),
+    _b("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ("sc",)),
     _b("batch", "v1", "jobs", "Job", True, (), ("status",), categories=("all",)),
     _b(
         "apps",
@@ -108,6 +111,14 @@ BUILTINS: tuple[ResourceType, ...] = (
         categories=("all",),
     ),
     _b("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",), ("status",)),
+    _b("", "v1", "resourcequotas", "ResourceQuota", True, ("quota",), ("status",)),
+    _b("", "v1", "limitranges", "LimitRange", True, ("limits",)),
+    _b("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",)),
+    _b("coordination.k8s.io", "v1", "leases", "Lease", True),
+    _b("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True, ("netpol",)),
+    _b("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
+    _b("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
+    _b("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ("pc",)),
     # Built in and served by default from Kubernetes 1.34 (DRA GA).
     _b("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True),
     _b(

@@ -19,6 +19,7 @@ from .dispatch import Dispatcher
 from .faults import FaultInjector
 from .handler import Handler
 from .podlogs import PodLogs
+from .podproxy import PodProxy
 from .resources import Registry, resource_from_crd
 from .store import Store
 from .tracking import Tracking
@@ -57,6 +58,7 @@ class KubeAPIServer(Tracking):
         self.dispatcher = Dispatcher(self, self.api)
         self.faults = FaultInjector()
         self.pod_logs = PodLogs()
+        self.pod_proxy = PodProxy(self.store)
         self.forbidden_namespaces: set[str] = set(forbidden_namespaces)
         # GET answers of aggregated API servers (e.g. Kueue's visibility API), by path.
         self.aggregated: dict[str, Any] = {}

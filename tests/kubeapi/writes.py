@@ -11,6 +11,7 @@ from .calls import Call, Reply
 from .managed import Entry, record_update
 from .objects import comparable, json_copy, meta, new_uid, now_rfc3339, spec_changed, view
 from .resources import ResourceType
+from .storage import storage_defaults, storage_update_causes
 from .store import Store
 from .validation import metadata_causes, validate_builtin, validate_custom
 
@@ -133,6 +134,8 @@ class Writer:
         else:
             more, warnings = validate_custom(call.rt, call.version, obj, call.field_validation)
         causes.extend(more)
+        if old is not None and not call.subresource:
+            causes.extend(storage_update_causes(call.rt, old, obj))
         if not call.rt.builtin:
             causes.extend(self._cel_causes(call, obj, old, bool(causes)))
         if causes:
@@ -227,6 +230,8 @@ class Writer:
             create_defaults(rt, new)
         if rt.key == "secrets":
             _secret_data(new)
+        if not sub:
+            storage_defaults(rt, new, creating=old is None)
         review = self._review(call, new, old) if self.validate and not sub else None
         if review is not None:
             admission.mutate(review)

@@ -63,6 +63,41 @@ class KubeClient:
         )
         return dict(created) if created else None
 
+    def replace(self, obj: Obj) -> Obj | None:
+        """Update (PUT) `obj` as read, with its resourceVersion; None when it changed since
+        (409 Conflict), so the caller reads it again. Leases and counters need this."""
+        res = resource_of(obj)
+        meta = obj["metadata"]
+        updated = self.transport.call(
+            "PUT",
+            res.path(meta.get("namespace"), meta["name"]),
+            action=f"update {obj['kind']} {meta['name']}",
+            query=[("fieldManager", FIELD_MANAGER)],
+            body=obj,
+            ok_statuses=frozenset({409}),
+        )
+        return dict(updated) if updated else None
+
+    def patch(
+        self, res: Resource, name: str, namespace: str | None, patch: Obj, *, sub: str = ""
+    ) -> Obj:
+        """JSON merge patch of one object (or of its `sub`resource, e.g. status)."""
+        return dict(
+            self.transport.call(
+                "PATCH",
+                res.path(namespace, name, sub),
+                action=f"patch {res.kind} {name}",
+                query=[("fieldManager", FIELD_MANAGER)],
+                body=patch,
+                content_type="application/merge-patch+json",
+            )
+        )
+
+    def post(self, path: str, *, action: str, query: list[tuple[str, str]] | None = None) -> Any:
+        """POST with an empty body to any path (a pod's HTTP server through the API
+        server's `pods/proxy`)."""
+        return self.transport.call("POST", path, action=action, query=query or [], body={})
+
     def get(self, res: Resource, name: str, namespace: str | None = None) -> Obj:
         """Read one object; `NotFoundError` when absent."""
         return dict(

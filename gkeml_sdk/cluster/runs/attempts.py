@@ -11,6 +11,7 @@ from typing import Any
 from gkeml_sdk.cluster.api.kube import KubeClient
 from gkeml_sdk.cluster.api.objects import labels, uid
 from gkeml_sdk.cluster.api.resources import Resource, resource, resource_of
+from gkeml_sdk.cluster.api.shared_objects import ensure_shared, split_shared
 from gkeml_sdk.cluster.runs.record import AttemptRecord, RunRecord
 from gkeml_sdk.compile.contract import ATTEMPT_LABEL, RUN_ID_LABEL
 from gkeml_sdk.errors import ClusterError
@@ -62,7 +63,10 @@ class Attempts:
         if attempt.spot != job.spot:
             job = job.with_changes(spot=attempt.spot)
         manifests = job.compile(attempt=attempt.attempt)
-        for obj in manifests.objects:
+        # Data volumes first, as they are if they exist: no run owns them, no attempt deletes them.
+        shared, owned = split_shared(manifests.objects)
+        ensure_shared(self.kube, shared)
+        for obj in owned:
             if obj is not manifests.main:  # the code ConfigMap, shared by every attempt
                 meta = obj["metadata"]
                 found = self.kube.find(resource_of(obj), meta["name"], meta["namespace"])

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.cluster.api.objects import labels, uid
 from gkeml_sdk.cluster.api.resources import resource, resource_of
+from gkeml_sdk.cluster.api.shared_objects import ensure_shared, split_shared
 from gkeml_sdk.cluster.api.streams import StreamHub, StreamSpec, deadline
 from gkeml_sdk.cluster.serving.status import ServingStatus, serving_status
 from gkeml_sdk.compile.serving.labels import SERVE_LABEL
@@ -21,7 +22,9 @@ if TYPE_CHECKING:
     from gkeml_sdk.cluster.backend import KubernetesBackend
 
 PODS = resource("v1", "Pod")
-BUILTIN_APIS = frozenset({"v1", "apps/v1", "batch/v1", "policy/v1", "autoscaling/v2"})
+BUILTIN_APIS = frozenset(
+    {"v1", "apps/v1", "batch/v1", "policy/v1", "autoscaling/v2", "storage.k8s.io/v1"}
+)
 Obj = dict[str, Any]
 
 
@@ -114,7 +117,7 @@ class ServeHandle:
         if autoscaling is not None and replicas > 0:
             bounds = {"min": replicas, "max": max(autoscaling.max, replicas)}
             target = Autoscaling.model_validate({**autoscaling.model_dump(), **bounds})
-        before = self.svc.compile().objects
+        before = split_shared(self.svc.compile().objects)[1]
         self.svc = self.svc.with_changes(replicas=target)
         after = self.svc.compile().objects
         apply_owned(self._backend, after, self.name)
@@ -125,8 +128,9 @@ class ServeHandle:
                 self._backend.kube.delete(resource_of(obj), meta["name"], meta.get("namespace"))
 
     def delete(self) -> None:
-        """Delete every object of the service (the server last, so traffic stops first)."""
-        for obj in self.svc.compile().objects:
+        """Delete every object of the service (the server last, so traffic stops first); the
+        weights' claim and what fills it stay, for the next service that loads them."""
+        for obj in split_shared(self.svc.compile().objects)[1]:
             res = resource_of(obj)
             self._backend.kube.delete(
                 res, obj["metadata"]["name"], obj["metadata"].get("namespace")
@@ -160,12 +164,15 @@ def serve(backend: KubernetesBackend, svc: ServeModel) -> ServeHandle:
 
 
 def apply_owned(backend: KubernetesBackend, objects: list[Obj], name: str) -> None:
-    """Server-side apply `objects` of service `name`, in order. An object of that name that
+    """Server-side apply `objects` of service `name`, in order, after creating the shared
+    ones that are missing (`cluster.api.shared_objects`). An object of that name that
     belongs to something else is never applied over (`ClusterError`); one still being
     deleted (a service deleted and served again) is waited out, or the apply would land on
     it and vanish with it."""
     end = time.monotonic() + backend.attempts.deletion_timeout
-    for obj in objects:
+    shared, owned = split_shared(objects)
+    ensure_shared(backend.kube, shared)  # the weights' volume: created when missing, not owned
+    for obj in owned:
         res, meta = resource_of(obj), obj["metadata"]
         current = backend.kube.find(res, meta["name"], meta.get("namespace"))
         if current is not None:

@@ -5,6 +5,7 @@ and the category and cause the explanation gives."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from gkeml_sdk import Category, TrainingJob
 
 from .conftest import make_client, queue
 from .kueue_objects import END, gang, install, kueue_reports_usage
-from .replay import Replayer
+from .replay import FIXTURES, Replayer
 
 
 @pytest.fixture
@@ -92,3 +93,32 @@ def test_explain_names_the_cause_of_each_recorded_scenario(
         assert word in explanation.sentence
     assert explanation.evidence, "an explanation shows what it read"
     assert all(e.kind and e.name for e in explanation.evidence)
+
+
+def test_a_queued_run_names_its_place_from_the_recorded_visibility_answer(kueue: Any) -> None:
+    """Kueue's visibility API as recorded for the same moment, served by the test API server the
+    way the aggregated API server answers: the sentence then says where the run waits."""
+    path = FIXTURES / "jobset-queued-behind-another.pendingworkloads.json"
+    if not path.is_file():
+        pytest.skip(f"Kueue recordings not found at {FIXTURES}")
+    recorded = json.loads(path.read_text())
+    for item in recorded["items"]:
+        item["metadata"]["namespace"] = "ml"
+    kueue.serve_aggregated(
+        "/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/ml/localqueues/team-a/pendingworkloads",
+        recorded,
+    )
+    client = make_client(kueue)
+    jobs = [gang("second", nodes=1, gang=True), gang("first")]
+    for spec in jobs:
+        client.submit(spec)
+    for spec in jobs:
+        Replayer(kueue, "ml", spec.name, 1, spec.name).play(
+            "jobset-queued-behind-another", spec.name, pause=0, until=2.0,
+            kinds=("JobSet", "Job", "Workload", "Pod", "Event"),
+        )  # fmt: skip
+    kueue_reports_usage(kueue)
+    explanation = client.get_run("second").explain()
+    print(explanation.sentence)
+    assert explanation.category is Category.QUOTA
+    assert explanation.sentence.startswith("Queued 1st in team-a"), explanation.sentence

@@ -38,6 +38,8 @@ KV_TABLE = [
     ("google/gemma-2-9b-it", 336, 2.6),
     ("meta-llama/Llama-3.1-70B-Instruct", 320, 2.5),
     ("meta-llama/Llama-3.1-405B-Instruct", 504, 3.9),
+    ("llama-2-7b", 512, 4.0),  # no grouped-query attention: 32 K/V heads
+    ("tiny-llama-1b", 22, 0.17),
 ]
 
 

@@ -1,0 +1,1 @@
+"""Tenants on a cluster: the standby manager, its leader election, status and drills."""

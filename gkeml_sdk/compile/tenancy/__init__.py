@@ -1,0 +1,1 @@
+"""Tenant -> namespace isolation, queues, serving with standbys, and header routing."""

@@ -1,0 +1,1 @@
+"""Tenants: isolation tiers, GPU quotas and the models each tenant serves."""

@@ -1,0 +1,65 @@
+"""Leader election on a Lease as client-go does it: acquire, renew, expiry judged by local
+observation, a stale update refused with 409, release."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gkeml_sdk.cluster.api.kube import KubeClient
+from gkeml_sdk.cluster.api.transport import Transport
+from gkeml_sdk.cluster.tenants.lease import LEASES, LeaderElector, LeaseTiming
+from tests.integration.cluster.conftest import FAST_RETRY
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def elector(server: Any, identity: str, clock: Clock) -> LeaderElector:
+    kube = KubeClient(Transport(server.api_client(), api_retry=FAST_RETRY))
+    timing = LeaseTiming(lease_seconds=15, renew_deadline_seconds=10, retry_seconds=2)
+    return LeaderElector(kube, "default", "lead", identity, timing, clock=clock)
+
+
+def test_one_leader_renews_and_another_takes_over_after_expiry(kube_api: Any) -> None:
+    clock = Clock()
+    a, b = elector(kube_api, "a", clock), elector(kube_api, "b", clock)
+    assert a.try_acquire_or_renew() and a.leading
+    assert not b.try_acquire_or_renew() and not b.leading
+    clock.now += 14  # within the duration since b first saw the lease
+    assert not b.try_acquire_or_renew()
+    assert a.try_acquire_or_renew()  # a renews: b sees a new renewTime and waits again
+    assert not b.try_acquire_or_renew()
+    clock.now += 14
+    assert not b.try_acquire_or_renew()
+    assert not a.leading  # a's last renewal is 14 s old: past its 10 s deadline
+    clock.now += 2  # 16 s since b first saw the last renewal: expired
+    assert b.try_acquire_or_renew() and b.leading
+    lease = kube_api.store.get("leases", "default", "lead")
+    assert lease["spec"]["holderIdentity"] == "b" and lease["spec"]["leaseTransitions"] == 1
+    assert lease["spec"]["leaseDurationSeconds"] == 15
+
+
+def test_a_stale_update_gets_409_and_loses(kube_api: Any) -> None:
+    clock = Clock()
+    a = elector(kube_api, "a", clock)
+    assert a.try_acquire_or_renew()
+    current = a.kube.get(LEASES, "lead", "default")
+    a.kube.replace({**current, "spec": {**current["spec"], "holderIdentity": "x"}})
+    stale = {**current, "spec": {**current["spec"], "holderIdentity": "y"}}
+    assert a.kube.replace(stale) is None  # 409 Conflict: resourceVersion moved on
+    assert kube_api.count("PUT", "/leases/lead", status=409) == 1
+
+
+def test_release_lets_the_next_candidate_in_at_once(kube_api: Any) -> None:
+    clock = Clock()
+    a, b = elector(kube_api, "a", clock), elector(kube_api, "b", clock)
+    assert a.try_acquire_or_renew()
+    assert not b.try_acquire_or_renew()
+    a.release()
+    clock.now += 1.5  # the released lease lasts one second
+    assert b.try_acquire_or_renew()

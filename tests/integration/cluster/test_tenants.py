@@ -1,0 +1,259 @@
+"""The standby manager on the fake API server: tenants applied as a strict server takes
+them, a drill per tier within its objective, two managers that never double-create, and a
+manager killed mid-failover whose successor finishes the failover."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gkeml_sdk import KubernetesSettings, compile_tenants, load_specs
+from gkeml_sdk.cluster.api.kube import KubeClient
+from gkeml_sdk.cluster.api.transport import Transport
+from gkeml_sdk.cluster.tenants.apply import apply_tenants
+from gkeml_sdk.cluster.tenants.drill import DrillReport
+from gkeml_sdk.cluster.tenants.lease import LeaseTiming
+from gkeml_sdk.cluster.tenants.manager import StandbyManager
+from tests.integration.cluster.conftest import FAST_RETRY
+from tests.kubeapi import KubeAPIServer
+from tests.kubeapi.kubelet import FakeKubelet
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "tenants.yaml"
+FAST_LEASE = LeaseTiming(lease_seconds=1, renew_deadline_seconds=0.8, retry_seconds=0.2)
+STANDBY_START = 1.0  # a new hot/warm standby pod's start-up on the fake kubelet
+COLD_START = 2.0  # a cold standby: the pod starts from nothing
+
+
+def start_seconds(deployment: dict[str, Any]) -> float:
+    name = deployment["metadata"]["name"]
+    if not name.endswith("-standby"):
+        return 0.0
+    return COLD_START if deployment["metadata"]["namespace"] == "tenant-c" else STANDBY_START
+
+
+def wait(check: Callable[[], Any], timeout: float = 10.0) -> Any:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError("condition not reached")
+
+
+@pytest.fixture
+def cluster(kube_api_factory: Callable[..., KubeAPIServer]) -> Iterator[Any]:
+    server = kube_api_factory(namespaces=("default", "kube-system", "serving"))
+    tenants = load_specs(EXAMPLE)
+    apply_tenants(KubeClient(Transport(server.api_client(), api_retry=FAST_RETRY)), tenants)
+    kubelet = FakeKubelet(server, [t.namespace for t in tenants], start_seconds, 0.2)
+    kubelet.start()
+    yield server, tenants, kubelet
+    kubelet.stop()
+
+
+def manager(server: KubeAPIServer, tenants: Any, identity: str) -> StandbyManager:
+    settings = KubernetesSettings(
+        api_client=server.api_client(), api_retry=FAST_RETRY, watch_seconds=30
+    )
+    return StandbyManager(tenants, settings=settings, identity=identity, lease=FAST_LEASE)
+
+
+def weights(server: KubeAPIServer, tenant: str, model: str) -> list[int]:
+    vs = server.store.get("virtualservices", tenant, f"{tenant}-models")
+    rule = next(r for r in vs["spec"]["http"] if r["name"] == model)
+    return [r["weight"] for r in rule["route"]]
+
+
+def lose_primaries(
+    server: KubeAPIServer, tenant: str = "tenant-a", model: str = "llama-2-7b"
+) -> None:
+    for pod in server.store.list("pods", tenant, f"gkeml.dev/serve={model}"):
+        not_ready = {"status": {"conditions": [{"type": "Ready", "status": "False"}]}}
+        server.store.patch("pods", tenant, pod["metadata"]["name"], not_ready)
+
+
+def status(server: KubeAPIServer, tenant: str) -> dict[str, str]:
+    found = server.store.get("configmaps", tenant, "gkeml-tenant-status")
+    return dict((found or {}).get("data") or {})
+
+
+def test_a_drill_per_tier_meets_its_objective(cluster: Any) -> None:
+    server, tenants, kubelet = cluster
+    m = manager(server, tenants, "one").start()
+    try:
+        rows = [m.drill(t.name, t.models[0].name, timeout=30).rows[0] for t in tenants]
+    finally:
+        m.stop()
+    print("\n" + DrillReport(tuple(rows)).table())
+    assert all(row.met for row in rows), rows
+    a, b, c = rows
+    # Hot: the standby already runs and takes traffic; only the manager's watch delays it.
+    assert a.recovery_seconds < STANDBY_START <= a.restore_seconds
+    assert (a.standbys_left, a.standbys_restored) == (0, 2)
+    assert a.restore_seconds >= STANDBY_START
+    # Warm: woken through the API server's pod proxy before the route moves.
+    assert ("tiny-llama-1b-standby-0", "/sleep?level=1") in kubelet.engine_calls
+    assert ("tiny-llama-1b-standby-0", "/wake_up") in kubelet.engine_calls
+    assert b.recovery_seconds >= 0.2 and b.standbys_restored == 1
+    # Cold: created on failover; recovery includes its start.
+    assert c.recovery_seconds >= COLD_START
+    for tenant in ("tenant-a", "tenant-b", "tenant-c"):
+        data = status(server, tenant)
+        assert data["failover_count"] == "1" and data["last_failover"]
+        assert data["failing_over"] == ""
+    events = {e["reason"] for e in server.store.list("events", "tenant-a")}
+    assert {"PrimaryLost", "FailedOver", "FailedBack"} <= events
+    # Back to the normal split after the drill.
+    assert weights(server, "tenant-a", "llama-2-7b") == [95, 5]
+    assert (
+        server.store.get("deployments", "tenant-a", "llama-2-7b-standby")["spec"]["replicas"] == 2
+    )
+
+
+COSTS = {
+    "tenant-a": (  # hot
+        "llama-2-7b",
+        [
+            ("PUT", "configmaps"),  # failover_count, last_failover, failing_over
+            ("PATCH", "virtualservices"),  # route 0/100
+            ("PATCH", "deployments"),  # standbys 2 -> 4: restore the count
+            ("POST", "events"),  # PrimaryLost
+            ("POST", "events"),  # FailedOver
+        ],
+    ),
+    "tenant-b": (  # warm
+        "tiny-llama-1b",
+        [
+            ("PUT", "configmaps"),
+            ("PATCH", "deployments"),  # 1 -> 2
+            ("POST", "pods"),  # POST .../pods/POD:8000/proxy/wake_up
+            ("PATCH", "pods"),  # annotation: awake
+            ("POST", "events"),
+            ("PATCH", "virtualservices"),  # once the woken standby is seen awake
+            ("POST", "events"),
+        ],
+    ),
+    "tenant-c": (  # cold
+        "qwen-7b",
+        [
+            ("PUT", "configmaps"),
+            ("PATCH", "deployments"),  # 0 -> 1: the cold standby starts
+            ("POST", "events"),
+            ("PATCH", "virtualservices"),  # once it is ready
+            ("POST", "events"),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("tenant", sorted(COSTS))
+def test_what_one_failover_costs_in_api_requests(cluster: Any, tenant: str) -> None:
+    server, tenants, _ = cluster
+    model, expected = COSTS[tenant]
+    m = manager(server, tenants, "one").start()
+    try:
+        assert m.ready.wait(10)
+        wait(lambda: status(server, tenant).get("ready_seen"))
+        running = next(t for t in tenants if t.name == tenant).tier.standbys
+        if tenant == "tenant-c":
+            running = 0
+        standbys = f"gkeml.dev/serve={model}-standby"
+        pods = lambda: server.store.list("pods", tenant, standbys)  # noqa: E731
+        wait(lambda: len([p for p in pods() if p["status"].get("conditions")]) == running, 20)
+        time.sleep(1.0)  # warm standbys put to sleep, allocations written
+        before = time.monotonic()
+        lose_primaries(server, tenant, model)  # the test plays the kubelet: not a request
+        wait(lambda: weights(server, tenant, model) == [0, 100], timeout=20)
+        time.sleep(0.5)
+        calls = [
+            (r.method, r.path.split(f"/namespaces/{tenant}/")[1].split("/")[0])
+            for r in list(server.request_log)
+            if r.started >= before and not r.watch and f"/namespaces/{tenant}/" in r.path
+        ]
+    finally:
+        m.stop()
+    print(f"\none failover of {tenant}/{model}: {len(calls)} API requests: {calls}")
+    assert sorted(calls) == sorted(expected)
+
+
+def test_two_managers_never_double_create_standbys(cluster: Any) -> None:
+    server, tenants, _ = cluster
+    server.store.delete("deployments", "tenant-a", "llama-2-7b-standby")
+    before = time.monotonic()
+    first, second = manager(server, tenants, "one"), manager(server, tenants, "two")
+    first.start()
+    second.start()
+    try:
+        wait(lambda: server.store.get("deployments", "tenant-a", "llama-2-7b-standby"))
+        time.sleep(1.0)
+        assert first.leading != second.leading
+        writes = [
+            r
+            for r in list(server.request_log)
+            if r.started >= before
+            and r.method != "GET"
+            and r.path.endswith("/deployments/llama-2-7b-standby")
+        ]
+        assert len(writes) == 1
+        lease = server.store.get("leases", "default", "gkeml-standby-manager")
+        assert lease["spec"]["holderIdentity"] in ("one", "two")
+    finally:
+        first.stop()
+        second.stop()
+
+
+def test_a_manager_killed_mid_failover_is_finished_by_the_next(cluster: Any) -> None:
+    server, tenants, _ = cluster
+    first = manager(server, tenants, "one").start()
+    wait(lambda: status(server, "tenant-a").get("ready_seen") and first.leading)
+    wait(lambda: weights(server, "tenant-a", "llama-2-7b") == [95, 5])
+    # The route update fails while the first manager runs: it dies before finishing.
+    rule = server.faults.inject("500", count=None, match=("PATCH", "virtualservices"))
+    lose_primaries(server)
+    wait(lambda: status(server, "tenant-a")["failing_over"] == "llama-2-7b")
+    wait(lambda: rule.hits >= 1)
+    first.stop(release=False)  # a crash: the Lease is left to expire
+    server.faults.clear()
+    assert weights(server, "tenant-a", "llama-2-7b") == [95, 5]
+    second = manager(server, tenants, "two").start()
+    try:
+        wait(lambda: weights(server, "tenant-a", "llama-2-7b") == [0, 100], timeout=10)
+        assert status(server, "tenant-a")["failover_count"] == "1"
+        lease = server.store.get("leases", "default", "gkeml-standby-manager")
+        assert lease["spec"]["holderIdentity"] == "two"
+        assert lease["spec"]["leaseTransitions"] == 1
+    finally:
+        second.stop()
+
+
+def test_a_drill_through_the_inference_gateway_moves_the_httproute(
+    kube_api_factory: Callable[..., KubeAPIServer],
+) -> None:
+    server = kube_api_factory(namespaces=("default", "kube-system", "serving"))
+    a = load_specs(EXAMPLE)[0]
+    gateway = type(a).model_validate(
+        a.model_dump() | {"routing": "inference-gateway", "gateway_cidrs": ["10.129.0.0/23"]}
+    )
+    kube = KubeClient(Transport(server.api_client(), api_retry=FAST_RETRY))
+    for obj in compile_tenants([gateway]).objects:
+        # GKE's HealthCheckPolicy/GCPBackendPolicy CRDs are not published: this cluster lacks them.
+        if obj["kind"] not in ("HealthCheckPolicy", "GCPBackendPolicy"):
+            kube.apply(obj)
+    kubelet = FakeKubelet(server, ["tenant-a"], start_seconds)
+    kubelet.start()
+    m = manager(server, [gateway], "one").start()
+    try:
+        row = m.drill("tenant-a", "llama-2-7b", timeout=30).rows[0]
+    finally:
+        m.stop()
+        kubelet.stop()
+    assert row.met and row.recovery_seconds < STANDBY_START
+    route = server.store.get("httproutes", "tenant-a", "tenant-a-models")
+    rule = next(r for r in route["spec"]["rules"] if r["name"] == "llama-2-7b")
+    assert [b["weight"] for b in rule["backendRefs"]] == [95, 5]  # failed back after the drill
+    assert status(server, "tenant-a")["failover_count"] == "1"
