@@ -75,7 +75,9 @@ def test_two_compiles_share_no_container(name):
     spec = SPECS[name]()
     first, second = spec.compile(), spec.compile()  # both alive: ids cannot be reused
     a, b = containers(first), containers(second)
-    shared = sorted(a[i] for i in set(a) & set(b))
+    # The root ("") is the list `containers` builds for the walk: a freed temporary whose id
+    # the second walk may reuse, not part of any output.
+    shared = sorted(a[i] for i in set(a) & set(b) if a[i])
     assert not shared, f"{len(shared)} containers shared between compiles, e.g. {shared[:3]}"
 
 
