@@ -14,6 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+# How long a SIGKILLed group may take to disappear before `stop_groups` gives up waiting.
+KILL_WAIT_SECONDS = 5.0
+
 
 @dataclass(frozen=True)
 class ProcessId:
@@ -96,7 +99,8 @@ def group_alive(leader: ProcessId) -> bool:
 
 
 def stop_groups(leaders: Iterable[ProcessId], grace: float, poll: float = 0.02) -> None:
-    """SIGTERM every group, wait up to `grace` seconds, then SIGKILL what is left."""
+    """SIGTERM every group, wait up to `grace` seconds, then SIGKILL what is left and wait until
+    it is gone (at most `KILL_WAIT_SECONDS`)."""
     pending = [p for p in leaders if group_alive(p)]
     for leader in pending:
         signal_group(leader, signal.SIGTERM)
@@ -106,6 +110,13 @@ def stop_groups(leaders: Iterable[ProcessId], grace: float, poll: float = 0.02) 
         pending = [p for p in pending if group_alive(p)]
     for leader in pending:
         signal_group(leader, signal.SIGKILL)
+    # SIGKILL lands asynchronously; a caller that starts the next attempt right after must not
+    # meet processes of this one, so wait (boundedly) until they are gone.
+    deadline = time.monotonic() + KILL_WAIT_SECONDS
+    while pending and time.monotonic() < deadline:
+        pending = [p for p in pending if group_alive(p)]
+        if pending:
+            time.sleep(poll)
 
 
 def free_ports(count: int) -> list[int]:

@@ -79,8 +79,16 @@ def test_gang_restarts_then_fails_as_user_code(backend: LocalBackend) -> None:
         "ReachedMaxRestarts",
     )
     assert run.counters.user_restarts == 2 and run.attempt == 3
-    rank0 = [line for line in run.logs() if line.startswith("[0]")]
-    assert rank0 == ["[0] attempt 0", "[0] attempt 1", "[0] attempt 2"]
+    lines = run.logs()
+    # Rank 1 prints, then fails every attempt; rank 0 may be stopped by the gang restart
+    # before it prints (on a loaded machine), but never prints out of order.
+    assert [line for line in lines if line.startswith("[1]")] == [
+        "[1] attempt 0",
+        "[1] attempt 1",
+        "[1] attempt 2",
+    ]
+    rank0 = [line for line in lines if line.startswith("[0]")]
+    assert rank0 == sorted(set(rank0)) and set(rank0) <= {f"[0] attempt {k}" for k in range(3)}
     assert [t.status.state for t in run.history].count(RunState.RESTARTING) == 2
 
 
