@@ -46,7 +46,7 @@ class Capacity(SpecModel):
 
     accelerator: Accelerator | TpuSlice
     provisioning: tuple[Mode, ...] = ("standard",)
-    name: str = ""  # derived: the GPU model, or the TPU generation and topology
+    name: str = ""  # derived: the GPU model (and MIG profile), or TPU generation and topology
     topology: bool = False
 
     @model_validator(mode="before")
@@ -60,7 +60,9 @@ class Capacity(SpecModel):
             kind = TpuSlice if "generation" in accelerator else Accelerator
             data["accelerator"] = accelerator = kind.model_validate(accelerator)
         if not data.get("name") and isinstance(accelerator, Accelerator):
-            data["name"] = accelerator.model
+            # MIG nodes are other nodes (their partition label), so another flavor and name.
+            mig = f"-{accelerator.mig.replace('.', '-')}" if accelerator.mig else ""
+            data["name"] = accelerator.model + mig
         elif not data.get("name") and isinstance(accelerator, TpuSlice):
             data["name"] = f"{accelerator.generation}-{accelerator.topology}"
         return data
@@ -113,13 +115,18 @@ class Capacity(SpecModel):
         from gkeml_sdk.catalog.provisioning import MODES
         from gkeml_sdk.spec.provisioning import capacity_mode
 
-        modes: dict[Accelerator | TpuSlice, set[Mode]] = {}
+        # Pools whose nodes a flavor cannot tell apart (h100 x4 and x8 machines carry the same
+        # labels) are one capacity: grouped by the capacity name, the first pool's hardware.
+        hardware: dict[str, Accelerator | TpuSlice] = {}
+        modes: dict[str, set[Mode]] = {}
         for pool in pools:
-            modes.setdefault(pool.hardware, set()).add(capacity_mode(pool.spot, pool.provisioning))
+            name = cls(accelerator=pool.hardware).name
+            hardware.setdefault(name, pool.hardware)
+            modes.setdefault(name, set()).add(capacity_mode(pool.spot, pool.provisioning))
         return [
-            cls(accelerator=hardware, provisioning=tuple(m for m in MODES if m in found),
+            cls(accelerator=hardware[name], provisioning=tuple(m for m in MODES if m in found),
                 topology=topology)
-            for hardware, found in modes.items()
+            for name, found in modes.items()
         ]  # fmt: skip
 
     def flavor(self, provisioning: str) -> str:

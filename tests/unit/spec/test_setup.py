@@ -188,3 +188,31 @@ def test_capacity_from_the_node_pools_a_platform_engineer_creates() -> None:
     setup = ClusterSetup(capacity=found, teams=[Team(name="a", quota={"h100": 8, "v5e-4x4": 4})])
     flavors = [f["metadata"]["name"] for f in setup.compile().of_kind("ResourceFlavor")]
     assert flavors == ["h100-spot", "h100-queued", "v5e-4x4-standard"]
+
+
+def test_pools_a_flavor_cannot_tell_apart_are_one_capacity_and_mig_pools_another() -> None:
+    from gkeml_sdk import NodePool
+
+    pools = [
+        NodePool(name="h100-8", hardware=Accelerator("h100", count=8)),
+        NodePool(name="h100-4", hardware=Accelerator("h100", count=4), spot=True),
+        NodePool(name="a100", hardware=Accelerator("a100-80gb", count=8)),
+        NodePool(name="a100-mig", hardware=Accelerator("a100-80gb", mig="1g.10gb")),
+    ]
+    found = Capacity.from_node_pools(pools)
+    assert [(c.name, c.provisioning) for c in found] == [
+        ("h100", ("standard", "spot")),
+        ("a100-80gb", ("standard",)),
+        ("a100-80gb-1g-10gb", ("standard",)),
+    ]
+    quota = {"h100": 16, "a100-80gb": 8, "a100-80gb-1g-10gb": 7}
+    setup = ClusterSetup(capacity=found, teams=[Team(name="a", quota=quota)])
+    flavors = {
+        f["metadata"]["name"]: f["spec"]["nodeLabels"]
+        for f in setup.compile().of_kind("ResourceFlavor")
+    }
+    partition = "cloud.google.com/gke-gpu-partition-size"
+    assert partition not in flavors["a100-80gb-standard"]
+    assert flavors["a100-80gb-1g-10gb-standard"][partition] == "1g.10gb"
+    for obj in setup.compile().objects:
+        validate_object(obj)
