@@ -221,7 +221,14 @@ class ClusterSetup(SpecModel):
     @classmethod
     def from_file(cls, path: str | Path) -> ClusterSetup:
         """Read a setup from a YAML file (the fields of `ClusterSetup`)."""
-        return cls.from_yaml(Path(path).read_text())
+        file = Path(path)
+        if not file.is_file():
+            raise fail(
+                f"{file}: no such file",
+                rule="a cluster setup is a YAML file of capacity, teams and priorities",
+                fix="pass the path of a setup file (docs: From an empty cluster to a queued job)",
+            )
+        return cls.from_yaml(file.read_text())
 
     def capacity_named(self, name: str) -> Capacity:
         """The capacity called `name`."""

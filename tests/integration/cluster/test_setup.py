@@ -181,3 +181,12 @@ def test_the_setup_example_applies_and_submits_on_the_test_server(
     jobset = kube_api.store.get("jobsets", "research", "llama-ft")
     assert jobset["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "research-queued"
     assert kube_api.store.get("namespaces", None, "prod") is not None
+
+
+def test_cli_names_a_missing_setup_file_in_one_line(tmp_path: Any, capsys: Any) -> None:
+    from gkeml_sdk.cli import main
+
+    missing = tmp_path / "setup.yaml"
+    assert main(["setup", "plan", str(missing), "--offline"]) != 0
+    err = capsys.readouterr().err
+    assert f"{missing}: no such file" in err and "Traceback" not in err
