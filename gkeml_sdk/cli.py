@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GkemlError as exc:
         from gkeml_sdk.commands.advice import cli_words
 
-        print(f"gkeml: error: {cli_words(str(exc))}", file=sys.stderr)
+        print(f"gkeml: error: {cli_words(str(exc), hasattr(args, 'local'))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -33,16 +33,22 @@ RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 
-def cli_words(message: str) -> str:
-    """A library message with its Python advice replaced by `gkeml` commands and flags.
+def cli_words(message: str, has_local: bool = True) -> str:
+    """A library message with its Python advice replaced by `gkeml` commands and flags; for a
+    command with no `--local` (it needs a cluster), advice to run locally is left out.
 
     Example:
         >>> cli_words("no kubeconfig: pass kubeconfig=/context=/api_client=, "
         ...           "or run on this machine with Client(backend='local')")
         'no kubeconfig: pass --kubeconfig/--context, or run on this machine with --local'
+        >>> cli_words("no kubeconfig: pass kubeconfig=, or run on this machine with "
+        ...           "Client(backend='local')", has_local=False)
+        'no kubeconfig: pass kubeconfig='
         >>> cli_words("still active (Client().get_run('ft').cancel())")
         'still active (gkeml cancel ft)'
     """
+    if not has_local:
+        message = re.sub(r",? or run on this machine with " + LOCAL, "", message)
     for pattern, words in RULES:
         message = pattern.sub(words, message)
     return message

@@ -33,6 +33,19 @@ def test_no_cluster_names_the_cli_flags(capsys):
     assert "--kubeconfig/--context" in err and "on this machine with --local" in err
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("tenant", "status", str(ROOT / "examples" / "tenants.yaml")),
+        ("tenant", "apply", str(ROOT / "examples" / "tenants.yaml")),
+        ("setup", "apply", str(ROOT / "docs" / "no-such-setup.yaml")),
+    ],
+)
+def test_commands_that_need_a_cluster_do_not_advise_local(capsys, argv):
+    err = error_of(capsys, *argv)
+    assert "--kubeconfig/--context" in err and "--local" not in err
+
+
 def test_unknown_local_run_points_at_gkeml_runs(capsys):
     assert "list the runs with gkeml runs --local" in error_of(capsys, "cancel", "nope", "--local")
 
