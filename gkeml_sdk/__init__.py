@@ -82,6 +82,7 @@ _EXPORTS = {
     "NodePool": "gkeml_sdk.gke.node_pool",
     "NodeNetwork": "gkeml_sdk.gke.node_pool",
     "GkeClient": "gkeml_sdk.gke.client",
+    "load_node_pools": "gkeml_sdk.gke.pool_file",
 }
 
 __all__ = [
@@ -147,6 +148,7 @@ __all__ = [
     "__version__",
     "compile_tenants",
     "gpu_models",
+    "load_node_pools",
     "load_specs",
     "runs_html",
     "tpu_generations",
@@ -179,6 +181,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.explanation import Category, Evidence, Explanation, Preview, Verdict
     from gkeml_sdk.gke.client import GkeClient
     from gkeml_sdk.gke.node_pool import NodeNetwork, NodePool
+    from gkeml_sdk.gke.pool_file import load_node_pools
     from gkeml_sdk.hardware import gpu_models, tpu_generations
     from gkeml_sdk.local.options import LocalOptions, LocalSettings
     from gkeml_sdk.pictures.runs import runs_html

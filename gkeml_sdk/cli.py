@@ -21,6 +21,7 @@ COMMANDS = {
     "setup": "setup",
     **dict.fromkeys(("submit", "status", "logs", "cancel", "runs", "serve"), "runs"),
     "tenant": "tenants",
+    "nodepool": "nodepools",
 }
 # Commands that start no process: for them pydantic need not scan every installed package's
 # entry points for plugins (a tenth of `gkeml render`'s run time). Only when the console

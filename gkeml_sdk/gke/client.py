@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from gkeml_sdk.errors import GkeError, SpecError
+from gkeml_sdk.errors import ConfigError, GkeError, SpecError
 from gkeml_sdk.gke.api_errors import as_gke_error, is_transient, operation_error
 
 if TYPE_CHECKING:
@@ -56,11 +56,19 @@ class GkeClient:
     ) -> None:
         self.project, self.location, self.cluster = project, location, cluster
         if client is None:
-            from gkeml_sdk.gke.library import container_v1
+            from gkeml_sdk.gke.library import DefaultCredentialsError, container_v1
 
-            client = container_v1.ClusterManagerClient(
-                credentials=credentials, transport=transport, client_options=client_options
-            )
+            try:
+                client = container_v1.ClusterManagerClient(
+                    credentials=credentials, transport=transport, client_options=client_options
+                )
+            except DefaultCredentialsError as exc:
+                why = str(exc).splitlines()[0].rstrip(".")
+                raise ConfigError(
+                    f"no Google credentials for the GKE API ({why}): sign in with `gcloud auth "
+                    "application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a "
+                    "service account key file"
+                ) from None
         self.client = client
         self.attempts = attempts
         self.backoff_seconds = backoff_seconds

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 try:
+    from google.auth.exceptions import DefaultCredentialsError
     from google.cloud import container_v1
     from google.protobuf import duration_pb2, json_format
 except ImportError as exc:
@@ -10,4 +11,4 @@ except ImportError as exc:
         "gkeml node pools need the GKE client library: pip install 'gkeml[gke]'"
     ) from exc
 
-__all__ = ["container_v1", "duration_pb2", "json_format"]
+__all__ = ["DefaultCredentialsError", "container_v1", "duration_pb2", "json_format"]

@@ -1,0 +1,70 @@
+"""`gkeml nodepool plan FILE` (the create requests, offline) and `gkeml nodepool create FILE` /
+`gkeml nodepool delete NAME` against a cluster through the GKE API."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import yaml
+
+from gkeml_sdk import GkeClient, load_node_pools
+
+
+def register(commands: Any) -> None:
+    """Add `nodepool` and its verbs to the CLI."""
+    nodepool = commands.add_parser("nodepool", help="GKE node pools for GPUs and TPUs")
+    verbs = nodepool.add_subparsers(title="nodepool commands", metavar="VERB")
+    plan = verbs.add_parser("plan", help="print each pool's create request (no credentials)")
+    plan.set_defaults(handler=_plan)
+    create = verbs.add_parser("create", help="create the pools and wait until GKE has them")
+    create.set_defaults(handler=_create)
+    delete = verbs.add_parser("delete", help="delete pools and their nodes")
+    delete.add_argument("names", nargs="+", metavar="NAME", help="a node pool name")
+    delete.set_defaults(handler=_delete)
+    for parser in (plan, create):
+        parser.add_argument("file", help="a YAML file of node pools (NodePool fields)")
+    for parser in (create, delete):
+        parser.add_argument("--project", required=True)
+        parser.add_argument("--location", required=True, help="the cluster's region or zone")
+        parser.add_argument("--cluster", required=True)
+        # A test's fake GKE API, as in examples/node_pools.py: anonymous, over REST.
+        parser.add_argument("--endpoint", help=argparse.SUPPRESS)
+    nodepool.set_defaults(handler=lambda args: nodepool.print_help() or 2)
+
+
+def _plan(args: argparse.Namespace) -> int:
+    documents = []
+    for pool in load_node_pools(args.file):
+        notes = "".join(f"# note: {note}\n" for note in pool.notes)
+        body = yaml.safe_dump(pool.to_dict(), sort_keys=False)
+        documents.append(f"# {pool!r}\n{notes}{body}")
+    print("---\n".join(documents), end="")
+    return 0
+
+
+def _create(args: argparse.Namespace) -> int:
+    pools = load_node_pools(args.file)  # every pool checked before the first request
+    gke = _client(args)
+    for pool in pools:
+        print("created", ", ".join(gke.create(pool)), flush=True)
+    return 0
+
+
+def _delete(args: argparse.Namespace) -> int:
+    gke = _client(args)
+    for name in args.names:
+        gke.delete(name)
+        print("deleted", name, flush=True)
+    return 0
+
+
+def _client(args: argparse.Namespace) -> GkeClient:
+    if not args.endpoint:
+        return GkeClient(args.project, args.location, args.cluster)
+    from google.auth.credentials import AnonymousCredentials
+
+    return GkeClient(
+        args.project, args.location, args.cluster, credentials=AnonymousCredentials(),
+        transport="rest", client_options={"api_endpoint": args.endpoint}, poll_seconds=0.2,
+    )  # fmt: skip
