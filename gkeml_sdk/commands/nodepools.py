@@ -64,7 +64,8 @@ def _client(args: argparse.Namespace) -> GkeClient:
         return GkeClient(args.project, args.location, args.cluster)
     from google.auth.credentials import AnonymousCredentials
 
+    anonymous = AnonymousCredentials()  # type: ignore[no-untyped-call]
     return GkeClient(
-        args.project, args.location, args.cluster, credentials=AnonymousCredentials(),
-        transport="rest", client_options={"api_endpoint": args.endpoint}, poll_seconds=0.2,
+        args.project, args.location, args.cluster, credentials=anonymous, transport="rest",
+        client_options={"api_endpoint": args.endpoint}, poll_seconds=0.2,
     )  # fmt: skip
