@@ -47,7 +47,7 @@ def load_node_pools(path: str | Path) -> list[NodePool]:
     if twice:
         raise SpecError(
             f"{file}: node pool name(s) {', '.join(twice)} used twice",
-            rule="pool names are unique in a cluster; multislice pool NAME takes NAME-0, NAME-1, ...",
+            rule="pool names are unique in a cluster; a multislice pool NAME takes NAME-0, ...",
             fix="rename one of them",
         )
     return pools
