@@ -86,6 +86,11 @@ def test_plan_prints_each_request_and_its_notes(
     assert "# NodePool('v5e-spot', TpuSlice('v5e', '4x4', slices=2), spot=True)" in out
 
 
+def test_the_docs_show_this_file() -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "node-pools.md"
+    assert f"```yaml\n{POOLS}```" in page.read_text()
+
+
 def test_kind_nodepool_documents(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     file = tmp_path / "l4.yaml"
     file.write_text("kind: NodePool\nname: l4\nhardware: {model: l4}\nspot: true\n")
