@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.gke_crds import GKE_CRDS
+
 CRD_DIR = Path(__file__).resolve().parents[2] / "shared" / "crds"
-# CRDs that GKE installs without publishing a manifest, written from their public reference.
-LOCAL_CRD_DIR = Path(__file__).resolve().parent / "crds"
 # What a real kube-apiserver + Kueue + JobSet did, event by event (README there).
 RECORDINGS = Path(
     os.environ.get(
@@ -49,19 +49,21 @@ def crd_dir_or_skip() -> Path:
 @functools.cache
 def _crd_schemas() -> dict[tuple[str, str], dict[str, Any]]:
     schemas: dict[tuple[str, str], dict[str, Any]] = {}
-    for path in [*sorted(CRD_DIR.rglob("*.yaml")), *sorted(LOCAL_CRD_DIR.glob("*.yaml"))]:
-        for doc in yaml.safe_load_all(path.read_text()):
-            if not doc or doc.get("kind") != "CustomResourceDefinition":
-                continue
-            group = doc["spec"]["group"]
-            kind = doc["spec"]["names"]["kind"]
-            for version in doc["spec"]["versions"]:
-                schema = version.get("schema", {}).get("openAPIV3Schema")
-                if schema:
-                    schemas[(f"{group}/{version['name']}", kind)] = _with_object_meta(
-                        _strict(schema)
-                    )
+    shared = (doc for path in sorted(CRD_DIR.rglob("*.yaml")) for doc in _docs(path))
+    for doc in [*shared, *GKE_CRDS]:
+        if not doc or doc.get("kind") != "CustomResourceDefinition":
+            continue
+        group = doc["spec"]["group"]
+        kind = doc["spec"]["names"]["kind"]
+        for version in doc["spec"]["versions"]:
+            schema = version.get("schema", {}).get("openAPIV3Schema")
+            if schema:
+                schemas[(f"{group}/{version['name']}", kind)] = _with_object_meta(_strict(schema))
     return schemas
+
+
+def _docs(path: Path) -> list[Any]:
+    return list(yaml.safe_load_all(path.read_text()))
 
 
 def _with_object_meta(schema: dict[str, Any]) -> dict[str, Any]:

@@ -3,11 +3,11 @@ and the update rules that keep StorageClass, PersistentVolume and claim specs im
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kubernetes import client
 
+from tests.gke_crds import GCP_DATA_SOURCE
 from tests.kubeapi.rawhttp import send
 
 pytest_plugins = ["tests.kubeapi.fixtures"]
@@ -17,7 +17,7 @@ PV_PATH = "/api/v1/persistentvolumes"
 PVC_PATH = "/api/v1/namespaces/ml/persistentvolumeclaims"
 APPLY = "?fieldManager=t&force=true"
 YAML = "application/apply-patch+yaml"
-CRD = Path(__file__).resolve().parents[1] / "crds" / "datalayer.gke.io_gcpdatasources.yaml"
+CRD = GCP_DATA_SOURCE
 
 
 def storage_class(**fields: Any) -> dict[str, Any]:

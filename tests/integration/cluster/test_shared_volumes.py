@@ -4,7 +4,6 @@ place by cancel, resubmission and a service's delete."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,11 +19,12 @@ from gkeml_sdk import (
     TrainingJob,
 )
 from gkeml_sdk.errors import ClusterError
+from tests.gke_crds import GCP_DATA_SOURCE
 
 from .replay import Replayer
 from .test_scenarios import WATCHERS, creates, jobsets
 
-CRD = Path(__file__).resolve().parents[2] / "crds" / "datalayer.gke.io_gcpdatasources.yaml"
+CRD = GCP_DATA_SOURCE
 WEIGHTS = HyperdiskML(bucket="llm-weights", path="llama", size="300Gi")
 SCRATCH = Parallelstore(
     "scratch", location="us-central1-a", project="p", access_points=["10.0.0.2"], mount="/scratch"
