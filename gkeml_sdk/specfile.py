@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from gkeml_sdk.errors import SpecError
-from gkeml_sdk.spec.base import load_yaml_all
+from gkeml_sdk.spec.base import load_yaml_all, read_spec_file
 from gkeml_sdk.spec.job import TrainingJob
 
 SPEC_KINDS = ("TrainingJob", "ServeModel", "Tenant")
@@ -44,12 +44,7 @@ def load_specs(path: str | Path) -> list[Any]:
 
 
 def _from_yaml(file: Path) -> list[Any]:
-    try:
-        text = file.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise SpecError(
-            f"{file}: not UTF-8 text (byte {exc.start})", fix="save the spec as UTF-8"
-        ) from None
+    _, text = read_spec_file(file, fix="pass a .yaml spec")
     documents = [d for d in load_yaml_all(text, str(file)) if d is not None]
     specs = []
     for document in documents:

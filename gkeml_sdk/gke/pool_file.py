@@ -7,7 +7,7 @@ from typing import Any
 
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.gke.node_pool import NodePool
-from gkeml_sdk.spec.base import load_yaml_all
+from gkeml_sdk.spec.base import load_yaml_all, read_spec_file
 
 _FIX = "a list of pools, `- {name: l4, hardware: {model: l4}, spot: true}`, or documents " + (
     "with `kind: NodePool`"
@@ -26,15 +26,7 @@ def load_node_pools(path: str | Path) -> list[NodePool]:
         [['l4']]
         >>> os.unlink(f.name)
     """
-    file = Path(path)
-    if not file.is_file():
-        raise SpecError(f"{file}: no such file", fix=f"pass a YAML file of node pools: {_FIX}")
-    try:
-        text = file.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise SpecError(
-            f"{file}: not UTF-8 text (byte {exc.start})", fix="save it as UTF-8"
-        ) from None
+    file, text = read_spec_file(path, fix=f"pass a YAML file of node pools: {_FIX}")
     pools: list[NodePool] = []
     for document in load_yaml_all(text, str(file)):
         for fields in document if isinstance(document, list) else [document]:

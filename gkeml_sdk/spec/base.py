@@ -4,6 +4,7 @@ ValidationError, and lossless YAML round trips."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -79,6 +80,27 @@ def load_yaml(text: str, where: str) -> Any:
         gkeml_sdk.errors.SpecError: job.yaml: not valid YAML at line 1, column 9: ...
     """
     return _yaml(lambda yaml: yaml.safe_load(text), where)
+
+
+def read_spec_file(path: str | Path, fix: str) -> tuple[Path, str]:
+    """The path and UTF-8 text of a spec file; a `SpecError` when it is missing (`fix` says
+    what to pass instead) or not UTF-8.
+
+    Example:
+        >>> read_spec_file("no-such.yaml", fix="pass a setup file")
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.SpecError: no-such.yaml: no such file. Try: pass a setup file
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise SpecError(f"{file}: no such file", fix=fix)
+    try:
+        return file, file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(
+            f"{file}: not UTF-8 text (byte {exc.start})", fix="save it as UTF-8"
+        ) from None
 
 
 def load_yaml_all(text: str, where: str) -> list[Any]:

@@ -11,7 +11,7 @@ from pydantic import Field, field_validator, model_validator
 
 from gkeml_sdk.catalog.provisioning import Mode, mode
 from gkeml_sdk.spec.accelerator import Accelerator
-from gkeml_sdk.spec.base import DNS1123_LABEL, SpecModel, fail
+from gkeml_sdk.spec.base import DNS1123_LABEL, SpecModel, fail, read_spec_file
 from gkeml_sdk.spec.k8s_names import check_name
 from gkeml_sdk.spec.quantity import check_quantity
 from gkeml_sdk.spec.tpu import TpuSlice
@@ -221,14 +221,10 @@ class ClusterSetup(SpecModel):
     @classmethod
     def from_file(cls, path: str | Path) -> ClusterSetup:
         """Read a setup from a YAML file (the fields of `ClusterSetup`)."""
-        file = Path(path)
-        if not file.is_file():
-            raise fail(
-                f"{file}: no such file",
-                rule="a cluster setup is a YAML file of capacity, teams and priorities",
-                fix="pass the path of a setup file (docs: From an empty cluster to a queued job)",
-            )
-        return cls.from_yaml(file.read_text())
+        _, text = read_spec_file(
+            path, fix="pass the path of a setup file (docs: From an empty cluster to a queued job)"
+        )
+        return cls.from_yaml(text)
 
     def capacity_named(self, name: str) -> Capacity:
         """The capacity called `name`."""
