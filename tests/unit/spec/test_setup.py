@@ -216,3 +216,12 @@ def test_pools_a_flavor_cannot_tell_apart_are_one_capacity_and_mig_pools_another
     assert flavors["a100-80gb-1g-10gb-standard"][partition] == "1g.10gb"
     for obj in setup.compile().objects:
         validate_object(obj)
+
+
+def test_a_setup_file_that_is_missing_or_not_utf8_is_a_spec_error(tmp_path: Any) -> None:
+    with pytest.raises(SpecError, match="no such file"):
+        ClusterSetup.from_file(tmp_path / "setup.yaml")
+    latin1 = tmp_path / "latin1.yaml"
+    latin1.write_bytes("teams: [{name: \xe9quipe}]\n".encode("latin-1"))
+    with pytest.raises(SpecError, match="not UTF-8 text"):
+        ClusterSetup.from_file(latin1)
