@@ -3,10 +3,10 @@ check) and the ClusterQueue status Kueue reports, for tests that replay the reco
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 from gkeml_sdk import Accelerator, TrainingJob
+from tests.kueue_usage import flavors_reservation
 
 END = float("inf")
 KUEUE = "kueue.x-k8s.io/v1beta2"
@@ -40,27 +40,11 @@ def cluster_queue(name: str, **spec: Any) -> dict[str, Any]:
 def kueue_reports_usage(server: Any) -> None:
     """Write each ClusterQueue's `status.flavorsReservation` from the Workloads that hold quota
     in it, as Kueue's ClusterQueue controller does."""
+    workloads = server.store.list("workloads")
     for cq in server.store.list("clusterqueues"):
-        totals: dict[tuple[str, str], Decimal] = {}
-        for wl in server.store.list("workloads"):
-            status = wl.get("status") or {}
-            held = {c["type"]: c["status"] for c in status.get("conditions") or []}
-            admission = status.get("admission") or {}
-            if held.get("QuotaReserved") != "True" or held.get("Finished") == "True":
-                continue
-            if admission.get("clusterQueue") != cq["metadata"]["name"]:
-                continue
-            for ps in admission.get("podSetAssignments") or []:
-                for res, value in (ps.get("resourceUsage") or {}).items():
-                    key = (ps["flavors"][res], res)
-                    totals[key] = totals.get(key, Decimal(0)) + Decimal(str(value))
-        flavors: dict[str, list[dict[str, str]]] = {}
-        for (flavor, res), total in sorted(totals.items()):
-            flavors.setdefault(flavor, []).append(
-                {"name": res, "total": str(total), "borrowed": "0"}
-            )
-        status = {"flavorsReservation": [{"name": f, "resources": r} for f, r in flavors.items()]}
-        server.store.update_status("clusterqueues", None, cq["metadata"]["name"], status)
+        name = cq["metadata"]["name"]
+        status = {"flavorsReservation": flavors_reservation(name, workloads)}
+        server.store.update_status("clusterqueues", None, name, status)
 
 
 def install(cluster: Any) -> Any:

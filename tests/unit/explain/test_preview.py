@@ -8,7 +8,6 @@ documented semantics (https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/).""
 from __future__ import annotations
 
 import json
-from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ import pytest
 from gkeml_sdk import Verdict
 from gkeml_sdk.explain.inputs import QueueObjects
 from gkeml_sdk.explain.preview import preview
+from tests.kueue_usage import flavors_reservation
 from tests.schemas import RECORDINGS
 
 PRIORITIES = {"acc-low": 100, "acc-high": 1000}
@@ -49,23 +49,7 @@ def cluster_queue(name: str, nominal: str = "16", cohort: str = "", **spec: Any)
 
 def with_usage(cq: dict[str, Any], workloads: list[dict[str, Any]]) -> dict[str, Any]:
     """`status.flavorsReservation` as Kueue reports it for the Workloads holding quota."""
-    totals: dict[tuple[str, str], Decimal] = {}
-    for wl in workloads:
-        status = wl.get("status") or {}
-        conds = {c["type"]: c["status"] for c in status.get("conditions") or []}
-        admission = status.get("admission") or {}
-        if conds.get("QuotaReserved") != "True" or conds.get("Finished") == "True":
-            continue
-        if admission.get("clusterQueue") != cq["metadata"]["name"]:
-            continue
-        for ps in admission.get("podSetAssignments") or []:
-            for res, value in (ps.get("resourceUsage") or {}).items():
-                key = (ps["flavors"][res], res)
-                totals[key] = totals.get(key, Decimal(0)) + Decimal(str(value))
-    by_flavor: dict[str, list[dict[str, str]]] = {}
-    for (flavor, res), total in sorted(totals.items()):
-        by_flavor.setdefault(flavor, []).append({"name": res, "total": str(total)})
-    reservation = [{"name": f, "resources": r} for f, r in by_flavor.items()]
+    reservation = flavors_reservation(cq["metadata"]["name"], workloads)
     return dict(cq, status={"flavorsReservation": reservation})
 
 
