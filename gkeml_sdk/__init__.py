@@ -18,57 +18,57 @@ from typing import TYPE_CHECKING, Any
 from gkeml_sdk.version import __version__
 
 _EXPORTS = {
-    "Accelerator": "gkeml_sdk.spec.accelerator",
-    "TpuSlice": "gkeml_sdk.spec.tpu",
-    "TrainingJob": "gkeml_sdk.spec.job",
-    "TopologyPlacement": "gkeml_sdk.spec.placement",
-    "ClusterSetup": "gkeml_sdk.spec.setup",
-    "Capacity": "gkeml_sdk.spec.setup",
-    "Team": "gkeml_sdk.spec.setup",
-    "SetupPlan": "gkeml_sdk.cluster.setup",
-    "ServeModel": "gkeml_sdk.spec.serving.model",
-    "Autoscaling": "gkeml_sdk.spec.serving.autoscaling",
-    "Routing": "gkeml_sdk.spec.serving.routing",
-    "Route": "gkeml_sdk.spec.serving.routing",
-    "ModelSize": "gkeml_sdk.spec.serving.model_size",
-    "ServePlan": "gkeml_sdk.spec.serving.plan",
-    "Tenant": "gkeml_sdk.spec.tenancy.tenant",
-    "TenantModel": "gkeml_sdk.spec.tenancy.tenant",
-    "Tier": "gkeml_sdk.spec.tenancy.tier",
-    "RetryPolicy": "gkeml_sdk.spec.retry",
-    "SecretRef": "gkeml_sdk.spec.secrets",
-    "GcsFuse": "gkeml_sdk.spec.volumes",
-    "GcsCache": "gkeml_sdk.spec.volumes",
-    "Pvc": "gkeml_sdk.spec.volumes",
-    "HyperdiskML": "gkeml_sdk.spec.volume_disks",
-    "Parallelstore": "gkeml_sdk.spec.volume_disks",
-    "CostEstimate": "gkeml_sdk.spec.cost",
-    "PriceBook": "gkeml_sdk.catalog.prices",
-    "Manifests": "gkeml_sdk.compile.manifests",
+    "Accelerator": "gkeml_sdk.hardware.accelerator",
+    "TpuSlice": "gkeml_sdk.hardware.tpu_slice",
+    "TrainingJob": "gkeml_sdk.training.model",
+    "TopologyPlacement": "gkeml_sdk.scheduling.placement",
+    "ClusterSetup": "gkeml_sdk.setup.model",
+    "Capacity": "gkeml_sdk.setup.model",
+    "Team": "gkeml_sdk.setup.model",
+    "SetupPlan": "gkeml_sdk.backends.kubernetes.setup_apply",
+    "ServeModel": "gkeml_sdk.serving.model",
+    "Autoscaling": "gkeml_sdk.serving.autoscaling",
+    "Routing": "gkeml_sdk.serving.routing",
+    "Route": "gkeml_sdk.serving.routing",
+    "ModelSize": "gkeml_sdk.serving.model_size",
+    "ServePlan": "gkeml_sdk.serving.plan",
+    "Tenant": "gkeml_sdk.tenancy.model",
+    "TenantModel": "gkeml_sdk.tenancy.model",
+    "Tier": "gkeml_sdk.tenancy.tier",
+    "RetryPolicy": "gkeml_sdk.runs.retry",
+    "SecretRef": "gkeml_sdk.training.secrets",
+    "GcsFuse": "gkeml_sdk.storage.volumes",
+    "GcsCache": "gkeml_sdk.storage.volumes",
+    "Pvc": "gkeml_sdk.storage.volumes",
+    "HyperdiskML": "gkeml_sdk.storage.disks",
+    "Parallelstore": "gkeml_sdk.storage.disks",
+    "CostEstimate": "gkeml_sdk.pricing.model",
+    "PriceBook": "gkeml_sdk.pricing.catalog",
+    "Manifests": "gkeml_sdk.core.manifests",
     "Client": "gkeml_sdk.client",
-    "KubernetesSettings": "gkeml_sdk.cluster.api.config",
-    "ApiRetrySettings": "gkeml_sdk.cluster.api.transport",
-    "LocalSettings": "gkeml_sdk.local.options",
-    "LocalOptions": "gkeml_sdk.local.options",
-    "ServeHandle": "gkeml_sdk.cluster.serving.handle",
-    "StandbyManager": "gkeml_sdk.cluster.tenants.manager",
-    "LeaseTiming": "gkeml_sdk.cluster.tenants.lease",
-    "DrillReport": "gkeml_sdk.cluster.tenants.drill",
-    "load_specs": "gkeml_sdk.specfile",
-    "compile_tenants": "gkeml_sdk.compile.tenancy.tenant",
-    "gpu_models": "gkeml_sdk.hardware",
-    "tpu_generations": "gkeml_sdk.hardware",
-    "Run": "gkeml_sdk.run",
-    "RunState": "gkeml_sdk.run",
-    "RunStatus": "gkeml_sdk.run",
-    "FailureCause": "gkeml_sdk.run",
-    "Transition": "gkeml_sdk.run",
+    "KubernetesSettings": "gkeml_sdk.backends.kubernetes.config",
+    "ApiRetrySettings": "gkeml_sdk.backends.kubernetes.transport",
+    "LocalSettings": "gkeml_sdk.backends.local.local_options",
+    "LocalOptions": "gkeml_sdk.backends.local.local_options",
+    "ServeHandle": "gkeml_sdk.backends.kubernetes.serve_handle",
+    "StandbyManager": "gkeml_sdk.backends.kubernetes.standby.manager",
+    "LeaseTiming": "gkeml_sdk.backends.kubernetes.lease",
+    "DrillReport": "gkeml_sdk.backends.kubernetes.standby.drill",
+    "load_specs": "gkeml_sdk.files",
+    "compile_tenants": "gkeml_sdk.tenancy.manifests",
+    "gpu_models": "gkeml_sdk.hardware.listing",
+    "tpu_generations": "gkeml_sdk.hardware.listing",
+    "Run": "gkeml_sdk.runs.handle",
+    "RunState": "gkeml_sdk.runs.handle",
+    "RunStatus": "gkeml_sdk.runs.handle",
+    "FailureCause": "gkeml_sdk.runs.handle",
+    "Transition": "gkeml_sdk.runs.handle",
     "runs_html": "gkeml_sdk.pictures.runs",
-    "Explanation": "gkeml_sdk.explanation",
-    "Evidence": "gkeml_sdk.explanation",
-    "Category": "gkeml_sdk.explanation",
-    "Preview": "gkeml_sdk.explanation",
-    "Verdict": "gkeml_sdk.explanation",
+    "Explanation": "gkeml_sdk.runs.explain.explanation",
+    "Evidence": "gkeml_sdk.runs.explain.explanation",
+    "Category": "gkeml_sdk.runs.explain.explanation",
+    "Preview": "gkeml_sdk.runs.explain.explanation",
+    "Verdict": "gkeml_sdk.runs.explain.explanation",
     "GkemlError": "gkeml_sdk.errors",
     "SpecError": "gkeml_sdk.errors",
     "ConfigError": "gkeml_sdk.errors",
@@ -79,10 +79,10 @@ _EXPORTS = {
     "GkeError": "gkeml_sdk.errors",
     "QuotaError": "gkeml_sdk.errors",
     "GkePermissionError": "gkeml_sdk.errors",
-    "NodePool": "gkeml_sdk.gke.node_pool",
-    "NodeNetwork": "gkeml_sdk.gke.node_pool",
-    "GkeClient": "gkeml_sdk.gke.client",
-    "load_node_pools": "gkeml_sdk.gke.pool_file",
+    "NodePool": "gkeml_sdk.nodepools.model",
+    "NodeNetwork": "gkeml_sdk.nodepools.model",
+    "GkeClient": "gkeml_sdk.backends.gke.gke_client",
+    "load_node_pools": "gkeml_sdk.nodepools.pool_file",
 }
 
 __all__ = [
@@ -155,17 +155,17 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from gkeml_sdk.catalog.prices import PriceBook
+    from gkeml_sdk.backends.gke.gke_client import GkeClient
+    from gkeml_sdk.backends.kubernetes.config import KubernetesSettings
+    from gkeml_sdk.backends.kubernetes.lease import LeaseTiming
+    from gkeml_sdk.backends.kubernetes.serve_handle import ServeHandle
+    from gkeml_sdk.backends.kubernetes.setup_apply import SetupPlan
+    from gkeml_sdk.backends.kubernetes.standby.drill import DrillReport
+    from gkeml_sdk.backends.kubernetes.standby.manager import StandbyManager
+    from gkeml_sdk.backends.kubernetes.transport import ApiRetrySettings
+    from gkeml_sdk.backends.local.local_options import LocalOptions, LocalSettings
     from gkeml_sdk.client import Client
-    from gkeml_sdk.cluster.api.config import KubernetesSettings
-    from gkeml_sdk.cluster.api.transport import ApiRetrySettings
-    from gkeml_sdk.cluster.serving.handle import ServeHandle
-    from gkeml_sdk.cluster.setup import SetupPlan
-    from gkeml_sdk.cluster.tenants.drill import DrillReport
-    from gkeml_sdk.cluster.tenants.lease import LeaseTiming
-    from gkeml_sdk.cluster.tenants.manager import StandbyManager
-    from gkeml_sdk.compile.manifests import Manifests
-    from gkeml_sdk.compile.tenancy.tenant import compile_tenants
+    from gkeml_sdk.core.manifests import Manifests
     from gkeml_sdk.errors import (
         ClusterError,
         ConfigError,
@@ -178,32 +178,32 @@ if TYPE_CHECKING:
         RunTimeoutError,
         SpecError,
     )
-    from gkeml_sdk.explanation import Category, Evidence, Explanation, Preview, Verdict
-    from gkeml_sdk.gke.client import GkeClient
-    from gkeml_sdk.gke.node_pool import NodeNetwork, NodePool
-    from gkeml_sdk.gke.pool_file import load_node_pools
-    from gkeml_sdk.hardware import gpu_models, tpu_generations
-    from gkeml_sdk.local.options import LocalOptions, LocalSettings
+    from gkeml_sdk.files import load_specs
+    from gkeml_sdk.hardware.accelerator import Accelerator
+    from gkeml_sdk.hardware.listing import gpu_models, tpu_generations
+    from gkeml_sdk.hardware.tpu_slice import TpuSlice
+    from gkeml_sdk.nodepools.model import NodeNetwork, NodePool
+    from gkeml_sdk.nodepools.pool_file import load_node_pools
     from gkeml_sdk.pictures.runs import runs_html
-    from gkeml_sdk.run import FailureCause, Run, RunState, RunStatus, Transition
-    from gkeml_sdk.spec.accelerator import Accelerator
-    from gkeml_sdk.spec.cost import CostEstimate
-    from gkeml_sdk.spec.job import TrainingJob
-    from gkeml_sdk.spec.placement import TopologyPlacement
-    from gkeml_sdk.spec.retry import RetryPolicy
-    from gkeml_sdk.spec.secrets import SecretRef
-    from gkeml_sdk.spec.serving.autoscaling import Autoscaling
-    from gkeml_sdk.spec.serving.model import ServeModel
-    from gkeml_sdk.spec.serving.model_size import ModelSize
-    from gkeml_sdk.spec.serving.plan import ServePlan
-    from gkeml_sdk.spec.serving.routing import Route, Routing
-    from gkeml_sdk.spec.setup import Capacity, ClusterSetup, Team
-    from gkeml_sdk.spec.tenancy.tenant import Tenant, TenantModel
-    from gkeml_sdk.spec.tenancy.tier import Tier
-    from gkeml_sdk.spec.tpu import TpuSlice
-    from gkeml_sdk.spec.volume_disks import HyperdiskML, Parallelstore
-    from gkeml_sdk.spec.volumes import GcsCache, GcsFuse, Pvc
-    from gkeml_sdk.specfile import load_specs
+    from gkeml_sdk.pricing.catalog import PriceBook
+    from gkeml_sdk.pricing.model import CostEstimate
+    from gkeml_sdk.runs.explain.explanation import Category, Evidence, Explanation, Preview, Verdict
+    from gkeml_sdk.runs.handle import FailureCause, Run, RunState, RunStatus, Transition
+    from gkeml_sdk.runs.retry import RetryPolicy
+    from gkeml_sdk.scheduling.placement import TopologyPlacement
+    from gkeml_sdk.serving.autoscaling import Autoscaling
+    from gkeml_sdk.serving.model import ServeModel
+    from gkeml_sdk.serving.model_size import ModelSize
+    from gkeml_sdk.serving.plan import ServePlan
+    from gkeml_sdk.serving.routing import Route, Routing
+    from gkeml_sdk.setup.model import Capacity, ClusterSetup, Team
+    from gkeml_sdk.storage.disks import HyperdiskML, Parallelstore
+    from gkeml_sdk.storage.volumes import GcsCache, GcsFuse, Pvc
+    from gkeml_sdk.tenancy.manifests import compile_tenants
+    from gkeml_sdk.tenancy.model import Tenant, TenantModel
+    from gkeml_sdk.tenancy.tier import Tier
+    from gkeml_sdk.training.model import TrainingJob
+    from gkeml_sdk.training.secrets import SecretRef
 
 
 def __getattr__(name: str) -> Any:

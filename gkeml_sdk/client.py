@@ -6,19 +6,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from gkeml_sdk.errors import ConfigError
-from gkeml_sdk.explanation import Preview
-from gkeml_sdk.run import Run, RunStatus
-from gkeml_sdk.spec.job import TrainingJob
-from gkeml_sdk.spec.retry import RetryPolicy
+from gkeml_sdk.runs.explain.explanation import Preview
+from gkeml_sdk.runs.handle import Run, RunStatus
+from gkeml_sdk.runs.retry import RetryPolicy
+from gkeml_sdk.training.model import TrainingJob
 
 if TYPE_CHECKING:
-    from gkeml_sdk.cluster.api.config import KubernetesSettings
-    from gkeml_sdk.cluster.api.kube import KubeClient
-    from gkeml_sdk.cluster.serving.handle import ServeHandle
-    from gkeml_sdk.cluster.setup import SetupPlan
-    from gkeml_sdk.local.options import LocalSettings
-    from gkeml_sdk.spec.serving.model import ServeModel
-    from gkeml_sdk.spec.setup import ClusterSetup
+    from gkeml_sdk.backends.kubernetes.config import KubernetesSettings
+    from gkeml_sdk.backends.kubernetes.kube import KubeClient
+    from gkeml_sdk.backends.kubernetes.serve_handle import ServeHandle
+    from gkeml_sdk.backends.kubernetes.setup_apply import SetupPlan
+    from gkeml_sdk.backends.local.local_options import LocalSettings
+    from gkeml_sdk.serving.model import ServeModel
+    from gkeml_sdk.setup.model import ClusterSetup
 
 BackendName = Literal["kubernetes", "local"]
 BACKENDS: tuple[BackendName, ...] = ("kubernetes", "local")
@@ -73,8 +73,8 @@ class Client:
         self.backend_name: BackendName = _chosen(backend, kubernetes, local)
         self._backend: Backend
         if self.backend_name == "local":
-            from gkeml_sdk.local.backend import LocalBackend
-            from gkeml_sdk.local.options import LocalSettings
+            from gkeml_sdk.backends.local.local_backend import LocalBackend
+            from gkeml_sdk.backends.local.local_options import LocalSettings
 
             settings = local or LocalSettings()
             self._backend = LocalBackend(
@@ -84,7 +84,7 @@ class Client:
                 volumes=settings.volumes,
             )
         else:
-            from gkeml_sdk.cluster.backend import KubernetesBackend
+            from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend
 
             self._backend = KubernetesBackend(kubernetes)
 
@@ -122,13 +122,13 @@ class Client:
 
     def plan_setup(self, setup: ClusterSetup) -> SetupPlan:
         """What applying `setup` would create or change on the cluster (reads only)."""
-        from gkeml_sdk.cluster.setup import plan_setup
+        from gkeml_sdk.backends.kubernetes.setup_apply import plan_setup
 
         return plan_setup(self._kube("plan_setup"), setup)
 
     def apply_setup(self, setup: ClusterSetup) -> SetupPlan:
         """Server-side apply `setup`'s Kueue objects that differ from the cluster's."""
-        from gkeml_sdk.cluster.setup import apply_setup
+        from gkeml_sdk.backends.kubernetes.setup_apply import apply_setup
 
         return apply_setup(self._kube("apply_setup"), setup)
 

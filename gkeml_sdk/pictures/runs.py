@@ -16,7 +16,7 @@ from gkeml_sdk.pictures.table import RunRow, runs_table
 from gkeml_sdk.pictures.timeline import Step, timeline_svg
 
 if TYPE_CHECKING:  # annotations only: run.py draws itself with this module
-    from gkeml_sdk.run import Run
+    from gkeml_sdk.runs.handle import Run
 
 
 def run_html(run: Run) -> str:

@@ -65,7 +65,7 @@ def medians(commands: list[tuple[list[str], dict[str, str]]], runs: int) -> list
 
 def gkeml_command() -> list[str]:
     script = Path(sys.executable).with_name("gkeml")
-    return [str(script)] if script.is_file() else [sys.executable, "-m", "gkeml_sdk.cli"]
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "gkeml_sdk.cli.main"]
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ import sys
 import time
 
 from gkeml_sdk import Accelerator, TpuSlice, TrainingJob
-from gkeml_sdk.catalog import gpus, tpus
+from gkeml_sdk.hardware import gpus, tpus
 
 
 def import_seconds(statement: str, runs: int = 7) -> float:

@@ -47,7 +47,7 @@ def test_shell_blocks_run_and_say_what_the_page_says(no_cluster: dict[str, str])
         if argv[0] == "python":
             argv[0] = sys.executable
         else:
-            argv = [sys.executable, "-m", "gkeml_sdk.cli", *argv[1:]]
+            argv = [sys.executable, "-m", "gkeml_sdk.cli.main", *argv[1:]]
         done = subprocess.run(argv, cwd=ROOT, env=no_cluster, capture_output=True, text=True,
                               timeout=180, check=False)  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr

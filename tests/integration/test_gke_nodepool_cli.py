@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from gkeml_sdk import Accelerator, NodePool, TpuSlice
-from gkeml_sdk.cli import main
+from gkeml_sdk.cli.main import main
 from tests.gkeapi import GkeAPIServer
 
 CLUSTER = "projects/ml-proj/locations/us-central1/clusters/train"

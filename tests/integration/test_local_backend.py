@@ -21,8 +21,8 @@ from gkeml_sdk import (
     RunTimeoutError,
     TrainingJob,
 )
-from gkeml_sdk.local import LocalBackend, LocalOptions, LocalRun
-from gkeml_sdk.local.procs import ProcessId, alive
+from gkeml_sdk.backends.local import LocalBackend, LocalOptions, LocalRun
+from gkeml_sdk.backends.local.procs import ProcessId, alive
 
 FAST = LocalOptions(grace_seconds=0.5)
 
@@ -226,7 +226,7 @@ def test_gpudirect_and_dra_are_ignored_locally_with_one_note(
         accelerator=Accelerator("h100-mega", count=8, allocation="dra"),
         procs_per_node=1,
     )
-    with caplog.at_level("INFO", logger="gkeml_sdk.local.backend"):
+    with caplog.at_level("INFO", logger="gkeml_sdk.backends.local.local_backend"):
         run = backend.submit(job)
     assert run.wait(timeout=30).state is RunState.SUCCEEDED
     notes = [r.getMessage() for r in caplog.records if "ignored locally" in r.getMessage()]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gkeml_sdk import Category, Client, LocalSettings, TrainingJob, Verdict
-from gkeml_sdk.local import LocalOptions
+from gkeml_sdk.backends.local import LocalOptions
 
 
 def test_a_local_run_explains_its_failure_and_its_success(tmp_path: Path) -> None:

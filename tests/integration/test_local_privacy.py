@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from gkeml_sdk import ConfigError, RunState, TrainingJob
-from gkeml_sdk.cluster.runs.record import RunRecord
-from gkeml_sdk.local import LocalBackend, LocalOptions
+from gkeml_sdk.backends.kubernetes.run_record import RunRecord
+from gkeml_sdk.backends.local import LocalBackend, LocalOptions
 
 FAST = LocalOptions(grace_seconds=0.5)
 VAR = "TEST_API_TOKEN"

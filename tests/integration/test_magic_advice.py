@@ -10,7 +10,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
-from magics.advice import magic_words
+from gkeml_magics.advice import magic_words
 
 
 @pytest.fixture(scope="module")

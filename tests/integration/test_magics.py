@@ -144,7 +144,6 @@ def test_options_mirror_trainingjob_fields() -> None:
 def test_secret_env_option_becomes_secret_references() -> None:
     from gkeml_magics.options import MagicDefaults, train_job
     from gkeml_magics.parsers import OptionError, parse, train_parser
-
     from gkeml_sdk import SecretRef
 
     line = "--secret-env WANDB_API_KEY=wandb/api-key --secret-env HF_TOKEN=hf/token"

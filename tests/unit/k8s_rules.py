@@ -2,7 +2,7 @@
 what the SDK sends (../shared/reference/admission-rules.md §1.2, §1.3, §2.2, §3.1, §3.3), as a
 pure function over one compiled object: `name_errors(obj) -> list[str]` (empty = accepted).
 
-Written from the reference independently of gkeml_sdk.spec, so it can catch the spec layer
+Written from the reference independently of gkeml_sdk, so it can catch the model rules
 accepting a name that the cluster would refuse."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from gkeml_sdk.cli import main
+from gkeml_sdk.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 

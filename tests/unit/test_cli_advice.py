@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gkeml_sdk.cli import main
-from gkeml_sdk.commands.advice import cli_words
+from gkeml_sdk.cli.main import main
+from gkeml_sdk.cli.wording import cli_words
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON_ADVICE = ("Client(", "svc.compile()", "kubeconfig=/", "max_resubmits=")

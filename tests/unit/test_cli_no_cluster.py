@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gkeml_sdk import Client, TrainingJob
-from gkeml_sdk.cli import main
+from gkeml_sdk.cli.main import main
 
 
 @pytest.fixture(autouse=True)

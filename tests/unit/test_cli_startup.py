@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gkeml_sdk.cli import main
+from gkeml_sdk.cli.main import main
 
 V5E_16 = (
     "name: w\nimage: img\ncommand: [python3, train.py]\n"
@@ -28,7 +28,7 @@ def spy(**params):
     scans.append(params.get("group"))
     return real(**params)
 metadata.entry_points = spy
-from gkeml_sdk.cli import main
+from gkeml_sdk.cli.main import main
 sys.argv = ["gkeml", *sys.argv[1:]]
 code = main()
 plugins = os.environ.get("PYDANTIC_DISABLE_PLUGINS")
@@ -59,14 +59,14 @@ def test_render_imports_only_the_render_command(v5e_spec):
     report = run_cli("render", str(v5e_spec))
     assert report["code"] == 0
     modules = set(report["modules"])  # type: ignore[call-overload]
-    assert "gkeml_sdk.commands.render" in modules
+    assert "gkeml_sdk.cli.render_commands" in modules
     for unused in (
-        "gkeml_sdk.commands.runs",
-        "gkeml_sdk.commands.catalog",
+        "gkeml_sdk.cli.run_commands",
+        "gkeml_sdk.cli.catalog_commands",
         "gkeml_sdk.client",
-        "gkeml_sdk.catalog.prices",
-        "gkeml_sdk.catalog.engines",
-        "gkeml_sdk.spec.serving.model",
+        "gkeml_sdk.pricing.catalog",
+        "gkeml_sdk.serving.catalog",
+        "gkeml_sdk.serving.model",
         "kubernetes",
     ):
         assert unused not in modules, f"`gkeml render` imported {unused}"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gkeml_sdk.cli import main
+from gkeml_sdk.cli.main import main
 
 EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "tenants.yaml")
 

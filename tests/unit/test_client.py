@@ -61,7 +61,7 @@ def test_the_local_backend_says_it_cannot_serve(tmp_path):
 
 def test_every_logger_is_under_gkeml_sdk():
     for module in pkgutil.walk_packages(gkeml_sdk.__path__, "gkeml_sdk."):
-        if module.name != "gkeml_sdk.cli":
+        if module.name != "gkeml_sdk.cli.main":
             importlib.import_module(module.name)
     ours = [name for name in logging.Logger.manager.loggerDict if name.startswith("gkeml")]
     assert ours and all(name.split(".")[0] == "gkeml_sdk" for name in ours), ours

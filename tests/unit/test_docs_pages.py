@@ -6,15 +6,14 @@ import re
 from pathlib import Path
 
 from gkeml_magics.reference import updated_page
-
 from gkeml_sdk import TpuSlice, TrainingJob
-from gkeml_sdk.catalog import contract
-from gkeml_sdk.compile.pod import pod_template
-from gkeml_sdk.local.contract import (
+from gkeml_sdk.backends.local.local_environment import (
     TORCHRUN_LOCAL_RANK,
     TORCHRUN_LOCAL_WORLD_SIZE,
     TORCHRUN_RANK,
 )
+from gkeml_sdk.core import environment as contract
+from gkeml_sdk.training.pod import pod_template
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 

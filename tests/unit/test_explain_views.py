@@ -7,7 +7,6 @@ import time
 from typing import Any
 
 from gkeml_magics.explain_view import PreviewView, WaitingLine, WhyView, status_line
-
 from gkeml_sdk import Category, Evidence, Explanation, Preview, RunState, RunStatus, Verdict
 
 CRASH = Explanation(

@@ -28,9 +28,9 @@ from gkeml_sdk import (
     TpuSlice,
     TrainingJob,
 )
-from gkeml_sdk.catalog import gpus, tpus
-from gkeml_sdk.catalog.contract import MAX_RESUBMITS
-from gkeml_sdk.specfile import load_specs
+from gkeml_sdk.core.environment import MAX_RESUBMITS
+from gkeml_sdk.files import load_specs
+from gkeml_sdk.hardware import gpus, tpus
 from tests.schemas import validate_object
 from tests.unit.k8s_rules import name_errors
 

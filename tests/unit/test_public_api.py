@@ -18,9 +18,8 @@ import gkeml_sdk.errors
 ROOT = Path(__file__).resolve().parents[2]
 SDK = ROOT / "gkeml_sdk"
 EDGES = [
-    SDK / "cli.py",
-    *sorted((SDK / "commands").glob("*.py")),
-    *sorted((ROOT / "magics").glob("*.py")),
+    *sorted((SDK / "cli").glob("*.py")),
+    *sorted((ROOT / "gkeml_magics").glob("*.py")),
 ]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 ERRORS = {
@@ -31,11 +30,9 @@ ERRORS = {
 
 
 def module_name(path: Path) -> str:
-    """The import name of an edge or example file (`magics/` installs as `gkeml_magics`)."""
+    """The import name of an edge or example file."""
     rel = path.relative_to(ROOT).with_suffix("")
     parts = list(rel.parts)
-    if parts[0] == "magics":
-        parts[0] = "gkeml_magics"
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -48,7 +45,7 @@ def private_uses(path: Path, *, edge: bool) -> list[str]:
     examples may not.
     """
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    own = "gkeml_sdk.commands" if path.is_relative_to(SDK) else "gkeml_magics"
+    own = "gkeml_sdk.cli" if path.is_relative_to(SDK) else "gkeml_magics"
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
@@ -94,15 +91,15 @@ def test_the_check_sees_an_internal_import(tmp_path):
     example = tmp_path / "example.py"
     example.write_text(
         "from gkeml_sdk import Client, RunState\n"
-        "from gkeml_sdk.local import LocalOptions\n"
+        "from gkeml_sdk.backends.local import LocalOptions\n"
         "from gkeml_sdk import watch\n"
         "import gkeml_sdk\n"
-        "gkeml_sdk.run.log_slot('x')\n"
+        "gkeml_sdk.runs.handle.log_slot('x')\n"
     )
     assert private_uses(example, edge=False) == [
-        "2: from gkeml_sdk.local import LocalOptions",
+        "2: from gkeml_sdk.backends.local import LocalOptions",
         "3: gkeml_sdk.watch",
-        "5: gkeml_sdk.run",
+        "5: gkeml_sdk.runs.handle",
     ]
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from gkeml_sdk.specfile import load_specs
+from gkeml_sdk.files import load_specs
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "serve_vllm.py"
 

@@ -33,7 +33,7 @@ def internal_citations(path: Path, root: Path = ROOT) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("package", ["gkeml_sdk", "magics"])
+@pytest.mark.parametrize("package", ["gkeml_sdk", "gkeml_magics"])
 def test_no_string_in_the_code_cites_an_internal_note(package):
     found = [
         hit for path in sorted((ROOT / package).rglob("*.py")) for hit in internal_citations(path)

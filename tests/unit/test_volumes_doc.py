@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from gkeml_sdk import Accelerator, GcsCache, GcsFuse, HyperdiskML, ServeModel, TrainingJob
-from gkeml_sdk.compile.volume_objects import volume_objects
+from gkeml_sdk.storage.volume_objects import volume_objects
 
 PAGE = (Path(__file__).resolve().parents[2] / "docs" / "volumes.md").read_text()
 BLOCKS = re.findall(r"```yaml\n(.*?)```", PAGE, flags=re.DOTALL)

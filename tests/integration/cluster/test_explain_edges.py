@@ -12,7 +12,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 from gkeml_sdk import Category, Verdict
-from gkeml_sdk.cli import main
+from gkeml_sdk.cli.main import main
 
 from .kueue_objects import gang, install, kueue_reports_usage
 from .replay import Replayer

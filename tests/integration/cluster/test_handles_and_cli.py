@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from gkeml_sdk import Client, RunState, TrainingJob
-from gkeml_sdk.cli import main
+from gkeml_sdk.cli.main import main
 from gkeml_sdk.errors import ConfigError, NotFoundError
 
 from .conftest import make_client

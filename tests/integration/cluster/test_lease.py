@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gkeml_sdk.cluster.api.kube import KubeClient
-from gkeml_sdk.cluster.api.transport import Transport
-from gkeml_sdk.cluster.tenants.lease import LEASES, LeaderElector, LeaseTiming
+from gkeml_sdk.backends.kubernetes.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.lease import LEASES, LeaderElector, LeaseTiming
+from gkeml_sdk.backends.kubernetes.transport import Transport
 from tests.integration.cluster.conftest import FAST_RETRY
 
 

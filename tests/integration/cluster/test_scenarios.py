@@ -19,7 +19,7 @@ from gkeml_sdk import (
     TrainingJob,
 )
 from gkeml_sdk.errors import ClusterError, ConfigError
-from gkeml_sdk.run import FailureCause
+from gkeml_sdk.runs.handle import FailureCause
 
 from .conftest import FAST_NO_RETRY, make_client
 from .replay import FIXTURES, Replayer

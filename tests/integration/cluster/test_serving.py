@@ -16,9 +16,9 @@ from gkeml_sdk import (
     LocalSettings,
     ServeModel,
 )
-from gkeml_sdk.cli import main
-from gkeml_sdk.cluster.serving.status import ServingState
+from gkeml_sdk.cli.main import main
 from gkeml_sdk.errors import ClusterError, ConfigError, RunTimeoutError, SpecError
+from gkeml_sdk.serving.readiness import ServingState
 
 
 def small(**kw) -> ServeModel:

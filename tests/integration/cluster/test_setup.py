@@ -136,7 +136,7 @@ teams:
 def test_cli_plans_then_applies_a_setup_file(kube_api: Any, tmp_path: Any, capsys: Any) -> None:
     import yaml
 
-    from gkeml_sdk.cli import main
+    from gkeml_sdk.cli.main import main
 
     kubeconfig = str(kube_api.kubeconfig(tmp_path / "kubeconfig", namespace="ml"))
     path = tmp_path / "setup.yaml"
@@ -184,7 +184,7 @@ def test_the_setup_example_applies_and_submits_on_the_test_server(
 
 
 def test_cli_names_a_missing_setup_file_in_one_line(tmp_path: Any, capsys: Any) -> None:
-    from gkeml_sdk.cli import main
+    from gkeml_sdk.cli.main import main
 
     missing = tmp_path / "setup.yaml"
     assert main(["setup", "plan", str(missing), "--offline"]) != 0

@@ -7,8 +7,8 @@ import random
 import time
 from typing import Any
 
-from gkeml_sdk.cluster.api.resources import resource
-from gkeml_sdk.cluster.api.streams import Backoff, Event, StreamHub, StreamSpec
+from gkeml_sdk.backends.kubernetes.resources import resource
+from gkeml_sdk.backends.kubernetes.streams import Backoff, Event, StreamHub, StreamSpec
 
 from .conftest import make_client
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gkeml_sdk.cli import main
+from gkeml_sdk.cli.main import main
 from tests.integration.cluster.test_tenants import EXAMPLE, cluster  # noqa: F401 - fixture
 
 

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from gkeml_sdk.cluster.api.kube import KubeClient
-from gkeml_sdk.cluster.api.resources import resource
-from gkeml_sdk.cluster.api.transport import ApiRetrySettings, Transport
+from gkeml_sdk.backends.kubernetes.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.resources import resource
+from gkeml_sdk.backends.kubernetes.transport import ApiRetrySettings, Transport
 from gkeml_sdk.errors import ClusterError, NotFoundError
 
 CONFIG_MAPS = resource("v1", "ConfigMap")

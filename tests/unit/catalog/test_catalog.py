@@ -1,7 +1,8 @@
 import pytest
 
-from gkeml_sdk.catalog import gpus, prices, tpus
-from gkeml_sdk.catalog.names import UnknownName
+from gkeml_sdk.core.lookup import UnknownName
+from gkeml_sdk.hardware import gpus, tpus
+from gkeml_sdk.pricing import catalog as prices
 
 
 def test_every_gpu_label_is_unique_and_resolves_to_its_row():

@@ -7,9 +7,9 @@ import copy
 
 import pytest
 
-from gkeml_sdk.cluster.serving.status import ServingState, serving_status
-from gkeml_sdk.spec.accelerator import Accelerator
-from gkeml_sdk.spec.serving.model import ServeModel
+from gkeml_sdk.hardware.accelerator import Accelerator
+from gkeml_sdk.serving.model import ServeModel
+from gkeml_sdk.serving.readiness import ServingState, serving_status
 
 S = ServingState
 

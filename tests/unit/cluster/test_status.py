@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from gkeml_sdk.cluster.runs.status import StatusTracker, queue_position
-from gkeml_sdk.run import FailureCause, RunState
+from gkeml_sdk.runs.handle import FailureCause, RunState
+from gkeml_sdk.runs.status import StatusTracker, queue_position
 from tests.schemas import RECORDINGS
 
 S = RunState
@@ -263,7 +263,7 @@ def test_queue_position_from_visibility_api() -> None:
 
 
 def test_a_pod_stuck_on_a_missing_secret_says_so_while_starting() -> None:
-    from gkeml_sdk.cluster.runs.conditions import admitted_status
+    from gkeml_sdk.runs.conditions import admitted_status
 
     workload = {"spec": {"podSets": [{"count": 2}]}}
     waiting = {

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from gkeml_sdk.cluster.runs.status import StatusTracker, classify, resubmittable
-from gkeml_sdk.run import FailureCause, RunState, RunStatus
+from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus
+from gkeml_sdk.runs.status import StatusTracker, classify, resubmittable
 
 S = RunState
 

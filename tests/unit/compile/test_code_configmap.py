@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gkeml_sdk import Accelerator, TrainingJob
-from gkeml_sdk.catalog.contract import CODE_MOUNT
+from gkeml_sdk.core.environment import CODE_MOUNT
 from tests.schemas import validate_object
 
 

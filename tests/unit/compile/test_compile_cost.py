@@ -4,7 +4,7 @@ the pod template."""
 import copy
 
 from gkeml_sdk import Accelerator, TrainingJob
-from gkeml_sdk.compile import training
+from gkeml_sdk.training import manifests as training
 
 
 def _job():

@@ -4,7 +4,7 @@ A4X ComputeDomain, and the refusals of what GKE cannot do."""
 import pytest
 
 from gkeml_sdk import Accelerator, ServeModel, SpecError, TpuSlice, TrainingJob
-from gkeml_sdk.catalog import gpus
+from gkeml_sdk.hardware import gpus
 from tests.schemas import validate_object
 
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from gkeml_sdk import Accelerator, Autoscaling, ServeModel, TpuSlice, TrainingJob
-from gkeml_sdk.compile.manifests import Manifests
-from gkeml_sdk.spec.serving.routing import Route, Routing
+from gkeml_sdk.core.manifests import Manifests
+from gkeml_sdk.serving.routing import Route, Routing
 
 
 def _job(**fields: Any) -> TrainingJob:

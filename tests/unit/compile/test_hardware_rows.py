@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from gkeml_sdk import Accelerator, TpuSlice, TrainingJob
-from gkeml_sdk.catalog import gpus, tpus
-from gkeml_sdk.catalog.gpu_row import MachineType
-from gkeml_sdk.catalog.gpus import GpuModel
-from gkeml_sdk.catalog.tpus import TpuGeneration
-from gkeml_sdk.local.contract import Slot, local_env
+from gkeml_sdk.backends.local.local_environment import Slot, local_env
+from gkeml_sdk.hardware import gpus, tpus
+from gkeml_sdk.hardware.gpu_row import MachineType
+from gkeml_sdk.hardware.gpus import GpuModel
+from gkeml_sdk.hardware.tpus import TpuGeneration
 from tests.schemas import validate_object
 
 PACKAGE = Path(__file__).resolve().parents[3] / "gkeml_sdk"

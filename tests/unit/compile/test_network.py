@@ -7,7 +7,7 @@ import json
 import pytest
 
 from gkeml_sdk import Accelerator, ServeModel, SpecError, TpuSlice, TrainingJob
-from gkeml_sdk.catalog import gpus
+from gkeml_sdk.hardware import gpus
 from tests.schemas import validate_object
 
 # What GKE documents per machine type, written out here independently of the catalog rows:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gkeml_sdk import Accelerator, SecretRef, TpuSlice, TrainingJob
-from gkeml_sdk.cluster.runs.record import RunRecord
+from gkeml_sdk.backends.kubernetes.run_record import RunRecord
 from tests.schemas import validate_object
 
 REFS = {"WANDB_API_KEY": SecretRef("wandb", "api-key"), "HF_TOKEN": SecretRef("hf", "token")}

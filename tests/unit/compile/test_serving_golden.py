@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from gkeml_sdk.spec.accelerator import Accelerator
-from gkeml_sdk.spec.serving.autoscaling import Autoscaling
-from gkeml_sdk.spec.serving.model import ServeModel
-from gkeml_sdk.spec.serving.routing import Route, Routing
+from gkeml_sdk.hardware.accelerator import Accelerator
+from gkeml_sdk.serving.autoscaling import Autoscaling
+from gkeml_sdk.serving.model import ServeModel
+from gkeml_sdk.serving.routing import Route, Routing
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "serving"
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from gkeml_sdk import Tenant, load_specs
-from gkeml_sdk.compile.tenancy.tenant import compile_tenant, compile_tenants
+from gkeml_sdk.tenancy.manifests import compile_tenant, compile_tenants
 from tests.schemas import validate_object
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "tenants.yaml"

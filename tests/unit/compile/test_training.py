@@ -5,7 +5,8 @@ import pytest
 
 import gkeml_sdk
 from gkeml_sdk import Accelerator, SpecError, TpuSlice, TrainingJob
-from gkeml_sdk.catalog import contract, gpu_labels, gpus, tpus
+from gkeml_sdk.core import environment as contract
+from gkeml_sdk.hardware import gpu_labels, gpus, tpus
 from tests.schemas import RECORDINGS, validate_object
 
 GPU_CASES = [

@@ -17,7 +17,7 @@ from gkeml_sdk import (
     ServeModel,
     TrainingJob,
 )
-from gkeml_sdk.compile.manifests import Manifests
+from gkeml_sdk.core.manifests import Manifests
 from tests.schemas import validate_object
 
 DATA = GcsFuse(

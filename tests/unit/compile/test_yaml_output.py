@@ -4,7 +4,7 @@ import pytest
 import yaml
 
 from gkeml_sdk import TrainingJob
-from gkeml_sdk.compile.manifests import dump_yaml
+from gkeml_sdk.core.manifests import dump_yaml
 from tests.bench.bench_core import varied_jobs
 from tests.unit.compile.test_golden import JOBS
 from tests.unit.compile.test_serving_golden import SERVICES

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from gkeml_sdk import Category
-from gkeml_sdk.explain.inputs import RunObjects
-from gkeml_sdk.explain.run import explain_run
+from gkeml_sdk.runs.explain.explain_run import explain_run
+from gkeml_sdk.runs.explain.inputs import RunObjects
 
 ADMITTED = {
     "kind": "Workload",

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from gkeml_sdk import Verdict
-from gkeml_sdk.explain.inputs import QueueObjects
-from gkeml_sdk.explain.preview import preview
+from gkeml_sdk.runs.explain.inputs import QueueObjects
+from gkeml_sdk.runs.explain.preview import preview
 from tests.kueue_usage import flavors_reservation
 from tests.schemas import RECORDINGS
 

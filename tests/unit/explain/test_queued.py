@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 from gkeml_sdk import Category
-from gkeml_sdk.explain.inputs import QueueObjects, RunObjects
-from gkeml_sdk.explain.run import explain_run
+from gkeml_sdk.runs.explain.explain_run import explain_run
+from gkeml_sdk.runs.explain.inputs import QueueObjects, RunObjects
 from tests.schemas import RECORDINGS
 
 SCENARIO = "jobset-queued-behind-another"

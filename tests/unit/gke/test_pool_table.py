@@ -11,7 +11,7 @@ import pytest
 from google.cloud import container_v1
 
 from gkeml_sdk import Accelerator, NodePool, SpecError, TpuSlice, gpu_models, tpu_generations
-from gkeml_sdk.gke.messages import pools_dict, pools_from_dict
+from gkeml_sdk.backends.gke.messages import pools_dict, pools_from_dict
 
 MODES = ("standard", "spot", "flex-start", "queued")
 OK, NO = True, False

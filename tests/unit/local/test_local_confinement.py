@@ -18,10 +18,10 @@ from gkeml_sdk import (
     SpecError,
     TrainingJob,
 )
-from gkeml_sdk.local import LocalBackend
-from gkeml_sdk.local.confined import remove_run_dir, run_path
-from gkeml_sdk.local.store import RunDir, RunRecord
-from gkeml_sdk.run import RunState, RunStatus
+from gkeml_sdk.backends.local import LocalBackend
+from gkeml_sdk.backends.local.confined import remove_run_dir, run_path
+from gkeml_sdk.backends.local.run_store import RunDir, RunRecord
+from gkeml_sdk.runs.handle import RunState, RunStatus
 
 BAD_NAMES = [
     "../victim",

@@ -6,7 +6,7 @@ import os
 import subprocess
 import time
 
-from gkeml_sdk.local.procs import ProcessId, alive, free_ports, group_alive, stop_groups
+from gkeml_sdk.backends.local.procs import ProcessId, alive, free_ports, group_alive, stop_groups
 
 
 def test_exited_and_reused_pids_are_not_alive() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gkeml_sdk.local.store import ProcessRecord, RunDir, RunRecord, write_atomic
-from gkeml_sdk.run import FailureCause, RunState, RunStatus
+from gkeml_sdk.backends.local.run_store import ProcessRecord, RunDir, RunRecord, write_atomic
+from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus
 
 
 def test_record_round_trip(tmp_path: Path) -> None:

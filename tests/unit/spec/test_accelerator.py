@@ -1,7 +1,7 @@
 import pytest
 
 from gkeml_sdk import Accelerator, SpecError, TpuSlice
-from gkeml_sdk.catalog import gpus, tpus
+from gkeml_sdk.hardware import gpus, tpus
 
 GPU_COUNTS = [(g.key, c) for g in gpus.GPUS for c in g.counts]
 MIG = [(g.key, p, n) for g in gpus.GPUS for p, n in g.mig_profiles]

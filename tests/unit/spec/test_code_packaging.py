@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gkeml_sdk import SpecError, TrainingJob
-from gkeml_sdk.catalog.contract import CONFIGMAP_MAX_BYTES
+from gkeml_sdk.core.environment import CONFIGMAP_MAX_BYTES
 
 HELPER = 42
 

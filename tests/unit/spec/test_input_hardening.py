@@ -8,9 +8,10 @@ import math
 import pytest
 
 from gkeml_sdk import Accelerator, Autoscaling, RetryPolicy, SpecError, TpuSlice, TrainingJob
-from gkeml_sdk.catalog import contract, tpus
-from gkeml_sdk.compile.contract import attempt_name
-from gkeml_sdk.specfile import load_specs
+from gkeml_sdk.core import environment as contract
+from gkeml_sdk.core.labels import attempt_name
+from gkeml_sdk.files import load_specs
+from gkeml_sdk.hardware import tpus
 
 
 def job(**kwargs):

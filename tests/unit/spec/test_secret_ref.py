@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gkeml_sdk import SecretRef, SpecError, TrainingJob
-from gkeml_sdk.catalog.contract import RESERVED_ENV
+from gkeml_sdk.core.environment import RESERVED_ENV
 
 
 def job(**kwargs: object) -> TrainingJob:

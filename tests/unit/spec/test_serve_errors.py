@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from gkeml_sdk.errors import SpecError
-from gkeml_sdk.spec.accelerator import Accelerator
-from gkeml_sdk.spec.serving.autoscaling import Autoscaling
-from gkeml_sdk.spec.serving.model import ServeModel
-from gkeml_sdk.spec.serving.routing import Route, Routing
+from gkeml_sdk.hardware.accelerator import Accelerator
+from gkeml_sdk.serving.autoscaling import Autoscaling
+from gkeml_sdk.serving.model import ServeModel
+from gkeml_sdk.serving.routing import Route, Routing
 
 L70 = "meta-llama/Llama-3.1-70B-Instruct"
 QWEN = "Qwen/Qwen2.5-7B-Instruct"

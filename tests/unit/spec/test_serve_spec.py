@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from gkeml_sdk.catalog.prices import PriceBook
-from gkeml_sdk.spec.accelerator import Accelerator
-from gkeml_sdk.spec.serving.autoscaling import Autoscaling
-from gkeml_sdk.spec.serving.model import ServeModel
-from gkeml_sdk.spec.serving.model_size import ModelSize
-from gkeml_sdk.spec.serving.routing import Route, Routing
+from gkeml_sdk.hardware.accelerator import Accelerator
+from gkeml_sdk.pricing.catalog import PriceBook
+from gkeml_sdk.serving.autoscaling import Autoscaling
+from gkeml_sdk.serving.model import ServeModel
+from gkeml_sdk.serving.model_size import ModelSize
+from gkeml_sdk.serving.routing import Route, Routing
 
 H100_ON_DEMAND, H100_SPOT = 9.79655, 2.9926
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from gkeml_sdk.catalog import weight_formats
-from gkeml_sdk.catalog.models import llm_model
-from gkeml_sdk.catalog.weight_formats import weight_format
-from gkeml_sdk.spec.accelerator import Accelerator
-from gkeml_sdk.spec.serving.misfit import alternatives
-from gkeml_sdk.spec.serving.model import ServeModel
-from gkeml_sdk.spec.serving.sizing import (
+from gkeml_sdk.hardware.accelerator import Accelerator
+from gkeml_sdk.serving import weight_formats
+from gkeml_sdk.serving.llm_catalog import llm_model
+from gkeml_sdk.serving.misfit import alternatives
+from gkeml_sdk.serving.model import ServeModel
+from gkeml_sdk.serving.sizing import (
     ModelShape,
     SizingInput,
     choose,
@@ -20,6 +19,7 @@ from gkeml_sdk.spec.serving.sizing import (
     startup_seconds,
     valid_tensor_parallel,
 )
+from gkeml_sdk.serving.weight_formats import weight_format
 
 KIB, GIB = 1024, 2**30
 

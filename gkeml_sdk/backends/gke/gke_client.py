@@ -1,0 +1,231 @@
+"""`GkeClient`: creates, resizes and deletes node pools of one cluster through
+`google-cloud-container`, waiting for each long-running operation to finish."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+
+from gkeml_sdk.backends.gke.api_errors import as_gke_error, is_transient, operation_error
+from gkeml_sdk.errors import ConfigError, GkeError, SpecError
+
+if TYPE_CHECKING:
+    from google.cloud import container_v1
+
+    from gkeml_sdk.nodepools.model import NodePool
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class GkeClient:
+    """Node pools of cluster `cluster` in `project` and `location` (a region or a zone).
+
+    `credentials` (google.auth) default to Application Default Credentials; `client` is an
+    existing `container_v1.ClusterManagerClient`, else one is made with `transport` and
+    `client_options`. Transient API errors (429, 5xx) are retried up to `attempts` requests;
+    quota and permission failures raise `QuotaError` and `GkePermissionError`.
+
+    Example:
+        >>> from gkeml_sdk import Accelerator
+        >>> from gkeml_sdk import GkeClient, NodePool
+        >>> gke = GkeClient("my-project", "us-central1", "ml")  # doctest: +SKIP
+        >>> gke.create(NodePool.for_accelerator(Accelerator("l4"), name="l4"))  # doctest: +SKIP
+        ['l4']
+    """
+
+    def __init__(
+        self,
+        project: str,
+        location: str,
+        cluster: str,
+        *,
+        credentials: Any = None,
+        client: container_v1.ClusterManagerClient | None = None,
+        transport: str | None = None,
+        client_options: dict[str, Any] | None = None,
+        attempts: int = 6,
+        backoff_seconds: float = 30.0,
+        poll_seconds: float = 5.0,
+        timeout_seconds: float = 3600.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.project, self.location, self.cluster = project, location, cluster
+        if client is None:
+            from gkeml_sdk.backends.gke.library import DefaultCredentialsError, container_v1
+
+            try:
+                client = container_v1.ClusterManagerClient(
+                    credentials=credentials, transport=transport, client_options=client_options
+                )
+            except DefaultCredentialsError as exc:
+                why = str(exc).splitlines()[0].rstrip(".")
+                raise ConfigError(
+                    f"no Google credentials for the GKE API ({why}): sign in with `gcloud auth "
+                    "application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a "
+                    "service account key file"
+                ) from None
+        self.client = client
+        self.attempts = attempts
+        self.backoff_seconds = backoff_seconds
+        self.poll_seconds = poll_seconds
+        self.timeout_seconds = timeout_seconds
+        self._sleep = sleep
+
+    @property
+    def parent(self) -> str:
+        """The cluster's resource name: projects/P/locations/L/clusters/C."""
+        return f"projects/{self.project}/locations/{self.location}/clusters/{self.cluster}"
+
+    def create(self, pool: NodePool) -> list[str]:
+        """Create every pool of `pool` (one per slice), wait until GKE has them; their names.
+
+        Raises `SpecError` before any request when a pool that must sit in one zone names
+        none in a regional cluster, whose default node locations are several zones.
+        """
+        if pool.single_zone and not pool.zones and not _is_zone(self.location):
+            raise SpecError(
+                f"node pool {pool.name!r} names no zone in regional cluster {self.cluster}",
+                rule="compact placement and multi-host TPU slices keep all nodes in one zone, "
+                "and a regional cluster's pools default to several",
+                fix=f"zones=('{self.location}-a',) or another zone of {self.location} with "
+                "the hardware",
+                field="zones",
+            )
+        # Start every slice's pool before waiting: GKE creates them side by side.
+        started = [(r.node_pool.name, self._create(r)) for r in pool.create_requests(self.parent)]
+        for name, operation in started:
+            self._wait(f"create node pool {name}", operation)
+        return [name for name, _ in started]
+
+    def resize(self, name: str, nodes: int) -> None:
+        """Set pool `name` to `nodes` nodes now (the autoscaler may change it later)."""
+        action = f"resize node pool {name} to {nodes}"
+        operation = self._call(
+            action,
+            lambda: self.client.set_node_pool_size(
+                request={"name": self._pool(name), "node_count": nodes}, retry=None
+            ),
+        )
+        self._wait(action, operation)
+
+    def set_autoscaling(self, name: str, min_nodes: int, max_nodes: int) -> None:
+        """Let the autoscaler keep pool `name` between `min_nodes` and `max_nodes` nodes."""
+        action = f"set autoscaling of node pool {name} to {min_nodes}..{max_nodes}"
+        from gkeml_sdk.backends.gke.library import container_v1
+
+        # The call replaces the pool's whole autoscaling: keep its location policy.
+        current = self.get(name).autoscaling
+        bounds = container_v1.NodePoolAutoscaling(
+            enabled=True,
+            total_min_node_count=min_nodes,
+            total_max_node_count=max_nodes,
+            location_policy=current.location_policy,
+        )
+        operation = self._call(
+            action,
+            lambda: self.client.set_node_pool_autoscaling(
+                request={"name": self._pool(name), "autoscaling": bounds}, retry=None
+            ),
+        )
+        self._wait(action, operation)
+
+    def delete(self, name: str) -> None:
+        """Delete pool `name` and its nodes; return when GKE has."""
+        action = f"delete node pool {name}"
+        operation = self._call(
+            action, lambda: self.client.delete_node_pool(name=self._pool(name), retry=None)
+        )
+        self._wait(action, operation)
+
+    def get(self, name: str) -> container_v1.NodePool:
+        """Pool `name` as GKE reports it (status, node count, config)."""
+        return self._call(
+            f"get node pool {name}",
+            lambda: self.client.get_node_pool(name=self._pool(name), retry=None),
+        )
+
+    def _create(self, request: container_v1.CreateNodePoolRequest) -> container_v1.Operation:
+        sent: list[object] = []
+
+        def send() -> container_v1.Operation:
+            sent.append(request)
+            return self.client.create_node_pool(request=request, retry=None)
+
+        name = request.node_pool.name
+        try:
+            return self._call(f"create node pool {name}", send)
+        except GkeError as err:
+            # A retry that finds the pool: an earlier attempt reached GKE and only its answer
+            # was lost, so follow that attempt's operation instead of failing.
+            if err.reason != "ALREADY_EXISTS" or len(sent) < 2:
+                raise
+            earlier = self._create_operation(name)
+            if earlier is None:
+                raise
+            return earlier
+
+    def _create_operation(self, name: str) -> container_v1.Operation | None:
+        target = f"{self.parent}/nodePools/{name}"
+        location = f"projects/{self.project}/locations/{self.location}"
+        listed = self._call(
+            f"list operations for node pool {name}",
+            lambda: self.client.list_operations(parent=location, retry=None),
+        )
+        creates = [
+            op
+            for op in listed.operations
+            if op.operation_type.name == "CREATE_NODE_POOL" and op.target_link.endswith(target)
+        ]
+        return creates[-1] if creates else None
+
+    def _pool(self, name: str) -> str:
+        return f"{self.parent}/nodePools/{name}"
+
+    def _wait(self, action: str, operation: container_v1.Operation) -> None:
+        from gkeml_sdk.backends.gke.library import container_v1
+
+        done = container_v1.Operation.Status.DONE
+        name = f"projects/{self.project}/locations/{self.location}/operations/{operation.name}"
+        waited = 0.0  # counted in poll intervals, so a test's sleep() decides the time
+        while operation.status != done:
+            if waited >= self.timeout_seconds:
+                raise GkeError(
+                    action,
+                    reason="TIMEOUT",
+                    message=f"operation {operation.name} still {operation.status.name} "
+                    f"after {self.timeout_seconds:.0f} s",
+                    hint="it goes on in GKE: check it with gcloud container operations describe",
+                )
+            log.info("%s: operation %s %s", action, operation.name, operation.status.name)
+            self._sleep(self.poll_seconds)
+            waited += self.poll_seconds
+            operation = self._call(action, lambda: self.client.get_operation(name=name, retry=None))
+        failure = operation_error(action, operation)
+        if failure is not None:
+            raise failure
+
+    def _call(self, action: str, request: Callable[[], T]) -> T:
+        retrying = Retrying(
+            retry=retry_if_exception(is_transient),
+            stop=stop_after_attempt(self.attempts),
+            wait=wait_random_exponential(multiplier=0.5, max=self.backoff_seconds),
+            sleep=self._sleep,
+            reraise=True,
+        )
+        try:
+            return retrying(request)
+        except Exception as exc:
+            error = as_gke_error(action, exc)
+            if error is None:
+                raise
+            raise error from exc
+
+
+def _is_zone(location: str) -> bool:
+    """True for a zone (us-central1-a), False for a region (us-central1)."""
+    return location.count("-") >= 2

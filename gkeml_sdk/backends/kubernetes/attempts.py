@@ -1,0 +1,163 @@
+"""The objects of a run's attempts: created (never applied over), only when the name is free or
+already this attempt's, and deleted all at once, waiting until a dying object is really gone."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from gkeml_sdk.backends.kubernetes.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.resources import Resource, resource, resource_of
+from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
+from gkeml_sdk.backends.kubernetes.shared_apply import ensure_shared, split_shared
+from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL
+from gkeml_sdk.core.objects import labels, uid
+from gkeml_sdk.errors import ClusterError
+
+Obj = dict[str, Any]
+JOBSETS = resource("jobset.x-k8s.io/v1alpha2", "JobSet")
+JOBS = resource("batch/v1", "Job")
+
+
+def job_resource(record: RunRecord) -> Resource:
+    """The kind a run's attempts are made of (JobSet or batch Job)."""
+    return JOBSETS if record.job.uses_jobset else JOBS
+
+
+class Attempts:
+    """Create and delete attempt objects safely next to Kueue, other clients and the garbage
+    collector.
+
+    Example:
+        >>> attempts = Attempts(kube, deletion_timeout=300)  # doctest: +SKIP
+        >>> attempt = attempts.create(record, record.current)  # doctest: +SKIP
+        >>> attempt.uid  # doctest: +SKIP
+        'f2c1...'
+    """
+
+    def __init__(
+        self,
+        kube: KubeClient,
+        *,
+        deletion_timeout: float = 300.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.kube = kube
+        self.deletion_timeout = deletion_timeout
+        self._sleep = sleep
+
+    def create(self, record: RunRecord, attempt: AttemptRecord) -> AttemptRecord:
+        """Create `attempt`'s objects and return it with its object's uid.
+
+        An object of that name that belongs to this attempt (a retried request, a client that
+        died after creating it) is adopted; one that is being deleted is waited out, because
+        whatever lands on a dying object dies with it; one that belongs to anything else is
+        never touched (`ClusterError`)."""
+        if attempt.attempt > 1:
+            # The same logical run never exists twice: earlier attempts go first (they are
+            # finished, but a reactivated Workload would let Kueue start one again).
+            self.delete_run(record, keep=attempt.name)
+        job = record.job
+        if attempt.spot != job.spot:
+            job = job.with_changes(spot=attempt.spot)
+        manifests = job.compile(attempt=attempt.attempt)
+        # Data volumes first, as they are if they exist: no run owns them, no attempt deletes them.
+        shared, owned = split_shared(manifests.objects)
+        ensure_shared(self.kube, shared)
+        for obj in owned:
+            if obj is not manifests.main:  # the code ConfigMap, shared by every attempt
+                meta = obj["metadata"]
+                found = self.kube.find(resource_of(obj), meta["name"], meta["namespace"])
+                if found is not None and labels(found).get(RUN_ID_LABEL) != record.name:
+                    _refuse(found)
+                self.kube.apply(obj)
+        main = manifests.main
+        end = time.monotonic() + self.deletion_timeout
+        while True:
+            created = self.kube.create(main)
+            if created is not None:
+                return replace(attempt, uid=uid(created))
+            res, name = resource_of(main), main["metadata"]["name"]
+            existing = self.kube.find(res, name, record.job.namespace)
+            if existing is None:
+                if time.monotonic() >= end:
+                    raise ClusterError(
+                        f"create {main['kind']} {name}",
+                        reason="Conflict",
+                        message="the name stays taken but the object cannot be read",
+                    )
+                continue  # it went away between the create and the read: create again
+            _check_owner(existing, record.name, attempt.attempt)
+            if not (existing.get("metadata") or {}).get("deletionTimestamp"):
+                return replace(attempt, uid=uid(existing))
+            self.wait_gone(res, name, record.job.namespace, uid(existing), end)
+
+    def delete_run(self, record: RunRecord, *, wait: bool = False, keep: str = "") -> None:
+        """Delete every attempt object of the run but `keep`: those its record knows and any
+        other labelled with its run id (an attempt another client created after this record
+        was read). With `wait`, return only once they are gone."""
+        res, ns = job_resource(record), record.job.namespace
+        found, _ = self.kube.list(res, ns, label_selector=f"{RUN_ID_LABEL}={record.name}")
+        victims = {a.name: a.uid for a in record.attempts}
+        victims.update({o["metadata"]["name"]: uid(o) for o in found})
+        victims.pop(keep, None)
+        for name in sorted(victims):
+            self.kube.delete(res, name, ns)
+        if wait:
+            end = time.monotonic() + self.deletion_timeout
+            for name, known in sorted(victims.items()):
+                self.wait_gone(res, name, ns, known, end)
+
+    def wait_gone(self, res: Resource, name: str, namespace: str, old_uid: str, end: float) -> None:
+        """Return once the object `name` with uid `old_uid` no longer exists (any uid when
+        `old_uid` is empty); `ClusterError` at `end` (a `time.monotonic()` instant)."""
+        pause = 0.05
+        while True:
+            current = self.kube.find(res, name, namespace)
+            if current is None or (old_uid and uid(current) != old_uid):
+                return
+            if time.monotonic() >= end:
+                finalizers = (current.get("metadata") or {}).get("finalizers") or []
+                raise ClusterError(
+                    f"wait for {res.kind} {name} to be deleted",
+                    reason="Timeout",
+                    message=f"still there after {self.deletion_timeout:g} s "
+                    f"(finalizers: {', '.join(finalizers) or 'none'})",
+                    hint="its pods may still be terminating or a finalizer holds it; try again "
+                    f"later, or check `kubectl get {res.plural} {name} -n {namespace} -o yaml`",
+                )
+            self._sleep(min(pause, max(0.0, end - time.monotonic())))
+            pause = min(pause * 2, 2.0)
+
+
+def _check_owner(existing: Obj, run: str, attempt: int) -> None:
+    found = labels(existing)
+    if found.get(RUN_ID_LABEL) != run or found.get(ATTEMPT_LABEL) != str(attempt):
+        _refuse(existing)
+
+
+def _owner(obj: Obj) -> str:
+    found = labels(obj)
+    if RUN_ID_LABEL not in found:
+        return "something other than gkeml"
+    if ATTEMPT_LABEL not in found:
+        return f"gkeml run {found[RUN_ID_LABEL]!r}"
+    return f"attempt {found[ATTEMPT_LABEL]} of gkeml run {found[RUN_ID_LABEL]!r}"
+
+
+def _refuse(existing: Obj) -> None:
+    kind, name, owner = (
+        existing.get("kind", "object"),
+        existing["metadata"]["name"],
+        _owner(existing),
+    )
+    raise ClusterError(
+        f"create {kind} {name}",
+        status=409,
+        reason="AlreadyExists",
+        message=f"a {kind} named {name!r} already exists and belongs to {owner}",
+        hint="gkeml never changes objects of another run; choose another run name, or delete "
+        "that object first",
+    )

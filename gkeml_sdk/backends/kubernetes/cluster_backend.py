@@ -1,0 +1,296 @@
+"""`KubernetesBackend`: submit, follow, resubmit, cancel and list runs on a cluster."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from gkeml_sdk.backends.kubernetes.attempts import Attempts, job_resource
+from gkeml_sdk.backends.kubernetes.config import KubernetesSettings, connect
+from gkeml_sdk.backends.kubernetes.diagnosis import pending_workloads, preview_job
+from gkeml_sdk.backends.kubernetes.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.kube_run import KubeRun
+from gkeml_sdk.backends.kubernetes.logs import run_logs
+from gkeml_sdk.backends.kubernetes.preflight import Preflight
+from gkeml_sdk.backends.kubernetes.resources import resource
+from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
+from gkeml_sdk.backends.kubernetes.run_records import RunRecords
+from gkeml_sdk.backends.kubernetes.streams import Backoff, Event, StreamHub, StreamSpec, deadline
+from gkeml_sdk.backends.kubernetes.transport import Transport
+from gkeml_sdk.core.labels import RUN_ID_LABEL
+from gkeml_sdk.core.objects import uid
+from gkeml_sdk.errors import ConfigError, NotFoundError, RunTimeoutError
+from gkeml_sdk.runs.handle import ProgressCallback, Run, RunStatus
+from gkeml_sdk.runs.retry import RetryPolicy
+from gkeml_sdk.scheduling.kueue import JOB_UID_LABEL
+from gkeml_sdk.training.model import TrainingJob
+
+if TYPE_CHECKING:
+    from gkeml_sdk.backends.kubernetes.serve_handle import ServeHandle
+    from gkeml_sdk.runs.explain.explanation import Preview
+    from gkeml_sdk.serving.model import ServeModel
+
+log = logging.getLogger(__name__)
+PODS = resource("v1", "Pod")
+WORKLOADS = resource("kueue.x-k8s.io/v1beta2", "Workload")
+
+
+class KubernetesBackend:
+    """The `Client(kubernetes=KubernetesSettings(...))` implementation.
+
+    Example:
+        >>> backend = KubernetesBackend(KubernetesSettings(namespace="ml"))  # doctest: +SKIP
+    """
+
+    def __init__(self, settings: KubernetesSettings | None = None) -> None:
+        settings = settings or KubernetesSettings()
+        api, default_namespace = connect(
+            kubeconfig=settings.kubeconfig, context=settings.context, api_client=settings.api_client
+        )
+        self.namespace = settings.namespace or default_namespace
+        self.transport = Transport(
+            api, api_retry=settings.api_retry, request_timeout=settings.request_timeout
+        )
+        self.kube = KubeClient(self.transport)
+        self.preflight = Preflight(self.kube)
+        self.attempts = Attempts(self.kube, deletion_timeout=settings.deletion_timeout)
+        self.records = RunRecords(self.kube)
+        self.watch_seconds = settings.watch_seconds
+        self.watch_backoff = Backoff()  # between failing watch reconnects
+        self.watch_connections = 0  # opened by every wait so far (for diagnostics)
+        self._progress: dict[str, ProgressCallback] = {}
+
+    def submit(self, job: TrainingJob, retry: RetryPolicy | None) -> KubeRun:
+        """Check, record and create attempt 1 of `job`; idempotent for an identical spec."""
+        if "namespace" not in job.model_fields_set:
+            job = job.with_changes(namespace=self.namespace)
+        self.preflight.check(job)
+        existing = self.records.find(job.name, job.namespace)
+        if existing is not None:
+            previous = KubeRun(self, existing)
+            if previous.done():
+                # A finished run of that name is replaced, as `kubectl apply` would; its objects
+                # must be gone first, or the new attempt would land on a dying one.
+                self.attempts.delete_run(previous.record, wait=True)
+                self.records.unmark_cancelled(job.name, job.namespace)
+            elif previous.record.job == job and previous.record.retry == retry:
+                return self.resume(previous.record)  # the same submission again
+            else:
+                raise ConfigError(
+                    f"a run named {job.name!r} is still active in namespace {job.namespace!r} "
+                    "with a different spec: choose another name, or cancel it first "
+                    f"(Client().get_run({job.name!r}).cancel())"
+                )
+        first = AttemptRecord(1, job.name, job.spot)
+        record = RunRecord(job=job, submitted_at=time.time(), retry=retry, attempts=(first,))
+        # The record first: a client that dies right after it leaves a run others can resume.
+        self.save(record)
+        return KubeRun(self, self.create_attempt(record, first))
+
+    def runs(self) -> list[Run]:
+        """Runs recorded in the namespace, newest first."""
+        return [KubeRun(self, r) for r in self.records.all(self.namespace)]
+
+    def get_run(self, name: str) -> KubeRun:
+        """The run called `name` in the namespace, resumed where its record left it."""
+        found = self.records.find(name, self.namespace)
+        if found is None:
+            known = ", ".join(r.name for r in self.runs()) or "none"
+            raise NotFoundError(
+                f"run {name!r}",
+                status=404,
+                reason="NotFound",
+                message=f"no gkeml run with that name in namespace {self.namespace!r}",
+                hint=f"runs there: {known}",
+            )
+        return self.resume(found)
+
+    def wait_all(
+        self,
+        runs: list[Run],
+        timeout: float | None,
+        progress: bool | ProgressCallback = False,
+        stop: threading.Event | None = None,
+    ) -> list[RunStatus]:
+        """Follow `runs` until each is final (or `stop` is set), through one shared stream per
+        kind and namespace (the number of watch connections does not grow with the number of
+        runs)."""
+        kube_runs = [r for r in runs if isinstance(r, KubeRun)]
+        callback = _progress_callback(progress)
+        for run in kube_runs:
+            if callback is not None:
+                self._progress[run.name] = callback
+        left = deadline(timeout)
+        for run in kube_runs:
+            self._ensure_current_attempt(run)
+        try:
+            if not all(r.done() for r in kube_runs):
+                with StreamHub(
+                    self.kube,
+                    self._specs(kube_runs),
+                    watch_seconds=self.watch_seconds,
+                    backoff=self.watch_backoff,
+                ) as hub:
+                    self._drain(hub, kube_runs, left, stop)
+                    self.watch_connections += hub.connections
+        finally:
+            for run in kube_runs:
+                self._progress.pop(run.name, None)
+        return [r.state for r in kube_runs]
+
+    def preview(self, job: TrainingJob) -> Preview:
+        """What Kueue would do with `job` now, from one read of its queues (submits nothing)."""
+        return preview_job(self.kube, job, self.namespace)
+
+    def save(self, record: RunRecord) -> None:
+        """Write the run record (server-side apply: idempotent)."""
+        self.records.save(record)
+
+    def serve(self, svc: ServeModel) -> ServeHandle:
+        """Apply a model server's objects and return its handle (see `cluster.serving`)."""
+        from gkeml_sdk.backends.kubernetes.serve_handle import serve
+
+        return serve(self, svc)
+
+    def mark_cancelled(self, run: KubeRun) -> None:
+        """Record a cancellation: the marker object first (the truth), then the record."""
+        run.record = self.records.mark_cancelled(run.record)
+
+    def cancelled_elsewhere(self, run: KubeRun) -> bool:
+        """True when the run was cancelled, by this client or any other."""
+        if self.records.cancel_marked(run.name, run.namespace):
+            run.record = replace(run.record, cancelled=True)
+        return run.record.cancelled
+
+    def create_attempt(self, record: RunRecord, attempt: AttemptRecord) -> RunRecord:
+        """Create one attempt's objects; returns the record with the attempt's uid saved.
+        A cancellation that landed meanwhile, from any client, deletes what was just made."""
+        record = record.with_attempt(self.attempts.create(record, attempt))
+        self.save(record)
+        if self.records.cancel_marked(record.name, record.job.namespace):
+            self.attempts.delete_run(record)
+            record = replace(record, cancelled=True)
+        return record
+
+    def resume(self, record: RunRecord) -> KubeRun:
+        """A handle on a recorded run, its current attempt created if missing."""
+        run = KubeRun(self, record)
+        self._ensure_current_attempt(run)
+        return run
+
+    def _ensure_current_attempt(self, run: KubeRun) -> None:
+        record = run.record
+        if record.cancelled or record.current.outcome or run.done():
+            return
+        current = record.current
+        kind = job_resource(record)
+        found = self.kube.find(kind, current.name, run.namespace)
+        if current.uid and found is not None and uid(found) == current.uid:
+            return
+        if current.uid or (found is None and run.seen_job()):
+            # It existed and was deleted behind our back (a same-named object with another
+            # uid is not this attempt): the run is over.
+            gone = {"metadata": {"name": current.name, "namespace": run.namespace}}
+            if current.uid:
+                gone["metadata"]["uid"] = current.uid
+            run.observe(Event(kind.kind, "DELETED", gone), time.time())
+        else:
+            # A client died between recording this attempt and creating it, or before it
+            # saved the uid: create that same attempt now (same deterministic name, and an
+            # existing object of this attempt is adopted, so never twice).
+            run.adopt(self.create_attempt(record, current))
+
+    def snapshot(self, run: KubeRun) -> None:
+        """Feed the current objects of a run's attempt to its tracker (no watch)."""
+        now = time.time()
+        kind = job_resource(run.record)
+        job = self.kube.find(kind, run.object_name(), run.namespace)
+        if job is None or (run.record.current.uid and uid(job) != run.record.current.uid):
+            self._ensure_current_attempt(run)
+            return
+        run.observe(Event(kind.kind, "SYNCED", job), now)
+        workloads, _ = self.kube.list(
+            WORKLOADS, run.namespace, label_selector=f"{JOB_UID_LABEL}={uid(job)}"
+        )
+        for workload in workloads:
+            run.observe(Event("Workload", "SYNCED", workload), now)
+        pods, _ = self.kube.list(PODS, run.namespace, label_selector=run.pod_selector())
+        for pod in pods:
+            run.observe(Event("Pod", "SYNCED", pod), now)
+
+    def queue_position(self, run: KubeRun, now: float) -> None:
+        """Ask Kueue's visibility API (when served and allowed) where a queued run waits."""
+        answer = pending_workloads(self.kube, run.namespace, run.record.job.queue)
+        if answer and answer.get("items"):
+            run.note_queue_position(answer, now)
+
+    def report(self, run: KubeRun, status: RunStatus) -> None:
+        """Tell a waiting caller's progress callback about a transition."""
+        callback = self._progress.get(run.name)
+        if callback is not None:
+            callback(status)
+
+    def logs(
+        self, run: KubeRun, follow: bool, stop: threading.Event | None = None
+    ) -> Iterator[str]:
+        """Pod logs of the current attempt, each line prefixed by its node rank. Following
+        picks up pods as they start (from a watch) and ends once the attempt is final."""
+        return run_logs(self.kube, run, follow, self.watch_seconds, self.watch_backoff, stop)
+
+    def _specs(self, runs: list[KubeRun]) -> list[StreamSpec]:
+        specs = []
+        for namespace in sorted({r.namespace for r in runs}):
+            kinds = {job_resource(r.record) for r in runs}
+            for kind in sorted(kinds, key=lambda k: k.kind):
+                # Attempts created before the stream lists: one deleted meanwhile is reported.
+                mine = [
+                    r for r in runs if r.namespace == namespace and job_resource(r.record) == kind
+                ]
+                known = tuple(
+                    {"metadata": {"name": a.name, "namespace": namespace, "uid": a.uid}}
+                    for a in (r.record.current for r in mine)
+                    if a.uid
+                )
+                specs.append(StreamSpec(kind, namespace, RUN_ID_LABEL, known))
+            # Kueue builds Workloads itself; they do not carry our labels.
+            specs.append(StreamSpec(WORKLOADS, namespace))
+            specs.append(StreamSpec(PODS, namespace, RUN_ID_LABEL))
+        return specs
+
+    def _drain(
+        self, hub: StreamHub, runs: list[KubeRun], left: Any, stop: threading.Event | None
+    ) -> None:
+        # With a `stop`, wake every second to notice it (no request is made meanwhile).
+        nap = 3600.0 if stop is None else 1.0
+        while stop is None or not stop.is_set():
+            now = time.time()
+            for run in runs:
+                run.act(now)
+            pending = [r for r in runs if not r.done()]
+            if not pending:
+                return
+            if left() <= 0:
+                states = ", ".join(f"{r.name}: {r._status()}" for r in pending)
+                raise RunTimeoutError(f"timed out waiting for {states}")
+            next_action = min(r.seconds_to_next_action(now) for r in pending)
+            event = hub.next(timeout=min(left(), next_action, nap))
+            if event is None:
+                continue
+            stamp = time.time()
+            for run in pending:
+                if run.namespace == event.obj.get("metadata", {}).get("namespace", run.namespace):
+                    run.observe(event, stamp)
+
+
+def _progress_callback(progress: bool | ProgressCallback) -> ProgressCallback | None:
+    if callable(progress):
+        return progress
+    if progress and sys.stderr.isatty():
+        # Opt-in terminal progress: one line rewritten in place.
+        return lambda status: print(f"\r\033[K{status}", end="", file=sys.stderr, flush=True)
+    return None

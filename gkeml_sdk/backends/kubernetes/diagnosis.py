@@ -1,0 +1,143 @@
+"""Read, in one pass, the objects `explain()` and `preview()` interpret: a run's job, Workload,
+pods, events and ProvisioningRequests, and its LocalQueue, ClusterQueue, cohort, flavors,
+priority classes and admission checks. Each read is best effort: what RBAC hides or a cluster
+lacks (no Cohort CRD, no visibility API) is left out, never an error."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from gkeml_sdk.backends.kubernetes.attempts import job_resource
+from gkeml_sdk.backends.kubernetes.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.resources import Resource, resource
+from gkeml_sdk.core.objects import name, uid
+from gkeml_sdk.errors import ClusterError
+from gkeml_sdk.runs.explain.explain_run import explain_run
+from gkeml_sdk.runs.explain.explanation import Explanation, Preview
+from gkeml_sdk.runs.explain.inputs import QueueObjects, RunObjects
+from gkeml_sdk.runs.explain.preview import preview
+from gkeml_sdk.scheduling.kueue import JOB_UID_LABEL
+from gkeml_sdk.training.model import TrainingJob
+
+if TYPE_CHECKING:
+    from gkeml_sdk.backends.kubernetes.kube_run import KubeRun
+
+log = logging.getLogger(__name__)
+KUEUE = "kueue.x-k8s.io/v1beta2"
+WORKLOADS = resource(KUEUE, "Workload")
+LOCAL_QUEUES = resource(KUEUE, "LocalQueue")
+CLUSTER_QUEUES = resource(KUEUE, "ClusterQueue")
+FLAVORS = resource(KUEUE, "ResourceFlavor")
+PRIORITIES = resource(KUEUE, "WorkloadPriorityClass")
+CHECKS = resource(KUEUE, "AdmissionCheck")
+COHORTS = Resource(KUEUE, "Cohort", "cohorts", namespaced=False)
+EVENTS = resource("v1", "Event")
+PODS = resource("v1", "Pod")
+PROVISIONING = resource("autoscaling.x-k8s.io/v1", "ProvisioningRequest")
+
+
+def queue_objects(kube: KubeClient, namespace: str, queue: str) -> QueueObjects:
+    """The LocalQueue `queue` of `namespace` and everything behind it.
+
+    Example:
+        >>> queue_objects(kube, "ml", "team-a").cluster_queue["spec"]  # doctest: +SKIP
+    """
+    local_queues = _try(lambda: kube.list(LOCAL_QUEUES, namespace)[0], [])
+    lq = next((q for q in local_queues if name(q) == queue), None)
+    found = QueueObjects(queue, namespace, lq, local_queues=tuple(name(q) for q in local_queues))
+    if lq is None:
+        return found
+    cq_name = str((lq.get("spec") or {}).get("clusterQueue") or "")
+    queues = _try(lambda: kube.list(CLUSTER_QUEUES)[0], [])
+    cq = next((q for q in queues if name(q) == cq_name), None)
+    spec = (cq or {}).get("spec") or {}
+    cohort = str(spec.get("cohortName") or "")
+    members = tuple(
+        q
+        for q in queues
+        if cohort and ((q.get("spec") or {}).get("cohortName") == cohort) and name(q) != cq_name
+    )
+    workloads = _try(lambda: kube.list(WORKLOADS)[0], None)
+    if workloads is None:  # no cluster-wide read: this namespace's workloads still help
+        workloads = _try(lambda: kube.list(WORKLOADS, namespace)[0], [])
+    pending = pending_workloads(kube, namespace, queue)
+    return QueueObjects(
+        queue,
+        namespace,
+        lq,
+        cq,
+        members,
+        _try(lambda: kube.find(COHORTS, cohort), None) if cohort else None,
+        {name(f): f for f in _try(lambda: kube.list(FLAVORS)[0], [])},
+        tuple(workloads),
+        {name(p): int(p.get("value") or 0) for p in _try(lambda: kube.list(PRIORITIES)[0], [])},
+        {name(c): c for c in _try(lambda: kube.list(CHECKS)[0], [])},
+        found.local_queues,
+        pending,
+    )
+
+
+def pending_workloads(kube: KubeClient, namespace: str, queue: str) -> dict[str, Any] | None:
+    """Kueue's visibility API answer for a LocalQueue (None when not served or not allowed)."""
+    path = (
+        f"/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/{namespace}"
+        f"/localqueues/{queue}/pendingworkloads"
+    )
+    answer = _try(lambda: kube.raw(path, action="read queue position", missing_ok=True), None)
+    return answer if isinstance(answer, dict) else None
+
+
+def explain(kube: KubeClient, run: KubeRun) -> Explanation:
+    """Read a run's objects once and say why it is where it is."""
+    return explain_run(run_objects(kube, run))
+
+
+def preview_job(kube: KubeClient, job: TrainingJob, default_namespace: str) -> Preview:
+    """Read a job's queues once and say what Kueue would do with it now."""
+    namespace = job.namespace if "namespace" in job.model_fields_set else default_namespace
+    return preview(job.compile().workload or {}, queue_objects(kube, namespace, job.queue))
+
+
+def run_objects(kube: KubeClient, run: KubeRun) -> RunObjects:
+    """The current attempt of `run` as the cluster shows it now."""
+    res = job_resource(run.record)
+    ns = run.namespace
+    job = _try(lambda: kube.find(res, run.object_name(), ns), None)
+    if job is not None and run.record.current.uid and uid(job) != run.record.current.uid:
+        job = None  # a same-named object of someone else
+    workload = None
+    if job is not None:
+        selector = f"{JOB_UID_LABEL}={uid(job)}"
+        workloads = _try(lambda: kube.list(WORKLOADS, ns, label_selector=selector)[0], [])
+        workload = workloads[0] if workloads else None
+    pods = _try(lambda: kube.list(PODS, ns, label_selector=run.pod_selector())[0], [])
+    requests = [
+        r
+        for r in _try(lambda: kube.list(PROVISIONING, ns)[0], [])
+        if workload is not None
+        and any(
+            o.get("name") == name(workload)
+            for o in (r.get("metadata") or {}).get("ownerReferences") or []
+        )
+    ]
+    return RunObjects(
+        res.kind,
+        run.object_name(),
+        job,
+        workload,
+        tuple(pods),
+        tuple(_try(lambda: kube.list(EVENTS, ns)[0], [])),
+        tuple(requests),
+        queue_objects(kube, ns, run.record.job.queue),
+        job_deleted=job is None and (run.record.cancelled or run.seen_job()),
+    )
+
+
+def _try(read: Callable[[], Any], default: Any) -> Any:
+    try:
+        return read()
+    except ClusterError as exc:  # forbidden, not installed, or unreachable: leave it out
+        log.info("explain: %s", exc)
+        return default

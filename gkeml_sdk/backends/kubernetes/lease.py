@@ -1,0 +1,133 @@
+"""Leader election on a `coordination.k8s.io/v1` Lease, as client-go's leaderelection does:
+acquire a free or expired lease, renew it every `retry_seconds`, give up leading when a
+renewal has not succeeded for `renew_deadline_seconds`. Expiry is judged by when this
+process last saw the lease change, never by another machine's clock."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from gkeml_sdk.backends.kubernetes.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.resources import resource
+from gkeml_sdk.errors import ClusterError
+
+log = logging.getLogger(__name__)
+LEASES = resource("coordination.k8s.io/v1", "Lease")
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class LeaseTiming:
+    """client-go's defaults are 15 s / 10 s / 2 s; the lease duration is whole seconds.
+
+    Example:
+        >>> LeaseTiming().lease_seconds
+        15
+    """
+
+    lease_seconds: int = 15
+    renew_deadline_seconds: float = 10.0
+    retry_seconds: float = 2.0
+
+
+class LeaderElector:
+    """One candidate for the lease `name` in `namespace`.
+
+    Example:
+        >>> elector = LeaderElector(kube, "default", "gkeml-standby", "me")  # doctest: +SKIP
+        >>> elector.try_acquire_or_renew()  # doctest: +SKIP
+        True
+    """
+
+    def __init__(
+        self,
+        kube: KubeClient,
+        namespace: str,
+        name: str,
+        identity: str,
+        timing: LeaseTiming | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.kube, self.namespace, self.name, self.identity = kube, namespace, name, identity
+        self.timing = timing or LeaseTiming()
+        self._clock = clock
+        self._observed: Obj | None = None  # last lease spec seen
+        self._observed_at = 0.0  # local time it was first seen in that form
+        self.last_renewed = float("-inf")  # local time of our last successful write
+
+    @property
+    def leading(self) -> bool:
+        """True while our last renewal is younger than the renew deadline."""
+        return self._clock() - self.last_renewed < self.timing.renew_deadline_seconds
+
+    @property
+    def holder(self) -> str:
+        """The identity last seen holding the lease ("" when none)."""
+        return str((self._observed or {}).get("holderIdentity") or "")
+
+    def try_acquire_or_renew(self) -> bool:
+        """One attempt; True when we hold the lease afterwards."""
+        try:
+            return self._attempt()
+        except ClusterError as exc:
+            log.info("lease %s/%s: %s", self.namespace, self.name, exc)
+            return False
+
+    def release(self) -> None:
+        """Give the lease up at once (on a clean stop), so another candidate need not wait."""
+        current = self.kube.find(LEASES, self.name, self.namespace)
+        if current is None or current.get("spec", {}).get("holderIdentity") != self.identity:
+            return
+        spec = {**current["spec"], "holderIdentity": "", "leaseDurationSeconds": 1}
+        self.kube.replace({**current, "spec": spec})
+        self.last_renewed = float("-inf")
+
+    def _attempt(self) -> bool:
+        now_text = _micro_time()
+        current = self.kube.find(LEASES, self.name, self.namespace)
+        if current is None:
+            created = self.kube.create(self._lease(now_text, transitions=0))
+            return self._won(created)
+        spec = current.get("spec") or {}
+        if spec != self._observed:
+            self._observed, self._observed_at = spec, self._clock()
+        holder = spec.get("holderIdentity") or ""
+        duration = float(spec.get("leaseDurationSeconds") or self.timing.lease_seconds)
+        if holder and holder != self.identity and self._clock() < self._observed_at + duration:
+            return False  # held by another candidate that renewed within its duration
+        transitions = int(spec.get("leaseTransitions") or 0) + int(holder != self.identity)
+        acquired = spec.get("acquireTime") if holder == self.identity else now_text
+        lease = self._lease(now_text, transitions, acquired)
+        lease["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+        return self._won(self.kube.replace(lease))
+
+    def _won(self, written: Obj | None) -> bool:
+        if written is None:
+            return False  # another candidate wrote first (409)
+        self._observed, self._observed_at = written.get("spec"), self._clock()
+        self.last_renewed = self._clock()
+        return True
+
+    def _lease(self, now_text: str, transitions: int, acquired: str | None = None) -> Obj:
+        return {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": self.name, "namespace": self.namespace},
+            "spec": {
+                "holderIdentity": self.identity,
+                "leaseDurationSeconds": self.timing.lease_seconds,
+                "acquireTime": acquired or now_text,
+                "renewTime": now_text,
+                "leaseTransitions": transitions,
+            },
+        }
+
+
+def _micro_time() -> str:
+    """A MicroTime as the API server writes it."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -1,0 +1,175 @@
+"""The run record: a ConfigMap that keeps a run's spec, retry policy, attempts and history in
+the cluster, so any client (or a restarted one) can follow and resume the same run."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gkeml_sdk.core.labels import RUN_ID_LABEL, attempt_name, sdk_labels
+from gkeml_sdk.errors import ConfigError
+from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus, Transition
+from gkeml_sdk.runs.retry import RetryPolicy
+from gkeml_sdk.training.code import config_map_key
+from gkeml_sdk.training.code_configmap import code_config_map_name
+from gkeml_sdk.training.model import TrainingJob
+
+RECORD_LABEL = "gkeml.dev/run-record"
+__all__ = [
+    "RECORD_LABEL",
+    "AttemptRecord",
+    "RunRecord",
+    "attempt_name",
+    "cancel_marker",
+    "record_name",
+]
+
+
+def record_name(run: str) -> str:
+    """Name of the run record ConfigMap of run `run`."""
+    return f"{run}-gkeml-run"
+
+
+def cancel_marker(run: str, namespace: str) -> dict[str, Any]:
+    """The object whose existence says run `run` was cancelled. It is separate from the
+    record, so that a client still writing the record can never undo a cancellation.
+
+    Example:
+        >>> cancel_marker("ft", "ml")["metadata"]["name"]
+        'ft-gkeml-cancelled'
+    """
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": f"{run}-gkeml-cancelled",
+            "namespace": namespace,
+            "labels": {RUN_ID_LABEL: run, **sdk_labels()},
+        },
+    }
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """One attempt: its number, object name, whether it ran on Spot, how it ended, and the uid
+    of the Job/JobSet created for it (so no client ever follows an older object that had the
+    same name)."""
+
+    attempt: int
+    name: str
+    spot: bool
+    outcome: str = ""  # "" while running; the terminal state otherwise
+    uid: str = ""  # "" until the object is created
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """Everything needed to follow or resume a run from any client.
+
+    Example:
+        >>> job = TrainingJob(name="a", image="i", command=["x"])
+        >>> r = RunRecord(job=job, submitted_at=0.0)
+        >>> RunRecord.from_configmap(r.to_configmap()) == r
+        True
+    """
+
+    job: TrainingJob
+    submitted_at: float
+    retry: RetryPolicy | None = None
+    attempts: tuple[AttemptRecord, ...] = ()
+    history: tuple[Transition, ...] = ()
+    cancelled: bool = False
+
+    @property
+    def name(self) -> str:
+        """The run's name (= the first attempt's object name)."""
+        return self.job.name
+
+    @property
+    def current(self) -> AttemptRecord:
+        """The newest attempt."""
+        return self.attempts[-1]
+
+    def with_attempt(self, attempt: AttemptRecord) -> RunRecord:
+        """A copy with `attempt` added or replaced."""
+        others = [a for a in self.attempts if a.attempt != attempt.attempt]
+        return replace(self, attempts=tuple(sorted([*others, attempt], key=lambda a: a.attempt)))
+
+    def to_configmap(self) -> dict[str, Any]:
+        """The record as a ConfigMap in the run's namespace."""
+        # Code files already live in the `<name>-code` ConfigMap; a second copy here could
+        # push the record past the 1 MiB object limit. Only their paths are kept.
+        data = {
+            "spec.yaml": self.job.with_changes(files={}).to_yaml(),
+            "files.json": json.dumps(sorted(self.job.files)),
+            "code.configmap": code_config_map_name(self.job) if self.job.files else "",
+            "retry.yaml": self.retry.to_yaml() if self.retry else "",
+            "attempts.json": json.dumps([a.__dict__ for a in self.attempts]),
+            "history.json": json.dumps([_transition_dict(t) for t in self.history]),
+            "submitted_at": repr(self.submitted_at),
+            "cancelled": "true" if self.cancelled else "false",
+        }
+        return {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": record_name(self.name),
+                "namespace": self.job.namespace,
+                "labels": {RECORD_LABEL: "true", RUN_ID_LABEL: self.name, **sdk_labels()},
+            },
+            "data": data,
+        }
+
+    @staticmethod
+    def code_config_map(obj: dict[str, Any]) -> str:
+        """Name of the ConfigMap holding the recorded job's code files ('' when it has none);
+        `from_configmap` then needs its data."""
+        return str((obj.get("data") or {}).get("code.configmap", ""))
+
+    @classmethod
+    def from_configmap(cls, obj: dict[str, Any], code: dict[str, str] | None = None) -> RunRecord:
+        """Read a record written by `to_configmap`; `code` is the data of the job's code
+        ConfigMap when `code_paths(obj)` is not empty."""
+        data = obj.get("data") or {}
+        retry_yaml = data.get("retry.yaml", "")
+        job = TrainingJob.from_yaml(data["spec.yaml"])
+        paths = json.loads(data.get("files.json", "[]"))
+        if paths:
+            missing = [p for p in paths if config_map_key(p) not in (code or {})]
+            if missing:
+                raise ConfigError(
+                    f"run {job.name!r}: its code ConfigMap {data['code.configmap']} lacks "
+                    f"{missing}; "
+                    "it was deleted or edited, so the run cannot be resumed"
+                )
+            job = job.with_changes(files={p: (code or {})[config_map_key(p)] for p in paths})
+        return cls(
+            job=job,
+            submitted_at=float(data.get("submitted_at", "0")),
+            retry=RetryPolicy.from_yaml(retry_yaml) if retry_yaml.strip() else None,
+            attempts=tuple(AttemptRecord(**a) for a in json.loads(data.get("attempts.json", "[]"))),
+            history=tuple(_transition(t) for t in json.loads(data.get("history.json", "[]"))),
+            cancelled=data.get("cancelled") == "true",
+        )
+
+
+def _transition_dict(t: Transition) -> dict[str, Any]:
+    s = t.status
+    return {
+        "state": s.state.value,
+        "reason": s.reason,
+        "message": s.message,
+        "cause": s.cause.value if s.cause else None,
+        "attempt": t.attempt,
+        "at": t.at,
+        "detail": t.detail,
+    }
+
+
+def _transition(d: dict[str, Any]) -> Transition:
+    cause = FailureCause(d["cause"]) if d.get("cause") else None
+    status = RunStatus(RunState(d["state"]), d.get("reason", ""), d.get("message", ""), cause)
+    return Transition(
+        status, int(d.get("attempt", 1)), float(d.get("at", 0.0)), d.get("detail", "")
+    )

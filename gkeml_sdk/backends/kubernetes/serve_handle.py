@@ -1,0 +1,193 @@
+"""`ServeHandle`: a model server on the cluster, applied with the same client as training;
+follows its rollout and says why replicas are not ready."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from gkeml_sdk.backends.kubernetes.resources import resource, resource_of
+from gkeml_sdk.backends.kubernetes.shared_apply import ensure_shared, split_shared
+from gkeml_sdk.backends.kubernetes.streams import StreamHub, StreamSpec, deadline
+from gkeml_sdk.core.objects import labels, uid
+from gkeml_sdk.errors import ClusterError, ConfigError, NotFoundError, RunTimeoutError, SpecError
+from gkeml_sdk.serving.autoscaling import Autoscaling
+from gkeml_sdk.serving.model import ServeModel
+from gkeml_sdk.serving.readiness import ServingStatus, serving_status
+from gkeml_sdk.serving.serve_labels import SERVE_LABEL
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend
+
+PODS = resource("v1", "Pod")
+BUILTIN_APIS = frozenset(
+    {"v1", "apps/v1", "batch/v1", "policy/v1", "autoscaling/v2", "storage.k8s.io/v1"}
+)
+Obj = dict[str, Any]
+
+
+class ServeHandle:
+    """A deployed `ServeModel`. Returned by `Client().serve(svc)`.
+
+    Example:
+        >>> handle = Client().serve(svc)  # doctest: +SKIP
+        >>> handle.wait_ready(timeout=1800).ready, handle.endpoint  # doctest: +SKIP
+        (True, 'http://chat.default.svc.cluster.local:8000')
+    """
+
+    def __init__(self, backend: KubernetesBackend, svc: ServeModel) -> None:
+        self._backend = backend
+        self.svc = svc
+        self.name = svc.name
+        self.namespace = svc.namespace
+
+    @property
+    def endpoint(self) -> str:
+        """The in-cluster URL of the OpenAI-compatible (or engine) HTTP API."""
+        service = self.svc.compile().of_kind("Service")[0]
+        port = service["spec"]["ports"][0]["port"]
+        return f"http://{service['metadata']['name']}.{self.namespace}.svc.cluster.local:{port}"
+
+    @property
+    def status(self) -> ServingStatus:
+        """Readiness now, with the reason replicas are not ready (image pull, OOM, no GPU...)."""
+        kube = self._backend.kube
+        server = kube.find(self._server_kind(), self.name, self.namespace)
+        if server is None:
+            raise NotFoundError(
+                f"model server {self.name!r}",
+                status=404,
+                reason="NotFound",
+                message=f"no {self._server_kind().kind} {self.name} in {self.namespace}",
+                hint="serve it first with Client().serve(svc)",
+            )
+        pods, _ = kube.list(PODS, self.namespace, label_selector=f"{SERVE_LABEL}={self.name}")
+        return serving_status(server, pods)
+
+    def wait_ready(
+        self,
+        timeout: float | None = None,
+        progress: Callable[[ServingStatus], None] | None = None,
+    ) -> ServingStatus:
+        """Follow the rollout (watch streams, no polling) until every replica is ready; raise
+        `RunTimeoutError` with the last reason when `timeout` seconds pass first."""
+        kind = self._server_kind()
+        selector = f"{SERVE_LABEL}={self.name}"
+        specs = [
+            StreamSpec(kind, self.namespace, selector),
+            StreamSpec(PODS, self.namespace, selector),
+        ]
+        server: Obj | None = None
+        pods: dict[str, Obj] = {}
+        last: ServingStatus | None = None
+        left = deadline(timeout)
+        with StreamHub(self._backend.kube, specs) as hub:
+            while True:
+                if server is not None:
+                    current = serving_status(server, pods.values())
+                    if progress is not None and (last is None or str(current) != str(last)):
+                        progress(current)
+                    last = current
+                    if current.ready:
+                        return current
+                if left() <= 0:
+                    why = str(last) if last else f"{kind.kind} {self.name} not seen"
+                    raise RunTimeoutError(f"model server {self.name} not ready: {why}")
+                event = hub.next(timeout=min(left(), 3600.0))
+                if event is None:
+                    continue
+                key = event.obj["metadata"]["name"]
+                if event.kind == kind.kind:
+                    server = None if event.type == "DELETED" else event.obj
+                elif event.type == "DELETED":
+                    pods.pop(key, None)
+                else:
+                    pods[key] = event.obj
+
+    def scale(self, replicas: int) -> None:
+        """Run `replicas` replicas. On an autoscaled service this raises the autoscaler's floor
+        to `replicas` (the HPA may still add more under load, up to its max); `scale(0)`
+        stops the service and removes its autoscaler."""
+        autoscaling = self.svc.autoscaling
+        if replicas < 0:
+            raise SpecError(f"scale({replicas})", rule="a replica count", fix="scale(0) or more")
+        target: int | Autoscaling = replicas
+        if autoscaling is not None and replicas > 0:
+            bounds = {"min": replicas, "max": max(autoscaling.max, replicas)}
+            target = Autoscaling.model_validate({**autoscaling.model_dump(), **bounds})
+        before = split_shared(self.svc.compile().objects)[1]
+        self.svc = self.svc.with_changes(replicas=target)
+        after = self.svc.compile().objects
+        apply_owned(self._backend, after, self.name)
+        kept = {(o["kind"], o["metadata"]["name"]) for o in after}
+        for obj in before:  # e.g. the HPA of a service scaled to zero
+            if (obj["kind"], obj["metadata"]["name"]) not in kept:
+                meta = obj["metadata"]
+                self._backend.kube.delete(resource_of(obj), meta["name"], meta.get("namespace"))
+
+    def delete(self) -> None:
+        """Delete every object of the service (the server last, so traffic stops first); the
+        weights' claim and what fills it stay, for the next service that loads them."""
+        for obj in split_shared(self.svc.compile().objects)[1]:
+            res = resource_of(obj)
+            self._backend.kube.delete(
+                res, obj["metadata"]["name"], obj["metadata"].get("namespace")
+            )
+
+    def _server_kind(self) -> Any:
+        main = self.svc.compile().main
+        return resource(main["apiVersion"], main["kind"])
+
+    def __repr__(self) -> str:
+        return f"<ServeHandle {self.namespace}/{self.name}>"
+
+
+def serve(backend: KubernetesBackend, svc: ServeModel) -> ServeHandle:
+    """Check the cluster can run `svc`, apply its objects in order, return the handle."""
+    if "namespace" not in svc.model_fields_set:
+        svc = svc.with_changes(namespace=backend.namespace)
+    manifests = svc.compile()
+    backend.preflight.check_namespace(svc.namespace)
+    if svc.queue:
+        backend.preflight.check_queue(svc.namespace, svc.queue)
+    extension_apis = {o["apiVersion"] for o in manifests.objects} - BUILTIN_APIS
+    for api in sorted(extension_apis):
+        if not backend.kube.raw(f"/apis/{api}", action=f"discover {api}", missing_ok=True):
+            raise ConfigError(
+                f"{api} is not served by this cluster, but {svc.name} needs it: install that "
+                "API (CRD or GKE feature) or drop the option that uses it"
+            )
+    apply_owned(backend, manifests.objects, svc.name)
+    return ServeHandle(backend, svc)
+
+
+def apply_owned(backend: KubernetesBackend, objects: list[Obj], name: str) -> None:
+    """Server-side apply `objects` of service `name`, in order, after creating the shared
+    ones that are missing (`cluster.api.shared_objects`). An object of that name that
+    belongs to something else is never applied over (`ClusterError`); one still being
+    deleted (a service deleted and served again) is waited out, or the apply would land on
+    it and vanish with it."""
+    end = time.monotonic() + backend.attempts.deletion_timeout
+    shared, owned = split_shared(objects)
+    ensure_shared(backend.kube, shared)  # the weights' volume: created when missing, not owned
+    for obj in owned:
+        res, meta = resource_of(obj), obj["metadata"]
+        current = backend.kube.find(res, meta["name"], meta.get("namespace"))
+        if current is not None:
+            owner = labels(current).get(SERVE_LABEL)
+            if owner != name:
+                whose = f"gkeml service {owner!r}" if owner else "something other than gkeml"
+                raise ClusterError(
+                    f"apply {obj['kind']} {meta['name']}",
+                    status=409,
+                    reason="AlreadyExists",
+                    message=f"a {obj['kind']} named {meta['name']!r} already exists and "
+                    f"belongs to {whose}",
+                    hint="gkeml never changes objects it did not make for this service; "
+                    "choose another name, or delete that object first",
+                )
+            if (current.get("metadata") or {}).get("deletionTimestamp"):
+                backend.attempts.wait_gone(res, meta["name"], meta["namespace"], uid(current), end)
+        backend.kube.apply(obj)

@@ -1,0 +1,1 @@
+"""Tenants on a cluster: the standby manager, status and drills."""

@@ -1,0 +1,209 @@
+"""Failover drills: take a model's primary readiness away (the Ready condition of its pods,
+through `pods/status`) and measure, against the tier's recovery time objective, the time
+until the tenant's route points at a ready standby; then the standbys left, the time until
+their count is restored, and the failback once readiness is given back. On a real cluster
+the kubelet reasserts readiness at its next status sync, which ends the drill's outage."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from gkeml_sdk.backends.kubernetes.resources import resource
+from gkeml_sdk.backends.kubernetes.standby.failover import PODS, promoted
+from gkeml_sdk.backends.kubernetes.standby.view import Key, Obj, ready
+from gkeml_sdk.backends.kubernetes.streams import StreamHub, StreamSpec
+from gkeml_sdk.core.rules import slug
+from gkeml_sdk.errors import RunTimeoutError
+from gkeml_sdk.serving.serve_labels import SERVE_LABEL
+from gkeml_sdk.tenancy import names
+from gkeml_sdk.tenancy.model import Tenant, TenantModel
+
+if TYPE_CHECKING:
+    from gkeml_sdk.backends.kubernetes.standby.manager import StandbyManager
+
+ROUTERS = {
+    "istio": resource("networking.istio.io/v1", "VirtualService"),
+    "inference-gateway": resource("gateway.networking.k8s.io/v1", "HTTPRoute"),
+}
+
+
+@dataclass(frozen=True)
+class DrillRow:
+    """One model's drill: recovery against the objective, standbys left and restored."""
+
+    tenant: str
+    tier: str
+    model: str
+    objective_seconds: float
+    recovery_seconds: float
+    standbys_left: int
+    standbys_restored: int
+    restore_seconds: float
+    failback_seconds: float
+
+    @property
+    def met(self) -> bool:
+        """True when recovery took no longer than the objective."""
+        return self.recovery_seconds <= self.objective_seconds
+
+
+@dataclass(frozen=True)
+class DrillReport:
+    """Every row of a drill.
+
+    Example:
+        >>> row = DrillRow("t", "A", "m", 5.0, 0.12, 0, 2, 0.5, 0.1)
+        >>> print(DrillReport((row,)).table())
+        tier  model  objective  measured  met  left  restored  restore
+        A     t/m    5 s        0.120 s   yes  0     2         0.500 s
+    """
+
+    rows: tuple[DrillRow, ...]
+
+    def table(self) -> str:
+        """A fixed-width text table."""
+        rows = [
+            (
+                r.tier,
+                f"{r.tenant}/{r.model}",
+                f"{r.objective_seconds:g} s",
+                f"{r.recovery_seconds:.3f} s",
+                "yes" if r.met else "NO",
+                str(r.standbys_left),
+                str(r.standbys_restored),
+                f"{r.restore_seconds:.3f} s",
+            )
+            for r in self.rows
+        ]
+        head = ("tier", "model", "objective", "measured", "met", "left", "restored", "restore")
+        widths = [max(len(str(c)) for c in col) for col in zip(head, *rows, strict=True)]
+        lines = [
+            "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
+            for line in (head, *rows)
+        ]
+        return "\n".join(lines)
+
+
+def run_drill(
+    manager: StandbyManager, tenant: Tenant, model: str | None, timeout: float
+) -> DrillReport:
+    """Drill `model` (or every model) of `tenant` while `manager` runs."""
+    models = [tenant.model_named(model)] if model else list(tenant.models)
+    end = time.monotonic() + timeout
+    while not manager.ready.wait(0.2):
+        if manager.error is not None:
+            raise manager.error
+        if time.monotonic() > end:
+            raise RunTimeoutError(f"drill: no standby manager leading within {timeout:.0f} s")
+    specs = [
+        StreamSpec(PODS, tenant.namespace, label_selector=names.MODEL_LABEL),
+        StreamSpec(ROUTERS[tenant.routing], tenant.namespace),
+    ]
+    with StreamHub(manager.kube, specs) as hub:
+        watched = _Watched(hub)
+        return DrillReport(tuple(_drill(manager, tenant, m, watched, timeout) for m in models))
+
+
+class _Watched:
+    """The drill's own view of pods and the route, from its own watches."""
+
+    def __init__(self, hub: StreamHub) -> None:
+        self.hub = hub
+        self.pods: dict[Key, Obj] = {}
+        self.route: Obj | None = None
+
+    def until(self, check: Any, timeout: float, what: str) -> float:
+        """Wait for `check()`; the monotonic time it first held."""
+        end = time.monotonic() + timeout
+        while not check():
+            left = end - time.monotonic()
+            if left <= 0:
+                raise RunTimeoutError(f"drill: {what} did not happen within {timeout:.0f} s")
+            event = self.hub.next(timeout=min(left, 1.0))
+            if event is None:
+                continue
+            meta = event.obj.get("metadata") or {}
+            if event.kind in ("VirtualService", "HTTPRoute"):
+                self.route = None if event.type == "DELETED" else event.obj
+            elif event.type == "DELETED":
+                self.pods.pop((meta.get("namespace", ""), meta.get("name", "")), None)
+            else:
+                self.pods[(meta.get("namespace", ""), meta.get("name", ""))] = event.obj
+        return time.monotonic()
+
+    def ready(self, serve: str) -> list[Obj]:
+        return [
+            p
+            for p in self.pods.values()
+            if (p["metadata"].get("labels") or {}).get(SERVE_LABEL) == serve and ready(p)
+        ]
+
+    def standby_weight(self, model: TenantModel) -> int | None:
+        spec = (self.route or {}).get("spec") or {}
+        for rule in spec.get("http") or spec.get("rules") or []:
+            if rule.get("name") == slug(model.name, empty="model"):
+                standby = (rule.get("route") or rule.get("backendRefs"))[1]
+                return int(standby.get("weight", 0))
+        return None
+
+
+def _drill(
+    manager: StandbyManager, tenant: Tenant, model: TenantModel, seen: _Watched, timeout: float
+) -> DrillRow:
+    standby = names.standby_name(model.name)
+    running = 0 if tenant.tier.standby_level == "cold" else tenant.tier.standbys
+    seen.until(
+        lambda: (
+            seen.ready(model.name)
+            and len(seen.ready(standby)) >= running
+            and seen.standby_weight(model) not in (None, 100)
+        ),
+        timeout,
+        f"a steady state: a ready primary of {model.name}, {running} ready standbys, normal route",
+    )
+    primaries = [p["metadata"]["name"] for p in seen.ready(model.name)]
+    for pod in primaries[:-1]:
+        _set_ready(manager, tenant, pod, ready=False)
+    lost = time.monotonic()  # the last ready primary goes now
+    _set_ready(manager, tenant, primaries[-1], ready=False)
+    recovered = seen.until(
+        lambda: seen.standby_weight(model) == 100 and bool(seen.ready(standby)),
+        timeout,
+        f"the route of {model.name} pointing at a ready standby",
+    )
+    left = max(len(seen.ready(standby)) - promoted(tenant), 0)
+    need = promoted(tenant) + tenant.tier.standbys
+    restored = seen.until(
+        lambda: len(seen.ready(standby)) >= need, timeout, f"{tenant.tier.standbys} standbys back"
+    )
+    count = len(seen.ready(standby)) - promoted(tenant)
+    for pod in primaries:
+        _set_ready(manager, tenant, pod, ready=True)
+    back = seen.until(
+        lambda: seen.standby_weight(model) not in (None, 100), timeout, "the failback"
+    )
+    return DrillRow(
+        tenant=tenant.name,
+        tier=tenant.tier.name,
+        model=model.name,
+        objective_seconds=tenant.tier.rto_seconds,
+        recovery_seconds=recovered - lost,
+        standbys_left=left,
+        standbys_restored=count,
+        restore_seconds=restored - lost,
+        failback_seconds=back - restored,
+    )
+
+
+def _set_ready(manager: StandbyManager, tenant: Tenant, pod: str, *, ready: bool) -> None:
+    current = manager.kube.get(PODS, pod, tenant.namespace)
+    value = "True" if ready else "False"
+    conditions = [
+        {**c, "status": value} if c.get("type") in ("Ready", "ContainersReady") else c
+        for c in (current.get("status") or {}).get("conditions") or []
+    ]
+    manager.kube.patch(
+        PODS, pod, tenant.namespace, {"status": {"conditions": conditions}}, sub="status"
+    )

@@ -1,0 +1,178 @@
+"""One reconcile of one tenant: record primaries seen ready and lost, keep each model's
+standbys (create what is missing, scale, put warm ones to sleep), fail a lost primary over
+(wake a warm standby, scale up a cold one, route to the standby once it is ready) and fail
+back when the primary is ready again. Level-triggered: run after a restart, it finishes
+what a stopped manager began."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import replace
+from urllib.parse import parse_qsl
+
+from gkeml_sdk.backends.kubernetes.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.resources import resource
+from gkeml_sdk.backends.kubernetes.standby.tenant_status import StatusBook, TenantStatus, now_text
+from gkeml_sdk.backends.kubernetes.standby.view import (
+    ASLEEP_ANNOTATION,
+    Key,
+    ModelView,
+    Obj,
+    allocations,
+)
+from gkeml_sdk.errors import NotFoundError
+from gkeml_sdk.tenancy import names
+from gkeml_sdk.tenancy.model import Tenant, TenantModel
+from gkeml_sdk.tenancy.model_servers import model_objects
+from gkeml_sdk.tenancy.routes import router
+
+log = logging.getLogger(__name__)
+PODS = resource("v1", "Pod")
+DEPLOYMENTS = resource("apps/v1", "Deployment")
+ALLOCATION_SECONDS = 10.0
+
+
+def standby_replicas(tenant: Tenant, failed_over: bool) -> int:
+    """The standby Deployment's replicas: the tier's standbys (none running when cold); in a
+    failover also the promoted ones now serving, so that the standby count is restored.
+
+    Example:
+        >>> from gkeml_sdk import load_specs
+        >>> a, b, c = load_specs("examples/tenants.yaml")
+        >>> [standby_replicas(t, False) for t in (a, b, c)], standby_replicas(a, True)
+        ([2, 1, 0], 4)
+    """
+    tier = tenant.tier
+    normal = 0 if tier.standby_level == "cold" else tier.standbys
+    return normal + promoted(tenant) if failed_over else normal
+
+
+def promoted(tenant: Tenant) -> int:
+    """Standby pods that take a failed primary's traffic (at least one)."""
+    return max(tenant.tier.standbys, 1)
+
+
+class Reconciler:
+    """Acts on one tenant from the watch caches; remembers only the routes it applied."""
+
+    def __init__(self, kube: KubeClient, book: StatusBook) -> None:
+        self.kube, self.book = kube, book
+        self._routed: dict[str, frozenset[str]] = {}  # tenant -> models routed to standby
+        self._allocated_at: dict[str, float] = {}
+        self.pending_allocations: set[str] = set()  # tenants whose allocations wait to be written
+
+    def forget(self) -> None:
+        """Newly leading: re-read status and re-apply routes (another manager may have acted)."""
+        self._routed.clear()
+        self.book = StatusBook(self.kube)
+
+    def tenant(self, tenant: Tenant, pods: dict[Key, Obj], deployments: dict[Key, Obj]) -> None:
+        """Reconcile `tenant` once: record first (so a successor neither loses nor repeats a
+        failover), then route (the recovery itself), then standbys and Events."""
+        views = {m.name: ModelView.of(tenant, m, pods, deployments) for m in tenant.models}
+        status, events = self._record(tenant, views, pods)
+        level = tenant.tier.standby_level
+        routed = frozenset(
+            name
+            for name in status.failing_over & views.keys()
+            if (views[name].standby_awake if level == "warm" else views[name].standby_ready)
+        )
+        before = self._routed.get(tenant.name)
+        if before != routed:
+            self.kube.apply(router(tenant, routed))
+            self._routed[tenant.name] = routed
+            for name in sorted(routed - (before or frozenset())):
+                events.append((name, "FailedOver", f"{name}: traffic routed to its standby"))
+        for model in tenant.models:
+            self._keep_standbys(tenant, model, views[model.name], model.name in status.failing_over)
+        for name, reason, message in events:
+            self.book.event(tenant, name, reason, message)
+        self._refresh_allocations(tenant, pods)
+
+    def _refresh_allocations(self, tenant: Tenant, pods: dict[Key, Obj]) -> None:
+        # At most one write per ALLOCATION_SECONDS: pods churn during rollouts and failovers.
+        rows = allocations(tenant, pods)
+        now = time.monotonic()
+        if rows == self.book.get(tenant).allocations:
+            self.pending_allocations.discard(tenant.name)
+            return
+        if now - self._allocated_at.get(tenant.name, float("-inf")) < ALLOCATION_SECONDS:
+            self.pending_allocations.add(tenant.name)
+            return
+        self.book.update(tenant, lambda current: replace(current, allocations=rows))
+        self._allocated_at[tenant.name] = now
+        self.pending_allocations.discard(tenant.name)
+
+    def _record(
+        self, tenant: Tenant, views: dict[str, ModelView], pods: dict[Key, Obj]
+    ) -> tuple[TenantStatus, list[tuple[str, str, str]]]:
+        status = self.book.get(tenant)
+        # Models dropped from the spec since the status was written are not watched any more.
+        seen = (status.ready_seen & views.keys()) | {n for n, v in views.items() if v.primary_ready}
+        lost = {n for n in seen if views[n].primary_ready == 0} - status.failing_over
+        back = {n for n in status.failing_over if n not in views or views[n].primary_ready}
+        if seen == status.ready_seen and not lost and not back:
+            return status, []
+        when = now_text()
+
+        def change(current: TenantStatus) -> TenantStatus:
+            for name in sorted(lost - current.failing_over):
+                current = current.with_failover(name, when)
+            return replace(
+                current,
+                ready_seen=current.ready_seen | seen,
+                failing_over=current.failing_over - back,
+                allocations=allocations(tenant, pods),
+            )
+
+        status = self.book.update(tenant, change)
+        self._allocated_at[tenant.name] = time.monotonic()
+        events = [(n, "PrimaryLost", f"{n}: no ready primary; failing over") for n in sorted(lost)]
+        events += [(n, "FailedBack", f"{n}: primary ready; routed back") for n in sorted(back)]
+        return status, events
+
+    def _keep_standbys(
+        self, tenant: Tenant, model: TenantModel, view: ModelView, failed_over: bool
+    ) -> None:
+        want = standby_replicas(tenant, failed_over)
+        standby, reserve = names.standby_name(model.name), names.reserve_name(model.name)
+        missing = set()
+        if view.standby_replicas is None:
+            missing.add(standby)
+        if tenant.tier.standby_level == "cold" and not view.reserve_present:
+            missing.add(reserve)
+        for obj in model_objects(tenant, model) if missing else []:
+            if obj["kind"] == "Deployment" and obj["metadata"]["name"] in missing:
+                if obj["metadata"]["name"] == standby:
+                    obj["spec"]["replicas"] = want
+                log.info("creating missing %s/%s", tenant.namespace, obj["metadata"]["name"])
+                self.kube.apply(obj)
+        if view.standby_replicas is not None and view.standby_replicas != want:
+            patch = {"spec": {"replicas": want}}
+            self.kube.patch(DEPLOYMENTS, standby, tenant.namespace, patch)
+        sleep = model.model.engine_row.sleep_mode
+        if tenant.tier.standby_level != "warm" or sleep is None:
+            return
+        if failed_over:
+            for pod in sorted(set(view.standby_ready) - set(view.standby_awake)):
+                self._engine(tenant, model, pod, sleep.wake_path, asleep=False)
+        else:
+            for pod in view.standby_awake:
+                self._engine(tenant, model, pod, sleep.sleep_path, asleep=True)
+
+    def _engine(
+        self, tenant: Tenant, model: TenantModel, pod: str, path: str, *, asleep: bool
+    ) -> None:
+        route, _, query = path.partition("?")
+        port = model.model.engine_row.port
+        patch = {"metadata": {"annotations": {ASLEEP_ANNOTATION: "true" if asleep else "false"}}}
+        try:
+            self.kube.post(
+                PODS.path(tenant.namespace, f"{pod}:{port}", "proxy") + route,
+                action=f"{'sleep' if asleep else 'wake'} engine of pod {pod}",
+                query=parse_qsl(query),
+            )
+            self.kube.patch(PODS, pod, tenant.namespace, patch)
+        except NotFoundError:
+            log.info("pod %s/%s is gone (scaled down)", tenant.namespace, pod)

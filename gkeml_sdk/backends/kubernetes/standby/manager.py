@@ -1,0 +1,182 @@
+"""`StandbyManager`: watches the tenants' pods and Deployments and, while it holds the
+leader Lease, reconciles every tenant (in tier recovery-priority order) whenever something
+changes. Run it in a thread of your platform (`start()` / `stop()`) or as
+`gkeml tenant manage FILE`."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from gkeml_sdk.backends.kubernetes.config import KubernetesSettings, connect
+from gkeml_sdk.backends.kubernetes.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.lease import LeaderElector, LeaseTiming
+from gkeml_sdk.backends.kubernetes.standby.failover import DEPLOYMENTS, PODS, Reconciler
+from gkeml_sdk.backends.kubernetes.standby.tenant_status import StatusBook, TenantStatus
+from gkeml_sdk.backends.kubernetes.standby.view import Key, Obj
+from gkeml_sdk.backends.kubernetes.streams import Event, StreamHub, StreamSpec
+from gkeml_sdk.backends.kubernetes.transport import Transport
+from gkeml_sdk.errors import ClusterError, GkemlError, SpecError
+from gkeml_sdk.tenancy.model import Tenant
+from gkeml_sdk.tenancy.names import MODEL_LABEL, TENANT_LABEL
+
+if TYPE_CHECKING:
+    from gkeml_sdk.backends.kubernetes.standby.drill import DrillReport
+
+log = logging.getLogger(__name__)
+LEASE_NAME = "gkeml-standby-manager"
+
+
+class StandbyManager:
+    """Keeps standbys per tenant and tier and fails lost primaries over. Safe to run in
+    several copies: only the holder of the Lease `gkeml-standby-manager` acts.
+
+    Example:
+        >>> from gkeml_sdk import KubernetesSettings, StandbyManager, load_specs
+        >>> manager = StandbyManager(load_specs("examples/tenants.yaml"),
+        ...                          settings=KubernetesSettings())  # doctest: +SKIP
+        >>> manager.start()  # doctest: +SKIP
+        >>> manager.drill("tenant-a").table()  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        tenants: Sequence[Tenant],
+        *,
+        settings: KubernetesSettings | None = None,
+        lease_namespace: str = "default",
+        identity: str | None = None,
+        lease: LeaseTiming | None = None,
+    ) -> None:
+        settings = settings or KubernetesSettings()
+        api, _ = connect(
+            kubeconfig=settings.kubeconfig, context=settings.context, api_client=settings.api_client
+        )
+        transport = Transport(
+            api, api_retry=settings.api_retry, request_timeout=settings.request_timeout
+        )
+        self.kube = KubeClient(transport)
+        # Highest recovery priority first: tier A's failovers go out before tier C's.
+        self.tenants = sorted(tenants, key=lambda t: (-t.tier.recovery_priority, t.name))
+        self.identity = identity or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self.elector = LeaderElector(self.kube, lease_namespace, LEASE_NAME, self.identity, lease)
+        self.reconciler = Reconciler(self.kube, StatusBook(self.kube))
+        self.watch_seconds = settings.watch_seconds
+        self.pods: dict[Key, Obj] = {}
+        self.deployments: dict[Key, Obj] = {}
+        self.changed = threading.Condition()  # notified after each pass (drills wait on it)
+        self.error: GkemlError | None = None  # why a `start()`ed manager stopped by itself
+        self.ready = threading.Event()  # caches synced and the leader (us or another) acting
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def leading(self) -> bool:
+        """True while this copy holds the Lease."""
+        return self.elector.leading
+
+    def start(self) -> StandbyManager:
+        """Run in a daemon thread; returns at once."""
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run_logged, daemon=True, name="gkeml-standby")
+        self._thread.start()
+        return self
+
+    def stop(self, *, release: bool = True) -> None:
+        """Stop watching and acting; `release=False` leaves the Lease to expire, as a
+        crashed manager would."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        if release:
+            self.elector.release()
+
+    def _run_logged(self) -> None:
+        try:
+            self.run()
+        except GkemlError as exc:  # e.g. 403 on a watch: keep it for the embedding platform
+            self.error = exc
+            log.error("standby manager stopped: %s", exc)
+
+    def run(self) -> None:
+        """Watch and reconcile until `stop()`; raises what stops the watches (a 403...)."""
+        specs = [
+            StreamSpec(PODS, "", label_selector=MODEL_LABEL),
+            StreamSpec(DEPLOYMENTS, "", label_selector=TENANT_LABEL),
+        ]
+        retry = self.elector.timing.retry_seconds
+        with StreamHub(self.kube, specs, watch_seconds=self.watch_seconds) as hub:
+            next_lease, dirty = 0.0, True
+            while not self._stop.is_set():
+                if time.monotonic() >= next_lease:
+                    was = self.leading
+                    self.elector.try_acquire_or_renew()
+                    next_lease = time.monotonic() + retry
+                    if self.leading and not was:
+                        self.reconciler.forget()
+                        dirty = True
+                event = hub.next(timeout=max(0.0, min(next_lease - time.monotonic(), retry)))
+                while event is not None:
+                    self._cache(event)
+                    dirty = True
+                    event = hub.next(timeout=0)
+                synced = all(i.connections for i in hub.informers)
+                dirty = dirty or bool(self.reconciler.pending_allocations)
+                if dirty and synced and self.leading and not self._stop.is_set():
+                    dirty = not self._reconcile()
+                if synced and (
+                    (self.leading and not dirty) or self.elector.holder not in ("", self.identity)
+                ):
+                    self.ready.set()
+                with self.changed:
+                    self.changed.notify_all()
+
+    def apply(self) -> list[str]:
+        """Server-side apply every compiled object of the tenants; `Kind/name` of each."""
+        from gkeml_sdk.backends.kubernetes.standby.tenant_apply import apply_tenants
+
+        return apply_tenants(self.kube, self.tenants)
+
+    def status(self, tenant: Tenant) -> TenantStatus:
+        """The tenant's recorded status (failover count, last failover, allocations)."""
+        return StatusBook(self.kube).get(tenant)
+
+    def drill(self, tenant: str, model: str | None = None, timeout: float = 600.0) -> DrillReport:
+        """Take the primary's readiness away and measure recovery (`cluster.tenants.drill`)."""
+        from gkeml_sdk.backends.kubernetes.standby.drill import run_drill
+
+        return run_drill(self, self.tenant(tenant), model, timeout)
+
+    def tenant(self, name: str) -> Tenant:
+        """The managed tenant of that name."""
+        for tenant in self.tenants:
+            if tenant.name == name:
+                return tenant
+        known = ", ".join(t.name for t in self.tenants)
+        raise SpecError(f"tenant {name!r} is not in the tenant file", fix=f"one of {known}")
+
+    def _cache(self, event: Event) -> None:
+        cache = self.pods if event.kind == "Pod" else self.deployments
+        meta = event.obj.get("metadata") or {}
+        key = (str(meta.get("namespace", "")), str(meta.get("name", "")))
+        if event.type == "DELETED":
+            cache.pop(key, None)
+        else:
+            cache[key] = event.obj
+
+    def _reconcile(self) -> bool:
+        """One pass over every tenant; False when an API call failed (retried next tick)."""
+        ok = True
+        for tenant in self.tenants:
+            try:
+                self.reconciler.tenant(tenant, dict(self.pods), dict(self.deployments))
+            except ClusterError as exc:
+                log.warning("tenant %s: %s (retrying)", tenant.name, exc)
+                ok = False
+        return ok

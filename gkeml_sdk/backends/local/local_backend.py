@@ -1,0 +1,284 @@
+"""`LocalBackend`: runs a `TrainingJob` as processes on this machine, with the same
+environment contract as on GKE, in run directories that outlive the Python process."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+from gkeml_sdk.backends.local.confined import (
+    READ_ONLY_MODE,
+    STORE_NAME,
+    check_store_name,
+    make_private_dir,
+    remove_run_dir,
+    run_path,
+    write_private,
+)
+from gkeml_sdk.backends.local.local_environment import secret_values, slots
+from gkeml_sdk.backends.local.local_options import LocalOptions, resolve_run_root
+from gkeml_sdk.backends.local.local_run import LAUNCH_TIMEOUT_SECONDS, LocalRun
+from gkeml_sdk.backends.local.local_volumes import volume_folders
+from gkeml_sdk.backends.local.run_store import JOB, LAUNCH, STATE, RunDir, RunRecord, write_atomic
+from gkeml_sdk.errors import (
+    ClusterError,
+    ConfigError,
+    GkemlError,
+    NotFoundError,
+    RunTimeoutError,
+    SpecError,
+)
+from gkeml_sdk.runs.explain.explanation import Preview
+from gkeml_sdk.runs.explain.local_reasons import preview_local
+from gkeml_sdk.runs.handle import FailureCause, Run, RunState, RunStatus
+from gkeml_sdk.runs.retry import RetryPolicy
+from gkeml_sdk.training.model import TrainingJob
+
+if TYPE_CHECKING:
+    from gkeml_sdk.serving.model import ServeModel
+
+log = logging.getLogger(__name__)
+_PYTHON_NAMES = ("python", "python3", f"python3.{sys.version_info.minor}")
+
+
+class LocalBackend:
+    """Runs jobs as local processes (no containers, no cluster), one per node (or per node and
+    local rank with `LocalOptions(spawn_procs=True)`). A detached supervisor owns each run,
+    so it survives the notebook kernel; state, logs and checkpoints live in
+    `<run_dir>/<namespace>/<name>/`.
+
+    `run_dir` defaults to `$GKEML_RUN_DIR`, else `~/.gkeml/runs`. `options` apply to every
+    submission unless `submit(..., options=...)` overrides them. A command starting with
+    `python` runs with this interpreter, so the run sees the same installed packages.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob
+        >>> from gkeml_sdk.backends.local import LocalBackend, LocalOptions
+        >>> backend = LocalBackend(run_dir="/tmp/runs", options=LocalOptions(chaos_after=5))
+        >>> job = TrainingJob(name="hi", command=["python", "-c", "print(1)"])
+        >>> run = backend.submit(job)  # doctest: +SKIP
+        >>> run.wait(timeout=60).state  # doctest: +SKIP
+        <RunState.SUCCEEDED: 'Succeeded'>
+    """
+
+    def __init__(
+        self,
+        run_dir: str | Path | None = None,
+        namespace: str | None = None,
+        *,
+        options: LocalOptions | None = None,
+        volumes: Mapping[str, str | Path] | None = None,
+    ) -> None:
+        self.root = resolve_run_root(run_dir)
+        self.volumes = dict(volumes or {})
+        if namespace is not None:
+            check_store_name("namespace", namespace)
+        self.namespace = namespace
+        self.options = options or LocalOptions()
+
+    def submit(
+        self,
+        job: TrainingJob,
+        retry: RetryPolicy | None = None,
+        *,
+        options: LocalOptions | None = None,
+    ) -> LocalRun:
+        """Start `job` and return its handle without waiting.
+
+        A finished run of the same name is replaced (its directory, checkpoints included);
+        an active one is a conflict, as on Kubernetes. `retry` has no local meaning (there is
+        no infrastructure to lose) and is ignored.
+        """
+        if not job.command:
+            raise SpecError(
+                f"job {job.name!r} has no command",
+                rule="a local run executes the command itself; there is no image entrypoint",
+                fix="TrainingJob(..., command=['python', 'train.py']) or TrainingJob.from_code()",
+                field="command",
+            )
+        if retry is not None:
+            log.debug("retry policy ignored by the local backend")
+        ignored = _cluster_only(job)
+        if ignored:
+            log.info("local run %s: %s ignored locally (GKE only)", job.name, ignored)
+        # Before anything is written: a missing secret fails the submit, not the run.
+        secrets = secret_values(job, os.environ)
+        folders = volume_folders(job, self.root, self.volumes)
+        namespace = self.namespace or job.namespace
+        path = run_path(self.root, namespace, job.name)
+        self._replace_finished(namespace, job.name)
+        run = RunDir(path)
+        make_private_dir(path.parent)
+        for folder in (path, run.code, run.checkpoints, run.logs):
+            make_private_dir(folder)
+        for rel, text in job.files.items():
+            target = run.code / rel
+            make_private_dir(target.parent)
+            write_private(target, text, READ_ONLY_MODE)  # read-only, as the ConfigMap mount
+        write_private(path / JOB, job.to_yaml())
+        launch = {
+            "argv": _argv(job),
+            # With shipped files the code directory is the working directory, as in the pod.
+            "cwd": str(run.code if job.files else Path.cwd()),
+            "options": (options or self.options).to_dict(),
+            "volumes": folders,  # GKEML_VOLUME_<NAME> -> the folder standing for the mount
+        }
+        write_atomic(path / LAUNCH, json.dumps(launch, indent=1))
+        record = RunRecord(job.name, namespace, time.time())
+        record.move(RunStatus(RunState.PENDING, message=f"run directory {path}"))
+        run.write(record)
+        try:
+            _launch_supervisor(path, secrets)
+        except GkemlError as exc:
+            record.move(
+                RunStatus(
+                    RunState.FAILED, "SupervisorNotStarted", str(exc), FailureCause.INFRASTRUCTURE
+                )
+            )
+            run.write(record)
+            raise
+        return LocalRun(path)
+
+    def preview(self, job: TrainingJob) -> Preview:
+        """Locally a job never queues: it starts at once as processes on this machine."""
+        return preview_local(len(slots(job, self.options.spawn_procs)))
+
+    def runs(self) -> list[Run]:
+        """Every local run (of this backend's namespace, or all), newest first."""
+        found: list[tuple[float, LocalRun]] = []
+        for namespace in self._namespaces():
+            for path in _entries(namespace):
+                try:
+                    created = json.loads((path / STATE).read_text())["created"]
+                except (OSError, ValueError, KeyError):
+                    continue  # being created or not a run directory
+                found.append((created, LocalRun(path)))
+        found.sort(key=lambda item: item[0], reverse=True)
+        return [run for _, run in found]
+
+    def get_run(self, name: str) -> LocalRun:
+        """The run called `name`; raises `NotFoundError` when there is none."""
+        check_store_name("name", name)
+        for namespace in self._namespaces():
+            path = run_path(self.root, namespace.name, name)
+            if (path / STATE).is_file():
+                return LocalRun(path)
+        raise NotFoundError(
+            f"get local run {name!r}",
+            status=404,
+            reason="NotFound",
+            message=f"no run of that name under {self.root}",
+            hint="list the runs with Client(backend='local').runs()",
+        )
+
+    def wait_all(self, runs: list[Run], timeout: float | None) -> list[RunStatus]:
+        """Wait until every run is terminal; `RunTimeoutError` names those still running."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            states = [run.state for run in runs]
+            if all(s.terminal for s in states):
+                return states
+            if deadline is not None and time.monotonic() >= deadline:
+                busy = [r.name for r, s in zip(runs, states, strict=True) if not s.terminal]
+                raise RunTimeoutError(f"runs still active after {timeout:g} s: {', '.join(busy)}")
+            time.sleep(0.1)
+
+    def serve(self, svc: ServeModel) -> NoReturn:
+        """Model servers need a cluster: always a `ConfigError` saying what would work."""
+        raise ConfigError(
+            f"the local backend cannot serve models (ServeModel {svc.name!r}): serve on a "
+            "cluster with Client(), or see the manifests with svc.compile()"
+        )
+
+    def delete(self, name: str) -> None:
+        """Cancel the run if it is active, then remove its directory (logs, checkpoints)."""
+        run = self.get_run(name)
+        run.cancel()
+        remove_run_dir(self.root, run.namespace, run.name)
+
+    def _namespaces(self) -> list[Path]:
+        if self.namespace is not None:
+            folder = self.root / self.namespace
+            return [folder] if folder.is_dir() and not folder.is_symlink() else []
+        if not self.root.is_dir():
+            return []
+        return _entries(self.root)
+
+    def _replace_finished(self, namespace: str, name: str) -> None:
+        path = run_path(self.root, namespace, name)
+        if not (path / STATE).is_file():
+            if path.exists():
+                remove_run_dir(self.root, namespace, name)
+            return
+        existing = LocalRun(path)
+        status = existing.state
+        if not status.terminal:
+            raise ClusterError(
+                f"submit local run {path.name!r}",
+                status=409,
+                reason="AlreadyExists",
+                message=f"a run of that name is {status.state.value}",
+                hint=f"wait for it, cancel it with Client(backend='local').get_run({name!r})"
+                ".cancel(), or choose another name",
+            )
+        remove_run_dir(self.root, namespace, name)
+
+    def __repr__(self) -> str:
+        return f"LocalBackend(run_dir={str(self.root)!r})"
+
+
+def _cluster_only(job: TrainingJob) -> str:
+    """What of `job` only a GKE node has: its GPUDirect network stack and DRA claims."""
+    parts = []
+    stack = job.network_choice.stack
+    if stack is not None:
+        parts.append(f"{stack.display} networking")
+    if job.hardware.device_requests():
+        parts.append("DRA device claims")
+    return " and ".join(parts)
+
+
+def _argv(job: TrainingJob) -> list[str]:
+    argv = [*(job.command or []), *job.args]
+    if argv[0] in _PYTHON_NAMES:
+        argv[0] = sys.executable
+    return argv
+
+
+def _launch_supervisor(path: Path, secrets: dict[str, str]) -> None:
+    # The launcher forks the supervisor and returns at once after recording its identity.
+    # Secret values travel in the supervisor's environment only, never through a file.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"} | secrets
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "gkeml_sdk.backends.local.supervisor", str(path)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env=env,
+            timeout=LAUNCH_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise GkemlError(f"the local supervisor for {path} did not start in time") from None
+    if done.returncode != 0 or RunDir(path).read_supervisor() is None:
+        error = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
+        raise GkemlError(
+            f"could not start the local supervisor for {path.name}: "
+            f"{error[0] if error else f'exit code {done.returncode}'}"
+        )
+
+
+def _entries(folder: Path) -> list[Path]:
+    # Only real directories with store names: a link or a stray file is no run of ours.
+    return sorted(
+        p
+        for p in folder.iterdir()
+        if STORE_NAME.fullmatch(p.name) and p.is_dir() and not p.is_symlink()
+    )

@@ -1,0 +1,155 @@
+"""The environment contract for local processes: the same names as the pods get on GKE
+(`gkeml_sdk.training.contract_env`), with values for processes on this machine."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gkeml_sdk.core import environment as c
+from gkeml_sdk.core.environment import WorkerValue
+from gkeml_sdk.errors import ConfigError
+from gkeml_sdk.training.model import TrainingJob
+
+LOOPBACK = "127.0.0.1"
+BACKEND_NAME = "local"
+# torchrun sets these inside a pod; locally they exist only with LocalOptions(spawn_procs=True).
+TORCHRUN_RANK = "RANK"
+TORCHRUN_LOCAL_RANK = "LOCAL_RANK"
+TORCHRUN_LOCAL_WORLD_SIZE = "LOCAL_WORLD_SIZE"
+_REFERENCE = re.compile(r"\$\$|\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One local process: its node (the pod it stands for) and, with spawn_procs, its local
+    rank inside that node."""
+
+    node: int
+    local_rank: int | None = None
+
+    @property
+    def label(self) -> str:
+        """Log prefix and log file stem: `0`, or `0.3` for node 0, local rank 3."""
+        return str(self.node) if self.local_rank is None else f"{self.node}.{self.local_rank}"
+
+
+def slots(job: TrainingJob, spawn_procs: bool) -> list[Slot]:
+    """The processes a local run starts: one per node, or one per node and local rank.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob
+        >>> [s.label for s in slots(TrainingJob(name="a", command=["x"], nodes=2), False)]
+        ['0', '1']
+    """
+    if not spawn_procs:
+        return [Slot(n) for n in range(job.nodes)]
+    return [Slot(n, r) for n in range(job.nodes) for r in range(job.procs_per_node)]
+
+
+def local_env(
+    job: TrainingJob,
+    slot: Slot,
+    *,
+    attempt: int,
+    master_port: int,
+    jax_port: int,
+    checkpoint_dir: str,
+) -> dict[str, str]:
+    """Contract variables of one local process; names and meaning match the GKE pods.
+
+    `attempt` is what GKE exposes: the JobSet restart count for JobSet jobs, or the index's
+    failure count for single-pod Jobs.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob
+        >>> env = local_env(TrainingJob(name="a", command=["x"], nodes=2), Slot(1), attempt=0,
+        ...                 master_port=29500, jax_port=1234, checkpoint_dir="/tmp/ckpt")
+        >>> env["MASTER_ADDR"], env["NODE_RANK"], env["WORLD_SIZE"], env["GKEML_BACKEND"]
+        ('127.0.0.1', '1', '2', 'local')
+    """
+    slices = job.hardware.slices
+    per_job = job.nodes // slices
+    # On GKE the rank is the pod's completion index inside its child Job (one per TPU slice).
+    rank = str(slot.node % per_job)
+    env = {
+        c.MASTER_ADDR: LOOPBACK,
+        c.MASTER_PORT: str(master_port),
+        c.NNODES: str(job.nodes),
+        c.NODE_RANK: rank,
+        c.NPROC_PER_NODE: str(job.procs_per_node),
+        c.WORLD_SIZE: str(job.nodes * job.procs_per_node),
+        c.JAX_COORDINATOR_ADDRESS: f"{LOOPBACK}:{jax_port}",
+        c.JAX_NUM_PROCESSES: str(job.nodes),
+        c.JAX_PROCESS_ID: rank,
+        c.RUN_ID: job.name,
+        c.RESTART_ATTEMPT: str(attempt),
+        c.CHECKPOINT_DIR: checkpoint_dir,
+        c.BACKEND: BACKEND_NAME,
+    }
+    # What the hardware's variables carry, for processes that all run on this machine.
+    values: dict[WorkerValue, str] = {
+        "rank": rank,
+        "slice_hosts": ",".join([LOOPBACK] * per_job),
+        "coordinator": LOOPBACK,
+        "slices": str(slices),
+        "slice_index": str(slot.node // per_job),
+    }
+    for name, carries in job.hardware.worker_env():
+        env[name] = values[carries]
+    if slot.local_rank is not None:
+        env[TORCHRUN_RANK] = str(slot.node * job.procs_per_node + slot.local_rank)
+        env[TORCHRUN_LOCAL_RANK] = str(slot.local_rank)
+        env[TORCHRUN_LOCAL_WORLD_SIZE] = str(job.procs_per_node)
+    return env
+
+
+def secret_values(job: TrainingJob, environ: Mapping[str, str]) -> dict[str, str]:
+    """Values of `job.secret_env` for a local run: each comes from the caller's environment
+    variable of the same name (there is no cluster to read the Secret from). They are handed
+    to the processes through their environment only, never written to the run directory.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob
+        >>> job = TrainingJob(name="a", command=["x"], secret_env={"HF_TOKEN": "hf/token"})
+        >>> secret_values(job, {"HF_TOKEN": "hf_abc"})
+        {'HF_TOKEN': 'hf_abc'}
+        >>> secret_values(job, {})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.ConfigError: secret_env HF_TOKEN (Secret hf, key token) is not set ...
+    """
+    missing = [name for name in job.secret_env if name not in environ]
+    if missing:
+        refs = ", ".join(
+            f"{n} (Secret {job.secret_env[n].name}, key {job.secret_env[n].key})" for n in missing
+        )
+        raise ConfigError(
+            f"secret_env {refs} is not set in this process's environment (rule: a local run "
+            "reads each secret_env value from the environment variable of the same name of "
+            "the process that submits it; on GKE it comes from the Secret). Try: export "
+            f"{missing[0]}=... before starting Python, or os.environ[{missing[0]!r}] = ... in "
+            "the notebook"
+        )
+    return {name: environ[name] for name in job.secret_env}
+
+
+def expand_references(argv: list[str], env: dict[str, str]) -> list[str]:
+    """Expand `$(VAR)` in a command as Kubernetes does for container command and args:
+    defined variables are replaced, undefined ones stay as written, `$$` is a literal `$`.
+    No shell is involved, so the user's code never passes through one.
+
+    Example:
+        >>> expand_references(["torchrun", "--nnodes=$(NNODES)", "$(NOPE)", "$$(X)"],
+        ...                   {"NNODES": "2"})
+        ['torchrun', '--nnodes=2', '$(NOPE)', '$(X)']
+    """
+
+    def one(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name is None:
+            return "$"
+        return env.get(name, match.group(0))
+
+    return [_REFERENCE.sub(one, arg) for arg in argv]

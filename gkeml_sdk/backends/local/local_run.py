@@ -1,0 +1,257 @@
+"""`LocalRun`: the run handle of a local run, read from its run directory, so any process
+(a restarted kernel, the CLI) can follow, wait for and cancel it."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from gkeml_sdk.backends.local.procs import alive, stop_groups
+from gkeml_sdk.backends.local.run_store import JOB, RunDir, RunRecord
+from gkeml_sdk.errors import RunTimeoutError
+from gkeml_sdk.runs.explain.explanation import Explanation
+from gkeml_sdk.runs.explain.local_reasons import explain_local
+from gkeml_sdk.runs.handle import (
+    FailureCause,
+    ProgressCallback,
+    Run,
+    RunCounters,
+    RunState,
+    RunStatus,
+    Transition,
+    log_prefix,
+)
+from gkeml_sdk.training.model import TrainingJob
+
+log = logging.getLogger(__name__)
+POLL_SECONDS = 0.1
+# How long a cancel waits for the supervisor to stop the processes before doing it itself.
+CANCEL_MARGIN_SECONDS = 10.0
+# A submit starts the supervisor within this time or fails; a run still without one later was
+# abandoned mid-submit (the submitting process died).
+LAUNCH_TIMEOUT_SECONDS = 60.0
+
+
+class LocalRun(Run):
+    """A run on this machine. Every property reads the run directory, so the handle stays
+    valid across kernel restarts; `Client(backend="local").get_run(name)` returns a new one.
+
+    Beyond `Run`: `attempt`, `counters`, `exit_codes`, `path`, `checkpoint_dir`, `job`, and
+    `logs(slot=...)` for one process.
+
+    Example:
+        >>> from gkeml_sdk import Client, TrainingJob  # doctest: +SKIP
+        >>> job = TrainingJob(name="hi", command=["true"])  # doctest: +SKIP
+        >>> run = Client(backend="local").submit(job)  # doctest: +SKIP
+        >>> run.wait(timeout=30).state, run.attempt  # doctest: +SKIP
+        (<RunState.SUCCEEDED: 'Succeeded'>, 1)
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._dir = RunDir(path)
+        self.name = path.name
+        self.namespace = path.parent.name
+
+    @property
+    def path(self) -> Path:
+        """The run directory."""
+        return self._dir.path
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        """`GKEML_CHECKPOINT_DIR` of every process; kept across restarts and preemptions."""
+        return self._dir.checkpoints
+
+    @property
+    def job(self) -> TrainingJob:
+        """The job this run executes."""
+        return TrainingJob.from_yaml((self.path / JOB).read_text())
+
+    def record(self) -> RunRecord:
+        """The run's state on disk, after reconciling a supervisor that died without
+        recording an outcome (then the run is FAILED, or CANCELLED if a cancel was asked)."""
+        record = self._dir.read()
+        if record.status.terminal:
+            return record
+        supervisor = self._dir.read_supervisor()
+        if supervisor is None:
+            if time.time() - record.created < LAUNCH_TIMEOUT_SECONDS * 2:
+                return record
+            record.move(
+                RunStatus(
+                    RunState.FAILED,
+                    "SupervisorNotStarted",
+                    "the submitting process ended before the run started",
+                    FailureCause.INFRASTRUCTURE,
+                )
+            )
+            self._dir.write(record)
+            return record
+        if alive(supervisor):
+            return record
+        # It may have written its outcome just before exiting: read again before judging.
+        record = self._dir.read()
+        if record.status.terminal:
+            return record
+        stop_groups([p.id for p in record.processes], grace=0)
+        if self._dir.cancel_requested:
+            record.move(RunStatus(RunState.CANCELLED, "Cancelled", "cancelled by the user"))
+        else:
+            record.move(
+                RunStatus(
+                    RunState.FAILED,
+                    "SupervisorLost",
+                    f"the local supervisor (pid {supervisor.pid}) ended without recording an "
+                    "outcome; its processes were stopped",
+                    FailureCause.INFRASTRUCTURE,
+                )
+            )
+        self._dir.write(record)
+        return record
+
+    @property
+    def state(self) -> RunStatus:
+        """The current status."""
+        return self.record().status
+
+    @property
+    def history(self) -> list[Transition]:
+        """Every transition, oldest first; `attempt` counts restarts and preemptions."""
+        return self.record().history
+
+    @property
+    def counters(self) -> RunCounters:
+        """Preemptions (chaos) and user restarts so far."""
+        return self.record().counters
+
+    @property
+    def attempt(self) -> int:
+        """1 for the first start, +1 for every restart or preemption."""
+        return self.record().attempt
+
+    def explain(self) -> Explanation:
+        """Why the run is where it is, from its own status, history and exit codes."""
+        record = self.record()
+        codes = {p.slot: p.exit_code for p in record.processes}
+        return explain_local(self.name, record.status, record.history, codes)
+
+    @property
+    def exit_codes(self) -> dict[str, int | None]:
+        """Exit code of each process of the latest attempt (None while it runs)."""
+        return {p.slot: p.exit_code for p in self.record().processes}
+
+    def wait(
+        self, timeout: float | None = None, progress: bool | ProgressCallback = False
+    ) -> RunStatus:
+        """Block until the run is terminal. `progress=True` logs each transition (logger
+        `gkeml_sdk.backends.local`); a callable receives each new status. Raises
+        `RunTimeoutError`."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        seen = 0
+        while True:
+            record = self.record()
+            for transition in record.history[seen:]:
+                if callable(progress):
+                    progress(transition.status)
+                elif progress:
+                    log.info(
+                        "%s: %s (attempt %d)", self.name, transition.status, transition.attempt
+                    )
+            seen = len(record.history)
+            if record.status.terminal:
+                return record.status
+            if deadline is not None and time.monotonic() >= deadline:
+                raise RunTimeoutError(
+                    f"run {self.name!r} is still {record.status.state.value} after {timeout:g} s"
+                    " (it keeps running; wait again or cancel it)"
+                )
+            time.sleep(POLL_SECONDS)
+
+    def logs(self, follow: bool = False, *, slot: str | None = None) -> Iterator[str]:
+        """Output lines of every process, each prefixed by its slot: `[0] ...` for node rank 0
+        (`[0.3]` for local rank 3 with spawn_procs). All attempts are included, in order.
+        `follow=True` keeps yielding new lines until the run is terminal."""
+        readers: dict[Path, _LineReader] = {}
+
+        def drain() -> Iterator[str]:
+            for path in self._dir.log_paths():
+                if slot is not None and path.stem != slot:
+                    continue
+                reader = readers.setdefault(path, _LineReader(path))
+                for line in reader.read():
+                    yield log_prefix(path.stem) + line
+
+        try:
+            if not follow:
+                yield from drain()
+                for reader in readers.values():
+                    yield from (log_prefix(reader.path.stem) + line for line in reader.rest())
+                return
+            while True:
+                terminal = self.state.terminal
+                got = False
+                for line in drain():
+                    got = True
+                    yield line
+                if terminal:
+                    for reader in readers.values():
+                        yield from (log_prefix(reader.path.stem) + line for line in reader.rest())
+                    return
+                if not got:
+                    time.sleep(POLL_SECONDS)
+        finally:
+            for reader in readers.values():
+                reader.close()
+
+    def cancel(self) -> None:
+        """Stop every process of the run (each one's whole process group) and wait until they
+        are gone; the run ends CANCELLED. Cancelling a finished run does nothing."""
+        if self.state.terminal:
+            return
+        self._dir.request_cancel()
+        supervisor = self._dir.read_supervisor()
+        if supervisor is not None and alive(supervisor):
+            os.kill(supervisor.pid, signal.SIGTERM)
+            grace = self.job.termination_grace_seconds
+            try:
+                self.wait(timeout=(grace or 5.0) + CANCEL_MARGIN_SECONDS)
+                return
+            except RunTimeoutError:
+                # A supervisor that does not answer is stopped with its processes.
+                stop_groups([supervisor], grace=0)
+        self.record()
+
+
+class _LineReader:
+    """Complete lines appended to a file since the last read (a partial line waits)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fh: IO[bytes] | None = None
+        self._partial = b""
+
+    def read(self) -> list[str]:
+        if self._fh is None:
+            try:
+                self._fh = self.path.open("rb")
+            except FileNotFoundError:
+                return []
+        data = self._partial + self._fh.read()
+        *lines, self._partial = data.split(b"\n")
+        return [line.decode(errors="replace") for line in lines]
+
+    def rest(self) -> list[str]:
+        lines = self.read()
+        if self._partial:
+            lines.append(self._partial.decode(errors="replace"))
+            self._partial = b""
+        return lines
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()

@@ -1,0 +1,215 @@
+"""A local run on disk: the run directory's layout and its `state.json`, written atomically so
+that readers in other processes (a restarted kernel, the CLI) never see half a file.
+
+Layout of `<run root>/<namespace>/<name>/`:
+
+    job.yaml        the TrainingJob (to_yaml)
+    launch.json     argv, working directory and LocalOptions of the run
+    state.json      status, history, counters, supervisor and process ids
+    code/           the job's files (the working directory when there are any)
+    checkpoints/    GKEML_CHECKPOINT_DIR; kept across restarts and preemptions
+    logs/<slot>.log output of each process (node rank, or node.local_rank), all attempts
+    supervisor.json pid and start time of the detached supervisor
+    supervisor.log  the supervisor's own errors
+    cancel          present once a cancel was requested
+
+Directories are 0700 and files 0600 (code 0400) whatever the umask (`local.confined`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gkeml_sdk.backends.local.confined import FILE_MODE, write_private
+from gkeml_sdk.backends.local.procs import ProcessId
+from gkeml_sdk.runs.handle import FailureCause, RunCounters, RunState, RunStatus, Transition
+
+STATE = "state.json"
+JOB = "job.yaml"
+LAUNCH = "launch.json"
+CANCEL = "cancel"
+SUPERVISOR_LOG = "supervisor.log"
+SUPERVISOR = "supervisor.json"
+
+
+@dataclass
+class ProcessRecord:
+    """One started process: its slot label, identity and, once it ended, its exit code."""
+
+    slot: str
+    pid: int
+    start: int
+    attempt: int
+    exit_code: int | None = None
+
+    @property
+    def id(self) -> ProcessId:
+        """The process identity used to check and signal it."""
+        return ProcessId(self.pid, self.start)
+
+
+@dataclass
+class RunRecord:
+    """Everything `state.json` holds about a run."""
+
+    name: str
+    namespace: str
+    created: float
+    status: RunStatus = field(default_factory=lambda: RunStatus(RunState.PENDING))
+    history: list[Transition] = field(default_factory=list)
+    counters: RunCounters = field(default_factory=RunCounters)
+    attempt: int = 1
+    processes: list[ProcessRecord] = field(default_factory=list)
+    finished: float | None = None
+
+    def move(self, status: RunStatus, detail: str = "") -> None:
+        """Record a transition (repeats of the same state and reason are not recorded)."""
+        last = self.history[-1].status if self.history else None
+        self.status = status
+        if status.terminal and self.finished is None:
+            self.finished = time.time()
+        if last is not None and (last.state, last.reason) == (status.state, status.reason):
+            return
+        at = round(time.time() - self.created, 3)
+        self.history.append(Transition(status, self.attempt, at, detail))
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data for `state.json`."""
+        return {
+            "name": self.name,
+            "namespace": self.namespace,
+            "created": self.created,
+            "status": _status_out(self.status),
+            "history": [
+                {**_status_out(t.status), "attempt": t.attempt, "at": t.at, "detail": t.detail}
+                for t in self.history
+            ],
+            "counters": {
+                "preemptions": self.counters.preemptions,
+                "disruptions": self.counters.disruptions,
+                "user_restarts": self.counters.user_restarts,
+                "resubmissions": self.counters.resubmissions,
+                "extra": dict(self.counters.extra),
+            },
+            "attempt": self.attempt,
+            "processes": [vars(p) for p in self.processes],
+            "finished": self.finished,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunRecord:
+        """Read what `to_json` wrote."""
+        return cls(
+            name=data["name"],
+            namespace=data["namespace"],
+            created=data["created"],
+            status=_status_in(data["status"]),
+            history=[
+                Transition(_status_in(t), t["attempt"], t["at"], t.get("detail", ""))
+                for t in data.get("history", [])
+            ],
+            counters=RunCounters(**data.get("counters", {})),
+            attempt=data.get("attempt", 1),
+            processes=[ProcessRecord(**p) for p in data.get("processes", [])],
+            finished=data.get("finished"),
+        )
+
+
+class RunDir:
+    """Paths of one run directory and atomic access to its state.
+
+    Example:
+        >>> d = RunDir(Path("/tmp/runs/default/hello"))
+        >>> d.log_path("0").name
+        '0.log'
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.code = path / "code"
+        self.checkpoints = path / "checkpoints"
+        self.logs = path / "logs"
+
+    def log_path(self, slot: str) -> Path:
+        """Log file of the process in `slot`."""
+        return self.logs / f"{slot}.log"
+
+    def log_paths(self) -> list[Path]:
+        """Every log file, in slot order (node rank, then local rank)."""
+        if not self.logs.is_dir():
+            return []
+        return sorted(self.logs.glob("*.log"), key=lambda p: _slot_key(p.stem))
+
+    def read(self) -> RunRecord:
+        """The run's state as last written."""
+        return RunRecord.from_json(json.loads((self.path / STATE).read_text()))
+
+    def write(self, record: RunRecord) -> None:
+        """Replace `state.json` atomically (write a temporary file, then rename)."""
+        write_atomic(self.path / STATE, json.dumps(record.to_json(), indent=1))
+
+    def read_supervisor(self) -> ProcessId | None:
+        """The supervisor's identity, written by its launcher; None before it started."""
+        try:
+            data = json.loads((self.path / SUPERVISOR).read_text())
+        except FileNotFoundError:
+            return None
+        return ProcessId(data["pid"], data["start"])
+
+    def write_supervisor(self, proc: ProcessId) -> None:
+        """Record the supervisor's identity (by the launcher, before submit returns)."""
+        write_atomic(self.path / SUPERVISOR, json.dumps({"pid": proc.pid, "start": proc.start}))
+
+    @property
+    def cancel_requested(self) -> bool:
+        """True once `cancel()` asked the run to stop."""
+        return (self.path / CANCEL).exists()
+
+    def request_cancel(self) -> None:
+        """Leave the marker that tells the supervisor a stop is a cancel."""
+        write_private(self.path / CANCEL, "")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` so that readers see the old or the new file, never a part."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        os.fchmod(fd, FILE_MODE)  # private whatever the umask; the rename keeps the mode
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _status_out(status: RunStatus) -> dict[str, Any]:
+    return {
+        "state": status.state.value,
+        "reason": status.reason,
+        "message": status.message,
+        "cause": None if status.cause is None else status.cause.value,
+    }
+
+
+def _status_in(data: dict[str, Any]) -> RunStatus:
+    cause = data.get("cause")
+    return RunStatus(
+        RunState(data["state"]),
+        data.get("reason", ""),
+        data.get("message", ""),
+        None if cause is None else FailureCause(cause),
+    )
+
+
+def _slot_key(stem: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in stem.split("."))
+    except ValueError:
+        return (1 << 30,)

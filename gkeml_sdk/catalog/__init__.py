@@ -1,1 +1,0 @@
-"""Facts about GKE hardware, Kueue and prices, as data. Imports nothing else of ours."""

@@ -1,0 +1,74 @@
+"""The `gkeml` command: render, validate and browse the catalog (and, with a cluster,
+submit and follow runs). Prints and exits here only; the library raises."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from gkeml_sdk.errors import GkemlError
+
+# The module under gkeml_sdk.cli that defines each command. Start-up imports only the
+# one the command line names: `gkeml render` never pays for the cluster client.
+COMMANDS = {
+    "render": "render_commands",
+    "validate": "render_commands",
+    "catalog": "catalog_commands",
+    "why": "why_commands",
+    "setup": "setup_commands",
+    **dict.fromkeys(("submit", "status", "logs", "cancel", "runs", "serve"), "run_commands"),
+    "tenant": "tenant_commands",
+    "nodepool": "nodepool_commands",
+}
+# Commands that start no process: for them pydantic need not scan every installed package's
+# entry points for plugins (a tenth of `gkeml render`'s run time). Only when the console
+# script runs them, in a process of their own: commands that start processes (`submit
+# --local`) and callers of `main([...])` keep their environment as it is.
+NO_PLUGIN_SCAN = frozenset({"render", "validate", "catalog"})
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `gkeml` console script.
+
+    Example:
+        >>> main(["catalog", "tpus"])  # doctest: +ELLIPSIS
+        name ...
+        0
+    """
+    words = list(sys.argv[1:] if argv is None else argv)
+    word = next((w for w in words if not w.startswith("-")), "")
+    if argv is None and word in NO_PLUGIN_SCAN:
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    parser = _parser(COMMANDS.get(word))
+    args = parser.parse_args(words)
+    if not hasattr(args, "handler"):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args))
+    except GkemlError as exc:
+        from gkeml_sdk.cli.wording import cli_words
+
+        print(f"gkeml: error: {cli_words(str(exc), hasattr(args, 'local'))}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def _parser(named: str | None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gkeml", description="GPU/TPU training and serving on GKE through Kueue."
+    )
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    # Help, or a word that is no command: every command, so argparse lists them all.
+    modules = [named] if named else list(dict.fromkeys(COMMANDS.values()))
+    for module in modules:
+        importlib.import_module(f"gkeml_sdk.cli.{module}").register(commands)
+    return parser
+
+
+if __name__ == "__main__":
+    sys.exit(main())

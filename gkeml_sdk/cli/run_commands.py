@@ -1,0 +1,169 @@
+"""`gkeml submit|status|logs|cancel|runs|serve`: runs and model servers on a cluster
+(runs also locally, with --local)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from gkeml_sdk import Client, RetryPolicy, Run, TrainingJob, load_specs
+from gkeml_sdk.errors import NoClusterError, SpecError
+
+
+def register(commands: Any) -> None:
+    """Add the run commands to the CLI."""
+    submit = commands.add_parser("submit", help="submit the training jobs of a spec file")
+    submit.add_argument("file")
+    submit.add_argument("--wait", action="store_true", help="follow until the runs end")
+    submit.add_argument("--max-resubmits", type=int, default=0, metavar="N",
+                        help="resubmit after infrastructure loss up to N times")  # fmt: skip
+    submit.add_argument("--fallback-after", type=int, metavar="N",
+                        help="leave Spot for on-demand after N Spot losses")  # fmt: skip
+    submit.add_argument("--preview", action="store_true",
+                        help="say what Kueue would do with each job; submit nothing")  # fmt: skip
+    submit.set_defaults(handler=_submit)
+    status = commands.add_parser("status", help="state and history of a run (or of all runs)")
+    status.add_argument("name", nargs="?")
+    status.set_defaults(handler=_status)
+    logs = commands.add_parser("logs", help="logs of a run's pods, prefixed by node rank")
+    logs.add_argument("name")
+    logs.add_argument("-f", "--follow", action="store_true")
+    logs.set_defaults(handler=_logs)
+    cancel = commands.add_parser("cancel", help="stop a run and delete its objects")
+    cancel.add_argument("name")
+    cancel.set_defaults(handler=_cancel)
+    runs = commands.add_parser("runs", help="runs in the namespace, newest first")
+    runs.set_defaults(handler=_runs)
+    serve = commands.add_parser("serve", help="deploy the ServeModel specs of a file")
+    serve.add_argument("file")
+    serve.add_argument("--wait", type=float, metavar="SECONDS", help="wait until ready")
+    serve.set_defaults(handler=_serve)
+    for parser in (submit, status, logs, cancel, runs, serve):
+        add_connection_options(parser)
+
+
+def add_connection_options(parser: argparse.ArgumentParser) -> None:
+    """Where the runs are: namespace, kubeconfig context and file, or the local backend."""
+    parser.add_argument("-n", "--namespace")
+    parser.add_argument("--context")
+    parser.add_argument("--kubeconfig")
+    parser.add_argument("--local", action="store_true", help="use the local backend")
+
+
+def client_of(args: argparse.Namespace) -> Client:
+    """The client the connection options name."""
+    return _client(args)
+
+
+def _client(args: argparse.Namespace) -> Client:
+    from gkeml_sdk import KubernetesSettings, LocalSettings
+
+    if args.local:
+        return Client(local=LocalSettings(namespace=args.namespace))
+    return Client(
+        kubernetes=KubernetesSettings(
+            namespace=args.namespace, context=args.context, kubeconfig=args.kubeconfig
+        )
+    )
+
+
+def _submit(args: argparse.Namespace) -> int:
+    jobs = [s for s in load_specs(args.file) if isinstance(s, TrainingJob)]
+    if not jobs:
+        raise SpecError(
+            f"{args.file}: no TrainingJob to submit", fix="use `gkeml serve` for models"
+        )
+    retry = None
+    if args.max_resubmits or args.fallback_after:
+        retry = RetryPolicy(
+            max_resubmits=args.max_resubmits, fallback_to_on_demand_after=args.fallback_after
+        )
+    client = _client(args)
+    if args.preview:
+        for job in jobs:
+            print(f"{job.name}: {client.preview(job)}")
+        return 0
+    runs = [client.submit(job, retry=retry) for job in jobs]
+    for run in runs:
+        print(f"submitted {run.namespace}/{run.name}")
+    if not args.wait:
+        return 0
+    finals = client.wait_all(runs)
+    for run, final in zip(runs, finals, strict=True):
+        print(f"{run.name}: {final}")
+    return 0 if all(f.state.value == "Succeeded" for f in finals) else 1
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from gkeml_sdk import ServeModel
+
+    services = [s for s in load_specs(args.file) if isinstance(s, ServeModel)]
+    if not services:
+        raise SpecError(f"{args.file}: no ServeModel to serve", fix="use `gkeml submit` for jobs")
+    client = _client(args)
+    for svc in services:
+        handle = client.serve(svc)
+        print(f"{handle.name}: {handle.endpoint}")
+        if args.wait:
+            print(f"{handle.name}: {handle.wait_ready(timeout=args.wait)}")
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    if args.name is None:
+        return _runs(args)
+    try:
+        run = _client(args).get_run(args.name)
+    except NoClusterError as exc:  # with no cluster the local runs are the only ones
+        print(_no_cluster(exc, "this is a local run"))
+        run = _local(args).get_run(args.name)
+    print(f"{run.name}: {run.state}")
+    for transition in run.history:
+        print(f"  {transition.at:8.1f}s  attempt {transition.attempt}  {transition.status}")
+    return 0
+
+
+def _logs(args: argparse.Namespace) -> int:
+    run = _client(args).get_run(args.name)
+    for line in run.logs(follow=args.follow):
+        print(line)
+        sys.stdout.flush()
+    return 0
+
+
+def _cancel(args: argparse.Namespace) -> int:
+    run = _client(args).get_run(args.name)
+    run.cancel()
+    print(f"cancelled {run.namespace}/{run.name}")
+    return 0
+
+
+def _runs(args: argparse.Namespace) -> int:
+    rows = [["name", "state", "reason"]]
+    try:
+        found: list[Run] = _client(args).runs()
+    except NoClusterError as exc:
+        print(_no_cluster(exc, "these are the local runs"))
+        found = _local(args).runs()
+    for run in found:
+        status = run.state
+        rows.append([run.name, status.state.value, status.reason])
+    from gkeml_sdk.cli.catalog_commands import format_table
+
+    print(format_table(rows) if found else "no runs")
+    return 0
+
+
+def _local(args: argparse.Namespace) -> Client:
+    from gkeml_sdk import LocalSettings
+
+    return Client(local=LocalSettings(namespace=args.namespace))
+
+
+def _no_cluster(exc: NoClusterError, what: str) -> str:
+    """One line: no cluster is configured, what is shown instead, how to point at one."""
+    return (
+        f"no cluster configured ({exc.why}), so {what}; point at one with "
+        f"`{exc.GET_CREDENTIALS}` or --kubeconfig PATH --context NAME"
+    )

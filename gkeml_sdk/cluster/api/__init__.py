@@ -1,1 +1,0 @@
-"""The Kubernetes API client: transport with retries, typed verbs, watch streams, preflight."""

@@ -1,1 +1,0 @@
-"""Tenants on a cluster: the standby manager, its leader election, status and drills."""

@@ -1,1 +1,0 @@
-"""Subcommands of the `gkeml` CLI, one module per group; each has `register(subparsers)`."""

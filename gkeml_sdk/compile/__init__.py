@@ -1,1 +1,0 @@
-"""Pure functions from specs to Kubernetes manifests (ordered plain dicts); no I/O."""

@@ -1,1 +1,0 @@
-"""ServeModel -> Deployment or LeaderWorkerSet, Service, autoscaling, monitoring and routing."""

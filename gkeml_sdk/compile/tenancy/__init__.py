@@ -1,1 +1,0 @@
-"""Tenant -> namespace isolation, queues, serving with standbys, and header routing."""

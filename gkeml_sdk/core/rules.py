@@ -1,0 +1,148 @@
+"""Kubernetes naming rules every spec checks: object names, label keys and values, env names."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from gkeml_sdk.core.environment import ATTEMPT_NAME_ALLOWANCE, REPLICATED_JOB
+from gkeml_sdk.core.model import DNS1035_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE, QUALIFIED_NAME, fail
+
+ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
+INT32_MAX = 2**31 - 1  # replicas, parallelism, maxRestarts, Kueue's max execution time
+# The Job controller's random pod suffix plus the dashes around the indexes (JobSet webhook).
+_POD_NAME_OVERHEAD = 9
+
+
+def run_name_limit(replicas: int, completions: int) -> int:
+    """Longest run name whose JobSet, child Job and pod names pass the JobSet webhook
+    (`pkg/webhooks/jobset_webhook.go` in kubernetes-sigs/jobset) for every attempt:
+    `N-R-J` <= 63 and `len(N) + len(R) + len(J) + len(P) + 9 <= 63`, N the attempt's name.
+
+    Example:
+        >>> run_name_limit(replicas=1, completions=2), run_name_limit(1, 100_000)
+        (43, 39)
+    """
+    rjob, j, p = len(REPLICATED_JOB), len(str(replicas - 1)), len(str(completions - 1))
+    jobset = min(63 - rjob - j - 2, 63 - rjob - j - p - _POD_NAME_OVERHEAD)
+    return jobset - ATTEMPT_NAME_ALLOWANCE
+
+
+def check_run_name(value: str, limit: int) -> None:
+    """A training run's name: a DNS-1035 label (JobSet and its headless Service are named
+    after it) of at most `limit` characters.
+
+    Example:
+        >>> check_run_name("1train", 40)
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.SpecError: name='1train' is not a valid ... Try: name='train'
+    """
+    if len(value) <= limit and DNS1035_LABEL.match(value):
+        return
+    suggestion = re.sub(r"[^a-z0-9-]+", "-", value.lower()).lstrip("0123456789-")
+    suggestion = suggestion[:limit].rstrip("-") or "job"
+    raise fail(
+        f"name={value!r} is not a valid Kubernetes name for a run",
+        rule="JobSet and Service names are DNS-1035 labels: a lower-case letter first, then "
+        "letters, digits and '-', ending alphanumeric; at most "
+        f"{limit} characters here so every attempt's Job and pod names stay within 63",
+        fix=f"name={suggestion!r}",
+        field="name",
+    )
+
+
+def check_int32(field: str, value: int | None) -> None:
+    """Refuse a count the Kubernetes field (int32) cannot hold.
+
+    Example:
+        >>> check_int32("nodes", 2**31)
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.SpecError: nodes=2147483648 is too large ... Try: nodes<=2147483647
+    """
+    if value is not None and value > INT32_MAX:
+        raise fail(
+            f"{field}={value} is too large",
+            rule="Kubernetes stores it as a 32-bit integer",
+            fix=f"{field}<={INT32_MAX}",
+            field=field,
+        )
+
+
+def check_name(field: str, value: str | None, pattern: re.Pattern[str], limit: int) -> None:
+    """Raise `SpecError` with a corrected suggestion when `value` breaks `pattern` or `limit`.
+
+    Example:
+        >>> from gkeml_sdk.core.model import DNS1123_LABEL
+        >>> check_name("name", "Llama_FT", DNS1123_LABEL, 40)
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.SpecError: name='Llama_FT' is not a valid ... Try: name='llama-ft'
+    """
+    if value is None or (len(value) <= limit and pattern.match(value)):
+        return
+    suggestion = re.sub(r"[^a-z0-9.-]+", "-", value.lower()).strip("-.")[:limit] or "my-job"
+    raise fail(
+        f"{field}={value!r} is not a valid Kubernetes name",
+        rule="lower-case letters, digits and '-', starting and ending alphanumeric, "
+        f"at most {limit} characters",
+        fix=f"{field}={suggestion!r}",
+        field=field,
+    )
+
+
+def check_labels(labels: Mapping[str, str], annotations: Mapping[str, str] = {}) -> None:
+    """Label keys and values, and annotation keys, as the API server checks them.
+
+    Example:
+        >>> check_labels({"team": "vision", "example.com/owner": "alice"})
+    """
+    for where, mapping in (("labels", labels), ("annotations", annotations)):
+        for key, value in mapping.items():
+            if not _is_qualified_key(key):
+                raise fail(
+                    f"{where} key {key!r} is not a valid Kubernetes key",
+                    rule="keys are [prefix/]name, name <= 63 alphanumerics, '-', '_', '.'",
+                    fix="e.g. team: vision or example.com/owner: alice",
+                    field=where,
+                )
+            if where == "labels" and (len(value) > 63 or not LABEL_VALUE.match(value)):
+                raise fail(
+                    f"label value {value!r} for {key!r} is invalid",
+                    rule="label values are <= 63 alphanumerics, '-', '_', '.'",
+                    fix="shorten it or move it to annotations",
+                    field="labels",
+                )
+
+
+def check_env_name(key: str) -> None:
+    """Raise `SpecError` for a name a container's env cannot hold.
+
+    Example:
+        >>> check_env_name("MY_SETTING")
+    """
+    if not ENV_NAME.match(key):
+        raise fail(
+            f"env name {key!r} is invalid",
+            rule="environment variable names are letters, digits, '_', '-', '.'",
+            fix="e.g. MY_SETTING",
+            field="env",
+        )
+
+
+def _is_qualified_key(key: str) -> bool:
+    prefix, _, name = key.rpartition("/")
+    if prefix and (len(prefix) > 253 or not DNS1123_SUBDOMAIN.match(prefix)):
+        return False
+    return 0 < len(name) <= 63 and bool(QUALIFIED_NAME.match(name))
+
+
+def slug(text: str, *, empty: str) -> str:
+    """A DNS label made of `text` (for rule and object names), or `empty` when nothing is left.
+
+    Example:
+        >>> slug("meta-llama/Llama-3.1-8B", empty="model"), slug("My_Bucket.v2", empty="data")
+        ('meta-llama-llama-3-1-8b', 'my-bucket-v2')
+    """
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:63].rstrip("-") or empty

@@ -1,0 +1,88 @@
+"""Loading specs from files: a YAML spec, or a Python file that defines them at module level."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+from typing import Any
+
+from gkeml_sdk.core.model import load_yaml_all, read_spec_file
+from gkeml_sdk.errors import SpecError
+from gkeml_sdk.training.model import TrainingJob
+
+SPEC_KINDS = ("TrainingJob", "ServeModel", "Tenant")
+
+
+def load_specs(path: str | Path) -> list[Any]:
+    """Every spec object in `path`: YAML documents with `kind: TrainingJob|ServeModel|Tenant`
+    (kind defaults to TrainingJob), or the TrainingJob/ServeModel/Tenant objects a Python file
+    defines at module level.
+
+    Example:
+        >>> import tempfile, os
+        >>> with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        ...     _ = f.write("name: demo\\nimage: python:3.12\\ncommand: [python, -V]\\n")
+        >>> specs = load_specs(f.name)
+        >>> specs[0].name, len(specs)
+        ('demo', 1)
+        >>> os.unlink(f.name)
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise SpecError(
+            f"{file}: no such file", fix="pass a .yaml spec or a .py file that defines a job"
+        )
+    if file.suffix == ".py":
+        return _from_python(file)
+    if file.suffix in (".yaml", ".yml", ".json"):
+        return _from_yaml(file)
+    raise SpecError(
+        f"{file}: unsupported file type {file.suffix!r}",
+        rule="specs are YAML (kind: TrainingJob or ServeModel) or Python files",
+        fix="rename it to .yaml/.yml or .py",
+    )
+
+
+def _from_yaml(file: Path) -> list[Any]:
+    _, text = read_spec_file(file, fix="pass a .yaml spec")
+    documents = [d for d in load_yaml_all(text, str(file)) if d is not None]
+    specs = []
+    for document in documents:
+        if not isinstance(document, dict):
+            raise SpecError(f"{file}: each YAML document must be a mapping of spec fields")
+        kind = document.pop("kind", "TrainingJob")
+        if not isinstance(kind, str):
+            raise SpecError(f"{file}: kind {kind!r} is not a name", fix="kind: TrainingJob")
+        specs.append(_spec_class(kind, file).model_validate(document))
+    if not specs:
+        raise SpecError(f"{file}: no spec found", fix="add `name: ...` and the job's fields")
+    return specs
+
+
+def _spec_class(kind: str, file: Path) -> Any:
+    if kind == "TrainingJob":
+        return TrainingJob
+    if kind == "ServeModel":
+        from gkeml_sdk.serving.model import ServeModel
+
+        return ServeModel
+    if kind == "Tenant":
+        from gkeml_sdk.tenancy.model import Tenant
+
+        return Tenant
+    raise SpecError(f"{file}: unknown kind {kind!r}", fix=f"kind: one of {', '.join(SPEC_KINDS)}")
+
+
+def _from_python(file: Path) -> list[Any]:
+    # Run as a module named for the file (not __main__), so example scripts only define.
+    namespace = runpy.run_path(str(file), run_name=f"gkeml_spec_{file.stem}")
+    found: list[Any] = []
+    for value in namespace.values():
+        if type(value).__name__ in SPEC_KINDS and value not in found:
+            found.append(value)
+    if not found:
+        raise SpecError(
+            f"{file}: defines no TrainingJob or ServeModel at module level",
+            fix="assign the spec to a module-level name, e.g. job = TrainingJob(...)",
+        )
+    return found

@@ -1,0 +1,293 @@
+"""`Accelerator`: NVIDIA GPUs (whole, MIG slices or shared), checked against the catalog at
+construction."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import field_validator, model_validator
+
+from gkeml_sdk.core.environment import WorkerValue
+from gkeml_sdk.core.lookup import UnknownName
+from gkeml_sdk.core.model import SpecModel, fail
+from gkeml_sdk.hardware import gpu_labels, gpu_row, gpus
+from gkeml_sdk.hardware import pool_facts as node_pools
+from gkeml_sdk.hardware.dra import Allocation, DeviceRequest, check_dra, gpu_requests
+from gkeml_sdk.hardware.pool_shape import PoolShape
+from gkeml_sdk.hardware.protocol import Obj, toleration
+from gkeml_sdk.hardware.rules import check_mig, check_sharing, check_whole_count
+
+SharingStrategy = Literal["time-sharing", "mps"]
+
+
+class Accelerator(SpecModel):
+    """NVIDIA GPUs for each node (pod) of a job.
+
+    Example:
+        >>> Accelerator("h100", count=8).machine_type_name
+        'a3-highgpu-8g'
+        >>> Accelerator("h100", mig="1g.10gb").gpu_memory_gb
+        10.0
+        >>> Accelerator("l4", sharing="time-sharing", clients_per_gpu=4).physical_gpus
+        0.25
+    """
+
+    model: str
+    count: int = 1
+    mig: str | None = None
+    sharing: SharingStrategy | None = None
+    clients_per_gpu: int | None = None
+    machine_type: str | None = None
+    # "dra": claim the GPUs through Dynamic Resource Allocation (docs/dra.md).
+    allocation: Allocation = "device-plugin"
+
+    def __init__(self, model: str | None = None, /, **data: Any) -> None:
+        if model is not None:
+            data["model"] = model
+        super().__init__(**data)
+
+    @field_validator("model")
+    @classmethod
+    def _known_model(cls, value: str) -> str:
+        try:
+            return gpus.gpu(value).key
+        except UnknownName as exc:
+            raise fail(
+                str(exc),
+                rule="GPU models are the ones GKE labels with cloud.google.com/gke-accelerator",
+                fix=f"Accelerator({exc.closest or 'h100'!r}, ...)",
+                field="model",
+            ) from None
+
+    @model_validator(mode="after")
+    def _check(self) -> Accelerator:
+        row = self.gpu
+        if self.count < 1:
+            raise fail(
+                f"count={self.count}: a pod asks for at least one GPU",
+                rule="nvidia.com/gpu requests are positive integers",
+                fix="count=1, or accelerator=None for a CPU-only job",
+                field="count",
+            )
+        if self.machine_type is not None and row.machine_named(self.machine_type) is None:
+            raise fail(
+                f"{row.display} does not come on machine type {self.machine_type!r}",
+                rule=f"{row.label} is offered on {', '.join(row.machine_names)}",
+                fix=f"machine_type={row.machine_for(row.counts[0]).name!r} or leave it unset",
+                field="machine_type",
+            )
+        if self.mig is not None:
+            check_mig(self)
+        if self.sharing is not None or self.clients_per_gpu is not None:
+            check_sharing(self)
+        if self.mig is None and self.sharing is None:
+            check_whole_count(self)
+        check_dra(self)
+        return self
+
+    def check_provisioning(self, *, spot: bool) -> None:
+        """Refuse on-demand capacity on a machine type sold only as Spot or flex-start.
+
+        Example:
+            >>> Accelerator("h100", count=1).check_provisioning(spot=False)
+            Traceback (most recent call last):
+            ...
+            gkeml_sdk.errors.SpecError: a3-highgpu-1g is not sold on-demand ...
+        """
+        if spot or self.on_demand_offered:
+            return
+        machine = self.node_machine
+        on_demand = [m for m in self.gpu.machine_types if m.on_demand]
+        larger = f", or count={on_demand[0].gpus} ({on_demand[0].name})" if on_demand else ""
+        raise fail(
+            f"{machine.name} is not sold on-demand",
+            rule=f"Compute Engine offers {machine.name} only as Spot or flex-start capacity",
+            fix=f"spot=True{larger}",
+            field="spot",
+        )
+
+    @property
+    def on_demand_offered(self) -> bool:
+        """False when the node's machine type is sold only as Spot or flex-start. MIG and
+        shared GPUs without a machine_type may use any of the GPU's shapes, so they have one."""
+        if self.machine_type is None and (self.mig is not None or self.sharing is not None):
+            return any(m.on_demand for m in self.gpu.machine_types)
+        return self.node_machine.on_demand
+
+    @property
+    def gpu(self) -> gpu_row.GpuModel:
+        """The catalog row of this GPU model."""
+        return gpus.gpu(self.model)
+
+    @property
+    def label(self) -> str:
+        """The `cloud.google.com/gke-accelerator` node label value."""
+        return self.gpu.label
+
+    @property
+    def node_machine(self) -> gpu_row.MachineType:
+        """The machine type of the node each pod lands on."""
+        row = self.gpu
+        if self.machine_type is not None:
+            found = row.machine_named(self.machine_type, self.count)
+            if found is not None:
+                return found
+        if self.mig is None and self.sharing is None and self.count in row.counts:
+            return row.machine_for(self.count)
+        return row.machine_for(row.counts[0])
+
+    @property
+    def machine_type_name(self) -> str:
+        """Name of the node machine type."""
+        return self.node_machine.name
+
+    @property
+    def physical_gpus(self) -> float:
+        """Physical GPUs one pod occupies (fractions for MIG and sharing), for cost."""
+        share = 1.0
+        if self.mig is not None:
+            share /= self.gpu.mig_instances(self.mig) or 1
+        if self.sharing is not None and self.clients_per_gpu:
+            share /= self.clients_per_gpu
+        return self.count * share
+
+    @property
+    def gpu_memory_gb(self) -> float:
+        """GPU memory one pod can use (a MIG slice's memory, or a fair share when shared)."""
+        per_unit = float(self.gpu.memory_gb)
+        if self.mig is not None:
+            match = re.search(r"\.(\d+)gb", self.mig)
+            per_unit = float(match.group(1)) if match else per_unit
+        if self.sharing is not None and self.clients_per_gpu:
+            per_unit /= self.clients_per_gpu
+        return self.count * per_unit
+
+    @property
+    def price_key(self) -> str:
+        """Key of this accelerator in the price book."""
+        return self.gpu.key
+
+    # Hardware (gkeml_sdk.hardware.protocol): labels, taint and resource from the GPU's row.
+
+    @property
+    def slices(self) -> int:
+        """GPU pods form one group."""
+        return 1
+
+    @property
+    def fixed_pods(self) -> None:
+        """The job chooses its node count."""
+        return None
+
+    @property
+    def default_procs_per_node(self) -> int:
+        """One process per whole GPU; one for a MIG slice or a shared GPU."""
+        return self.count if self.mig is None and self.sharing is None else 1
+
+    @property
+    def host_ipc(self) -> bool:
+        """MPS clients reach the node's MPS control daemon over IPC."""
+        return self.sharing == "mps"
+
+    @property
+    def shared_memory(self) -> bool:
+        """Whether the GPU's workloads need a large /dev/shm (the row says)."""
+        return self.gpu.shared_memory
+
+    @property
+    def exclusive_topology(self) -> None:
+        """GPU pods of one job may share node pools."""
+        return None
+
+    def node_selector(self) -> dict[str, str]:
+        """The GPU model's label, and the MIG partition size when slicing."""
+        row = self.gpu
+        selector = {row.selector_label: row.label}
+        # GKE labels partitions it made itself; with DRA the driver's MIG instances are claimed.
+        if self.mig and self.allocation != "dra":
+            selector[gpu_labels.PARTITION_LABEL] = self.mig
+        return selector
+
+    def node_affinity(self) -> list[Obj]:
+        """Shared GPUs: nodes of the sharing strategy and client count (and, for several MPS
+        shares, a 1-GPU machine type)."""
+        if self.sharing is None:
+            return []
+        # GKE pages disagree on the strategy label's spelling, so accept both.
+        expressions: list[Obj] = [
+            {
+                "key": gpu_labels.SHARING_STRATEGY_LABEL,
+                "operator": "In",
+                "values": list(gpu_labels.SHARING_LABEL_VALUES[self.sharing]),
+            },
+            {
+                "key": gpu_labels.MAX_SHARED_CLIENTS_LABEL,
+                "operator": "In",
+                "values": [str(self.clients_per_gpu)],
+            },
+        ]
+        if self.sharing == "mps" and self.count > 1:
+            # MPS grants more than one share per container only on nodes with exactly one GPU
+            # (GKE's NVIDIA MPS page): pin the pod to those machine types.
+            one_gpu = [self.machine_type] if self.machine_type else self.gpu.one_gpu_row
+            expressions.append(
+                {"key": gpu_labels.INSTANCE_TYPE_LABEL, "operator": "In", "values": list(one_gpu)}
+            )
+        return expressions
+
+    def tolerations(self) -> list[Obj]:
+        """The GPU nodes' taint."""
+        return [toleration(self.gpu.taint_key)]
+
+    def resources(self) -> dict[str, int]:
+        """`count` GPUs (or MIG slices, or shares); none when DRA claims them."""
+        return {} if self.allocation == "dra" else {self.gpu.resource: self.count}
+
+    def device_requests(self) -> tuple[DeviceRequest, ...]:
+        """The DRA device requests of each pod (empty with the device plugin)."""
+        return gpu_requests(self)
+
+    def ports(self) -> list[Obj]:
+        """No runtime ports."""
+        return []
+
+    def worker_env(self) -> tuple[tuple[str, WorkerValue], ...]:
+        """No variables: CUDA finds its devices."""
+        return ()
+
+    def pool_shape(self) -> PoolShape:
+        """The node pool these GPUs need: machine type and accelerator config (PoolHardware).
+
+        Example:
+            >>> s = Accelerator("a100-40gb", mig="1g.5gb").pool_shape()
+            >>> s.machine_type, s.accelerator_count, s.gpu_partition_size
+            ('a2-highgpu-1g', 1, '1g.5gb')
+        """
+        row, machine = self.gpu, self.node_machine
+        same_count = dict.fromkeys(m.name for m in row.machine_types if m.gpus == machine.gpus)
+        return PoolShape(
+            display=row.display,
+            machine_type=machine.name,
+            machine_types=(machine.name,)
+            if self.machine_type
+            else tuple(dict.fromkeys(same_count)),
+            taint_key=row.taint_key,
+            accelerator_type=row.label,
+            accelerator_count=machine.gpus,
+            gpu_partition_size=self.mig,
+            sharing_strategy=node_pools.SHARING_ENUM[self.sharing] if self.sharing else None,
+            clients_per_gpu=self.clients_per_gpu or 0,
+            flex_start=row.flex_start,
+            compact_placement=row.compact_placement,
+        )
+
+    def __repr__(self) -> str:
+        extra = f", mig={self.mig!r}" if self.mig else ""
+        if self.allocation == "dra":
+            extra += ", allocation='dra'"
+        if self.sharing:
+            extra += f", sharing={self.sharing!r}, clients_per_gpu={self.clients_per_gpu}"
+        return f"Accelerator({self.model!r}, count={self.count}{extra})"
+
+    __str__ = __repr__

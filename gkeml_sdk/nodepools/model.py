@@ -1,0 +1,170 @@
+"""`NodePool`: a typed GKE node pool request derived from an `Accelerator` or `TpuSlice`,
+checked at construction against what GKE accepts, and compiled to `google.cloud.container_v1`
+messages (`gke.messages`) for `GkeClient` and for review."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, model_validator
+
+from gkeml_sdk.core.model import SpecModel
+from gkeml_sdk.hardware.accelerator import Accelerator
+from gkeml_sdk.hardware.network_row import NetworkStack
+from gkeml_sdk.hardware.network_stacks import machine_stack
+from gkeml_sdk.hardware.pool_facts import GpuDriver
+from gkeml_sdk.hardware.pool_shape import PoolShape
+from gkeml_sdk.hardware.tpu_slice import TpuSlice
+from gkeml_sdk.nodepools.rules import check_pool, pool_notes
+from gkeml_sdk.scheduling.catalog import Mode, ProvisioningMode, mode
+from gkeml_sdk.scheduling.rules import capacity_mode, spot_spelling
+
+if TYPE_CHECKING:
+    from google.cloud import container_v1
+
+
+class NodeNetwork(SpecModel):
+    """An extra VPC network (and its subnetwork) for one extra NIC of a GPUDirect machine.
+
+    Example:
+        >>> NodeNetwork(network="gpu-net-1", subnetwork="gpu-sub-1").network
+        'gpu-net-1'
+    """
+
+    network: str
+    subnetwork: str
+
+
+class NodePool(SpecModel):
+    """A node pool for one kind of accelerator: machine type, accelerator config, how its VMs
+    are provisioned, placement, autoscaling bounds, taints and labels.
+
+    A multi-host TPU slice is one node pool per slice (`pool_names`), each of exactly the
+    slice's VMs. Pools scale to 0 when idle.
+
+    Example:
+        >>> pool = NodePool.for_accelerator(Accelerator("h100", count=8), name="h100",
+        ...                                 provisioning="queued", max_nodes=4)
+        >>> pool.shape.machine_type, pool.pool_names
+        ('a3-highgpu-8g', ['h100'])
+        >>> (request,) = pool.to_dict()["nodePools"]
+        >>> request["queuedProvisioning"], request["config"].get("flexStart")
+        ({'enabled': True}, True)
+    """
+
+    name: str
+    hardware: Accelerator | TpuSlice
+    spot: bool = False
+    # The same modes as `TrainingJob(provisioning=...)`; "spot" is spelled spot=True.
+    provisioning: Mode = "standard"
+    machine_type: str | None = None
+    min_nodes: int = 0
+    max_nodes: int | None = None  # None: the slice's VMs (multi-host TPU), else 1
+    initial_nodes: int = 0
+    zones: tuple[str, ...] = ()
+    reservation: str | None = None  # a specific reservation (shared: projects/P/reservations/R)
+    compact: bool = False
+    placement_policy: str | None = None  # a Compute Engine resource or workload policy name
+    gpu_driver: GpuDriver | None = None  # None: "latest" on GPUs
+    max_run_seconds: int | None = None  # flex-start VMs' run limit
+    additional_networks: tuple[NodeNetwork, ...] = ()
+    labels: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _hardware_kind(cls, data: Any) -> Any:
+        data = spot_spelling(data)
+        # From YAML the hardware is a dict: its fields say which kind it is, as on TrainingJob.
+        if isinstance(data, dict) and isinstance(data.get("hardware"), dict):
+            kind = TpuSlice if "generation" in data["hardware"] else Accelerator
+            data = {**data, "hardware": kind.model_validate(data["hardware"])}
+        return data
+
+    @model_validator(mode="after")
+    def _check(self) -> NodePool:
+        check_pool(self)
+        return self
+
+    @classmethod
+    def for_accelerator(
+        cls, hardware: Accelerator | TpuSlice, *, name: str, **options: Any
+    ) -> NodePool:
+        """The node pool `hardware` needs, with `options` (any other field) applied.
+
+        Example:
+            >>> NodePool.for_accelerator(TpuSlice("v5e", "4x4", slices=2), name="v5e").pool_names
+            ['v5e-0', 'v5e-1']
+        """
+        return cls(name=name, hardware=hardware, **options)
+
+    @property
+    def shape(self) -> PoolShape:
+        """Machine type, accelerator and slice layout, from the hardware's catalog row."""
+        return self.hardware.pool_shape()
+
+    @property
+    def capacity_mode(self) -> ProvisioningMode:
+        """The catalog row of how the pool's VMs are provisioned (standard, spot, ...)."""
+        return mode(capacity_mode(self.spot, self.provisioning))
+
+    @property
+    def network_stack(self) -> NetworkStack | None:
+        """The inter-node networking stack of the pool's machine type, None for plain."""
+        return machine_stack(self.node_machine_type)
+
+    @property
+    def pool_names(self) -> list[str]:
+        """One name per node pool: `name`, or `name-<i>` per slice of a multislice."""
+        pools = self.shape.pools
+        return [self.name] if pools == 1 else [f"{self.name}-{i}" for i in range(pools)]
+
+    @property
+    def node_machine_type(self) -> str:
+        """The machine type the pool's VMs use."""
+        return self.machine_type or self.shape.machine_type
+
+    @property
+    def node_bounds(self) -> tuple[int, int]:
+        """(min, max) nodes of each pool for the autoscaler."""
+        fixed = self.shape.fixed_nodes
+        return self.min_nodes, self.max_nodes or fixed or 1
+
+    @property
+    def single_zone(self) -> bool:
+        """True when all nodes must share one zone (compact placement, multi-host slices)."""
+        return self.compact or self.shape.fixed_nodes is not None
+
+    @property
+    def notes(self) -> list[str]:
+        """What the pool still needs from outside this request (cluster networks, ...)."""
+        return pool_notes(self)
+
+    def to_messages(self) -> list[container_v1.NodePool]:
+        """One `container_v1.NodePool` message per pool."""
+        from gkeml_sdk.backends.gke.messages import node_pool_messages
+
+        return node_pool_messages(self)
+
+    def create_requests(self, parent: str) -> list[container_v1.CreateNodePoolRequest]:
+        """`CreateNodePoolRequest`s for cluster `parent` (projects/P/locations/L/clusters/C)."""
+        from gkeml_sdk.backends.gke.library import container_v1
+
+        return [
+            container_v1.CreateNodePoolRequest(parent=parent, node_pool=pool)
+            for pool in self.to_messages()
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The pools as the API's JSON (camelCase, as `gcloud ... --format=json` shows them),
+        shaped like a `ListNodePoolsResponse`: `{"nodePools": [...]}`."""
+        from gkeml_sdk.backends.gke.messages import pools_dict
+
+        return pools_dict(self.to_messages())
+
+    def __repr__(self) -> str:
+        mode = ", spot=True" if self.spot else ""
+        if self.provisioning != "standard":
+            mode += f", provisioning={self.provisioning!r}"
+        return f"NodePool({self.name!r}, {self.hardware!r}{mode})"
+
+    __str__ = __repr__

@@ -1,0 +1,177 @@
+"""GKE's rules for a `NodePool`, checked at construction: what each provisioning mode allows,
+placement, autoscaling bounds of multi-host slices, drivers and GPUDirect networks
+(https://cloud.google.com/kubernetes-engine/docs/concepts/dws,
+https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest,
+https://cloud.google.com/kubernetes-engine/docs/concepts/tpus)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gkeml_sdk.core.model import DNS1035_LABEL, fail
+from gkeml_sdk.core.rules import check_labels, check_name
+from gkeml_sdk.hardware import gpus
+from gkeml_sdk.hardware.pool_facts import POOL_NAME_MAX
+from gkeml_sdk.scheduling.catalog import DWS_MAX_RUN_SECONDS
+from gkeml_sdk.scheduling.rules import check_capacity_mode, check_run_limit
+
+if TYPE_CHECKING:
+    from gkeml_sdk.nodepools.model import NodePool
+
+
+def check_pool(pool: NodePool) -> None:
+    """Raise `SpecError` for a node pool GKE would refuse, or one that could never run."""
+    shape = pool.shape
+    suffix = len(f"-{shape.pools - 1}") if shape.pools > 1 else 0
+    check_name("name", pool.name, DNS1035_LABEL, POOL_NAME_MAX - suffix)
+    check_labels(pool.labels)
+    if pool.machine_type is not None and pool.machine_type not in shape.machine_types:
+        raise fail(
+            f"{shape.display} does not run on machine type {pool.machine_type!r}",
+            rule=f"its node pools use {', '.join(shape.machine_types)}",
+            fix=f"machine_type={shape.machine_types[0]!r}, or leave it unset",
+            field="machine_type",
+        )
+    _check_provisioning(pool)
+    _check_bounds(pool)
+    _check_placement(pool)
+    if shape.accelerator_type is None and pool.gpu_driver is not None:
+        raise fail(
+            f"gpu_driver={pool.gpu_driver!r} on a {shape.display} pool",
+            rule="GKE installs GPU drivers on GPU node pools only; TPU VMs need none",
+            fix="drop gpu_driver",
+            field="gpu_driver",
+        )
+    _check_networks(pool)
+
+
+def pool_notes(pool: NodePool) -> list[str]:
+    """What the pool needs beyond this request, in words an admin can act on: the network
+    stack's prerequisites (`NetworkStack.prerequisites`), and the queued-provisioning taint."""
+    notes = []
+    stack = pool.network_stack
+    if stack is not None and stack.gpudirect:
+        machine = pool.node_machine_type
+        if not pool.additional_networks:
+            notes.append(
+                f"{machine} reaches full GPU-to-GPU bandwidth with {stack.display} over "
+                f"{stack.pool_networks} extra VPC networks: create them and pass "
+                "additional_networks=[NodeNetwork(...)]; " + stack.network_prerequisite(machine)
+            )
+        notes += stack.prerequisites
+    if pool.capacity_mode.gke_taints:
+        notes.append(
+            f"GKE taints queued-provisioning nodes with {pool.capacity_mode.taint_key}; only "
+            "pods of an admitted ProvisioningRequest land there. Keep one pool without queued "
+            "provisioning for system pods"
+        )
+    return notes
+
+
+def _check_provisioning(pool: NodePool) -> None:
+    mode = pool.provisioning
+    # The same rules as a job's: a pool is refused exactly where a job could not run.
+    check_capacity_mode(pool.hardware, mode, spot=pool.spot)
+    if mode != "standard" and pool.reservation is not None:
+        raise fail(
+            f"reservation={pool.reservation!r} with provisioning={mode!r}",
+            rule="flex-start VMs never consume reservations (reservation affinity NONE)",
+            fix="drop reservation, or provisioning='standard' to use the reservation",
+            field="reservation",
+        )
+    seconds = pool.max_run_seconds
+    if seconds is not None and mode == "standard":
+        raise fail(
+            f"max_run_seconds={seconds} with provisioning={mode!r}",
+            rule="a run limit applies to flex-start VMs",
+            fix="provisioning='flex-start' with max_run_seconds, or drop it",
+            field="max_run_seconds",
+        )
+    check_run_limit(seconds, mode, field="max_run_seconds", most=str(DWS_MAX_RUN_SECONDS))
+
+
+def _check_bounds(pool: NodePool) -> None:
+    shape = pool.shape
+    low, high = pool.node_bounds
+    if low < 0 or high < max(low, 1) or not 0 <= pool.initial_nodes <= high:
+        raise fail(
+            f"min_nodes={low}, max_nodes={high}, initial_nodes={pool.initial_nodes}",
+            rule="0 <= min_nodes <= max_nodes, max_nodes >= 1, initial_nodes <= max_nodes",
+            fix="min_nodes=0 (scale to zero when idle), max_nodes>=1",
+            field="max_nodes",
+        )
+    hosts = shape.fixed_nodes
+    if hosts is not None and (
+        high != hosts or low not in (0, hosts) or pool.initial_nodes not in (0, hosts)
+    ):
+        raise fail(
+            f"a {shape.display} pool with min/max/initial nodes {low}/{high}/{pool.initial_nodes}",
+            rule=f"a multi-host slice pool holds exactly its {hosts} VMs and scales "
+            f"atomically between 0 and {hosts}",
+            fix=f"max_nodes={hosts} (or unset) with min_nodes and initial_nodes 0 or {hosts}; "
+            "more capacity is more slices (TpuSlice(..., slices=N))",
+            field="max_nodes",
+        )
+    if pool.provisioning != "standard" and (low or pool.initial_nodes):
+        raise fail(
+            f"provisioning={pool.provisioning!r} with min_nodes={low}, "
+            f"initial_nodes={pool.initial_nodes}",
+            rule="flex-start pools start empty; the autoscaler adds nodes when pods "
+            "(or a ProvisioningRequest) ask for them",
+            fix="min_nodes=0, initial_nodes=0",
+            field="min_nodes",
+        )
+
+
+def _check_placement(pool: NodePool) -> None:
+    shape = pool.shape
+    if pool.single_zone and len(pool.zones) > 1:
+        raise fail(
+            f"zones={list(pool.zones)} for a compactly placed pool",
+            rule="compact placement and multi-host TPU slices keep all nodes in one zone",
+            fix=f"zones=[{pool.zones[0]!r}]",
+            field="zones",
+        )
+    if pool.compact and not shape.compact_placement:
+        with_compact = [g.key for g in gpus.GPUS if g.compact_placement]
+        raise fail(
+            f"compact=True on a {shape.display} pool",
+            rule="compact placement policies take A100, L4 and H100 GPU pools; a multi-host "
+            "TPU slice is placed by its topology",
+            fix="drop compact, or a GPU with compact placement: " + ", ".join(with_compact),
+            field="compact",
+        )
+    if shape.workload_policy and pool.placement_policy is None:
+        raise fail(
+            f"a multi-host {shape.display} pool without placement_policy",
+            rule="multi-host TPU7x slices are placed by a Compute Engine workload policy "
+            "(High-throughput) instead of a TPU topology",
+            fix="placement_policy='<workload policy>' (gcloud compute resource-policies "
+            f"create workload-policy NAME --type=HIGH_THROUGHPUT "
+            f"--accelerator-topology={shape.tpu_topology})",
+            field="placement_policy",
+        )
+    if pool.placement_policy is not None and not (pool.compact or shape.workload_policy):
+        raise fail(
+            f"placement_policy={pool.placement_policy!r} on a pool without compact placement",
+            rule="a resource policy name goes with a compact placement (or, on TPU7x, "
+            "a multi-host slice's workload policy)",
+            fix="compact=True with the policy, or drop placement_policy",
+            field="placement_policy",
+        )
+
+
+def _check_networks(pool: NodePool) -> None:
+    if not pool.additional_networks:
+        return
+    stack = pool.network_stack
+    given = len(pool.additional_networks)
+    wanted = stack.pool_networks if stack else 0
+    if wanted != given:
+        raise fail(
+            f"{given} additional networks on {pool.node_machine_type}",
+            rule=f"{pool.node_machine_type} has {wanted} extra NICs for GPU traffic, one VPC "
+            "network each",
+            fix=f"{wanted} NodeNetwork entries" if wanted else "drop additional_networks",
+            field="additional_networks",
+        )

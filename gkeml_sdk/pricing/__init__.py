@@ -1,0 +1,1 @@
+"""Accelerator list prices and `CostEstimate`."""

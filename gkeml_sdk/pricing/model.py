@@ -1,0 +1,152 @@
+"""Cost estimates: accelerator-hours times list price, per provisioning model, with the
+price source and date."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from gkeml_sdk.pricing.catalog import PROVISIONING_MODELS, Price, PriceBook, PriceOverrides
+from gkeml_sdk.scheduling.catalog import mode as provisioning_mode
+
+if TYPE_CHECKING:
+    from gkeml_sdk.training.model import TrainingJob
+
+
+@dataclass(frozen=True)
+class CostLine:
+    """One provisioning model's price per accelerator-hour and total (None = no list price,
+    and `why` says why)."""
+
+    model: str
+    unit_price: float | None
+    total: float | None
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """What a job costs for `hours`, by provisioning model.
+
+    Only the accelerator component is counted; the VM's vCPU, memory and disk are billed
+    on top of it by Compute Engine.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob, Accelerator
+        >>> job = TrainingJob(name="a", accelerator=Accelerator("l4"), command=["true"])
+        >>> round(job.estimate_cost(hours=10).total("on-demand"), 2)
+        5.6
+    """
+
+    accelerator: str
+    unit: str  # "GPU-hour" or "chip-hour"
+    units: float  # accelerators in use at once
+    hours: float
+    lines: tuple[CostLine, ...]
+    source: str
+    as_of: str
+    chosen: str  # the provisioning model the job asks for
+    price_key: str = ""  # the catalog key a price override uses ("a100-80gb")
+
+    def total(self, model: str = "") -> float | None:
+        """Total for a provisioning model (default: the one the job uses)."""
+        wanted = model or self.chosen
+        return next(line.total for line in self.lines if line.model == wanted)
+
+    @property
+    def amount(self) -> str:
+        """How much hardware, with fractions as fractions ("1/7 of one NVIDIA A100 80GB GPU").
+
+        Example:
+            >>> from gkeml_sdk import TrainingJob, Accelerator
+            >>> mig = Accelerator("a100-80gb", mig="1g.10gb")
+            >>> TrainingJob(name="a", accelerator=mig, command=["true"]).estimate_cost().amount
+            '1/7 of one NVIDIA A100 80GB GPU'
+        """
+        share = Fraction(self.units).limit_denominator(64)
+        if share.denominator == 1:
+            return f"{share.numerator} x {self.accelerator}"
+        return f"{share} {'of one' if share < 1 else 'x'} {self.accelerator}"
+
+    @property
+    def how_to_set_price(self) -> str:
+        """Where to give a price the catalog lacks ("" when every price is known)."""
+        if all(line.total is not None for line in self.lines) or not self.price_key:
+            return ""
+        return (
+            f"set a price with estimate_cost(prices={{{self.price_key!r}: {{'on_demand': ...}}}}) "
+            "or a price file (PriceBook.from_file; see the Cost page of the docs)"
+        )
+
+    def __str__(self) -> str:
+        rows = [f"{self.amount} for {self.hours:g} h"]
+        for line in self.lines:
+            mark = " <- this job" if line.model == self.chosen else ""
+            if line.total is None:
+                rows.append(f"  {line.model:<11} no price: {line.why}{mark}")
+            else:
+                rows.append(
+                    f"  {line.model:<11} ${line.unit_price:,.4f}/{self.unit}  "
+                    f"total ${line.total:,.2f}{mark}"
+                )
+        if self.how_to_set_price:
+            rows.append(f"  {self.how_to_set_price}")
+        rows.append(f"  accelerator component only; prices: {self.source}, as of {self.as_of}")
+        return "\n".join(rows)
+
+    def _repr_html_(self) -> str:
+        from gkeml_sdk.pricing.cost_picture import cost_html
+
+        return cost_html(self)
+
+
+def estimate_training_cost(
+    job: TrainingJob, hours: float, prices: PriceBook | PriceOverrides | str | None = None
+) -> CostEstimate:
+    """Cost of `job` running `hours` (see `TrainingJob.estimate_cost`)."""
+    from gkeml_sdk.errors import SpecError
+    from gkeml_sdk.hardware.accelerator import Accelerator
+    from gkeml_sdk.hardware.tpu_slice import TpuSlice
+
+    if hours <= 0:
+        raise SpecError(f"hours={hours}", rule="a cost is for a positive duration", fix="hours=1")
+    book = PriceBook.of(prices)
+    accelerator = job.accelerator
+    if isinstance(accelerator, Accelerator):
+        units, unit, key = job.total_gpus, "GPU-hour", accelerator.price_key
+        name = f"{accelerator.gpu.display} GPU"
+    elif isinstance(accelerator, TpuSlice):
+        units, unit, key = float(job.total_chips), "chip-hour", accelerator.price_key
+        name = f"{accelerator.tpu.display} chip"
+    else:
+        units, unit, key, name = 0.0, "hour", "cpu", "CPU-only node (no accelerator)"
+    price = book.price(key)
+    # A machine sold only as Spot or flex-start has no on-demand price to quote.
+    no_on_demand = isinstance(accelerator, Accelerator) and not accelerator.on_demand_offered
+    lines = []
+    for model in PROVISIONING_MODELS:
+        unit_price = None if model == "on-demand" and no_on_demand else price.get(model)
+        total = None if unit_price is None else unit_price * units * hours
+        lines.append(CostLine(model, unit_price, total, _why(model, price, no_on_demand)))
+    return CostEstimate(
+        accelerator=name,
+        unit=unit,
+        units=units,
+        hours=hours,
+        lines=tuple(lines),
+        source=book.source,
+        as_of=book.as_of,
+        chosen="spot" if job.spot else provisioning_mode(job.provisioning).price_model,
+        price_key=key,
+    )
+
+
+def _why(model: str, price: Price, no_on_demand: bool) -> str:
+    if model == "on-demand" and no_on_demand:
+        return "this machine type is sold only as Spot or flex-start"
+    if price.get(model) is not None:
+        return ""
+    if model == "on-demand" and price.note:
+        return price.note
+    return f"the price catalog has no {model} price for it"

@@ -1,0 +1,211 @@
+"""Kueue's admission decision for a new Workload, as its scheduler makes it: pick a flavor per
+resource group in order, fit (or fit by borrowing), else find the workloads classic preemption
+would evict, else wait (https://kueue.sigs.k8s.io/docs/concepts/preemption/,
+https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from gkeml_sdk.runs.explain import workloads as wls
+from gkeml_sdk.runs.explain.quota import ZERO, FlavorResource, QuotaTree, Usage, groups
+
+Obj = Mapping[str, Any]
+# Worst first: the verdict of a job is the worst verdict of its resource groups.
+MODES = ("never", "wait", "preempt", "borrow", "fit")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one flavor (or, finally, the job) gets: a mode and what it depends on."""
+
+    mode: str
+    flavor: str = ""
+    victims: tuple[Obj, ...] = ()
+    waits_for: int = 0
+    mismatch: str = ""  # why the flavor cannot hold these pods at all
+    need: Mapping[FlavorResource, Decimal] = field(default_factory=dict)
+
+
+def decide(
+    workload: Obj,
+    tree: QuotaTree,
+    cq: Obj,
+    usage: Usage,
+    admitted: list[Obj],
+    flavors: Mapping[str, Obj],
+    priority: int,
+) -> tuple[list[Outcome], tuple[str, ...]]:
+    """The outcome of each resource group the workload needs, and resources no group covers.
+
+    Example:
+        >>> cq = {"metadata": {"name": "cq"}, "spec": {"resourceGroups": [{"coveredResources":
+        ...     ["nvidia.com/gpu"], "flavors": [{"name": "f", "resources": [{"name":
+        ...     "nvidia.com/gpu", "nominalQuota": "16"}]}]}]}}
+        >>> wl = {"spec": {"podSets": [{"count": 2, "template": {"spec": {"containers":
+        ...     [{"resources": {"requests": {"nvidia.com/gpu": 8}}}]}}}]}}
+        >>> [o.mode for o in decide(wl, QuotaTree(cq), cq, {}, [], {}, 0)[0]]
+        ['fit']
+    """
+    need = wls.requests(workload)
+    covered = {res for resources, _ in groups(cq) for res in resources}
+    missing = tuple(sorted(res for res in need if res not in covered and need[res] > 0))
+    selector, tolerations = wls.pod_selector(workload)
+    results = []
+    for resources, names in groups(cq):
+        wanted = [r for r in resources if need.get(r, ZERO) > 0]
+        if not wanted:
+            continue
+        keys = {
+            k
+            for n in names
+            for k in ((flavors.get(n) or {}).get("spec") or {}).get("nodeLabels") or {}
+        }
+        tried = []
+        for flavor in names:
+            spec = (flavors.get(flavor) or {}).get("spec") or {}
+            reason = _mismatch(spec, selector, tolerations, keys)
+            asked = {(flavor, r): need[r] for r in wanted}
+            outcome = (
+                Outcome("never", flavor, mismatch=reason, need=asked)
+                if reason
+                else _try(asked, tree, cq, usage, admitted, priority, flavor)
+            )
+            tried.append(outcome)
+            if outcome.mode in ("fit", "borrow"):
+                break  # whenCanBorrow: MayStopSearch (the default)
+        results.append(min(tried, key=lambda o: -MODES.index(o.mode)))
+    return results, missing
+
+
+def _try(
+    asked: dict[FlavorResource, Decimal],
+    tree: QuotaTree,
+    cq: Obj,
+    usage: Usage,
+    admitted: list[Obj],
+    priority: int,
+    flavor: str,
+) -> Outcome:
+    if any(n > tree.potential(fr) for fr, n in asked.items()):
+        return Outcome("never", flavor, need=asked)
+    if _fits(asked, tree, usage):
+        mine = usage.get(tree.name, {})
+        borrow = any(mine.get(fr, ZERO) + n > tree.quota(fr).nominal for fr, n in asked.items())
+        return Outcome("borrow" if borrow else "fit", flavor, need=asked)
+    victims = _victims(asked, tree, cq, usage, admitted, priority)
+    if victims:
+        return Outcome("preempt", flavor, victims=tuple(victims), need=asked)
+    return Outcome("wait", flavor, waits_for=_waits(asked, tree, usage, admitted), need=asked)
+
+
+def _fits(asked: Mapping[FlavorResource, Decimal], tree: QuotaTree, usage: Usage) -> bool:
+    return all(n <= tree.available(fr, usage) for fr, n in asked.items())
+
+
+def _without(usage: Usage, gone: list[Obj]) -> Usage:
+    left = {queue: dict(used) for queue, used in usage.items()}
+    for workload in gone:
+        queue, held = wls.holds(workload)
+        for fr, n in held.items():
+            left.setdefault(queue, {})[fr] = left.get(queue, {}).get(fr, ZERO) - n
+    return left
+
+
+def _victims(
+    asked: dict[FlavorResource, Decimal],
+    tree: QuotaTree,
+    cq: Obj,
+    usage: Usage,
+    admitted: list[Obj],
+    priority: int,
+) -> list[Obj]:
+    """Classic preemption: lower-priority workloads of the same ClusterQueue
+    (withinClusterQueue), and cohort members' workloads that borrow (reclaimWithinCohort),
+    chosen as Kueue orders them, so that the new workload fits within its nominal quota."""
+    policy = (cq.get("spec") or {}).get("preemption") or {}
+    within = policy.get("withinClusterQueue", "Never")
+    reclaim = policy.get("reclaimWithinCohort", "Never") if tree.cohort else "Never"
+    candidates = []
+    for workload in admitted:
+        queue, held = wls.holds(workload)
+        if not any(fr in held for fr in asked):
+            continue
+        lower = wls.priority(workload) < priority
+        if queue == tree.name and within != "Never" and lower:
+            candidates.append(workload)
+        elif queue != tree.name and queue in tree.quotas and reclaim != "Never":
+            borrowing = any(
+                usage.get(queue, {}).get(fr, ZERO) > tree.quota(fr, queue).nominal for fr in asked
+            )
+            if borrowing and (reclaim == "Any" or lower):
+                candidates.append(workload)
+    # Other queues' borrowers first, then lower priority, then the most recently admitted.
+    candidates.sort(key=wls.admitted_at, reverse=True)
+    candidates.sort(key=lambda w: (wls.holds(w)[0] == tree.name, wls.priority(w)))
+
+    def fits_nominal(left: Usage) -> bool:
+        mine = left.get(tree.name, {})
+        within_nominal = all(
+            mine.get(fr, ZERO) + n <= tree.quota(fr).nominal for fr, n in asked.items()
+        )
+        return within_nominal and _fits(asked, tree, left)
+
+    chosen: list[Obj] = []
+    for workload in candidates:
+        chosen.append(workload)
+        if fits_nominal(_without(usage, chosen)):
+            break
+    else:
+        return []
+    for workload in reversed(chosen[:-1]):  # give back whom it does not need after all
+        rest = [w for w in chosen if w is not workload]
+        if fits_nominal(_without(usage, rest)):
+            chosen = rest
+    return chosen
+
+
+def _waits(
+    asked: Mapping[FlavorResource, Decimal], tree: QuotaTree, usage: Usage, admitted: list[Obj]
+) -> int:
+    """The fewest running workloads (its own queue's first, biggest first) that must finish."""
+    holding = [w for w in admitted if any(fr in wls.holds(w)[1] for fr in asked)]
+    holding.sort(key=lambda w: -sum(wls.holds(w)[1].get(fr, ZERO) for fr in asked))
+    holding.sort(key=lambda w: wls.holds(w)[0] != tree.name)
+    for count in range(1, len(holding) + 1):
+        if _fits(asked, tree, _without(usage, holding[:count])):
+            return count
+    return len(holding)
+
+
+def _mismatch(
+    flavor: Mapping[str, Any], selector: dict[str, str], tolerations: list[Obj], keys: set[str]
+) -> str:
+    labels = flavor.get("nodeLabels") or {}
+    for key in sorted(keys & set(selector)):
+        if labels.get(key) != selector[key]:
+            return f"its nodes are {key}={labels.get(key, '(unset)')}, the pods ask {selector[key]}"
+    for taint in flavor.get("nodeTaints") or []:
+        if taint.get("effect") == "PreferNoSchedule":
+            continue
+        if not any(_tolerates(t, taint) for t in tolerations):
+            return f"its nodes are tainted {taint.get('key')}:{taint.get('effect')}"
+    return ""
+
+
+def _tolerates(toleration: Obj, taint: Obj) -> bool:
+    if toleration.get("effect") and toleration.get("effect") != taint.get("effect"):
+        return False
+    if toleration.get("operator") == "Exists":
+        return not toleration.get("key") or toleration.get("key") == taint.get("key")
+    return bool(
+        toleration.get("key") == taint.get("key") and toleration.get("value") == taint.get("value")
+    )
+
+
+def admitted_workloads(workloads: list[Obj], tree: QuotaTree) -> list[Obj]:
+    """Workloads holding quota in the ClusterQueue or its cohort members."""
+    return [w for w in workloads if wls.holds(w)[0] in tree.quotas]

@@ -1,0 +1,76 @@
+"""Readers of Kueue Workloads: what they request, what they hold, their priority."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from gkeml_sdk.runs.explain.quota import FlavorResource
+from gkeml_sdk.runs.explain.reading import condition, is_true, quantity
+
+Obj = Mapping[str, Any]
+
+
+def requests(workload: Obj | None) -> dict[str, Decimal]:
+    """Total resources every pod of the Workload asks for (`count` x per-pod requests).
+
+    Example:
+        >>> requests({"spec": {"podSets": [{"count": 2, "template": {"spec": {"containers":
+        ...     [{"resources": {"requests": {"nvidia.com/gpu": 8}}}]}}}]}})
+        {'nvidia.com/gpu': Decimal('16')}
+    """
+    totals: dict[str, Decimal] = {}
+    for pod_set in ((workload or {}).get("spec") or {}).get("podSets") or []:
+        count = int(pod_set.get("count", 1))
+        spec = (pod_set.get("template") or {}).get("spec") or {}
+        for container in spec.get("containers") or []:
+            for res, value in ((container.get("resources") or {}).get("requests") or {}).items():
+                totals[res] = totals.get(res, Decimal(0)) + quantity(value) * count
+    return totals
+
+
+def holds(workload: Obj) -> tuple[str, dict[FlavorResource, Decimal]]:
+    """(ClusterQueue, quota per (flavor, resource)) a Workload has reserved; ("", {}) if none.
+
+    Example:
+        >>> holds({"status": {"conditions": [{"type": "QuotaReserved", "status": "True"}],
+        ...     "admission": {"clusterQueue": "cq", "podSetAssignments": [{"flavors":
+        ...     {"nvidia.com/gpu": "f"}, "resourceUsage": {"nvidia.com/gpu": "16"}}]}}})
+        ('cq', {('f', 'nvidia.com/gpu'): Decimal('16')})
+    """
+    status = workload.get("status") or {}
+    admission = status.get("admission") or {}
+    if not is_true(workload, "QuotaReserved") or is_true(workload, "Finished"):
+        return "", {}
+    used: dict[FlavorResource, Decimal] = {}
+    for assignment in admission.get("podSetAssignments") or []:
+        flavors = assignment.get("flavors") or {}
+        for res, value in (assignment.get("resourceUsage") or {}).items():
+            key = (flavors.get(res, ""), res)
+            used[key] = used.get(key, Decimal(0)) + quantity(value)
+    return str(admission.get("clusterQueue") or ""), used
+
+
+def priority(workload: Obj) -> int:
+    """`spec.priority` (Kueue copies the priority class value there)."""
+    return int(((workload.get("spec") or {}).get("priority")) or 0)
+
+
+def admitted_at(workload: Obj) -> str:
+    """When the Workload last reserved quota (RFC 3339; '' when unknown)."""
+    return str((condition(workload, "QuotaReserved") or {}).get("lastTransitionTime") or "")
+
+
+def label(workload: Obj) -> str:
+    """How a sentence names a Workload: its job's name when Kueue recorded the owner."""
+    meta = workload.get("metadata") or {}
+    owners = meta.get("ownerReferences") or []
+    return str(owners[0].get("name") if owners else meta.get("name", "?"))
+
+
+def pod_selector(workload: Obj | None) -> tuple[dict[str, str], list[Obj]]:
+    """(nodeSelector, tolerations) of the first PodSet's pod template."""
+    pod_sets = ((workload or {}).get("spec") or {}).get("podSets") or [{}]
+    spec = (pod_sets[0].get("template") or {}).get("spec") or {}
+    return dict(spec.get("nodeSelector") or {}), list(spec.get("tolerations") or [])

@@ -1,0 +1,303 @@
+"""The run handle every backend returns: one state enum, one history, one interface.
+
+Example:
+    >>> from gkeml_sdk.runs.handle import RunState, RunStatus
+    >>> RunStatus(RunState.QUEUED, reason="Pending", message="waiting for quota").terminal
+    False
+"""
+
+from __future__ import annotations
+
+import enum
+import queue
+import re
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from gkeml_sdk.errors import RunTimeoutError
+from gkeml_sdk.pictures.runs import run_html
+
+if TYPE_CHECKING:
+    from gkeml_sdk.runs.explain.explanation import Explanation
+
+
+class RunState(enum.Enum):
+    """Where a run is. Terminal states: SUCCEEDED, FAILED, CANCELLED."""
+
+    PENDING = "Pending"
+    QUEUED = "Queued"
+    WAITING_FOR_CAPACITY = "WaitingForCapacity"
+    STARTING = "Starting"
+    RUNNING = "Running"
+    PREEMPTED = "Preempted"
+    RESTARTING = "Restarting"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    CANCELLED = "Cancelled"
+
+    @property
+    def terminal(self) -> bool:
+        """True for states a run never leaves."""
+        return self in (RunState.SUCCEEDED, RunState.FAILED, RunState.CANCELLED)
+
+
+class FailureCause(enum.Enum):
+    """Why a FAILED run failed; decides whether a resubmission can help."""
+
+    USER_CODE = "UserCode"
+    INFRASTRUCTURE = "Infrastructure"
+    DEACTIVATED = "DeactivatedByPolicy"
+    UNKNOWN = "Unknown"
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    """A state with Kueue's (or the backend's) reason and message.
+
+    Example:
+        >>> s = RunStatus(RunState.FAILED, "BackoffLimitExceeded", "exit 1", FailureCause.USER_CODE)
+        >>> str(s)
+        'Failed (UserCode): BackoffLimitExceeded: exit 1'
+        >>> str(RunStatus(RunState.RUNNING, "Running", "2 process(es)"))
+        'Running: 2 process(es)'
+    """
+
+    state: RunState
+    reason: str = ""
+    message: str = ""
+    cause: FailureCause | None = None
+
+    @property
+    def terminal(self) -> bool:
+        """True when the run will not change any more."""
+        return self.state.terminal
+
+    def __str__(self) -> str:
+        head = self.state.value
+        if self.cause is not None:
+            head += f" ({self.cause.value})"
+        # A reason that repeats the state ("Running: Running: ...") says nothing new.
+        reason = "" if self.reason == self.state.value else self.reason
+        tail = ": ".join(part for part in (reason, self.message) if part)
+        return f"{head}: {tail}" if tail else head
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One entry of a run's history: the status it moved to, when, and in which attempt."""
+
+    status: RunStatus
+    attempt: int = 1
+    at: float = 0.0  # seconds since the run was first submitted
+    detail: str = ""
+
+
+@dataclass
+class RunCounters:
+    """Counts a run accumulates across observations and attempts."""
+
+    preemptions: int = 0
+    disruptions: int = 0
+    user_restarts: int = 0
+    resubmissions: int = 0
+    extra: dict[str, int] = field(default_factory=dict)
+
+
+ProgressCallback = Callable[[RunStatus], None]
+
+# A log line's origin, shared by every backend: "[<node>] " or "[<node>.<local rank>] ".
+_LOG_PREFIX = re.compile(r"\[(\d+(?:\.\d+)?)\] ")
+
+
+def log_prefix(slot: int | str) -> str:
+    """The prefix every backend puts before a process's log line: its slot in brackets, the
+    node rank (`1`), or node and local rank when each GPU has its own process (`"0.3"`).
+
+    Example:
+        >>> log_prefix(1) + "loss 0.1", log_prefix("0.3")
+        ('[1] loss 0.1', '[0.3] ')
+    """
+    return f"[{slot}] "
+
+
+def log_slot(line: str) -> str | None:
+    """The slot a prefixed log line came from (`log_prefix`'s inverse), or None.
+
+    Example:
+        >>> log_slot("[0.3] step 1"), log_slot("[12] done"), log_slot("no prefix")
+        ('0.3', '12', None)
+    """
+    found = _LOG_PREFIX.match(line)
+    return found.group(1) if found else None
+
+
+class Run(ABC):
+    """A submitted run. `Client(...).submit(job)` returns one for every backend.
+
+    Example:
+        >>> from gkeml_sdk import Client, TrainingJob  # doctest: +SKIP
+        >>> job = TrainingJob(name="t", command=["true"])  # doctest: +SKIP
+        >>> run = Client(backend="local").submit(job)  # doctest: +SKIP
+        >>> run.wait().state  # doctest: +SKIP
+        <RunState.SUCCEEDED: 'Succeeded'>
+    """
+
+    name: str
+    namespace: str
+
+    @property
+    @abstractmethod
+    def state(self) -> RunStatus:
+        """The current status (refreshed from the backend)."""
+
+    @property
+    @abstractmethod
+    def history(self) -> list[Transition]:
+        """Every transition across all attempts, oldest first."""
+
+    @property
+    @abstractmethod
+    def counters(self) -> RunCounters:
+        """Preemptions, disruptions, user-code restarts and resubmissions so far."""
+
+    @abstractmethod
+    def wait(
+        self, timeout: float | None = None, progress: bool | ProgressCallback = False
+    ) -> RunStatus:
+        """Block until the run is terminal; raise `RunTimeoutError` after `timeout` seconds."""
+
+    @abstractmethod
+    def logs(self, follow: bool = False) -> Iterator[str]:
+        """Log lines of every process/pod of the run, prefixed by node rank."""
+
+    @abstractmethod
+    def cancel(self) -> None:
+        """Stop the run and everything it started."""
+
+    @abstractmethod
+    def explain(self) -> Explanation:
+        """Why the run is where it is: one sentence (cause, next action), category, evidence."""
+
+    def follow(self, timeout: float | None = None) -> Iterator[str | RunStatus]:
+        """Log lines (`str`, prefixed by rank) and each new `RunStatus` as one stream, until
+        the run is terminal and its logs are drained; every transition of its history is
+        yielded, so a brief PREEMPTED is not missed. Raises `RunTimeoutError` after `timeout`
+        seconds (the run keeps going). Costs no polling: statuses come from `wait`.
+
+        Example:
+            >>> from gkeml_sdk import Client, RunStatus  # doctest: +SKIP
+            >>> run = Client(backend="local").get_run("hello")  # doctest: +SKIP
+            >>> for item in run.follow(timeout=600):  # doctest: +SKIP
+            ...     print(f"status: {item}" if isinstance(item, RunStatus) else item)
+        """
+        items: queue.Queue[object] = queue.Queue()
+        stop = threading.Event()  # set once the caller stops reading: helpers close their watches
+        _start(f"gkeml-logs-{self.name}", lambda: _read_logs(self, items, stop))
+        _start(f"gkeml-status-{self.name}", lambda: _wait(self, timeout, items, stop))
+        try:
+            yield from self._follow_items(items, timeout)
+        finally:
+            stop.set()
+
+    def _follow_items(
+        self, items: queue.Queue[object], timeout: float | None
+    ) -> Iterator[str | RunStatus]:
+        end = None if timeout is None else time.monotonic() + timeout
+        shown: list[RunStatus] = []  # statuses yielded so far
+        seen = 0  # history entries read so far
+        final: RunStatus | None = None
+        logs_done = False
+        item: object = _WAKE
+        while True:
+            if item is _WAKE or isinstance(item, _Final):
+                history = self.history  # only when a transition was reported: a local file read
+                for transition in history[seen:]:
+                    if not shown or transition.status != shown[-1]:
+                        shown.append(transition.status)
+                        yield transition.status
+                seen = len(history)
+            if isinstance(item, _Line):
+                yield item.text
+            elif isinstance(item, _Final):
+                final = item.status
+            elif isinstance(item, _Failed):
+                raise item.error
+            elif item is _LOGS_END:
+                logs_done = True
+            if final is not None and logs_done:
+                if not shown or final != shown[-1]:
+                    yield final
+                return
+            try:
+                item = items.get(timeout=None if end is None else max(0.0, end - time.monotonic()))
+            except queue.Empty:  # the run ended but its logs did not, or the wait is late
+                latest = final or (shown[-1] if shown else None)
+                raise RunTimeoutError(
+                    f"stopped following {self.name!r} after {timeout:g} s; it is "
+                    f"{latest.state.value if latest else 'not started'}"
+                ) from None
+
+    def _follow_wait(
+        self, timeout: float | None, progress: ProgressCallback, stop: threading.Event
+    ) -> RunStatus:
+        """`wait` for `follow`; a backend holding connections ends early once `stop` is set."""
+        return self.wait(timeout=timeout, progress=progress)
+
+    def _follow_logs(self, stop: threading.Event) -> Iterator[str]:
+        """`logs(follow=True)` for `follow`; ends early once `stop` is set where it can."""
+        return self.logs(follow=True)
+
+    log_prefix = staticmethod(log_prefix)
+    log_slot = staticmethod(log_slot)
+
+    def _repr_html_(self) -> str:
+        return run_html(self)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.namespace}/{self.name}>"
+
+
+@dataclass(frozen=True)
+class _Line:
+    text: str
+
+
+@dataclass(frozen=True)
+class _Final:
+    status: RunStatus
+
+
+@dataclass(frozen=True)
+class _Failed:
+    error: BaseException
+
+
+_WAKE = object()  # a transition was recorded: read the run's history
+_LOGS_END = object()
+
+
+def _start(name: str, target: Callable[[], None]) -> None:
+    threading.Thread(target=target, name=name, daemon=True).start()
+
+
+def _read_logs(run: Run, items: queue.Queue[object], stop: threading.Event) -> None:
+    try:
+        for line in run._follow_logs(stop):
+            items.put(_Line(line))
+        items.put(_LOGS_END)
+    except BaseException as exc:  # surfaced in the caller's thread
+        items.put(_Failed(exc))
+
+
+def _wait(
+    run: Run, timeout: float | None, items: queue.Queue[object], stop: threading.Event
+) -> None:
+    try:
+        final = run._follow_wait(timeout, lambda status: items.put(_WAKE), stop)
+        items.put(_Final(final))
+    except BaseException as exc:  # RunTimeoutError included: the run keeps going
+        items.put(_Failed(exc))

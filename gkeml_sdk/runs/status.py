@@ -1,0 +1,219 @@
+"""Fold the watch events of one job into a run state, a history and counters (pure, no I/O)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gkeml_sdk.core.objects import Obj, condition, labels, uid
+from gkeml_sdk.runs.classify import classify, queue_position, resubmittable
+from gkeml_sdk.runs.conditions import eviction_counts, workload_belongs
+from gkeml_sdk.runs.handle import FailureCause, RunCounters, RunState, RunStatus, Transition
+from gkeml_sdk.runs.pods import disruption, pod_belongs
+from gkeml_sdk.scheduling.kueue import JOBSET_NAME_LABEL
+
+__all__ = ["StatusTracker", "classify", "queue_position", "resubmittable"]
+
+
+class StatusTracker:
+    """Fold the watch events of one job, in order, into a status, a history and counters.
+
+    Without `job_name` the caller must pre-select the job's events; with it, the first
+    JobSet/Job of that name (and `job_uid`, else the first uid seen) is the job; Workloads and
+    Pods are matched to it by Kueue's job-uid label / ownerReferences and JobSet/Job labels.
+
+    Example:
+        >>> tracker = StatusTracker(attempt=1, job_name="train")
+        >>> tracker.observe("JobSet", "ADDED", {"kind": "JobSet", "metadata": {"name": "train",
+        ...     "uid": "u1"}}, at=0.0).state
+        <RunState.PENDING: 'Pending'>
+    """
+
+    def __init__(
+        self,
+        attempt: int = 1,
+        *,
+        job_name: str | None = None,
+        job_kind: str | None = None,
+        job_uid: str | None = None,
+    ) -> None:
+        self.attempt = attempt
+        self.history: list[Transition] = []
+        self._name, self._kind, self._uid = job_name, job_kind, job_uid or ""
+        self._job: Obj | None = None
+        self._workload: Obj | None = None
+        self._pods: dict[str, Obj] = {}
+        self._job_deleted = self._restarting = False
+        self._status = RunStatus(RunState.PENDING, message="job not observed yet")
+        self._stats: dict[tuple[str, str], int] = {}  # (workload uid, reason) -> Kueue's count
+        self._episodes: dict[str, int] = {}  # evictions already in the history, per reason
+        self._live_eviction = ""
+        self._disrupted: set[str] = set()
+        self._user_failed: set[str] = set()
+        self._restarts = self._user_restarts = self._requeues = 0
+        self._position: tuple[int, int] | None = None
+
+    @property
+    def status(self) -> RunStatus:
+        """The current status; it never changes again once terminal."""
+        return self._status
+
+    @property
+    def workload_name(self) -> str | None:
+        """Name of the Workload Kueue created for the job, once observed."""
+        name = ((self._workload or {}).get("metadata") or {}).get("name")
+        return str(name) if name else None
+
+    @property
+    def counters(self) -> RunCounters:
+        """Preemptions and other evictions (Kueue's cumulative counts), disruptions, restarts."""
+        totals = self._eviction_totals()
+        extra = {f"evictions.{r}": n for r, n in sorted(totals.items()) if r != "Preempted"}
+        extra["requeues"] = self._requeues  # requeueState.count (PodsReadyTimeout backoff)
+        return RunCounters(
+            preemptions=max(totals.get("Preempted", 0), self._episodes.get("Preempted", 0)),
+            disruptions=len(self._disrupted),
+            user_restarts=self._user_restarts,
+            resubmissions=self.attempt - 1,
+            extra=extra,
+        )
+
+    def is_resubmittable(self) -> bool:
+        """True when the run ended in an infrastructure loss worth a client-side resubmission."""
+        return self._status.terminal and resubmittable(self._status)
+
+    def observe(self, kind: str, event_type: str, obj: Obj, at: float) -> RunStatus:
+        """Feed one watch event (ADDED/MODIFIED/DELETED) of a JobSet/Job/Workload/Pod."""
+        if kind in ("JobSet", "Job") and self._is_job(kind, obj):
+            self._job, self._kind = obj, kind
+            self._job_deleted = self._job_deleted or event_type == "DELETED"
+        elif kind == "Workload" and self._owns(kind, obj):
+            self._workload = obj  # kept after DELETED: its last conditions still tell the end
+        elif kind == "Pod" and self._owns(kind, obj):
+            self._note_pod(obj, deleted=event_type == "DELETED")
+        else:
+            return self._status
+        self._update(at)
+        return self._status
+
+    def observe_pending_workloads(self, answer: Mapping[str, Any]) -> RunStatus:
+        """Feed a visibility-API pendingworkloads answer so QUEUED messages carry the position."""
+        name = self.workload_name
+        self._position = queue_position(answer, name) if name else None
+        if self._status.state is RunState.QUEUED:
+            base = classify(self._job, self._workload, self._pods.values())
+            self._status = self._with_position(base)
+        return self._status
+
+    def _is_job(self, kind: str, obj: Obj) -> bool:
+        if (self._kind is not None and kind != self._kind) or (
+            kind == "Job" and JOBSET_NAME_LABEL in labels(obj)  # a JobSet's child Job
+        ):
+            return False
+        name = (obj.get("metadata") or {}).get("name")
+        self._name = self._name or name
+        # A same-named job with another uid is a different attempt (resubmitted or recreated).
+        if name != self._name or (self._uid and uid(obj) not in (self._uid, "")):
+            return False
+        self._uid = self._uid or uid(obj)
+        return True
+
+    def _owns(self, kind: str, obj: Obj) -> bool:
+        if self._name is None:
+            return True
+        check = workload_belongs if kind == "Workload" else pod_belongs
+        return check(obj, self._name, self._uid, self._kind)
+
+    def _note_pod(self, pod: Obj, deleted: bool) -> None:
+        key = uid(pod) or str((pod.get("metadata") or {}).get("name", ""))
+        phase = (pod.get("status") or {}).get("phase")
+        # An evicted pod can be deleted before it ever reports Failed: still a disruption.
+        gone = phase == "Failed" or (deleted and phase != "Succeeded")
+        if disruption(pod) is not None and gone:
+            self._disrupted.add(key)
+        elif phase == "Failed":
+            self._user_failed.add(key)
+        if deleted:
+            self._pods.pop(key, None)
+        else:
+            self._pods[key] = pod
+
+    def _eviction_totals(self) -> dict[str, int]:
+        totals: dict[str, int] = {}
+        for (_, reason), count in self._stats.items():
+            totals[reason] = totals.get(reason, 0) + count
+        return totals
+
+    def _update(self, at: float) -> None:
+        job_status = (self._job or {}).get("status") or {}
+        if "restarts" in job_status:  # JobSet only
+            restarts = int(job_status["restarts"] or 0)
+            self._restarting = self._restarting or restarts > self._restarts
+            self._restarts = max(self._restarts, restarts)
+            counted = int(job_status.get("restartsCountTowardsMax", restarts) or 0)
+            self._user_restarts = max(self._user_restarts, counted)
+        requeue = ((self._workload or {}).get("status") or {}).get("requeueState") or {}
+        self._requeues = max(self._requeues, int(requeue.get("count") or 0))
+        for reason, count in eviction_counts(self._workload).items():
+            key = (uid(self._workload), reason)
+            self._stats[key] = max(self._stats.get(key, 0), count)
+        if self._status.terminal:
+            return
+        new = classify(
+            self._job, self._workload, self._pods.values(), job_deleted=self._job_deleted
+        )
+        new = self._with_position(self._adjust(new))
+        self._infer_missed_evictions(new, at)
+        self._record(new, at)
+
+    def _adjust(self, new: RunStatus) -> RunStatus:
+        # A JobSet restart whose RestartingJobSet condition we never saw is still a restart.
+        if new.state is RunState.STARTING and self._restarting:
+            return RunStatus(RunState.RESTARTING, "RestartingJobSet", new.message)
+        if new.state is not RunState.RESTARTING:
+            self._restarting = False
+        # Restarts exhausted by disruptions alone (failed pods are gone by now): not the code.
+        only_disruptions = bool(self._disrupted) and not self._user_failed
+        user_or_unknown = new.cause in (FailureCause.USER_CODE, FailureCause.UNKNOWN)
+        if new.state is RunState.FAILED and user_or_unknown and only_disruptions:
+            note = f"{new.message}; all {len(self._disrupted)} pod failures were disruptions"
+            return RunStatus(new.state, new.reason, note, FailureCause.INFRASTRUCTURE)
+        return new
+
+    def _with_position(self, new: RunStatus) -> RunStatus:
+        if new.state is not RunState.QUEUED or self._position is None:
+            return new
+        queue = ((self._workload or {}).get("spec") or {}).get("queueName", "")
+        local, cluster = self._position
+        where = f"position {local} in LocalQueue {queue}, {cluster} in ClusterQueue"
+        return RunStatus(new.state, new.reason, f"{new.message}; {where}".strip("; "), new.cause)
+
+    def _infer_missed_evictions(self, new: RunStatus, at: float) -> None:
+        # Conditions are overwritten in place; Kueue's cumulative counts are not.
+        evicted = condition(self._workload, "Evicted")
+        live = ""
+        if evicted is not None and evicted.get("status") == "True":
+            live = "Preempted" if new.state is RunState.PREEMPTED else evicted.get("reason", "")
+        if live and live != self._live_eviction:
+            self._episodes[live] = self._episodes.get(live, 0) + 1
+        self._live_eviction = live
+        for reason, total in self._eviction_totals().items():
+            # Deactivation is sticky (spec.active=false), so it cannot be missed.
+            if total <= self._episodes.get(reason, 0) or reason.startswith("Deactivated"):
+                continue
+            self._episodes[reason] = total
+            state = RunState.PREEMPTED if reason == "Preempted" else RunState.QUEUED
+            note = f"evicted ({reason}) between two observations; Kueue's count is now {total}"
+            self._record(RunStatus(state, reason, note), at, detail="from schedulingStats")
+
+    def _record(self, new: RunStatus, at: float, detail: str = "") -> None:
+        last = self.history[-1].status if self.history else None
+        self._status = new
+        if new.state is not RunState.QUEUED:
+            self._position = None  # a later requeue gets a new position
+        changed = last is None or (last.state, last.reason) != (new.state, new.reason)
+        # While waiting for capacity the check's message is the news (the ProvisioningRequest's
+        # state, ETA or failure), so each new one is kept.
+        waiting = new.state is RunState.WAITING_FOR_CAPACITY
+        if changed or (waiting and last is not None and new.message != last.message):
+            self.history.append(Transition(new, self.attempt, at, detail))

@@ -1,0 +1,235 @@
+"""`ServePlan`: what a `ServeModel` will run and cost, as a typed object and a printable table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gkeml_sdk.pricing.catalog import PriceBook, PriceOverrides
+from gkeml_sdk.serving.sizing import Fit, expected_startup_seconds, startup_seconds
+from gkeml_sdk.serving.weights import load_gb_per_second, weights_source
+
+if TYPE_CHECKING:
+    from gkeml_sdk.hardware.accelerator import Accelerator
+    from gkeml_sdk.serving.model import ServeModel
+
+KIB = 1024
+
+
+@dataclass(frozen=True)
+class ServePlan:
+    """GPUs per replica, parallelism, memory per GPU, concurrency and cost of a service.
+
+    Example:
+        >>> from gkeml_sdk.serving.model import ServeModel
+        >>> from gkeml_sdk.hardware.accelerator import Accelerator
+        >>> plan = ServeModel(name="chat", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                   accelerator=Accelerator("l4")).plan()
+        >>> plan.gpus_per_replica, plan.fit.tensor_parallel, plan.machine_type
+        (1, 1, 'g2-standard-4')
+    """
+
+    name: str
+    engine: str
+    model: str
+    model_display: str
+    gpu: str
+    fit: Fit
+    machine_type: str
+    weights_format: str
+    kv_format: str
+    min_replicas: int
+    max_replicas: int
+    scaling: str
+    gpu_share: float  # physical GPUs per requested GPU (below 1 for a MIG slice)
+    price_on_demand: float | None  # per GPU-hour
+    price_spot: float | None
+    spot: bool
+    startup_seconds: int
+    price_source: str
+    as_of: str
+    expected_startup_seconds: int = 0  # init + reading the weights from where they are
+    weights_source: str = ""
+
+    @property
+    def gpus_per_replica(self) -> int:
+        """GPUs (or MIG slices) one replica requests."""
+        return self.fit.gpus
+
+    def cost_per_replica_hour(self, provisioning: str = "") -> float | None:
+        """USD per replica-hour, 'on-demand' or 'spot' (default: what the service uses)."""
+        wanted = provisioning or ("spot" if self.spot else "on-demand")
+        unit = self.price_spot if wanted == "spot" else self.price_on_demand
+        return None if unit is None else unit * self.gpus_per_replica * self.gpu_share
+
+    def cost_per_hour(self, replicas: int | None = None) -> float | None:
+        """USD per hour at `replicas` (default: the minimum), with the service's provisioning."""
+        per = self.cost_per_replica_hour()
+        count = self.min_replicas if replicas is None else replicas
+        return None if per is None else per * count
+
+    def rows(self) -> list[tuple[str, str]]:
+        """The table as (label, value) pairs."""
+        f = self.fit
+        shape = f"TP{f.tensor_parallel} x PP{f.pipeline_parallel}"
+        where = (
+            f"{f.pods} pods (one per {self.machine_type} node), LeaderWorkerSet"
+            if f.multi_host
+            else f"1 pod on {self.machine_type}, Deployment"
+        )
+        rows = [
+            ("GPUs per replica", f"{f.gpus} x {self.gpu} ({shape}); {where}"),
+            (
+                "weights",
+                f"{f.weights_gb:.1f} GB {self.weights_format} -> {f.weights_gb_per_gpu:.1f} GB "
+                "per GPU",
+            ),
+            (
+                "memory per GPU",
+                f"{f.gpu_memory_gb:.1f} GB x {f.usable_gb / f.gpu_memory_gb:.2f} = "
+                f"{f.usable_gb:.1f} GB: {f.weights_gb_per_gpu:.1f} weights + "
+                f"{f.overhead_gb:.1f} activations + {f.kv_gb_per_gpu:.1f} KV cache",
+            ),
+            (
+                "KV cache",
+                f"{f.kv_bytes_per_token / KIB:.4g} KiB/token {self.kv_format} "
+                f"({f.kv_bytes_per_token_per_gpu / KIB:.4g} KiB per GPU) -> "
+                f"{f.kv_tokens:,} tokens per replica",
+            ),
+            (
+                "max concurrency",
+                f"{f.max_concurrency:.1f} requests of {f.max_model_len:,} tokens per replica "
+                f"(target {f.sequences})",
+            ),
+            ("replicas", f"{self._replicas()}, {self.scaling}"),
+        ]
+        for provisioning in ("on-demand", "spot"):
+            mark = " <- this service" if (provisioning == "spot") == self.spot else ""
+            rows.append((f"cost/hour {provisioning}", self._cost(provisioning) + mark))
+        rows.append(("weights from", self.weights_source))
+        rows.append(
+            (
+                "start-up",
+                f"~{self.expected_startup_seconds} s expected; probe budget "
+                f"{self.startup_seconds} s",
+            )
+        )
+        prices = f"accelerator component only; {self.price_source}, as of {self.as_of}"
+        rows.append(("prices", prices))
+        return rows
+
+    def __str__(self) -> str:
+        head = f"ServeModel {self.name!r}: {self.model} ({self.model_display}) on {self.engine}"
+        width = max(len(label) for label, _ in self.rows())
+        lines = [head, *(f"  {label:<{width}}  {value}" for label, value in self.rows())]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        body = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
+            for k, v in self.rows()
+        )
+        caption = html.escape(f"{self.name}: {self.model} on {self.engine}")
+        from gkeml_sdk.serving.plan_picture import plan_svg
+
+        return f"{plan_svg(self)}<table><caption>{caption}</caption>{body}</table>"
+
+    def _replicas(self) -> str:
+        if self.min_replicas == self.max_replicas:
+            return str(self.min_replicas)
+        return f"{self.min_replicas}-{self.max_replicas}"
+
+    def _cost(self, provisioning: str) -> str:
+        per = self.cost_per_replica_hour(provisioning)
+        if per is None:
+            return "no list price (set one with plan(prices=...))"
+        text = f"${per:,.2f} per replica"
+        if self.max_replicas != self.min_replicas:
+            text += f", ${per * self.min_replicas:,.2f}-${per * self.max_replicas:,.2f} in all"
+        elif self.min_replicas != 1:
+            text += f", ${per * self.min_replicas:,.2f} in all"
+        return text
+
+
+def build_plan(
+    svc: ServeModel, prices: PriceBook | PriceOverrides | str | None = None
+) -> ServePlan:
+    """The plan of `svc` (see `ServeModel.plan`).
+
+    Example:
+        >>> from gkeml_sdk.serving.model import ServeModel
+        >>> from gkeml_sdk.hardware.accelerator import Accelerator
+        >>> svc = ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                  accelerator=Accelerator("l4"), spot=True)
+        >>> round(build_plan(svc).cost_per_hour(), 4)
+        0.2231
+    """
+    fit = svc.fit
+    if fit is None:  # construction already refused this spec; kept for type narrowing
+        from gkeml_sdk.serving.misfit import does_not_fit
+
+        raise does_not_fit(svc)
+    acc, eng = svc.accelerator, svc.engine_row
+    book = PriceBook.of(prices)
+    price = book.price(acc.price_key)
+    scale = svc.autoscaling
+    if scale is None:
+        scaling = "fixed (no autoscaling)"
+    else:
+        metric = eng.queue_metric if scale.signal == "queue_depth" else eng.batch_metric
+        scaling = f"HPA on {metric.name} (target {scale.target:g} per replica)"
+    gpu = acc.gpu.display + (f" {acc.mig} slice" if acc.mig else "")
+    load = load_gb_per_second(svc)
+    return ServePlan(
+        name=svc.name,
+        engine=eng.display,
+        model=svc.model,
+        model_display=svc.resolved.display,
+        gpu=gpu,
+        fit=fit,
+        machine_type=machine_type(svc, fit),
+        weights_format=svc.weight_quantization or svc.dtype,
+        kv_format="fp8" if svc.kv_cache_dtype == "fp8" else svc.dtype,
+        min_replicas=svc.min_replicas,
+        max_replicas=svc.max_replicas,
+        scaling=scaling,
+        gpu_share=acc.physical_gpus / acc.count,
+        price_on_demand=price.on_demand if _on_demand(acc, machine_type(svc, fit)) else None,
+        price_spot=price.spot,
+        spot=svc.spot,
+        startup_seconds=svc.startup_timeout_seconds or startup_seconds(fit.weights_gb, load),
+        price_source=book.source,
+        as_of=book.as_of,
+        expected_startup_seconds=expected_startup_seconds(fit.weights_gb, load),
+        weights_source=weights_source(svc),
+    )
+
+
+def _on_demand(acc: Accelerator, machine: str) -> bool:
+    if acc.mig is not None and acc.machine_type is None:
+        return acc.on_demand_offered  # a MIG pool may use any of the GPU's shapes
+    found = acc.gpu.machine_named(machine)
+    return found is None or found.on_demand
+
+
+def machine_type(svc: ServeModel, fit: Fit) -> str:
+    """The node machine type a pod of `svc` needs: the user's, or the smallest that holds it.
+
+    Example:
+        >>> from gkeml_sdk.serving.model import ServeModel
+        >>> from gkeml_sdk.hardware.accelerator import Accelerator
+        >>> svc = ServeModel(name="a", model="Qwen/Qwen2.5-72B-Instruct",
+        ...                  accelerator=Accelerator("h200", count=8))
+        >>> machine_type(svc, svc.fit)
+        'a3-ultragpu-8g'
+    """
+    acc = svc.accelerator
+    if acc.machine_type is not None or acc.count > 1 or acc.mig is not None:
+        return acc.node_machine.name
+    row = acc.gpu
+    # On-demand capacity only exists on some shapes (A3 High 1g/2g/4g are Spot or flex-start).
+    usable = [m for m in row.machine_types if svc.spot or m.on_demand]
+    count = min(m.gpus for m in usable if m.gpus >= fit.gpus_per_pod)
+    return next(m.name for m in usable if m.gpus == count)

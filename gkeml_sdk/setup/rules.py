@@ -1,0 +1,81 @@
+"""The rules a `ClusterSetup` must meet: names that fit, quota that names real capacity, and
+the Kueue webhooks' limits (https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gkeml_sdk.core.model import DNS1123_SUBDOMAIN, fail
+from gkeml_sdk.core.rules import check_name
+
+if TYPE_CHECKING:
+    from gkeml_sdk.setup.model import ClusterSetup
+
+_RECLAIM = ("Never", "LowerPriority", "Any")
+_WITHIN = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
+_BORROW = ("Never", "LowerPriority")
+
+
+def check_setup(setup: ClusterSetup) -> None:
+    """Raise `SpecError` for the first rule `setup` breaks."""
+    _unique("capacity", [c.name for c in setup.capacity])
+    _unique("team", [t.name for t in setup.teams])
+    check_name("cohort", setup.cohort, DNS1123_SUBDOMAIN, 253)
+    for name, value in setup.priorities.items():
+        check_name("priority", name, DNS1123_SUBDOMAIN, 253)
+        if not -(2**31) <= value < 2**31:
+            raise fail(f"priority {name}={value}", rule="a priority is an int32", fix="1000")
+    for field, choice, allowed in (
+        ("reclaim_within_cohort", setup.reclaim_within_cohort, _RECLAIM),
+        ("within_cluster_queue", setup.within_cluster_queue, _WITHIN),
+        ("borrow_within_cohort", setup.borrow_within_cohort, _BORROW),
+    ):
+        if choice not in allowed:
+            raise fail(f"{field}={choice!r}", fix=f"one of {', '.join(allowed)}", field=field)
+    if setup.reclaim_within_cohort == "Never" and setup.borrow_within_cohort != "Never":
+        raise fail(
+            "borrow_within_cohort without reclaim_within_cohort",
+            rule="Kueue refuses preemption while borrowing when reclaimWithinCohort is Never",
+            fix="reclaim_within_cohort='LowerPriority' or borrow_within_cohort='Never'",
+            field="borrow_within_cohort",
+        )
+    if setup.queued_retries < 0:
+        raise fail(f"queued_retries={setup.queued_retries}", fix="0 or more")
+    names = [c.name for c in setup.capacity]
+    namespaces: dict[str, str] = {}
+    for team in setup.teams:
+        for key in team.quota:
+            if key not in names:
+                raise fail(
+                    f"team {team.name!r}: quota for unknown capacity {key!r}",
+                    rule="quota is given per capacity of the setup",
+                    fix=f"one of {', '.join(names)}",
+                    field="quota",
+                )
+        if not team.quota:
+            raise fail(
+                f"team {team.name!r} has no quota",
+                rule="a team's ClusterQueues hold the capacities it has quota of (0 to borrow)",
+                fix=f"quota={{{names[0]!r}: 8}}",
+                field="quota",
+            )
+        for namespace in team.namespaces:
+            other = namespaces.setdefault(namespace, team.name)
+            if other != team.name:
+                raise fail(
+                    f"namespace {namespace!r} belongs to teams {other!r} and {team.name!r}",
+                    rule="LocalQueues are named per team and mode; two teams in one namespace "
+                    "would need each other's queue names",
+                    fix="give each team its own namespaces",
+                    field="namespaces",
+                )
+
+
+def _unique(what: str, names: list[str]) -> None:
+    seen = {n for n in names if names.count(n) > 1}
+    if seen:
+        raise fail(
+            f"{what} names repeat: {', '.join(sorted(seen))}",
+            rule=f"each {what} names its own Kueue objects",
+            fix=f"give each {what} a distinct name=",
+        )

@@ -1,1 +1,0 @@
-"""Model serving specs: `ServeModel`, autoscaling, routing, sizing and the serving plan."""

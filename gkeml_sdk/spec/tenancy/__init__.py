@@ -1,1 +1,0 @@
-"""Tenants: isolation tiers, GPU quotas and the models each tenant serves."""

@@ -1,0 +1,1 @@
+"""Data volumes and checkpoint storage: models, rules, pod volumes and the objects they need."""

@@ -1,0 +1,72 @@
+"""Where checkpoints live so that they survive pod restarts and preemption."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from gkeml_sdk.core.environment import CHECKPOINT_MOUNT
+from gkeml_sdk.core.model import DNS1123_SUBDOMAIN, fail
+from gkeml_sdk.storage.volumes import GcsCache, GcsFuse
+
+
+@dataclass(frozen=True)
+class CheckpointLocation:
+    """A parsed `checkpoint_dir`.
+
+    Example:
+        >>> parse_checkpoint_dir("gs://my-bucket/runs/llama")
+        CheckpointLocation(kind='gcs', source='my-bucket', path='runs/llama')
+    """
+
+    kind: Literal["gcs", "pvc", "path"]
+    source: str  # bucket, claim name, or the absolute path
+    path: str = ""
+
+
+def parse_checkpoint_dir(value: str) -> CheckpointLocation:
+    """`gs://BUCKET[/PATH]` (Cloud Storage FUSE), `pvc://CLAIM[/PATH]` or an absolute path
+    that is already persistent in the image or node."""
+    if value.startswith("gs://"):
+        bucket, _, path = value[5:].partition("/")
+        if not bucket:
+            raise _bad(value)
+        return CheckpointLocation("gcs", bucket, path.strip("/"))
+    if value.startswith("pvc://"):
+        claim, _, path = value[6:].partition("/")
+        if not DNS1123_SUBDOMAIN.match(claim):
+            raise _bad(value)
+        return CheckpointLocation("pvc", claim, path.strip("/"))
+    if value.startswith("/"):
+        return CheckpointLocation("path", value)
+    raise _bad(value)
+
+
+def checkpoint_volume(location: CheckpointLocation) -> GcsFuse:
+    """The Cloud Storage FUSE mount of a `gs://` checkpoint_dir: its folder at the checkpoint
+    mount, read-write, with a file cache and parallel downloads so that a restore reads large
+    shards fast, and the default metadata TTL, so that each pod sees checkpoints another pod
+    has just written.
+
+    Example:
+        >>> v = checkpoint_volume(parse_checkpoint_dir("gs://ckpt/runs/llama"))
+        >>> v.mount_path, v.path, v.parallel_download, v.cache.metadata_ttl_seconds
+        ('/gkeml/checkpoints', 'runs/llama', True, 60)
+    """
+    return GcsFuse(
+        location.source,
+        path=location.path,
+        name="checkpoints",
+        mount=CHECKPOINT_MOUNT,
+        cache=GcsCache(metadata_ttl_seconds=60),
+        parallel_download=True,
+    )
+
+
+def _bad(value: str) -> Exception:
+    return fail(
+        f"checkpoint_dir={value!r} is not a location pods can share across restarts",
+        rule="checkpoints must outlive the pod: a Cloud Storage bucket, a PVC, or a mounted path",
+        fix="checkpoint_dir='gs://BUCKET/PATH', 'pvc://CLAIM/PATH' or '/mnt/shared/ckpt'",
+        field="checkpoint_dir",
+    )

@@ -1,0 +1,152 @@
+"""Data volumes a pod mounts: a Cloud Storage bucket through GCS FUSE, a Parallelstore
+instance, a Hyperdisk ML disk shared read-only (optionally pre-loaded from a bucket by GKE
+Volume Populator), or an existing PersistentVolumeClaim."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import Field, model_validator
+
+from gkeml_sdk.core.model import SpecModel, fail
+from gkeml_sdk.storage import catalog as storage
+from gkeml_sdk.storage.disks import HyperdiskML, Parallelstore
+from gkeml_sdk.storage.volume_base import VolumeBase
+
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]\Z")
+
+
+class GcsCache(SpecModel):
+    """The Cloud Storage FUSE file and metadata caches of a mount.
+
+    `size`: file cache capacity (`"-1"`: all of the cache volume, `"100Gi"`); `range_reads`:
+    cache a whole file on its first ranged read (safetensors loads read ranges);
+    `metadata_ttl_seconds`: how long stat and type entries live (-1: forever, for data that
+    does not change while mounted); `in_memory`: keep the cache on a RAM disk (it counts
+    against the pod's memory) instead of the sidecar's ephemeral storage.
+
+    Example:
+        >>> GcsCache(size="100Gi").metadata_ttl_seconds
+        -1
+    """
+
+    size: str = "-1"
+    range_reads: bool = True
+    metadata_ttl_seconds: int = -1
+    in_memory: bool = False
+
+
+class GcsFuse(VolumeBase):
+    """A Cloud Storage bucket (or one folder of it) mounted through the GCS FUSE CSI driver.
+
+    Example:
+        >>> v = GcsFuse("my-data", path="imagenet", mount="/data", read_only=True,
+        ...             cache=GcsCache(size="200Gi"), parallel_download=True)
+        >>> v.volume_name, v.mount_path, v.source_uri
+        ('my-data', '/data', 'gs://my-data/imagenet')
+    """
+
+    kind: Literal["gcsfuse"] = "gcsfuse"
+    bucket: str
+    path: str = ""  # folder inside the bucket (the mount's only-dir)
+    cache: GcsCache | None = None
+    parallel_download: bool = False  # several workers fill the file cache: large files load fast
+    # Sidecar resources as the pod annotations name them: cpu-limit, memory-request, ...
+    sidecar: dict[str, str] = Field(default_factory=dict)
+
+    def __init__(self, bucket: str | None = None, /, **data: Any) -> None:
+        if bucket is not None:
+            data["bucket"] = bucket
+        super().__init__(**data)
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        self._check_common()
+        if not _BUCKET.match(self.bucket):
+            bucket, _, path = self.bucket.removeprefix("gs://").partition("/")
+            raise fail(
+                f"bucket={self.bucket!r} is not a Cloud Storage bucket name",
+                rule="bucket names are 3-63 lower-case letters, digits, '-', '_' and '.'; "
+                "the folder inside the bucket goes in path=",
+                fix=f"bucket={bucket!r}, path={path!r}" if path else "bucket='my-bucket'",
+                field="bucket",
+            )
+        if "," in self.path or ".." in self.path.split("/"):
+            raise fail(
+                f"path={self.path!r}",
+                rule="the folder is passed as a mount option (no ',') and stays in the bucket",
+                fix="path='datasets/imagenet'",
+                field="path",
+            )
+        if self.parallel_download and self.cache is None:
+            raise fail(
+                "parallel_download=True without a file cache",
+                rule="parallel downloads write into the Cloud Storage FUSE file cache",
+                fix="cache=GcsCache() (or cache=GcsCache(size='100Gi'))",
+                field="parallel_download",
+            )
+        allowed = {f"{r}-{k}" for r in storage.SIDECAR_RESOURCES for k in ("limit", "request")}
+        for key in self.sidecar:
+            if key not in allowed:
+                raise fail(
+                    f"sidecar key {key!r}",
+                    rule="the GCS FUSE sidecar takes cpu, memory and ephemeral-storage limits "
+                    "and requests",
+                    fix=f"one of {', '.join(sorted(allowed))}",
+                    field="sidecar",
+                )
+        return self
+
+    @property
+    def source_uri(self) -> str:
+        return f"gs://{self.bucket}/{self.path.strip('/')}".rstrip("/")
+
+    @property
+    def read_gb_per_second(self) -> float:
+        """Planning throughput for loading weights through this mount."""
+        if self.parallel_download:
+            return storage.GCSFUSE_PARALLEL_GB_PER_SECOND
+        return storage.GCSFUSE_GB_PER_SECOND
+
+    def _source_name(self) -> str:
+        return self.bucket
+
+
+class Pvc(VolumeBase):
+    """An existing PersistentVolumeClaim in the job's namespace (Filestore, Lustre, a PD...).
+
+    Example:
+        >>> Pvc("shared-data", mount="/data", read_only=True).source_uri
+        'pvc://shared-data'
+    """
+
+    kind: Literal["pvc"] = "pvc"
+
+    def __init__(self, name: str | None = None, /, **data: Any) -> None:
+        if name is not None:
+            data["name"] = name
+        super().__init__(**data)
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.name is None:
+            raise fail("Pvc needs the claim's name", fix="Pvc('my-claim', mount='/data')")
+        self._check_common()
+        return self
+
+    @property
+    def claim(self) -> str:
+        """The claim the pod mounts."""
+        return self.volume_name
+
+    @property
+    def source_uri(self) -> str:
+        return f"pvc://{self.claim}"
+
+    def _source_name(self) -> str:
+        return self.name or ""
+
+
+Volume = Annotated[GcsFuse | Pvc | Parallelstore | HyperdiskML, Field(discriminator="kind")]
+WeightsVolume = Annotated[GcsFuse | HyperdiskML, Field(discriminator="kind")]

@@ -1,0 +1,1 @@
+"""Tenants and tiers: isolation, queues, serving with standbys, and header routing."""

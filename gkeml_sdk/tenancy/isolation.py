@@ -1,0 +1,172 @@
+"""A tenant's namespace and what walls it in: GPU ResourceQuota, LimitRange, default-deny
+NetworkPolicies with the few allowed paths, and a least-privilege ServiceAccount and Role
+(Kubernetes docs: "Resource Quotas", "Limit Ranges", "Network Policies", "Using RBAC")."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gkeml_sdk.serving.engine_row import SERVICE_PORT
+from gkeml_sdk.serving.routing_objects import EPP_PORT
+from gkeml_sdk.tenancy import names
+from gkeml_sdk.tenancy.names import Obj
+
+if TYPE_CHECKING:
+    from gkeml_sdk.tenancy.model import Tenant
+
+GPU = "nvidia.com/gpu"
+NS_NAME_LABEL = "kubernetes.io/metadata.name"
+# Managed Prometheus collectors scrape the servers' metrics (Standard and Autopilot).
+METRICS_NAMESPACES = ("gmp-system", "gke-gmp-system")
+# Google Cloud load balancer health checks ("Health checks overview": firewall rules).
+HEALTH_CHECKS = ("35.191.0.0/16", "130.211.0.0/22")
+RBAC_API = "rbac.authorization.k8s.io/v1"
+NETPOL_API = "networking.k8s.io/v1"
+
+
+def isolation_objects(tenant: Tenant) -> list[Obj]:
+    """Namespace first (everything else lives in it), then quota, limits, policies, RBAC.
+
+    Example:
+        >>> from gkeml_sdk import load_specs
+        >>> [o["kind"] for o in isolation_objects(load_specs("examples/tenants.yaml")[0])][:4]
+        ['Namespace', 'ResourceQuota', 'LimitRange', 'NetworkPolicy']
+    """
+    return [
+        _namespace(tenant),
+        _quota(tenant),
+        _limits(tenant),
+        *_network_policies(tenant),
+        *_rbac(tenant),
+    ]
+
+
+def _namespace(tenant: Tenant) -> Obj:
+    meta = {"name": tenant.namespace, "labels": names.tenant_labels(tenant)}
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
+
+
+def _quota(tenant: Tenant) -> Obj:
+    # Extended resources are quota'd by their requests only ("requests." prefix).
+    spec = {"hard": {f"requests.{GPU}": str(tenant.gpu_quota)}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": names.metadata(tenant, "gpu-quota"),
+        "spec": spec,
+    }
+
+
+def _limits(tenant: Tenant) -> Obj:
+    widest = max(m.gpus_per_replica for m in tenant.models)
+    # A container that names no GPU gets none (default 0), rather than the max.
+    limit = {
+        "type": "Container",
+        "max": {GPU: str(widest)},
+        "default": {GPU: "0"},
+        "defaultRequest": {GPU: "0"},
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "LimitRange",
+        "metadata": names.metadata(tenant, "gpu-limits"),
+        "spec": {"limits": [limit]},
+    }
+
+
+def _policy(tenant: Tenant, name: str, spec: Obj) -> Obj:
+    return {
+        "apiVersion": NETPOL_API,
+        "kind": "NetworkPolicy",
+        "metadata": names.metadata(tenant, name),
+        "spec": {"podSelector": {}, **spec},
+    }
+
+
+def _from_namespace(namespace: str) -> Obj:
+    return {"namespaceSelector": {"matchLabels": {NS_NAME_LABEL: namespace}}}
+
+
+def _network_policies(tenant: Tenant) -> list[Obj]:
+    port = [{"protocol": "TCP", "port": SERVICE_PORT}]
+    dns = {
+        "to": [
+            {
+                **_from_namespace("kube-system"),
+                "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
+            }
+        ],
+        "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
+    }
+    # Weights come from the Hugging Face Hub or Cloud Storage over HTTPS.
+    https = {"ports": [{"protocol": "TCP", "port": 443}]}
+    within: list[Obj] = [{"podSelector": {}}]
+    callers = [_from_namespace(tenant.gateway_namespace), *map(_from_namespace, METRICS_NAMESPACES)]
+    if tenant.routing == "inference-gateway":
+        # The load balancer's proxies and Google's health checkers, to servers and pickers.
+        callers += [{"ipBlock": {"cidr": c}} for c in (*tenant.gateway_cidrs, *HEALTH_CHECKS)]
+        port = [*port, {"protocol": "TCP", "port": EPP_PORT}]
+    return [
+        _policy(tenant, "default-deny", {"policyTypes": ["Ingress", "Egress"]}),
+        _policy(
+            tenant,
+            "allow-within-tenant",
+            {
+                "policyTypes": ["Ingress", "Egress"],
+                "ingress": [{"from": within}],
+                "egress": [{"to": within}],
+            },
+        ),
+        _policy(
+            tenant,
+            "allow-gateway",
+            {"policyTypes": ["Ingress"], "ingress": [{"from": callers, "ports": port}]},
+        ),
+        _policy(
+            tenant, "allow-dns-and-weights", {"policyTypes": ["Egress"], "egress": [dns, https]}
+        ),
+    ]
+
+
+def _rbac(tenant: Tenant) -> list[Obj]:
+    account = {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": names.metadata(tenant, names.SERVICE_ACCOUNT),
+        # Model servers never call the Kubernetes API: no token in their pods.
+        "automountServiceAccountToken": False,
+    }
+    read = ["get", "list", "watch"]
+    role = {
+        "apiVersion": RBAC_API,
+        "kind": "Role",
+        "metadata": names.metadata(tenant, "tenant-reader"),
+        # Read its own serving state; never quotas, limits, policies or queues.
+        "rules": [
+            {
+                "apiGroups": [""],
+                "resources": ["pods", "pods/log", "services", "events"],
+                "verbs": read,
+            },
+            {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": read},
+            {
+                "apiGroups": ["autoscaling"],
+                "resources": ["horizontalpodautoscalers"],
+                "verbs": read,
+            },
+        ],
+    }
+    binding = {
+        "apiVersion": RBAC_API,
+        "kind": "RoleBinding",
+        "metadata": names.metadata(tenant, "tenant-reader"),
+        "subjects": [
+            {"kind": "ServiceAccount", "name": names.SERVICE_ACCOUNT, "namespace": tenant.namespace}
+        ],
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "Role",
+            "name": "tenant-reader",
+        },
+    }
+    return [account, role, binding]

@@ -1,0 +1,171 @@
+"""`Tenant` and `TenantModel`: who is served, on which tier, within which GPU quota, and
+which models with which weights and replica bounds."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from gkeml_sdk.core.model import DNS1123_LABEL, DNS1123_SUBDOMAIN, SpecModel, fail
+from gkeml_sdk.serving.model import ServeModel
+from gkeml_sdk.tenancy import rules as checks
+from gkeml_sdk.tenancy.tier import Tier
+
+if TYPE_CHECKING:
+    from gkeml_sdk.core.manifests import Manifests
+
+MAX_STANDBY_SHARE = 50
+
+
+class TenantModel(SpecModel):
+    """One model a tenant serves: its relative weight among the tenant's models (requests
+    without an `x-model-name` header are split by it) and its replica bounds.
+
+    Example:
+        >>> from gkeml_sdk import Accelerator, ServeModel
+        >>> m = TenantModel(model=ServeModel(name="llama-2-7b", model="llama-2-7b",
+        ...                 accelerator=Accelerator("l4"), hf_token_secret="hf"),
+        ...                 weight=100, min_replicas=3, max_replicas=10)
+        >>> m.name, m.gpus_per_replica
+        ('llama-2-7b', 1)
+    """
+
+    model: ServeModel
+    weight: int = 1
+    min_replicas: int = 1
+    max_replicas: int = 1
+
+    @model_validator(mode="after")
+    def _check(self) -> TenantModel:
+        checks.check_replicas(self)
+        return self
+
+    @property
+    def name(self) -> str:
+        """The model's ServeModel name (its Deployment and Service)."""
+        return self.model.name
+
+    @property
+    def gpus_per_replica(self) -> int:
+        """`nvidia.com/gpu` units one replica requests (a MIG slice or shared GPU is one)."""
+        fit = self.model.fit
+        assert fit is not None  # ServeModel refuses a model that fits nothing
+        return fit.gpus_per_pod * fit.pods
+
+
+class Tenant(SpecModel):
+    """A tenant: its namespace, tier, GPU quota and models.
+
+    Example:
+        >>> from gkeml_sdk import Accelerator, ServeModel
+        >>> llama = ServeModel(name="llama-2-7b", model="llama-2-7b",
+        ...                    accelerator=Accelerator("l4"), hf_token_secret="hf")
+        >>> t = Tenant(name="tenant-a", tier="A", gpu_quota=12,
+        ...            models=[TenantModel(model=llama, weight=100, min_replicas=3,
+        ...                                max_replicas=10)])
+        >>> t.tier.standbys, t.tier.rto_seconds, t.reserved_gpus
+        (2, 5.0, 5)
+    """
+
+    name: str
+    tier: Tier
+    gpu_quota: int
+    models: list[TenantModel] = Field(min_length=1)
+    namespace: str = ""  # default: the tenant's name
+    gateway: str = "serving/llm-gateway"  # namespace/name of the Istio ingress gateway
+    hosts: list[str] = Field(default_factory=lambda: ["*"])  # Istio: hosts the rules bind
+    routing: Literal["istio", "inference-gateway"] = "istio"
+    # Inference Gateway: the region's proxy-only subnet, where the load balancer's requests
+    # come from (NetworkPolicies must let them in).
+    gateway_cidrs: list[str] = Field(default_factory=list)
+    standby_share: int = 5  # percent of a model's traffic a hot standby takes
+
+    @field_validator("tier", mode="before")
+    @classmethod
+    def _named_tier(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_namespace(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("namespace") and "name" in data:
+            return {**data, "namespace": data["name"]}
+        return data
+
+    @model_validator(mode="after")
+    def _check(self) -> Tenant:
+        if not DNS1123_LABEL.match(self.name) or len(self.name) > 40:
+            raise fail(
+                f"tenant name {self.name!r}",
+                rule="the name labels objects and names the ClusterQueue: lower-case letters, "
+                "digits and '-', at most 40",
+                fix="name='tenant-a'",
+                field="name",
+            )
+        if not DNS1123_LABEL.match(self.namespace) or len(self.namespace) > 63:
+            raise fail(
+                f"namespace {self.namespace!r}",
+                rule="namespace names are DNS labels",
+                fix=f"namespace={self.name!r}",
+                field="namespace",
+            )
+        ns, _, gw = self.gateway.rpartition("/")
+        if not (ns and DNS1123_LABEL.match(ns) and DNS1123_SUBDOMAIN.match(gw)):
+            raise fail(
+                f"gateway={self.gateway!r}",
+                rule="an Istio VirtualService in another namespace names its gateway "
+                "namespace/name",
+                fix="gateway='serving/llm-gateway'",
+                field="gateway",
+            )
+        if not 1 <= self.standby_share <= MAX_STANDBY_SHARE:
+            raise fail(
+                f"standby_share={self.standby_share}",
+                rule=f"a hot standby takes a small share (1-{MAX_STANDBY_SHARE} %) to stay proven",
+                fix="standby_share=5",
+                field="standby_share",
+            )
+        checks.check_routing(self)
+        checks.check_models(self)
+        return self
+
+    @property
+    def gateway_namespace(self) -> str:
+        """The namespace whose pods may reach the tenant's servers."""
+        return self.gateway.rpartition("/")[0]
+
+    @property
+    def standby_pods(self) -> int:
+        """Standby pods per model that hold GPUs: the tier's standbys, or for a cold tier the
+        placeholder that reserves one replica's GPUs."""
+        if self.tier.standby_level == "cold":
+            return max(self.tier.standbys, 1)
+        return self.tier.standbys
+
+    @property
+    def reserved_gpus(self) -> int:
+        """GPUs the minimum replicas and the standbys of every model hold."""
+        return sum((m.min_replicas + self.standby_pods) * m.gpus_per_replica for m in self.models)
+
+    def model_named(self, name: str) -> TenantModel:
+        """The tenant's model of that name; `SpecError` naming the models otherwise."""
+        for model in self.models:
+            if model.name == name:
+                return model
+        raise fail(
+            f"tenant {self.name!r} serves no model {name!r}",
+            fix=f"one of {', '.join(m.name for m in self.models)}",
+        )
+
+    def compile(self) -> Manifests:
+        """The tenant's Kubernetes objects (`gkeml_sdk.tenancy.manifests`)."""
+        from gkeml_sdk.tenancy.manifests import compile_tenant
+
+        return compile_tenant(self)
+
+    def __repr__(self) -> str:
+        models = ", ".join(m.name for m in self.models)
+        return f"Tenant({self.name!r}, tier={self.tier.name!r}, models=[{models}])"
+
+    __str__ = __repr__

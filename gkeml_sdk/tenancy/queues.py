@@ -1,0 +1,148 @@
+"""Priorities and Kueue queues of tenants: a PriorityClass and a WorkloadPriorityClass per
+tier, a ResourceFlavor per GPU, a ClusterQueue per tenant in one shared Cohort (tier
+semantics as preemption policy) and its LocalQueue (Kueue docs: "Cluster Queue",
+"Preemption", "Workload Priority Class")."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gkeml_sdk.core.labels import sdk_labels
+from gkeml_sdk.hardware.gpu_labels import ACCELERATOR_LABEL
+from gkeml_sdk.scheduling.kueue import KUEUE_API
+from gkeml_sdk.tenancy import names
+from gkeml_sdk.tenancy.names import Obj
+from gkeml_sdk.tenancy.tier import Tier
+
+if TYPE_CHECKING:
+    from gkeml_sdk.tenancy.model import Tenant
+
+GPU = "nvidia.com/gpu"
+STORAGE = "ephemeral-storage"
+# Placeholder pods rank below every tier, so any real pod preempts them.
+RESERVE_PRIORITY = -10
+
+
+def cluster_objects(tier: Tier) -> list[Obj]:
+    """The cluster-scoped priority objects of a tier (shared by its tenants).
+
+    Example:
+        >>> [o["kind"] for o in cluster_objects(Tier(name="A"))]
+        ['PriorityClass', 'WorkloadPriorityClass']
+    """
+    klass = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": names.tier_class(tier), "labels": sdk_labels()},
+        "value": tier.priority,
+        # A preemptible tier waits for free GPUs instead of evicting others.
+        "preemptionPolicy": "Never" if tier.preemptible else "PreemptLowerPriority",
+        "description": f"gkeml tenants of tier {tier.name} ({tier.isolation} GPUs)",
+    }
+    workload = {
+        "apiVersion": KUEUE_API,
+        "kind": "WorkloadPriorityClass",
+        "metadata": {"name": names.tier_class(tier), "labels": sdk_labels()},
+        "value": tier.priority,
+        "description": f"gkeml tenants of tier {tier.name}",
+    }
+    return [klass, workload]
+
+
+def shared_objects() -> list[Obj]:
+    """The Cohort every tenant's ClusterQueue joins and the placeholder pods' PriorityClass."""
+    cohort = {
+        "apiVersion": KUEUE_API,
+        "kind": "Cohort",
+        "metadata": {"name": names.COHORT, "labels": sdk_labels()},
+        "spec": {},
+    }
+    reserve = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": names.RESERVE_CLASS, "labels": sdk_labels()},
+        "value": RESERVE_PRIORITY,
+        "preemptionPolicy": "Never",
+        "description": "gkeml placeholders holding a cold standby's GPUs; any pod preempts them",
+    }
+    return [cohort, reserve]
+
+
+def flavor_name(label: str) -> str:
+    """ResourceFlavor of the nodes of one GPU label.
+
+    Example:
+        >>> flavor_name("nvidia-l4")
+        'gkeml-nvidia-l4'
+    """
+    return f"gkeml-{label}"
+
+
+def flavors(tenant: Tenant) -> list[Obj]:
+    """A ResourceFlavor per GPU the tenant's models use."""
+    labels = dict.fromkeys(m.model.accelerator.label for m in tenant.models)
+    return [
+        {
+            "apiVersion": KUEUE_API,
+            "kind": "ResourceFlavor",
+            "metadata": {"name": flavor_name(label), "labels": sdk_labels()},
+            "spec": {"nodeLabels": {ACCELERATOR_LABEL: label}},
+        }
+        for label in labels
+    ]
+
+
+def queues(tenant: Tenant, storage_gi: dict[str, int]) -> list[Obj]:
+    """The tenant's ClusterQueue and LocalQueue. `storage_gi` is the ephemeral storage per
+    GPU label the tenant's pods request at their maximum (Kueue admits only what its
+    ClusterQueue covers)."""
+    by_label: dict[str, int] = {}
+    for model in tenant.models:
+        label = model.model.accelerator.label
+        peak = (model.max_replicas + tenant.standby_pods) * model.gpus_per_replica
+        by_label[label] = by_label.get(label, 0) + peak
+    flavor_rows = [
+        {
+            "name": flavor_name(label),
+            "resources": [
+                {"name": GPU, "nominalQuota": str(min(gpus, tenant.gpu_quota))},
+                {"name": STORAGE, "nominalQuota": f"{storage_gi.get(label, 0)}Gi"},
+            ],
+        }
+        for label, gpus in by_label.items()
+    ]
+    spec: Obj = {
+        "cohortName": names.COHORT,
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": tenant.namespace}},
+        "resourceGroups": [{"coveredResources": [GPU, STORAGE], "flavors": flavor_rows}],
+        "preemption": _preemption(tenant.tier),
+    }
+    cluster_queue = {
+        "apiVersion": KUEUE_API,
+        "kind": "ClusterQueue",
+        "metadata": {"name": tenant.name, "labels": names.tenant_labels(tenant)},
+        "spec": spec,
+    }
+    local = {
+        "apiVersion": KUEUE_API,
+        "kind": "LocalQueue",
+        "metadata": names.metadata(tenant, tenant.name),
+        "spec": {"clusterQueue": tenant.name},
+    }
+    return [cluster_queue, local]
+
+
+def _preemption(tier: Tier) -> Obj:
+    if tier.isolation == "exclusive":
+        # Lends its idle GPUs, takes them back from any borrower, and may preempt lower tiers
+        # while it borrows itself.
+        return {
+            "reclaimWithinCohort": "Any",
+            "borrowWithinCohort": {"policy": "LowerPriority"},
+            "withinClusterQueue": "LowerPriority",
+        }
+    if tier.isolation == "shared":
+        # Borrows idle GPUs; reclaims its own only from lower priorities.
+        return {"reclaimWithinCohort": "LowerPriority", "withinClusterQueue": "LowerPriority"}
+    # Preemptible: borrows what is idle and gives it back; never evicts anyone.
+    return {"reclaimWithinCohort": "Never", "withinClusterQueue": "Never"}

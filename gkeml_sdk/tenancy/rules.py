@@ -1,0 +1,159 @@
+"""The rules a tenant must follow: isolation matches the GPUs, weights and replicas make
+sense, and the GPU quota covers what the tier keeps running."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import TYPE_CHECKING
+
+from gkeml_sdk.core.model import fail
+
+if TYPE_CHECKING:
+    from gkeml_sdk.tenancy.model import Tenant, TenantModel
+
+# HTTPRoute holds at most 16 rules: one per model and the tenant's by-weight rule.
+MAX_GATEWAY_MODELS = 15
+
+
+def check_replicas(model: TenantModel) -> None:
+    """Weight positive, 1 <= min_replicas <= max_replicas, and a ServeModel whose own
+    replica count, when given, agrees."""
+    name = model.model.name
+    if model.weight < 1:
+        raise fail(
+            f"model {name!r}: weight={model.weight}",
+            rule="weights are positive: a model that takes no traffic is not served",
+            fix="weight=1 or more, or drop the model",
+            field="weight",
+        )
+    if model.min_replicas < 1:
+        raise fail(
+            f"model {name!r}: min_replicas={model.min_replicas}",
+            rule="a served model keeps at least one replica (an HPA's minReplicas >= 1)",
+            fix="min_replicas=1",
+            field="min_replicas",
+        )
+    if model.max_replicas < model.min_replicas:
+        raise fail(
+            f"model {name!r}: max_replicas={model.max_replicas} is below "
+            f"min_replicas={model.min_replicas}",
+            rule="replicas scale between min_replicas and max_replicas",
+            fix=f"max_replicas={model.min_replicas} or more",
+            field="max_replicas",
+        )
+    # The default (1) stands for "not given": model_dump() writes it out.
+    if model.model.replicas != 1 and (
+        model.model.min_replicas != model.min_replicas
+        or model.model.max_replicas != model.max_replicas
+    ):
+        raise fail(
+            f"model {name!r}: ServeModel replicas {model.model.replicas!r} disagree with "
+            f"min_replicas={model.min_replicas}, max_replicas={model.max_replicas}",
+            rule="a tenant's model takes its replica bounds from TenantModel",
+            fix="drop replicas from the ServeModel",
+            field="replicas",
+        )
+
+
+def check_models(tenant: Tenant) -> None:
+    """Unique names, isolation per tier, warm standbys only on engines that sleep, quota."""
+    names = [m.name for m in tenant.models]
+    if len(set(names)) != len(names):
+        raise fail(
+            f"tenant {tenant.name!r} lists a model name twice: {names}",
+            rule="each model has one Deployment, Service and route",
+            fix="give each ServeModel its own name",
+            field="models",
+        )
+    for model in tenant.models:
+        _check_isolation(tenant, model)
+        engine = model.model.engine_row
+        if tenant.tier.standby_level == "warm" and engine.sleep_mode is None:
+            raise fail(
+                f"model {model.name!r}: {engine.display} cannot keep a warm standby asleep",
+                rule="a warm standby is a started server with its weights off the GPU "
+                "(vLLM's sleep mode), woken on failover",
+                fix="engine='vllm', or a tier with standby_level='hot' or 'cold'",
+                field="models",
+            )
+    if tenant.reserved_gpus > tenant.gpu_quota:
+        per_model = ", ".join(
+            f"{m.name}: ({m.min_replicas} + {tenant.standby_pods}) x {m.gpus_per_replica}"
+            for m in tenant.models
+        )
+        raise fail(
+            f"tenant {tenant.name!r}: gpu_quota={tenant.gpu_quota} is below the "
+            f"{tenant.reserved_gpus} GPUs its minimum replicas and standbys hold ({per_model})",
+            rule="the namespace's ResourceQuota refuses pods beyond the quota, so a standby "
+            "or a minimum replica would stay Pending",
+            fix=f"gpu_quota={tenant.reserved_gpus} or more, or fewer standbys or min_replicas",
+            field="gpu_quota",
+        )
+
+
+def _check_isolation(tenant: Tenant, model: TenantModel) -> None:
+    acc, tier = model.model.accelerator, tenant.tier
+    shared = acc.mig is not None or acc.sharing is not None
+    where = f"tenant {tenant.name!r} (tier {tier.name}), model {model.name!r}"
+    if tier.isolation == "exclusive" and shared:
+        mode = f"mig={acc.mig!r}" if acc.mig else f"sharing={acc.sharing!r}"
+        raise fail(
+            f"{where}: {mode} shares a GPU",
+            rule="an exclusive tier gets whole GPUs: MIG slices, time-sharing and MPS put "
+            "other pods on the same GPU",
+            fix=f"Accelerator({acc.model!r}, count=N) without mig/sharing, or tier='B'",
+            field="models",
+        )
+    if tier.isolation == "shared" and not shared:
+        raise fail(
+            f"{where}: whole GPUs on a shared tier",
+            rule="a shared tier packs models onto GPUs (MIG, time-sharing or MPS)",
+            fix="a MIG slice, e.g. Accelerator('a100-40gb', mig='2g.10gb') (model servers "
+            "refuse time-shared GPUs), or tier='A'",
+            field="models",
+        )
+    if tier.isolation == "preemptible" and not (model.model.spot or tier.preemptible):
+        raise fail(
+            f"{where}: neither Spot nor a preemptible priority (priority={tier.priority})",
+            rule="a preemptible tier runs on Spot VMs or at a priority (<= 1000) that a "
+            "normal tier preempts",
+            fix="spot=True on the ServeModel, or Tier(..., priority=10)",
+            field="models",
+        )
+
+
+def check_routing(tenant: Tenant) -> None:
+    """The Inference Gateway needs the proxy-only subnet and fits 15 models per route."""
+    if tenant.routing != "inference-gateway":
+        if tenant.gateway_cidrs:
+            raise fail(
+                "gateway_cidrs apply to routing='inference-gateway'",
+                rule="Istio's gateway pods reach the tenant from their namespace",
+                fix="drop gateway_cidrs, or routing='inference-gateway'",
+                field="gateway_cidrs",
+            )
+        return
+    if not tenant.gateway_cidrs:
+        raise fail(
+            f"tenant {tenant.name!r}: routing='inference-gateway' without gateway_cidrs",
+            rule="GKE's regional load balancers reach pods from the region's proxy-only "
+            "subnet, which the tenant's default-deny NetworkPolicy otherwise blocks",
+            fix="gateway_cidrs=['10.129.0.0/23'] (your proxy-only subnet's range)",
+            field="gateway_cidrs",
+        )
+    for cidr in tenant.gateway_cidrs:
+        try:
+            ipaddress.ip_network(cidr)
+        except ValueError:
+            raise fail(
+                f"gateway_cidrs: {cidr!r} is not a CIDR range",
+                fix="e.g. '10.129.0.0/23'",
+                field="gateway_cidrs",
+            ) from None
+    if len(tenant.models) > MAX_GATEWAY_MODELS:
+        raise fail(
+            f"tenant {tenant.name!r}: {len(tenant.models)} models on the Inference Gateway",
+            rule="an HTTPRoute holds 16 rules: one per model plus the tenant's by-weight rule",
+            fix=f"at most {MAX_GATEWAY_MODELS} models per tenant, or routing='istio'",
+            field="models",
+        )

@@ -1,0 +1,2 @@
+"""`TrainingJob`: the model, its rules, the code it ships, the environment contract and the
+Job/JobSet it compiles to."""

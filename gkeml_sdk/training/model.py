@@ -1,0 +1,280 @@
+"""`TrainingJob`: one training run on GKE, validated against GKE and Kueue rules."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, field_validator, model_validator
+
+from gkeml_sdk.core.model import SpecModel, fail
+from gkeml_sdk.hardware.accelerator import Accelerator
+from gkeml_sdk.hardware.network import NetworkChoice, NetworkMode, choose_network
+from gkeml_sdk.hardware.protocol import CPU_ONLY, Hardware
+from gkeml_sdk.hardware.tpu_slice import TpuSlice
+from gkeml_sdk.scheduling.catalog import Mode
+from gkeml_sdk.scheduling.kueue import DEFAULT_LOCAL_QUEUE
+from gkeml_sdk.scheduling.placement import Placement
+from gkeml_sdk.scheduling.rules import spot_spelling
+from gkeml_sdk.storage.volumes import Volume
+from gkeml_sdk.training.rules import check_job
+from gkeml_sdk.training.secrets import SecretRef
+
+if TYPE_CHECKING:
+    from gkeml_sdk.core.manifests import Manifests
+    from gkeml_sdk.pricing.catalog import PriceBook, PriceOverrides
+    from gkeml_sdk.pricing.model import CostEstimate
+
+# Bounded digit runs: an int of thousands of digits would exceed Python's int parsing limit.
+_DURATION = re.compile(
+    r"^\s*(?:([0-9]{1,9})d)?\s*(?:([0-9]{1,9})h)?\s*(?:([0-9]{1,9})m)?\s*(?:([0-9]{1,9})s)?\s*\Z"
+)
+
+
+class TrainingJob(SpecModel):
+    """A training job: the image and command, the accelerators of each node, and how it
+    survives preemption.
+
+    Example:
+        >>> job = TrainingJob(name="llama-ft", image="us-docker.pkg.dev/p/r/trainer:1",
+        ...                   command=["python", "train.py"],
+        ...                   accelerator=Accelerator("h100", count=8), nodes=2, spot=True,
+        ...                   queue="team-a", max_restarts=3)
+        >>> job.gang, job.total_gpus
+        (True, 16.0)
+    """
+
+    name: str
+    image: str | None = None
+    command: list[str] | None = None
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    # Env from Kubernetes Secrets (valueFrom.secretKeyRef): name -> SecretRef or "SECRET/KEY".
+    # A local run reads each value from the caller's variable of the same name.
+    secret_env: dict[str, SecretRef] = Field(default_factory=dict)
+    accelerator: Accelerator | TpuSlice | None = None
+    nodes: int = 0  # 0 = derived: the TPU slice's hosts, else 1
+    procs_per_node: int = 0  # 0 = derived: one per whole GPU, else 1
+    gang: bool | None = None  # None = derived: True when several pods must run together
+    spot: bool = False
+    # Dynamic Workload Scheduler: "flex-start" nodes, or "queued" (all nodes at once).
+    provisioning: Mode = "standard"
+    placement: Placement | None = None  # "compact" or TopologyPlacement(level=..., mode=...)
+    queue: str = DEFAULT_LOCAL_QUEUE
+    priority: str | None = None
+    max_restarts: int = 0
+    namespace: str = "default"
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    max_runtime: int | None = None  # seconds; also accepts "90m", "2h", "1d12h"
+    checkpoint_dir: str | None = None
+    # Data mounted into every pod (GcsFuse, Parallelstore, HyperdiskML, Pvc); locally, folders.
+    volumes: list[Volume] = Field(default_factory=list)
+    service_account: str | None = None
+    cpu: str | None = None
+    memory: str | None = None
+    termination_grace_seconds: int | None = None
+    # Code that travels with the job: relative path -> text. On GKE a ConfigMap mounted
+    # read-only at CODE_MOUNT (the working directory); locally the run directory's code/.
+    files: dict[str, str] = Field(default_factory=dict)
+    # Inter-node networking: "auto" takes the machine type's stack (GPUDirect, Fast Socket)
+    # for multi-node jobs; see docs/networking.md.
+    network: NetworkMode = "auto"
+
+    @field_validator("max_runtime", mode="before")
+    @classmethod
+    def _parse_duration(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip().isdigit():
+            match = _DURATION.match(value)
+            if not value.strip() or match is None:
+                raise fail(
+                    f"max_runtime={value!r} is not a duration",
+                    rule="durations are seconds or a mix of d/h/m/s units",
+                    fix="max_runtime='2h30m' or max_runtime=9000",
+                    field="max_runtime",
+                )
+            d, h, m, s = (int(g or 0) for g in match.groups())
+            return ((d * 24 + h) * 60 + m) * 60 + s
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(spot_spelling(data))
+        accelerator = data.get("accelerator")
+        if isinstance(accelerator, dict):
+            kind = TpuSlice if "generation" in accelerator else Accelerator
+            data["accelerator"] = accelerator = kind.model_validate(accelerator)
+        hardware = accelerator if isinstance(accelerator, Accelerator | TpuSlice) else CPU_ONLY
+        hosts = hardware.fixed_pods
+        if not data.get("nodes"):
+            data["nodes"] = hosts or 1
+        if not data.get("procs_per_node"):
+            data["procs_per_node"] = hardware.default_procs_per_node
+        if data.get("gang") is None:
+            nodes = data["nodes"]
+            data["gang"] = bool(hosts and hosts > 1) or (isinstance(nodes, int) and nodes > 1)
+        return data
+
+    @model_validator(mode="after")
+    def _check(self) -> TrainingJob:
+        check_job(self)
+        self.network_choice  # noqa: B018 - raises SpecError for what GKE cannot do
+        return self
+
+    @property
+    def network_choice(self) -> NetworkChoice:
+        """The networking stack the pods get (`choice.stack` None: plain pod networking)."""
+        return choose_network(self.accelerator, self.nodes, self.network)
+
+    @property
+    def total_gpus(self) -> float:
+        """Physical GPUs across all nodes (fractions for MIG/sharing)."""
+        if isinstance(self.accelerator, Accelerator):
+            return self.accelerator.physical_gpus * self.nodes
+        return 0
+
+    @property
+    def total_chips(self) -> int:
+        """TPU chips across all slices."""
+        if isinstance(self.accelerator, TpuSlice):
+            return self.accelerator.chips * self.accelerator.slices
+        return 0
+
+    @property
+    def hardware(self) -> Hardware:
+        """What each pod's hardware asks of Kubernetes: the accelerator, or `CPU_ONLY`."""
+        return self.accelerator if self.accelerator is not None else CPU_ONLY
+
+    @property
+    def uses_jobset(self) -> bool:
+        """Multi-node, gang or multi-host TPU jobs compile to a JobSet; the rest to a Job."""
+        return self.nodes > 1 or bool(self.gang)
+
+    @classmethod
+    def from_code(cls, source: str, *, name: str | None = None, **fields: Any) -> TrainingJob:
+        """A job that runs `source` (e.g. a notebook cell) as `main.py`; the code travels as a
+        file, never through a shell. Without `name`, one is derived from the content.
+
+        Example:
+            >>> job = TrainingJob.from_code("print('hello')", image="python:3.12")
+            >>> job.command, job.name
+            (['python', '-u', 'main.py'], 'code-0d736fbf')
+        """
+        from gkeml_sdk.training.code import ENTRYPOINT, code_files
+
+        files = code_files(source)
+        return cls._with_code(name, "code", files, ["python", "-u", ENTRYPOINT], fields)
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        kwargs: Mapping[str, Any] | None = None,
+        name: str | None = None,
+        **fields: Any,
+    ) -> TrainingJob:
+        """A job that calls `fn(**kwargs)`. Only the function's own source is shipped, so it
+        imports what it needs inside its body; `kwargs` travel as JSON.
+
+        Example:
+            >>> def train(steps: int) -> None:
+            ...     print("training", steps)
+            >>> TrainingJob.from_function(train, kwargs={"steps": 10}).name  # doctest: +SKIP
+            'train-3f0c9a1e'
+        """
+        from gkeml_sdk.training.code import ENTRYPOINT, function_files
+
+        files = function_files(fn, kwargs)
+        return cls._with_code(name, fn.__name__, files, ["python", "-u", ENTRYPOINT], fields)
+
+    @classmethod
+    def from_script(
+        cls,
+        script: str | Path,
+        *,
+        script_args: Iterable[str] = (),
+        include: Iterable[str] = ("*.py",),
+        name: str | None = None,
+        **fields: Any,
+    ) -> TrainingJob:
+        """A job that runs an existing script; the files next to it that match `include`
+        (globs, e.g. `"**/*.py"`, `"config.yaml"`) travel with it, so local imports work.
+
+        Example:
+            >>> job = TrainingJob.from_script("train.py", include=["*.py", "conf/*.yaml"],
+            ...                               image="img")  # doctest: +SKIP
+        """
+        from gkeml_sdk.training.code import script_files
+
+        files, entry = script_files(script, include)
+        command = ["python", "-u", entry, *script_args]
+        return cls._with_code(name, Path(script).stem, files, command, fields)
+
+    @classmethod
+    def _with_code(
+        cls,
+        name: str | None,
+        prefix: str,
+        files: dict[str, str],
+        command: list[str],
+        fields: dict[str, Any],
+    ) -> TrainingJob:
+        from gkeml_sdk.training.code import derived_name
+
+        fields = {"command": command, **fields, "files": {**files, **fields.get("files", {})}}
+        job = cls(name=name or "job", **fields)
+        if name is None:
+            # Fields added later stay out at their defaults, so names derived before are kept.
+            later: dict[str, Any] = {
+                "secret_env": {},
+                "provisioning": "standard",
+                "placement": None,
+                "network": "auto",
+                "volumes": [],
+            }
+            unset: dict[str, Any] = {k: True for k, d in later.items() if getattr(job, k) == d}
+            unset["name"] = True
+            if job.accelerator is not None and job.accelerator.allocation == "device-plugin":
+                unset["accelerator"] = {"allocation": True}
+            payload = job.model_dump(mode="json", exclude=unset)
+            job = job.model_copy(update={"name": derived_name(prefix, payload)})
+        return job
+
+    def compile(self, attempt: int = 1) -> Manifests:
+        """The Kubernetes objects that run this job (attempt k > 1 of a resubmitted run is
+        named `<name>--r<k>`; see `gkeml_sdk.core.labels.attempt_name`)."""
+        from gkeml_sdk.training.manifests import compile_training_job
+
+        return compile_training_job(self, attempt)
+
+    def estimate_cost(
+        self, hours: float = 1.0, prices: PriceBook | PriceOverrides | str | None = None
+    ) -> CostEstimate:
+        """On-demand, Spot and flex-start cost of running `hours`, with the price source.
+
+        `prices`: a `PriceBook`, a dict of overrides such as `{"h100": {"on_demand": 11.0}}`,
+        or the path of a YAML/JSON price file.
+        """
+        from gkeml_sdk.pricing.model import estimate_training_cost
+
+        return estimate_training_cost(self, hours, prices)
+
+    def with_changes(self, **changes: Any) -> TrainingJob:
+        """A validated copy with some fields replaced (e.g. `spot=False` for a fallback)."""
+        return TrainingJob.model_validate({**self.model_dump(), **changes})
+
+    def __repr__(self) -> str:
+        return f"TrainingJob({self.name!r}, accelerator={self.accelerator!r}, nodes={self.nodes})"
+
+    __str__ = __repr__
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return f"<code>{html.escape(repr(self))}</code>"

@@ -1,0 +1,146 @@
+"""The pod template of a training job: scheduling for its accelerator and Spot, resources,
+the environment contract and checkpoint storage."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gkeml_sdk.core.environment import CHECKPOINT_MOUNT, CODE_MOUNT, DEFAULT_MASTER_PORT
+from gkeml_sdk.hardware.manifests import add_network
+from gkeml_sdk.hardware.protocol import Hardware
+from gkeml_sdk.scheduling import spot
+from gkeml_sdk.scheduling.manifests import accelerator_scheduling
+from gkeml_sdk.storage.checkpoints import checkpoint_volume, parse_checkpoint_dir
+from gkeml_sdk.storage.manifests import pod_volumes
+from gkeml_sdk.training.code_configmap import code_volume
+from gkeml_sdk.training.contract_env import CONTAINER, contract_env, run_labels
+from gkeml_sdk.training.dra_claims import add_claims
+from gkeml_sdk.training.provisioning import add_provisioning_scheduling
+from gkeml_sdk.training.secret_env import secret_env_entries
+from gkeml_sdk.training.topology_annotations import topology_annotations
+
+if TYPE_CHECKING:
+    from gkeml_sdk.training.model import TrainingJob
+
+Obj = dict[str, Any]
+
+
+def pod_template(job: TrainingJob, attempt: int = 1) -> Obj:
+    """`PodTemplateSpec` for every pod of `job` (one pod per node / TPU VM).
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob, Accelerator
+        >>> t = pod_template(TrainingJob(name="a", command=["x"], accelerator=Accelerator("l4")))
+        >>> t["spec"]["nodeSelector"]
+        {'cloud.google.com/gke-accelerator': 'nvidia-l4'}
+    """
+    hardware = job.hardware
+    selector, tolerations, affinity = accelerator_scheduling(hardware, on_spot=job.spot)
+    add_provisioning_scheduling(job, selector, tolerations)
+    volumes, mounts, annotations, checkpoint_path = _volumes(job, hardware)
+    annotations.update(topology_annotations(job))
+    data = pod_volumes(job.volumes)
+    volumes, mounts, volume_env = volumes + data.volumes, mounts + data.mounts, data.env
+    annotations.update(data.annotations)
+    spec: Obj = {
+        "restartPolicy": "Never",
+        **_present(serviceAccountName=job.service_account),
+        "terminationGracePeriodSeconds": _grace_seconds(job),
+        **_present(nodeSelector=selector, affinity=affinity, tolerations=tolerations),
+        **_present(hostIPC=hardware.host_ipc),
+        "containers": [_container(job, hardware, checkpoint_path, mounts, attempt, volume_env)],
+        **_present(volumes=volumes),
+    }
+    metadata: Obj = {"labels": {**job.labels, **run_labels(job, attempt)}}
+    if annotations or job.annotations:
+        metadata["annotations"] = {**annotations, **job.annotations}
+    template = add_network(
+        {"metadata": metadata, "spec": spec}, job.network_choice.stack, CONTAINER
+    )
+    return add_claims(template, job, CONTAINER)
+
+
+def _present(**fields: Any) -> Obj:
+    # Kubernetes reads an absent field and an empty one alike; absent keeps manifests short.
+    return {key: value for key, value in fields.items() if value}
+
+
+def _container(
+    job: TrainingJob,
+    hardware: Hardware,
+    checkpoint_path: str,
+    mounts: list[Obj],
+    attempt: int,
+    volume_env: list[Obj],
+) -> Obj:
+    env = (
+        contract_env(job, checkpoint_path, attempt)
+        + volume_env
+        + [{"name": k, "value": v} for k, v in job.env.items()]
+        + secret_env_entries(job)
+    )
+    return {
+        "name": CONTAINER,
+        **_present(image=job.image, command=list(job.command or ()), args=list(job.args)),
+        # Commands name the shipped files relative to the code directory, as locally.
+        **_present(workingDir=CODE_MOUNT if job.files else None),
+        "env": env,
+        **_present(ports=_ports(job, hardware), resources=_resources(job, hardware)),
+        **_present(volumeMounts=mounts),
+    }
+
+
+def _grace_seconds(job: TrainingJob) -> int:
+    if job.termination_grace_seconds is not None:
+        return job.termination_grace_seconds
+    return spot.SPOT_DEFAULT_GRACE_SECONDS if job.spot else spot.DEFAULT_GRACE_SECONDS
+
+
+def _resources(job: TrainingJob, hardware: Hardware) -> Obj:
+    requests: Obj = {**_present(cpu=job.cpu, memory=job.memory), **hardware.resources()}
+    if not requests:
+        return {}
+    limits = {k: v for k, v in requests.items() if k != "cpu"}
+    return {"requests": requests, "limits": limits}
+
+
+def _ports(job: TrainingJob, hardware: Hardware) -> list[Obj]:
+    coordinator = [{"name": "coordinator", "containerPort": DEFAULT_MASTER_PORT}]
+    return (coordinator if job.uses_jobset else []) + hardware.ports()
+
+
+def _volumes(
+    job: TrainingJob, hardware: Hardware
+) -> tuple[list[Obj], list[Obj], dict[str, str], str]:
+    volumes: list[Obj] = []
+    mounts: list[Obj] = []
+    annotations: dict[str, str] = {}
+    if hardware.shared_memory:
+        volumes.append({"name": "dshm", "emptyDir": {"medium": "Memory"}})
+        mounts.append({"name": "dshm", "mountPath": "/dev/shm"})
+    location = parse_checkpoint_dir(job.checkpoint_dir) if job.checkpoint_dir else None
+    path = CHECKPOINT_MOUNT
+    if location is None:
+        # Survives container restarts only; pass checkpoint_dir to survive preemption.
+        volumes.append({"name": "checkpoints", "emptyDir": {}})
+        mounts.append({"name": "checkpoints", "mountPath": CHECKPOINT_MOUNT})
+    elif location.kind == "path":
+        path = location.source
+    elif location.kind == "pvc":
+        claim = {"claimName": location.source}
+        volumes.append({"name": "checkpoints", "persistentVolumeClaim": claim})
+        mount: Obj = {"name": "checkpoints", "mountPath": CHECKPOINT_MOUNT}
+        if location.path:
+            mount["subPath"] = location.path
+        mounts.append(mount)
+    else:
+        # Only the checkpoint folder is mounted (only-dir), at the checkpoint mount.
+        bucket = pod_volumes([checkpoint_volume(location)], env=False)
+        volumes.extend(bucket.volumes)
+        mounts.extend(bucket.mounts)
+        annotations.update(bucket.annotations)
+    if job.files:
+        volume, mount = code_volume(job)
+        volumes.append(volume)
+        mounts.append(mount)
+    return volumes, mounts, annotations, path

@@ -1,0 +1,45 @@
+"""Env from Kubernetes Secrets on the trainer container, and a note for plain env that looks
+like it carries a secret (its value would be in every manifest and run record)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gkeml_sdk.training.model import TrainingJob
+
+
+# Substrings of env names that usually hold credentials (matched case-insensitively).
+SECRET_LIKE_NAMES = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
+
+
+def secret_env_entries(job: TrainingJob) -> list[dict[str, Any]]:
+    """Container env entries that read `job.secret_env` from Secrets; values never appear.
+
+    Example:
+        >>> job = TrainingJob(name="ft", command=["x"], secret_env={"HF_TOKEN": "hf/token"})
+        >>> secret_env_entries(job)
+        [{'name': 'HF_TOKEN', 'valueFrom': {'secretKeyRef': {'name': 'hf', 'key': 'token'}}}]
+    """
+    return [
+        {"name": env, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key}}}
+        for env, ref in job.secret_env.items()
+    ]
+
+
+def secret_like_env_notes(job: TrainingJob) -> list[str]:
+    """A note per plain `env` entry whose name suggests a credential (not refused: it may be
+    a key size or a public token; the note names the variable, never its value).
+
+    Example:
+        >>> job = TrainingJob(name="ft", command=["x"], env={"WANDB_API_KEY": "abc", "LR": "1"})
+        >>> secret_like_env_notes(job)  # doctest: +ELLIPSIS
+        ["env WANDB_API_KEY looks like a secret: its value is written into the manifests ..."]
+    """
+    return [
+        f"env {name} looks like a secret: its value is written into the manifests and the run "
+        f"record in plain text; put it in a Secret and use secret_env={{'{name}': "
+        f"'SECRET/KEY'}} instead"
+        for name in job.env
+        if any(word in name.upper() for word in SECRET_LIKE_NAMES)
+    ]
