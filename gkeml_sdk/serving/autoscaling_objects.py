@@ -23,6 +23,7 @@ def pod_monitoring(svc: ServeModel, fit: Fit) -> Obj:
     """A `monitoring.googleapis.com/v1` PodMonitoring scraping the engine's metrics endpoint.
 
     Example:
+        >>> from gkeml_sdk import ServeModel
         >>> from gkeml_sdk.hardware.accelerator import Accelerator
         >>> svc = ServeModel(name="t", engine="triton", model="mistral-7b",
         ...     accelerator=Accelerator("l4"), tensor_parallel=1, pipeline_parallel=1,
@@ -47,6 +48,7 @@ def horizontal_pod_autoscaler(svc: ServeModel, fit: Fit) -> Obj:
     """An `autoscaling/v2` HPA on the engine gauge `svc.replicas` names, averaged per replica.
 
     Example:
+        >>> from gkeml_sdk import ServeModel
         >>> from gkeml_sdk.hardware.accelerator import Accelerator
         >>> from gkeml_sdk.serving.autoscaling import Autoscaling
         >>> svc = ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",

@@ -30,6 +30,7 @@ def server_args(svc: ServeModel, fit: Fit) -> list[str]:
     """The engine's command-line arguments (after its command), built from the row's flags.
 
     Example:
+        >>> from gkeml_sdk import ServeModel
         >>> from gkeml_sdk.hardware.accelerator import Accelerator
         >>> svc = ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct", engine="tgi",
         ...                  accelerator=Accelerator("l4"), max_model_len=4096)
@@ -85,6 +86,7 @@ def container(svc: ServeModel, fit: Fit, role: Role, startup_seconds: int) -> Ob
     """The container of a single-host pod (`server`) or of a LeaderWorkerSet leader/worker.
 
     Example:
+        >>> from gkeml_sdk import ServeModel
         >>> from gkeml_sdk.hardware.accelerator import Accelerator
         >>> svc = ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
         ...                  accelerator=Accelerator("l4"))
@@ -124,6 +126,7 @@ def volumes(svc: ServeModel, fit: Fit) -> list[Obj]:
     """Pod volumes: shared memory for NCCL, the weight cache, the Triton model repository.
 
     Example:
+        >>> from gkeml_sdk import ServeModel
         >>> from gkeml_sdk.hardware.accelerator import Accelerator
         >>> svc = ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
         ...                  accelerator=Accelerator("l4"))
@@ -147,6 +150,7 @@ def pod_annotations(svc: ServeModel) -> dict[str, str]:
     """Pod annotations: the Cloud Storage FUSE sidecar when the repository is a bucket.
 
     Example:
+        >>> from gkeml_sdk import ServeModel
         >>> from gkeml_sdk.hardware.accelerator import Accelerator
         >>> pod_annotations(ServeModel(name="t", engine="triton", model="mistral-7b",
         ...     accelerator=Accelerator("l4"), tensor_parallel=1, pipeline_parallel=1,
@@ -163,6 +167,7 @@ def grace_seconds(svc: ServeModel) -> int:
     """Termination grace: (longest request + preStop sleep) x 1.5.
 
     Example:
+        >>> from gkeml_sdk import ServeModel
         >>> from gkeml_sdk.hardware.accelerator import Accelerator
         >>> grace_seconds(ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
         ...                          accelerator=Accelerator("l4")))
@@ -175,6 +180,7 @@ def cache_size(svc: ServeModel, fit: Fit) -> str | None:
     """Disk for downloaded weights (every pod downloads what it loads), or None.
 
     Example:
+        >>> from gkeml_sdk import ServeModel
         >>> from gkeml_sdk.hardware.accelerator import Accelerator
         >>> svc = ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
         ...                  accelerator=Accelerator("l4"))
@@ -247,6 +253,7 @@ def repository_path(svc: ServeModel) -> str:
     """Where the model repository is inside the container.
 
     Example:
+        >>> from gkeml_sdk import ServeModel
         >>> from gkeml_sdk.hardware.accelerator import Accelerator
         >>> repository_path(ServeModel(name="t", engine="triton", model="mistral-7b",
         ...     accelerator=Accelerator("l4"), tensor_parallel=1, pipeline_parallel=1,

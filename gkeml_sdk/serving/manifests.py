@@ -41,6 +41,7 @@ def compile_serve(svc: ServeModel) -> Manifests:
     Deterministic: equal specs give byte-identical YAML.
 
     Example:
+        >>> from gkeml_sdk import ServeModel
         >>> from gkeml_sdk.hardware.accelerator import Accelerator
         >>> m = compile_serve(ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
         ...                              accelerator=Accelerator("l4")))

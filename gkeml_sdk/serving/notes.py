@@ -22,6 +22,7 @@ def serving_notes(svc: ServeModel, plan: ServePlan) -> tuple[str, ...]:
     """Risks and cluster prerequisites of `svc`, one sentence each.
 
     Example:
+        >>> from gkeml_sdk import ServeModel
         >>> from gkeml_sdk.hardware.accelerator import Accelerator
         >>> svc = ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
         ...                  accelerator=Accelerator("l4"), spot=True, replicas=2)

@@ -32,6 +32,7 @@ def routing_objects(svc: ServeModel, fit: Fit) -> list[Obj]:
     """The routing objects `svc.routing` asks for (none without routing).
 
     Example:
+        >>> from gkeml_sdk import ServeModel
         >>> from gkeml_sdk.hardware.accelerator import Accelerator
         >>> svc = ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
         ...     accelerator=Accelerator("l4"), routing=Routing(via="istio"))
@@ -56,6 +57,7 @@ def routes(svc: ServeModel, routing: Routing) -> list[Route]:
     """The routes to write: the given ones, or this service's model name to itself.
 
     Example:
+        >>> from gkeml_sdk import ServeModel
         >>> from gkeml_sdk.hardware.accelerator import Accelerator
         >>> svc = ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
         ...     accelerator=Accelerator("l4"), routing=Routing(via="istio"))

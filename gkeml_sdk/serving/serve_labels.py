@@ -22,6 +22,7 @@ def all_pods(svc: ServeModel) -> dict[str, str]:
     """Selects every pod of the service (leaders and workers).
 
     Example:
+        >>> from gkeml_sdk import ServeModel
         >>> from gkeml_sdk.hardware.accelerator import Accelerator
         >>> all_pods(ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
         ...                     accelerator=Accelerator("l4")))
@@ -34,6 +35,7 @@ def serving_pods(svc: ServeModel, fit: Fit) -> dict[str, str]:
     """Selects the pods that answer HTTP: all of them, or the group leaders when multi-host.
 
     Example:
+        >>> from gkeml_sdk import ServeModel
         >>> from gkeml_sdk.hardware.accelerator import Accelerator
         >>> svc = ServeModel(name="big", model="meta-llama/Llama-3.1-405B-Instruct",
         ...                  accelerator=Accelerator("h100"), hf_token_secret="hf")
@@ -49,6 +51,7 @@ def metadata(svc: ServeModel, *, main: bool = False) -> dict[str, object]:
     """`metadata` of a serving object; the Deployment/LWS (`main`) carries the Kueue queue.
 
     Example:
+        >>> from gkeml_sdk import ServeModel
         >>> from gkeml_sdk.hardware.accelerator import Accelerator
         >>> svc = ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
         ...                  accelerator=Accelerator("l4"), queue="team-a")

@@ -16,6 +16,7 @@ def weights_pod(svc: ServeModel) -> PodVolumes:
     as every replica reads the same files.
 
     Example:
+        >>> from gkeml_sdk import ServeModel
         >>> from gkeml_sdk import Accelerator
         >>> from gkeml_sdk.storage.disks import HyperdiskML
         >>> svc = ServeModel(name="a", model="Qwen/Qwen2.5-7B-Instruct",
@@ -32,6 +33,7 @@ def model_location(svc: ServeModel) -> str:
     """What the engine's model flag names: the mount path of the weights, else the Hub id.
 
     Example:
+        >>> from gkeml_sdk import ServeModel
         >>> from gkeml_sdk import Accelerator
         >>> from gkeml_sdk.storage.volumes import GcsFuse
         >>> model_location(ServeModel(name="a", model="Qwen/Qwen2.5-7B-Instruct",

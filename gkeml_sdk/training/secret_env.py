@@ -17,6 +17,7 @@ def secret_env_entries(job: TrainingJob) -> list[dict[str, Any]]:
     """Container env entries that read `job.secret_env` from Secrets; values never appear.
 
     Example:
+        >>> from gkeml_sdk import TrainingJob
         >>> job = TrainingJob(name="ft", command=["x"], secret_env={"HF_TOKEN": "hf/token"})
         >>> secret_env_entries(job)
         [{'name': 'HF_TOKEN', 'valueFrom': {'secretKeyRef': {'name': 'hf', 'key': 'token'}}}]
@@ -32,6 +33,7 @@ def secret_like_env_notes(job: TrainingJob) -> list[str]:
     a key size or a public token; the note names the variable, never its value).
 
     Example:
+        >>> from gkeml_sdk import TrainingJob
         >>> job = TrainingJob(name="ft", command=["x"], env={"WANDB_API_KEY": "abc", "LR": "1"})
         >>> secret_like_env_notes(job)  # doctest: +ELLIPSIS
         ["env WANDB_API_KEY looks like a secret: its value is written into the manifests ..."]
