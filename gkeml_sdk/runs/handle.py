@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import enum
 import queue
-import re
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from gkeml_sdk.errors import RunTimeoutError
 from gkeml_sdk.pictures.runs import run_html
+from gkeml_sdk.runs.log_lines import log_prefix, log_slot
 
 if TYPE_CHECKING:
     from gkeml_sdk.runs.explain.explanation import Explanation
@@ -108,31 +108,6 @@ class RunCounters:
 
 
 ProgressCallback = Callable[[RunStatus], None]
-
-# A log line's origin, shared by every backend: "[<node>] " or "[<node>.<local rank>] ".
-_LOG_PREFIX = re.compile(r"\[(\d+(?:\.\d+)?)\] ")
-
-
-def log_prefix(slot: int | str) -> str:
-    """The prefix every backend puts before a process's log line: its slot in brackets, the
-    node rank (`1`), or node and local rank when each GPU has its own process (`"0.3"`).
-
-    Example:
-        >>> log_prefix(1) + "loss 0.1", log_prefix("0.3")
-        ('[1] loss 0.1', '[0.3] ')
-    """
-    return f"[{slot}] "
-
-
-def log_slot(line: str) -> str | None:
-    """The slot a prefixed log line came from (`log_prefix`'s inverse), or None.
-
-    Example:
-        >>> log_slot("[0.3] step 1"), log_slot("[12] done"), log_slot("no prefix")
-        ('0.3', '12', None)
-    """
-    found = _LOG_PREFIX.match(line)
-    return found.group(1) if found else None
 
 
 class Run(ABC):

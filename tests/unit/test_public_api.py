@@ -99,7 +99,7 @@ def test_the_check_sees_an_internal_import(tmp_path):
     assert private_uses(example, edge=False) == [
         "2: from gkeml_sdk.backends.local import LocalOptions",
         "3: gkeml_sdk.watch",
-        "5: gkeml_sdk.runs.handle",
+        "5: gkeml_sdk.runs",
     ]
 
 

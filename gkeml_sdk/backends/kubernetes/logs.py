@@ -1,4 +1,4 @@
-"""Log lines of one attempt's pods, prefixed by node rank (`gkeml_sdk.runs.handle.log_prefix`); when
+"""Log lines of one attempt's pods, prefixed by node rank (`Run.log_prefix`); when
 following, pods are picked up from a watch as they start, until the attempt is final."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import resource
 from gkeml_sdk.backends.kubernetes.streams import Backoff, Event, Informer, StreamSpec
 from gkeml_sdk.core.objects import uid
-from gkeml_sdk.runs.handle import log_prefix
+from gkeml_sdk.runs.log_lines import log_prefix
 from gkeml_sdk.runs.status import StatusTracker
 from gkeml_sdk.scheduling.kueue import JOB_COMPLETION_INDEX_ANNOTATION, JOBSET_JOB_INDEX_LABEL
 from gkeml_sdk.training.model import TrainingJob

@@ -258,7 +258,7 @@ def _launch_supervisor(path: Path, secrets: dict[str, str]) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"} | secrets
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "gkeml_sdk.backends.local.supervisor", str(path)],
+            [sys.executable, "-m", "gkeml_sdk.backends.local.detach", str(path)],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             env=env,

@@ -24,8 +24,8 @@ from gkeml_sdk.runs.handle import (
     RunState,
     RunStatus,
     Transition,
-    log_prefix,
 )
+from gkeml_sdk.runs.log_lines import log_prefix
 from gkeml_sdk.training.model import TrainingJob
 
 log = logging.getLogger(__name__)

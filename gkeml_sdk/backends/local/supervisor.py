@@ -1,21 +1,14 @@
 """The detached process that runs a local job: starts one process per slot with the
 environment contract, restarts the gang on failure or simulated preemption, enforces
-max_runtime, and records every transition in the run directory.
-Started as `python -m gkeml_sdk.backends.local.supervisor RUN_PATH`; it forks, so it is no child of
-the caller and outlives it (a kernel restart does not stop a run).
-"""
+max_runtime, and records every transition in the run directory. `detach` starts it."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
 import subprocess
-import sys
 import time
-import traceback
-from pathlib import Path
 from typing import Any
 
 from gkeml_sdk.backends.local.confined import open_private
@@ -28,7 +21,7 @@ from gkeml_sdk.backends.local.local_environment import (
 )
 from gkeml_sdk.backends.local.local_options import LocalOptions
 from gkeml_sdk.backends.local.procs import ProcessId, free_ports, start_in_group, stop_groups
-from gkeml_sdk.backends.local.run_store import JOB, LAUNCH, SUPERVISOR_LOG, ProcessRecord, RunDir
+from gkeml_sdk.backends.local.run_store import JOB, LAUNCH, ProcessRecord, RunDir
 from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus
 from gkeml_sdk.training.model import TrainingJob
 
@@ -262,44 +255,3 @@ class Supervisor:
 
     def _on_signal(self, signum: int, frame: object) -> None:
         self.stop_signal = signum
-
-
-def main(argv: list[str]) -> int:
-    """Fork the supervisor for the run at `argv[0]`, record its identity, and return."""
-    run = RunDir(Path(argv[0]))
-    pid = os.fork()
-    if pid:
-        run.write_supervisor(ProcessId.of(pid))
-        return 0
-    os.setsid()
-    # Whatever the supervisor writes is private; its children get the caller's umask back.
-    caller_umask = os.umask(0o077)
-    log_fd = open_private(run.path / SUPERVISOR_LOG)
-    with open(os.devnull, "rb") as null, os.fdopen(log_fd, "ab") as log:
-        os.dup2(null.fileno(), 0)
-        os.dup2(log.fileno(), 1)
-        os.dup2(log.fileno(), 2)
-    supervisor: Supervisor | None = None
-    try:
-        supervisor = Supervisor(run, caller_umask)
-        supervisor.supervise()
-    except BaseException as exc:  # the run must end in a recorded state, whatever happened
-        traceback.print_exc()
-        with contextlib.suppress(Exception):
-            if supervisor is not None:
-                supervisor._stop_all()
-            record = run.read()
-            record.move(
-                RunStatus(
-                    RunState.FAILED, "SupervisorError", repr(exc), FailureCause.INFRASTRUCTURE
-                )
-            )
-            run.write(record)
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    os._exit(0)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
