@@ -34,7 +34,7 @@ from gkeml_sdk.hardware import gpus, tpus
 from tests.schemas import validate_object
 from tests.unit.k8s_rules import name_errors
 
-NO_SCHEMA = {"HealthCheckPolicy", "GCPBackendPolicy"}  # as tests/unit/compile
+NO_SCHEMA = {"HealthCheckPolicy", "GCPBackendPolicy"}  # as in the serving tests
 
 
 def schema_errors(obj: dict[str, Any]) -> list[str]:

@@ -9,7 +9,7 @@ import yaml
 
 from gkeml_sdk.cli.main import main
 
-EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "tenants.yaml")
+EXAMPLE = str(Path(__file__).resolve().parents[3] / "examples" / "tenants.yaml")
 
 
 def test_plan_summarises_each_tenant_and_counts_objects(capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,7 +7,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 WITHOUT_IPYTHON = "import sys; sys.modules['IPython'] = None\n"  # as if not installed
 
 

@@ -25,7 +25,7 @@ from gkeml_sdk import (
     TpuSlice,
     TrainingJob,
 )
-from tests.unit.gke.test_pool_table import GPU_TABLE, MODES, TPU_TABLE
+from tests.unit.nodepools.test_pool_table import GPU_TABLE, MODES, TPU_TABLE
 
 Obj = dict[str, Any]
 TRUE = "true"

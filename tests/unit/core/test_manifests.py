@@ -6,8 +6,8 @@ import yaml
 from gkeml_sdk import TrainingJob
 from gkeml_sdk.core.manifests import dump_yaml
 from tests.bench.bench_core import varied_jobs
-from tests.unit.compile.test_golden import JOBS
-from tests.unit.compile.test_serving_golden import SERVICES
+from tests.unit.serving.test_golden import SERVICES
+from tests.unit.training.test_golden import JOBS
 
 
 @pytest.mark.skipif(not yaml.__with_libyaml__, reason="PyYAML without libyaml: one emitter only")

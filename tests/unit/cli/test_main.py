@@ -10,7 +10,7 @@ import yaml
 
 from gkeml_sdk.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_render_a_python_example_prints_its_manifests(capsys):

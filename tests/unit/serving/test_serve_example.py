@@ -10,7 +10,7 @@ import yaml
 
 from gkeml_sdk.files import load_specs
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "serve_vllm.py"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "serve_vllm.py"
 
 
 def test_example_prints_plan_and_manifests():

@@ -10,7 +10,7 @@ import pytest
 from gkeml_sdk.cli.main import main
 from gkeml_sdk.cli.wording import cli_words
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PYTHON_ADVICE = ("Client(", "svc.compile()", "kubeconfig=/", "max_resubmits=")
 
 

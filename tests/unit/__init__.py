@@ -1,0 +1,1 @@
+"""Unit tests: pure, no cluster and no network."""
