@@ -82,6 +82,8 @@ _EXPORTS = {
     "NodePool": "gkeml_sdk.nodepools.model",
     "NodeNetwork": "gkeml_sdk.nodepools.model",
     "GkeClient": "gkeml_sdk.backends.gke.gke_client",
+    "node_pool_messages": "gkeml_sdk.backends.gke.messages",
+    "create_requests": "gkeml_sdk.backends.gke.messages",
     "load_node_pools": "gkeml_sdk.nodepools.pool_file",
 }
 
@@ -147,15 +149,18 @@ __all__ = [
     "Verdict",
     "__version__",
     "compile_tenants",
+    "create_requests",
     "gpu_models",
     "load_node_pools",
     "load_specs",
+    "node_pool_messages",
     "runs_html",
     "tpu_generations",
 ]
 
 if TYPE_CHECKING:
     from gkeml_sdk.backends.gke.gke_client import GkeClient
+    from gkeml_sdk.backends.gke.messages import create_requests, node_pool_messages
     from gkeml_sdk.backends.kubernetes.config import KubernetesSettings
     from gkeml_sdk.backends.kubernetes.lease import LeaseTiming
     from gkeml_sdk.backends.kubernetes.serve_handle import ServeHandle
