@@ -1,5 +1,6 @@
 """Node pools for a training cluster: H100s through flex-start with queued provisioning, and
-two TPU v5e 4x4 slices on Spot (one pool per slice). Needs `pip install 'gkeml[gke]'`.
+two TPU v5e 4x4 slices on Spot (one pool per slice). Printing needs nothing more; creating
+needs `pip install 'gkeml[gke]'`.
 
     python examples/node_pools.py                                  # print the requests
     python examples/node_pools.py --create my-project/us-central1/ml   # create them

@@ -82,6 +82,8 @@ _EXPORTS = {
     "NodePool": "gkeml_sdk.nodepools.model",
     "NodeNetwork": "gkeml_sdk.nodepools.model",
     "GkeClient": "gkeml_sdk.backends.gke.gke_client",
+    "node_pool_messages": "gkeml_sdk.backends.gke.messages",
+    "node_pool_requests": "gkeml_sdk.backends.gke.messages",
     "load_node_pools": "gkeml_sdk.nodepools.pool_file",
 }
 
@@ -150,12 +152,15 @@ __all__ = [
     "gpu_models",
     "load_node_pools",
     "load_specs",
+    "node_pool_messages",
+    "node_pool_requests",
     "runs_html",
     "tpu_generations",
 ]
 
 if TYPE_CHECKING:
     from gkeml_sdk.backends.gke.gke_client import GkeClient
+    from gkeml_sdk.backends.gke.messages import node_pool_messages, node_pool_requests
     from gkeml_sdk.backends.kubernetes.config import KubernetesSettings
     from gkeml_sdk.backends.kubernetes.lease import LeaseTiming
     from gkeml_sdk.backends.kubernetes.serve_handle import ServeHandle

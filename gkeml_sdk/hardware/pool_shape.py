@@ -1,6 +1,6 @@
 """`PoolShape`: what a node pool must be to carry one kind of hardware, read from its catalog
 row. `Accelerator` and `TpuSlice` answer `pool_shape()`, so the node pool builder
-(`gkeml_sdk.backends.gke`) never asks which kind of hardware it has."""
+(`gkeml_sdk.nodepools.manifests`) never asks which kind of hardware it has."""
 
 from __future__ import annotations
 

@@ -1,10 +1,11 @@
 """`NodePool`: a typed GKE node pool request derived from an `Accelerator` or `TpuSlice`,
-checked at construction against what GKE accepts, and compiled to `google.cloud.container_v1`
-messages (`gke.messages`) for `GkeClient` and for review."""
+checked at construction against what GKE accepts, and compiled to the GKE API's JSON
+(`nodepools.manifests`) for review; `GkeClient` sends it as `google.cloud.container_v1`
+messages (`backends.gke.messages`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field, model_validator
 
@@ -18,9 +19,6 @@ from gkeml_sdk.hardware.tpu_slice import TpuSlice
 from gkeml_sdk.nodepools.rules import check_pool, pool_notes
 from gkeml_sdk.scheduling.catalog import Mode, ProvisioningMode, mode
 from gkeml_sdk.scheduling.rules import capacity_mode, spot_spelling
-
-if TYPE_CHECKING:
-    from google.cloud import container_v1
 
 
 class NodeNetwork(SpecModel):
@@ -139,27 +137,19 @@ class NodePool(SpecModel):
         """What the pool still needs from outside this request (cluster networks, ...)."""
         return pool_notes(self)
 
-    def to_messages(self) -> list[container_v1.NodePool]:
-        """One `container_v1.NodePool` message per pool."""
-        from gkeml_sdk.backends.gke.messages import node_pool_messages
-
-        return node_pool_messages(self)
-
-    def create_requests(self, parent: str) -> list[container_v1.CreateNodePoolRequest]:
-        """`CreateNodePoolRequest`s for cluster `parent` (projects/P/locations/L/clusters/C)."""
-        from gkeml_sdk.backends.gke.library import container_v1
-
-        return [
-            container_v1.CreateNodePoolRequest(parent=parent, node_pool=pool)
-            for pool in self.to_messages()
-        ]
-
     def to_dict(self) -> dict[str, Any]:
         """The pools as the API's JSON (camelCase, as `gcloud ... --format=json` shows them),
-        shaped like a `ListNodePoolsResponse`: `{"nodePools": [...]}`."""
-        from gkeml_sdk.backends.gke.messages import pools_dict
+        shaped like a `ListNodePoolsResponse`: `{"nodePools": [...]}`. Plain dicts: no GKE
+        client library needed.
 
-        return pools_dict(self.to_messages())
+        Example:
+            >>> pool = NodePool(name="l4", hardware=Accelerator("l4"), spot=True)
+            >>> pool.to_dict()["nodePools"][0]["config"]["spot"]
+            True
+        """
+        from gkeml_sdk.nodepools.manifests import pools_json
+
+        return pools_json(self)
 
     def __repr__(self) -> str:
         mode = ", spot=True" if self.spot else ""

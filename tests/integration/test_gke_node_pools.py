@@ -22,6 +22,7 @@ from gkeml_sdk import (
     SpecError,
     TpuSlice,
 )
+from gkeml_sdk.backends.gke.messages import node_pool_messages
 from tests.gkeapi import GkeAPIServer
 
 CLUSTER = "projects/ml-proj/locations/us-central1/clusters/train"
@@ -177,7 +178,7 @@ def test_operation_timeout(gke_api: GkeAPIServer) -> None:
 
 def test_the_fake_refuses_what_gke_refuses(gke: GkeClient, gke_api: GkeAPIServer) -> None:
     # A queued-provisioning pool on Spot, sent past NodePool's own checks.
-    (message,) = H100.to_messages()
+    (message,) = node_pool_messages(H100)
     message.config.spot = True
     request = container_v1.CreateNodePoolRequest(parent=CLUSTER, node_pool=message)
     with pytest.raises(Exception, match="Spot"):

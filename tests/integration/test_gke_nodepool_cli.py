@@ -3,6 +3,8 @@ deleted through the real client library against the loopback fake of the GKE API
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -84,6 +86,22 @@ def test_plan_prints_each_request_and_its_notes(
     ]
     assert "# note: GKE taints queued-provisioning nodes with cloud.google.com/gke-queued" in out
     assert "# NodePool('v5e-spot', TpuSlice('v5e', '4x4', slices=2), spot=True)" in out
+
+
+def test_plan_needs_no_gke_client_library(pools: str) -> None:
+    # With every google package blocked, plan still prints the requests.
+    code = (
+        "import sys; sys.modules['google'] = None\n"
+        "from gkeml_sdk.cli.main import main\n"
+        f"code = main(['nodepool', 'plan', {pools!r}])\n"
+        "assert not [m for m in sys.modules if m.startswith('google.')]\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "name: v5e-spot-1" in done.stdout and "queuedProvisioning:" in done.stdout
 
 
 def test_the_docs_show_this_file() -> None:

@@ -96,8 +96,11 @@ class GkeClient:
                 "the hardware",
                 field="zones",
             )
+        from gkeml_sdk.backends.gke.messages import node_pool_requests
+
         # Start every slice's pool before waiting: GKE creates them side by side.
-        started = [(r.node_pool.name, self._create(r)) for r in pool.create_requests(self.parent)]
+        requests = node_pool_requests(pool, self.parent)
+        started = [(r.node_pool.name, self._create(r)) for r in requests]
         for name, operation in started:
             self._wait(f"create node pool {name}", operation)
         return [name for name, _ in started]

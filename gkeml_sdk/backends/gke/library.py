@@ -5,10 +5,10 @@ from __future__ import annotations
 try:
     from google.auth.exceptions import DefaultCredentialsError
     from google.cloud import container_v1
-    from google.protobuf import duration_pb2, json_format
+    from google.protobuf import json_format
 except ImportError as exc:
     raise ImportError(
         "gkeml node pools need the GKE client library: pip install 'gkeml[gke]'"
     ) from exc
 
-__all__ = ["DefaultCredentialsError", "container_v1", "duration_pb2", "json_format"]
+__all__ = ["DefaultCredentialsError", "container_v1", "json_format"]

@@ -9,12 +9,13 @@ import pytest
 from google.cloud import container_v1
 
 from gkeml_sdk import Accelerator, NodeNetwork, NodePool, SpecError, TpuSlice
+from gkeml_sdk.backends.gke.messages import node_pool_messages
 
 c = container_v1
 
 
 def _one(pool: NodePool) -> container_v1.NodePool:
-    (message,) = pool.to_messages()
+    (message,) = node_pool_messages(pool)
     return message
 
 
@@ -106,7 +107,7 @@ def test_unknown_networks_become_notes() -> None:
 
 def test_multislice_is_one_pool_per_slice_each_of_the_slice_vms() -> None:
     pool = NodePool(name="v5p", hardware=TpuSlice("v5p", "4x4x4", slices=3), spot=True)
-    messages = pool.to_messages()
+    messages = node_pool_messages(pool)
     assert [m.name for m in messages] == ["v5p-0", "v5p-1", "v5p-2"]
     assert {m.autoscaling.total_max_node_count for m in messages} == {16}
     warm = NodePool(name="v5p", hardware=TpuSlice("v5p", "4x4x4"), initial_nodes=16)
@@ -202,15 +203,15 @@ def test_pool_names_fit_gke_with_the_slice_suffix() -> None:
         NodePool(name="9pool", hardware=Accelerator("l4"))
 
 
-def test_compiling_needs_the_gke_extra_only_when_asked() -> None:
+def test_compiling_needs_the_gke_extra_only_for_messages() -> None:
     import subprocess
     import sys
 
     code = (
-        "import sys; from gkeml_sdk import NodePool, Accelerator;"
-        "p = NodePool(name='x', hardware=Accelerator('l4')); p.notes;"
-        "assert 'google.cloud.container_v1' not in sys.modules; p.to_dict();"
-        "assert 'google.cloud.container_v1' in sys.modules"
+        "import sys; from gkeml_sdk import NodePool, Accelerator, node_pool_messages;"
+        "p = NodePool(name='x', hardware=Accelerator('l4')); p.notes; p.to_dict();"
+        "assert not any(m.startswith('google') for m in sys.modules), 'google imported';"
+        "node_pool_messages(p); assert 'google.cloud.container_v1' in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 
@@ -230,17 +231,18 @@ def test_the_docs_page_shows_what_the_example_compiles_to() -> None:
     assert shown.group(1) == yaml.safe_dump(pool.to_dict(), sort_keys=False)
 
 
-def test_without_the_gke_extra_compiling_says_how_to_get_it() -> None:
+def test_without_the_gke_extra_messages_say_how_to_get_it() -> None:
     import subprocess
     import sys
 
     code = (
         "import sys; sys.modules['google.cloud.container_v1'] = None\n"
-        "from gkeml_sdk import NodePool, Accelerator\n"
+        "from gkeml_sdk import NodePool, Accelerator, node_pool_messages\n"
         "pool = NodePool(name='x', hardware=Accelerator('l4')); print(pool.notes)\n"
-        "pool.to_dict()\n"
+        "print(pool.to_dict()['nodePools'][0]['name'])\n"
+        "node_pool_messages(pool)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 1 and done.stdout == "[]\n"
+    assert done.returncode == 1 and done.stdout == "[]\nx\n"
     assert "ImportError: gkeml node pools need the GKE client library" in done.stderr
     assert "pip install 'gkeml[gke]'" in done.stderr

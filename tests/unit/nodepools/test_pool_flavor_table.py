@@ -25,6 +25,7 @@ from gkeml_sdk import (
     TpuSlice,
     TrainingJob,
 )
+from gkeml_sdk.backends.gke.messages import node_pool_messages
 from tests.unit.nodepools.test_pool_table import GPU_TABLE, MODES, TPU_TABLE
 
 Obj = dict[str, Any]
@@ -132,7 +133,7 @@ def test_flavor_selects_the_pool_and_a_job_lands_on_it(
     hardware: Accelerator | TpuSlice, mode: str
 ) -> None:
     pool = _pool(hardware, mode)
-    (message,) = pool.to_messages()
+    (message,) = node_pool_messages(pool)
     labels, taints = _node_labels(message, hardware), _node_taints(message)
 
     flavor = _flavor(pool)["spec"]

@@ -11,7 +11,7 @@ import pytest
 from google.cloud import container_v1
 
 from gkeml_sdk import Accelerator, NodePool, SpecError, TpuSlice, gpu_models, tpu_generations
-from gkeml_sdk.backends.gke.messages import pools_dict, pools_from_dict
+from gkeml_sdk.backends.gke.messages import node_pool_messages, pools_dict, pools_from_dict
 
 MODES = ("standard", "spot", "flex-start", "queued")
 OK, NO = True, False
@@ -78,7 +78,7 @@ def test_gpu_row_by_mode(key: str, mode: str) -> None:
             _pool(hardware, mode)
         return
     pool = _pool(hardware, mode)
-    (message,) = pool.to_messages()
+    (message,) = node_pool_messages(pool)
     config = message.config
     assert config.machine_type == machine
     (accelerator,) = config.accelerators
@@ -104,7 +104,7 @@ def test_tpu_row_by_mode(slice_key: tuple[str, str], mode: str) -> None:
             _pool(hardware, mode, **extra)
         return
     pool = _pool(hardware, mode, **extra)
-    (message,) = pool.to_messages()
+    (message,) = node_pool_messages(pool)
     assert message.config.machine_type == machine
     assert list(message.config.accelerators) == []  # the machine type implies the TPU
     assert message.autoscaling.total_max_node_count == (hosts or 1)
@@ -139,10 +139,10 @@ def _check_mode(message: container_v1.NodePool, mode: str) -> None:
 
 
 def _round_trip(pool: NodePool) -> None:
-    messages = pool.to_messages()
+    messages = node_pool_messages(pool)
     as_dict = pool.to_dict()
     assert pools_from_dict(as_dict) == messages
-    assert pools_dict(pools_from_dict(as_dict)) == as_dict
+    assert pools_dict(messages) == as_dict
     # The proto-plus mapping agrees with the JSON one, and the spec round-trips as YAML.
     assert [
         container_v1.NodePool.from_json(container_v1.NodePool.to_json(m)) for m in messages
