@@ -66,7 +66,7 @@ class Accelerator(SpecModel):
         if self.count < 1:
             raise fail(
                 f"count={self.count}: a pod asks for at least one GPU",
-                rule="nvidia.com/gpu requests are positive integers",
+                rule=f"{row.resource} requests are positive integers",
                 fix="count=1, or accelerator=None for a CPU-only job",
                 field="count",
             )

@@ -89,7 +89,7 @@ def refuse_for_serving(acc: Accelerator) -> None:
         raise fail(
             "allocation='dra' on a ServeModel",
             rule="gkeml compiles DRA claims for training jobs; model servers request "
-            "nvidia.com/gpu",
+            f"{acc.gpu.resource}",
             fix="allocation='device-plugin' for serving",
             field="allocation",
         )

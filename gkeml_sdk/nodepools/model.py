@@ -11,6 +11,7 @@ from pydantic import Field, model_validator
 
 from gkeml_sdk.core.model import SpecModel
 from gkeml_sdk.hardware.accelerator import Accelerator
+from gkeml_sdk.hardware.choice import HardwareChoice
 from gkeml_sdk.hardware.network_row import NetworkStack
 from gkeml_sdk.hardware.network_stacks import machine_stack
 from gkeml_sdk.hardware.pool_facts import GpuDriver
@@ -51,7 +52,7 @@ class NodePool(SpecModel):
     """
 
     name: str
-    hardware: Accelerator | TpuSlice
+    hardware: HardwareChoice  # from YAML a mapping: its fields say which kind it is
     spot: bool = False
     # The same modes as `TrainingJob(provisioning=...)`; "spot" is spelled spot=True.
     provisioning: Mode = "standard"
@@ -70,13 +71,8 @@ class NodePool(SpecModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _hardware_kind(cls, data: Any) -> Any:
-        data = spot_spelling(data)
-        # From YAML the hardware is a dict: its fields say which kind it is, as on TrainingJob.
-        if isinstance(data, dict) and isinstance(data.get("hardware"), dict):
-            kind = TpuSlice if "generation" in data["hardware"] else Accelerator
-            data = {**data, "hardware": kind.model_validate(data["hardware"])}
-        return data
+    def _spot_spelling(cls, data: Any) -> Any:
+        return spot_spelling(data)
 
     @model_validator(mode="after")
     def _check(self) -> NodePool:

@@ -7,7 +7,6 @@ import math
 import shlex
 from typing import TYPE_CHECKING, Any, Literal
 
-from gkeml_sdk.hardware import gpu_labels
 from gkeml_sdk.serving.engine_row import CACHE_MOUNT, HTTP_PORT_NAME, TOKEN_ENV, Engine
 from gkeml_sdk.serving.sizing import GB, Fit
 from gkeml_sdk.serving.weights_volume import model_location, weights_pod
@@ -203,7 +202,7 @@ def _env(svc: ServeModel, eng: Engine) -> list[Obj]:
 
 
 def _resources(svc: ServeModel, fit: Fit) -> Obj:
-    gpu = {gpu_labels.GPU_RESOURCE: fit.gpus_per_pod}
+    gpu = {svc.accelerator.gpu.resource: fit.gpus_per_pod}  # the GPU row's resource name
     cache = cache_size(svc, fit)
     requests: Obj = {**gpu, "ephemeral-storage": cache} if cache else dict(gpu)
     return {"requests": requests, "limits": dict(gpu)}

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gkeml_sdk.core.objects import condition, is_true
-from gkeml_sdk.hardware.gpu_labels import ACCELERATOR_LABEL, GPU_RESOURCE
+from gkeml_sdk.hardware.listing import accelerator_labels, accelerator_resources
 
 Obj = Mapping[str, Any]
 
@@ -229,19 +229,25 @@ def _container_problem(pod: str, cs: Obj) -> tuple[ServingState, str, str] | Non
 
 def _unschedulable(pod: str, spec: Obj, scheduled: Obj) -> tuple[ServingState, str, str]:
     message = str(scheduled.get("message", ""))
-    gpu_type = (spec.get("nodeSelector") or {}).get(ACCELERATOR_LABEL, "")
-    gpus = sum(
-        int(((c.get("resources") or {}).get("limits") or {}).get(GPU_RESOURCE) or 0)
-        for c in spec.get("containers") or []
-    )
-    if f"Insufficient {GPU_RESOURCE}" in message:
+    # No hardware object here: the pod's own selector and requests, read with the catalog's
+    # label keys and resource names.
+    selector = spec.get("nodeSelector") or {}
+    labels = accelerator_labels()
+    label = next((key for key in labels if key in selector), labels[0])
+    gpu_type = selector.get(label, "")
+    resource = next((r for r in accelerator_resources() if f"Insufficient {r}" in message), None)
+    if resource is not None:
+        gpus = sum(
+            int(((c.get("resources") or {}).get("limits") or {}).get(resource) or 0)
+            for c in spec.get("containers") or []
+        )
         why = (
-            f"no node has {gpus} free {GPU_RESOURCE} of type {gpu_type}; GKE adds a node if a "
+            f"no node has {gpus} free {resource} of type {gpu_type}; GKE adds a node if a "
             "node pool of that type can grow, otherwise add capacity or use fewer GPUs per replica"
         )
     elif "node affinity/selector" in message:
         why = (
-            f"no node carries {ACCELERATOR_LABEL}={gpu_type}: create a node pool with that GPU "
+            f"no node carries {label}={gpu_type}: create a node pool with that GPU "
             "(or enable node auto-provisioning)"
         )
     elif "untolerated taint" in message:

@@ -13,6 +13,7 @@ from gkeml_sdk.core.model import DNS1123_LABEL, SpecModel, fail, read_spec_file
 from gkeml_sdk.core.quantity import check_quantity
 from gkeml_sdk.core.rules import check_name
 from gkeml_sdk.hardware.accelerator import Accelerator
+from gkeml_sdk.hardware.choice import HardwareChoice, hardware_from_data
 from gkeml_sdk.hardware.tpu_slice import TpuSlice
 from gkeml_sdk.scheduling.catalog import Mode, mode
 
@@ -44,7 +45,7 @@ class Capacity(SpecModel):
         'h100'
     """
 
-    accelerator: Accelerator | TpuSlice
+    accelerator: HardwareChoice
     provisioning: tuple[Mode, ...] = ("standard",)
     name: str = ""  # derived: the GPU model (and MIG profile), or TPU generation and topology
     topology: bool = False
@@ -55,10 +56,9 @@ class Capacity(SpecModel):
         if not isinstance(data, dict):
             return data
         data = dict(data)
-        accelerator = data.get("accelerator")
-        if isinstance(accelerator, dict):
-            kind = TpuSlice if "generation" in accelerator else Accelerator
-            data["accelerator"] = accelerator = kind.model_validate(accelerator)
+        accelerator = hardware_from_data(data.get("accelerator"))
+        if "accelerator" in data:
+            data["accelerator"] = accelerator
         if not data.get("name") and isinstance(accelerator, Accelerator):
             # MIG nodes are other nodes (their partition label), so another flavor and name.
             mig = f"-{accelerator.mig.replace('.', '-')}" if accelerator.mig else ""

@@ -14,7 +14,6 @@ from gkeml_sdk.tenancy.names import Obj
 if TYPE_CHECKING:
     from gkeml_sdk.tenancy.model import Tenant
 
-GPU = "nvidia.com/gpu"
 NS_NAME_LABEL = "kubernetes.io/metadata.name"
 # Managed Prometheus collectors scrape the servers' metrics (Standard and Autopilot).
 METRICS_NAMESPACES = ("gmp-system", "gke-gmp-system")
@@ -47,8 +46,10 @@ def _namespace(tenant: Tenant) -> Obj:
 
 
 def _quota(tenant: Tenant) -> Obj:
-    # Extended resources are quota'd by their requests only ("requests." prefix).
-    spec = {"hard": {f"requests.{GPU}": str(tenant.gpu_quota)}}
+    # Extended resources are quota'd by their requests only ("requests." prefix); each name
+    # the models' GPU rows request is held to the tenant's quota.
+    hard = {f"requests.{name}": str(tenant.gpu_quota) for name in tenant.gpu_resources}
+    spec = {"hard": hard}
     return {
         "apiVersion": "v1",
         "kind": "ResourceQuota",
@@ -58,13 +59,16 @@ def _quota(tenant: Tenant) -> Obj:
 
 
 def _limits(tenant: Tenant) -> Obj:
-    widest = max(m.gpus_per_replica for m in tenant.models)
+    widest = {
+        name: max(m.gpus_per_replica for m in tenant.models if m.gpu.resource == name)
+        for name in tenant.gpu_resources
+    }
     # A container that names no GPU gets none (default 0), rather than the max.
     limit = {
         "type": "Container",
-        "max": {GPU: str(widest)},
-        "default": {GPU: "0"},
-        "defaultRequest": {GPU: "0"},
+        "max": {name: str(gpus) for name, gpus in widest.items()},
+        "default": dict.fromkeys(widest, "0"),
+        "defaultRequest": dict.fromkeys(widest, "0"),
     }
     return {
         "apiVersion": "v1",

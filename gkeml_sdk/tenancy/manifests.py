@@ -39,7 +39,7 @@ def compile_tenants(tenants: Iterable[Tenant]) -> Manifests:
         objects += queues.cluster_objects(tenant.tier) + queues.flavors(tenant)
         per_model = [model_objects(tenant, m) for m in tenant.models]
         served = [o for group in per_model for o in group]
-        tenant_queues = queues.queues(tenant, _storage_gi(served))
+        tenant_queues = queues.queues(tenant, _storage_gi(tenant, served))
         objects.append(tenant_queues[0])
         namespaced += isolation_objects(tenant) + tenant_queues[1:]
         for model, group in zip(tenant.models, per_model, strict=True):
@@ -48,8 +48,9 @@ def compile_tenants(tenants: Iterable[Tenant]) -> Manifests:
     return Manifests(objects=_unique(objects) + namespaced)
 
 
-def _storage_gi(objects: list[Obj]) -> dict[str, int]:
+def _storage_gi(tenant: Tenant, objects: list[Obj]) -> dict[str, int]:
     """Ephemeral storage (GiB) per GPU label the tenant's Kueue-managed pods request at peak."""
+    keys = dict.fromkeys(m.gpu.selector_label for m in tenant.models)  # the rows' label keys
     totals: dict[str, int] = {}
     for obj in objects:
         if (
@@ -58,7 +59,8 @@ def _storage_gi(objects: list[Obj]) -> dict[str, int]:
         ):
             continue
         pod = obj["spec"]["template"]["spec"]
-        label = pod["nodeSelector"].get("cloud.google.com/gke-accelerator", "")
+        selector = pod["nodeSelector"]
+        label = next((selector[key] for key in keys if key in selector), "")
         replicas = _peak_replicas(obj, objects)
         for container in pod["containers"]:
             match = _GI.match(

@@ -14,6 +14,7 @@ from gkeml_sdk.tenancy.tier import Tier
 
 if TYPE_CHECKING:
     from gkeml_sdk.core.manifests import Manifests
+    from gkeml_sdk.hardware.gpu_row import GpuModel
 
 MAX_STANDBY_SHARE = 50
 
@@ -47,8 +48,13 @@ class TenantModel(SpecModel):
         return self.model.name
 
     @property
+    def gpu(self) -> GpuModel:
+        """The catalog row of the model's GPU: its resource name, node label and taint."""
+        return self.model.accelerator.gpu
+
+    @property
     def gpus_per_replica(self) -> int:
-        """`nvidia.com/gpu` units one replica requests (a MIG slice or shared GPU is one)."""
+        """Units of the GPU's resource one replica requests (a MIG slice or shared GPU is one)."""
         fit = self.model.fit
         assert fit is not None  # ServeModel refuses a model that fits nothing
         return fit.gpus_per_pod * fit.pods
@@ -142,6 +148,17 @@ class Tenant(SpecModel):
         if self.tier.standby_level == "cold":
             return max(self.tier.standbys, 1)
         return self.tier.standbys
+
+    @property
+    def gpu_resources(self) -> tuple[str, ...]:
+        """The resource names the models' GPU rows request, in model order, once each.
+
+        Example:
+            >>> from gkeml_sdk import load_specs
+            >>> load_specs("examples/tenants.yaml")[0].gpu_resources
+            ('nvidia.com/gpu',)
+        """
+        return tuple(dict.fromkeys(m.gpu.resource for m in self.models))
 
     @property
     def reserved_gpus(self) -> int:

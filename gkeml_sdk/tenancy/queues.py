@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.labels import sdk_labels
-from gkeml_sdk.hardware.gpu_labels import ACCELERATOR_LABEL
 from gkeml_sdk.scheduling.kueue import KUEUE_API
 from gkeml_sdk.tenancy import names
 from gkeml_sdk.tenancy.names import Obj
@@ -17,7 +16,6 @@ from gkeml_sdk.tenancy.tier import Tier
 if TYPE_CHECKING:
     from gkeml_sdk.tenancy.model import Tenant
 
-GPU = "nvidia.com/gpu"
 STORAGE = "ephemeral-storage"
 # Placeholder pods rank below every tier, so any real pod preempts them.
 RESERVE_PRIORITY = -10
@@ -79,16 +77,16 @@ def flavor_name(label: str) -> str:
 
 
 def flavors(tenant: Tenant) -> list[Obj]:
-    """A ResourceFlavor per GPU the tenant's models use."""
-    labels = dict.fromkeys(m.model.accelerator.label for m in tenant.models)
+    """A ResourceFlavor per GPU the tenant's models use, selecting its row's node label."""
+    rows = {m.gpu.label: m.gpu for m in tenant.models}  # a GPU label is one row
     return [
         {
             "apiVersion": KUEUE_API,
             "kind": "ResourceFlavor",
             "metadata": {"name": flavor_name(label), "labels": sdk_labels()},
-            "spec": {"nodeLabels": {ACCELERATOR_LABEL: label}},
+            "spec": {"nodeLabels": {row.selector_label: label}},
         }
-        for label in labels
+        for label, row in rows.items()
     ]
 
 
@@ -97,24 +95,25 @@ def queues(tenant: Tenant, storage_gi: dict[str, int]) -> list[Obj]:
     GPU label the tenant's pods request at their maximum (Kueue admits only what its
     ClusterQueue covers)."""
     by_label: dict[str, int] = {}
+    resource: dict[str, str] = {}  # GPU label -> the resource name its row's pods request
     for model in tenant.models:
-        label = model.model.accelerator.label
+        label = model.gpu.label
+        resource[label] = model.gpu.resource
         peak = (model.max_replicas + tenant.standby_pods) * model.gpus_per_replica
         by_label[label] = by_label.get(label, 0) + peak
-    flavor_rows = [
-        {
-            "name": flavor_name(label),
-            "resources": [
-                {"name": GPU, "nominalQuota": str(min(gpus, tenant.gpu_quota))},
-                {"name": STORAGE, "nominalQuota": f"{storage_gi.get(label, 0)}Gi"},
-            ],
-        }
-        for label, gpus in by_label.items()
-    ]
+    # One resource group: every flavor lists every covered resource in the same order
+    # (Kueue's rule), with no quota of a resource its GPU's row does not request.
+    covered = tenant.gpu_resources
+    flavor_rows = []
+    for label, gpus in by_label.items():
+        quota = dict.fromkeys(covered, 0) | {resource[label]: min(gpus, tenant.gpu_quota)}
+        rows = [{"name": name, "nominalQuota": str(n)} for name, n in quota.items()]
+        storage = {"name": STORAGE, "nominalQuota": f"{storage_gi.get(label, 0)}Gi"}
+        flavor_rows.append({"name": flavor_name(label), "resources": [*rows, storage]})
     spec: Obj = {
         "cohortName": names.COHORT,
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": tenant.namespace}},
-        "resourceGroups": [{"coveredResources": [GPU, STORAGE], "flavors": flavor_rows}],
+        "resourceGroups": [{"coveredResources": [*covered, STORAGE], "flavors": flavor_rows}],
         "preemption": _preemption(tenant.tier),
     }
     cluster_queue = {

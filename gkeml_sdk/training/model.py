@@ -11,6 +11,7 @@ from pydantic import Field, field_validator, model_validator
 
 from gkeml_sdk.core.model import SpecModel, fail
 from gkeml_sdk.hardware.accelerator import Accelerator
+from gkeml_sdk.hardware.choice import HardwareChoice, hardware_from_data
 from gkeml_sdk.hardware.network import NetworkChoice, NetworkMode, choose_network
 from gkeml_sdk.hardware.protocol import CPU_ONLY, Hardware
 from gkeml_sdk.hardware.tpu_slice import TpuSlice
@@ -54,7 +55,7 @@ class TrainingJob(SpecModel):
     # Env from Kubernetes Secrets (valueFrom.secretKeyRef): name -> SecretRef or "SECRET/KEY".
     # A local run reads each value from the caller's variable of the same name.
     secret_env: dict[str, SecretRef] = Field(default_factory=dict)
-    accelerator: Accelerator | TpuSlice | None = None
+    accelerator: HardwareChoice | None = None
     nodes: int = 0  # 0 = derived: the TPU slice's hosts, else 1
     procs_per_node: int = 0  # 0 = derived: one per whole GPU, else 1
     gang: bool | None = None  # None = derived: True when several pods must run together
@@ -105,10 +106,9 @@ class TrainingJob(SpecModel):
         if not isinstance(data, dict):
             return data
         data = dict(spot_spelling(data))
-        accelerator = data.get("accelerator")
-        if isinstance(accelerator, dict):
-            kind = TpuSlice if "generation" in accelerator else Accelerator
-            data["accelerator"] = accelerator = kind.model_validate(accelerator)
+        accelerator = hardware_from_data(data.get("accelerator"))
+        if "accelerator" in data:
+            data["accelerator"] = accelerator
         hardware = accelerator if isinstance(accelerator, Accelerator | TpuSlice) else CPU_ONLY
         hosts = hardware.fixed_pods
         if not data.get("nodes"):

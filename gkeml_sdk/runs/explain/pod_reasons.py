@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gkeml_sdk.hardware.listing import accelerator_labels
 from gkeml_sdk.runs.explain.explanation import Category, Evidence
 from gkeml_sdk.runs.explain.reading import (
     condition,
@@ -23,7 +24,6 @@ _IMAGE = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNever
 _CONFIG = ("CreateContainerConfigError", "CreateContainerError")
 _INSUFFICIENT = re.compile(r"(\d+) Insufficient ([\w./-]+)")
 _SELECTOR = "didn't match Pod's node affinity/selector"
-ACCELERATOR_LABELS = ("cloud.google.com/gke-accelerator", "cloud.google.com/gke-tpu-accelerator")
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,8 @@ def _scheduling(pod: Obj, events: list[Obj], run: str) -> Finding | None:
         return None
     message = str((failed[-1] if failed else scheduled).get("message") or "")
     selector = (pod.get("spec") or {}).get("nodeSelector") or {}
-    hardware = ", ".join(f"{k}={v}" for k, v in selector.items() if k in ACCELERATOR_LABELS)
+    keys = accelerator_labels()  # the catalog rows' label keys: no hardware object here
+    hardware = ", ".join(f"{k}={v}" for k, v in selector.items() if k in keys)
     short = message.split(" preemption:")[0].rstrip(".")
     if _SELECTOR in message and hardware:
         why = (

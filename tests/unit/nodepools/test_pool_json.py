@@ -52,7 +52,8 @@ def _table_pools() -> Iterator[tuple[str, NodePool]]:
 
 
 def _feature_pools() -> Iterator[tuple[str, NodePool]]:
-    """The pools of the NodePool model tests, the docs page, the CLI's pool file and GkeClient's tests."""
+    """The pools of the NodePool model tests, the docs page, the CLI's pool file and the
+    GkeClient tests."""
     yield "mig", NodePool(name="mig", hardware=Accelerator("a100-40gb", count=3, mig="1g.5gb"))
     yield "mps", NodePool(name="mps", hardware=Accelerator("l4", sharing="mps", clients_per_gpu=4))
     shared = Accelerator("t4", sharing="time-sharing", clients_per_gpu=8)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gkeml_sdk.core.objects import is_true, labels
+from gkeml_sdk.hardware.listing import accelerator_labels, accelerator_resources
 from gkeml_sdk.serving.serve_labels import SERVE_LABEL
 from gkeml_sdk.tenancy import names
 from gkeml_sdk.tenancy.model import Tenant, TenantModel
@@ -74,6 +75,8 @@ class ModelView:
 def allocations(tenant: Tenant, pods: Mapping[Key, Obj]) -> tuple[Obj, ...]:
     """GPU, node, memory, model and status of every GPU pod of the tenant."""
     memory = {m.name: _memory_gb(m) for m in tenant.models}
+    # Pods of any hardware the catalog knows: its rows' label keys and resource names.
+    label_keys, resource_names = accelerator_labels(), accelerator_resources()
     rows = []
     for (ns, name), pod in sorted(pods.items()):
         if ns != tenant.namespace:
@@ -87,14 +90,19 @@ def allocations(tenant: Tenant, pods: Mapping[Key, Obj]) -> tuple[Obj, ...]:
                 "pod": name,
                 "model": model,
                 "role": labels(pod).get(names.ROLE_LABEL, ""),
-                "gpu": node_selector.get("cloud.google.com/gke-accelerator", ""),
-                "gpus": requests.get("nvidia.com/gpu", 0),
+                "gpu": _first(node_selector, label_keys, ""),
+                "gpus": _first(requests, resource_names, 0),
                 "node": (pod.get("spec") or {}).get("nodeName", ""),
                 "memory_gb": memory.get(model, ""),
                 "status": "Ready" if ready(pod) else (pod.get("status") or {}).get("phase", ""),
             }
         )
     return tuple(rows)
+
+
+def _first(values: Mapping[str, Any], keys: tuple[str, ...], default: Any) -> Any:
+    """The value of the first of `keys` that `values` holds, else `default`."""
+    return next((values[key] for key in keys if key in values), default)
 
 
 def _memory_gb(model: TenantModel) -> str:
