@@ -8,7 +8,6 @@ the caller and outlives it (a kernel restart does not stop a run).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -16,7 +15,6 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any
 
 from gkeml_sdk.backends.local.confined import open_private
 from gkeml_sdk.backends.local.local_environment import (
@@ -28,7 +26,7 @@ from gkeml_sdk.backends.local.local_environment import (
 )
 from gkeml_sdk.backends.local.local_options import LocalOptions
 from gkeml_sdk.backends.local.procs import ProcessId, free_ports, start_in_group, stop_groups
-from gkeml_sdk.backends.local.run_store import JOB, LAUNCH, SUPERVISOR_LOG, ProcessRecord, RunDir
+from gkeml_sdk.backends.local.run_store import JOB, SUPERVISOR_LOG, ProcessRecord, RunDir
 from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus
 from gkeml_sdk.training.model import TrainingJob
 
@@ -43,7 +41,7 @@ class Supervisor:
         self.run = run
         self.child_umask = child_umask  # -1: the processes inherit this one's umask
         self.job = TrainingJob.from_yaml((run.path / JOB).read_text())
-        launch: dict[str, Any] = json.loads((run.path / LAUNCH).read_text())
+        launch = run.read_launch()
         self.argv: list[str] = launch["argv"]
         self.cwd: str = launch["cwd"]
         self.volumes: dict[str, str] = launch.get("volumes", {})
