@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gkeml_sdk.core.labels import RUN_ID_LABEL, attempt_name, sdk_labels
+from gkeml_sdk.core.record_schema import SCHEMA_KEY, record_schema
 from gkeml_sdk.errors import ConfigError
 from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus, Transition
 from gkeml_sdk.runs.retry import RetryPolicy
@@ -16,8 +17,12 @@ from gkeml_sdk.training.code_configmap import code_config_map_name
 from gkeml_sdk.training.model import TrainingJob
 
 RECORD_LABEL = "gkeml.dev/run-record"
+# The record's layout (data key `schema`, a string as all ConfigMap data); 1 is also what a
+# record written before records carried a schema holds.
+RUN_RECORD_SCHEMA = 1
 __all__ = [
     "RECORD_LABEL",
+    "RUN_RECORD_SCHEMA",
     "AttemptRecord",
     "RunRecord",
     "attempt_name",
@@ -101,6 +106,7 @@ class RunRecord:
         # Code files already live in the `<name>-code` ConfigMap; a second copy here could
         # push the record past the 1 MiB object limit. Only their paths are kept.
         data = {
+            SCHEMA_KEY: str(RUN_RECORD_SCHEMA),
             "spec.yaml": self.job.with_changes(files={}).to_yaml(),
             "files.json": json.dumps(sorted(self.job.files)),
             "code.configmap": code_config_map_name(self.job) if self.job.files else "",
@@ -124,14 +130,15 @@ class RunRecord:
     @staticmethod
     def code_config_map(obj: dict[str, Any]) -> str:
         """Name of the ConfigMap holding the recorded job's code files ('' when it has none);
-        `from_configmap` then needs its data."""
-        return str((obj.get("data") or {}).get("code.configmap", ""))
+        `from_configmap` then needs its data. Refuses a record this SDK cannot read."""
+        return str(_checked_data(obj).get("code.configmap", ""))
 
     @classmethod
     def from_configmap(cls, obj: dict[str, Any], code: dict[str, str] | None = None) -> RunRecord:
         """Read a record written by `to_configmap`; `code` is the data of the job's code
-        ConfigMap when `code_paths(obj)` is not empty."""
-        data = obj.get("data") or {}
+        ConfigMap when `code_paths(obj)` is not empty. A record without `schema` (written
+        before records carried one) reads as before; a newer one is a `ConfigError`."""
+        data = _checked_data(obj)
         retry_yaml = data.get("retry.yaml", "")
         job = TrainingJob.from_yaml(data["spec.yaml"])
         paths = json.loads(data.get("files.json", "[]"))
@@ -152,6 +159,15 @@ class RunRecord:
             history=tuple(_transition(t) for t in json.loads(data.get("history.json", "[]"))),
             cancelled=data.get("cancelled") == "true",
         )
+
+
+def _checked_data(obj: dict[str, Any]) -> dict[str, Any]:
+    """The record's data, once its schema is one this SDK reads."""
+    data: dict[str, Any] = obj.get("data") or {}
+    meta = obj.get("metadata") or {}
+    where = f"run record ConfigMap {meta.get('namespace', '')}/{meta.get('name', '')}"
+    record_schema(where, data, RUN_RECORD_SCHEMA)
+    return data
 
 
 def _transition_dict(t: Transition) -> dict[str, Any]:

@@ -3,7 +3,6 @@ environment contract as on GKE, in run directories that outlive the Python proce
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import subprocess
@@ -26,7 +25,7 @@ from gkeml_sdk.backends.local.local_environment import secret_values, slots
 from gkeml_sdk.backends.local.local_options import LocalOptions, resolve_run_root
 from gkeml_sdk.backends.local.local_run import LAUNCH_TIMEOUT_SECONDS, LocalRun
 from gkeml_sdk.backends.local.local_volumes import volume_folders
-from gkeml_sdk.backends.local.run_store import JOB, LAUNCH, STATE, RunDir, RunRecord, write_atomic
+from gkeml_sdk.backends.local.run_store import JOB, STATE, RunDir, RunRecord
 from gkeml_sdk.errors import (
     ClusterError,
     ConfigError,
@@ -130,7 +129,7 @@ class LocalBackend:
             "options": (options or self.options).to_dict(),
             "volumes": folders,  # GKEML_VOLUME_<NAME> -> the folder standing for the mount
         }
-        write_atomic(path / LAUNCH, json.dumps(launch, indent=1))
+        run.write_launch(launch)
         record = RunRecord(job.name, namespace, time.time())
         record.move(RunStatus(RunState.PENDING, message=f"run directory {path}"))
         run.write(record)
@@ -156,8 +155,8 @@ class LocalBackend:
         for namespace in self._namespaces():
             for path in _entries(namespace):
                 try:
-                    created = json.loads((path / STATE).read_text())["created"]
-                except (OSError, ValueError, KeyError):
+                    created = RunDir(path).read().created  # refuses a newer state.json
+                except (OSError, ValueError, KeyError, TypeError):
                     continue  # being created or not a run directory
                 found.append((created, LocalRun(path)))
         found.sort(key=lambda item: item[0], reverse=True)

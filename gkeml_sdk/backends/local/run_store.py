@@ -13,6 +13,10 @@ Layout of `<run root>/<namespace>/<name>/`:
     supervisor.log  the supervisor's own errors
     cancel          present once a cancel was requested
 
+`state.json`, `launch.json` and `supervisor.json` each carry `schema` (the version of their
+layout, constants below); one written before they carried it reads as before, and one of a
+newer version is refused with a `ConfigError` saying to upgrade gkeml.
+
 Directories are 0700 and files 0600 (code 0400) whatever the umask (`local.confined`).
 """
 
@@ -28,6 +32,7 @@ from typing import Any
 
 from gkeml_sdk.backends.local.confined import FILE_MODE, write_private
 from gkeml_sdk.backends.local.procs import ProcessId
+from gkeml_sdk.core.record_schema import SCHEMA_KEY, record_schema
 from gkeml_sdk.runs.handle import FailureCause, RunCounters, RunState, RunStatus, Transition
 
 STATE = "state.json"
@@ -36,6 +41,11 @@ LAUNCH = "launch.json"
 CANCEL = "cancel"
 SUPERVISOR_LOG = "supervisor.log"
 SUPERVISOR = "supervisor.json"
+# The layout version of each file (its `schema` field); 1 is also what a file written before
+# they carried a schema holds.
+STATE_SCHEMA = 1
+LAUNCH_SCHEMA = 1
+SUPERVISOR_SCHEMA = 1
 
 
 @dataclass
@@ -82,6 +92,7 @@ class RunRecord:
     def to_json(self) -> dict[str, Any]:
         """Plain data for `state.json`."""
         return {
+            SCHEMA_KEY: STATE_SCHEMA,
             "name": self.name,
             "namespace": self.namespace,
             "created": self.created,
@@ -103,8 +114,10 @@ class RunRecord:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunRecord:
-        """Read what `to_json` wrote."""
+    def from_json(cls, data: dict[str, Any], where: str = STATE) -> RunRecord:
+        """Read what `to_json` wrote (to the file `where`); data without `schema` (written
+        before it carried one) reads as before, a newer schema is a `ConfigError`."""
+        record_schema(f"local run state {where}", data, STATE_SCHEMA)
         return cls(
             name=data["name"],
             namespace=data["namespace"],
@@ -148,23 +161,39 @@ class RunDir:
 
     def read(self) -> RunRecord:
         """The run's state as last written."""
-        return RunRecord.from_json(json.loads((self.path / STATE).read_text()))
+        path = self.path / STATE
+        return RunRecord.from_json(json.loads(path.read_text()), str(path))
 
     def write(self, record: RunRecord) -> None:
         """Replace `state.json` atomically (write a temporary file, then rename)."""
         write_atomic(self.path / STATE, json.dumps(record.to_json(), indent=1))
 
+    def read_launch(self) -> dict[str, Any]:
+        """What `write_launch` wrote: argv, cwd, options and volumes (`schema` checked)."""
+        path = self.path / LAUNCH
+        launch: dict[str, Any] = json.loads(path.read_text())
+        record_schema(f"local run launch file {path}", launch, LAUNCH_SCHEMA)
+        return launch
+
+    def write_launch(self, launch: dict[str, Any]) -> None:
+        """Write `launch.json`: `argv`, `cwd`, `options` (LocalOptions) and `volumes`."""
+        body = {SCHEMA_KEY: LAUNCH_SCHEMA, **launch}
+        write_atomic(self.path / LAUNCH, json.dumps(body, indent=1))
+
     def read_supervisor(self) -> ProcessId | None:
         """The supervisor's identity, written by its launcher; None before it started."""
+        path = self.path / SUPERVISOR
         try:
-            data = json.loads((self.path / SUPERVISOR).read_text())
+            data = json.loads(path.read_text())
         except FileNotFoundError:
             return None
+        record_schema(f"local run supervisor file {path}", data, SUPERVISOR_SCHEMA)
         return ProcessId(data["pid"], data["start"])
 
     def write_supervisor(self, proc: ProcessId) -> None:
         """Record the supervisor's identity (by the launcher, before submit returns)."""
-        write_atomic(self.path / SUPERVISOR, json.dumps({"pid": proc.pid, "start": proc.start}))
+        body = {SCHEMA_KEY: SUPERVISOR_SCHEMA, "pid": proc.pid, "start": proc.start}
+        write_atomic(self.path / SUPERVISOR, json.dumps(body))
 
     @property
     def cancel_requested(self) -> bool:

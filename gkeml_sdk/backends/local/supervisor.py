@@ -4,12 +4,10 @@ max_runtime, and records every transition in the run directory. `detach` starts 
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import time
-from typing import Any
 
 from gkeml_sdk.backends.local.confined import open_private
 from gkeml_sdk.backends.local.local_environment import (
@@ -21,7 +19,7 @@ from gkeml_sdk.backends.local.local_environment import (
 )
 from gkeml_sdk.backends.local.local_options import LocalOptions
 from gkeml_sdk.backends.local.procs import ProcessId, free_ports, start_in_group, stop_groups
-from gkeml_sdk.backends.local.run_store import JOB, LAUNCH, ProcessRecord, RunDir
+from gkeml_sdk.backends.local.run_store import JOB, ProcessRecord, RunDir
 from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus
 from gkeml_sdk.training.model import TrainingJob
 
@@ -36,7 +34,7 @@ class Supervisor:
         self.run = run
         self.child_umask = child_umask  # -1: the processes inherit this one's umask
         self.job = TrainingJob.from_yaml((run.path / JOB).read_text())
-        launch: dict[str, Any] = json.loads((run.path / LAUNCH).read_text())
+        launch = run.read_launch()
         self.argv: list[str] = launch["argv"]
         self.cwd: str = launch["cwd"]
         self.volumes: dict[str, str] = launch.get("volumes", {})

@@ -4,12 +4,15 @@ API server, reached through a kubeconfig as a user would."""
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 import pytest
 
 from gkeml_sdk import Client, RunState, TrainingJob
 from gkeml_sdk.cli.main import main
 from gkeml_sdk.errors import ConfigError, NotFoundError
+from gkeml_sdk.version import __version__
+from tests.stored_records import CODE, UNVERSIONED_RUN_RECORD, expected_run_record
 
 from .conftest import make_client
 from .replay import Replayer
@@ -187,3 +190,38 @@ def test_a_dra_job_creates_its_claim_template_before_the_jobset(cluster, client)
     jobset = cluster.store.get("jobsets", "ml", "claims")
     pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
     assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "claims-gpu"}]
+
+
+def test_a_run_record_written_before_schemas_is_resumed_and_rewritten_with_one(cluster):
+    code = {"apiVersion": "v1", "kind": "ConfigMap", "data": CODE}
+    cluster.store.put({**code, "metadata": {"name": "ft-code", "namespace": "ml"}})
+    cluster.store.put(UNVERSIONED_RUN_RECORD)
+    run = make_client(cluster).get_run("ft")
+    expected = expected_run_record()
+    assert (run.record.job, run.record.retry) == (expected.job, expected.retry)
+    assert run.record.attempts[0] == expected.attempts[0]
+    assert run.record.history[:2] == expected.history
+    # Its attempt's JobSet is gone, so the run ended; the record saying so carries the schema.
+    assert run.record.attempts[1] == replace(expected.attempts[1], outcome="Cancelled")
+    assert run.state.state is RunState.CANCELLED
+    assert cluster.store.get("configmaps", "ml", "ft-gkeml-run")["data"]["schema"] == "1"
+
+
+def test_a_run_record_of_a_newer_schema_is_refused_with_the_fix(cluster, tmp_path, capsys):
+    newer = {**UNVERSIONED_RUN_RECORD, "data": {"schema": "2", "spec.json": "{}"}}
+    cluster.store.put(newer)
+    refusal = (
+        "run record ConfigMap ml/ft-gkeml-run has schema 2, but gkeml "
+        f"{__version__} reads schema 1 (and records written without one): a newer gkeml "
+        "wrote it. Upgrade gkeml (pip install -U gkeml) to read it"
+    )
+    client = make_client(cluster)
+    for read in (lambda: client.get_run("ft"), client.runs):
+        with pytest.raises(ConfigError) as refused:
+            read()
+        assert str(refused.value) == refusal
+    kubeconfig = str(cluster.kubeconfig(tmp_path / "kubeconfig", namespace="ml"))
+    assert main(["status", "ft", "--kubeconfig", kubeconfig]) == 1
+    err = capsys.readouterr().err
+    assert refusal in err and "Traceback" not in err
+    assert cluster.store.get("configmaps", "ml", "ft-gkeml-run")["data"] == newer["data"]

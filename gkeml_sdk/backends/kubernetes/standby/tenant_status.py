@@ -16,12 +16,16 @@ from typing import Any
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import resource
 from gkeml_sdk.core.labels import sdk_labels
+from gkeml_sdk.core.record_schema import SCHEMA_KEY, record_schema
 from gkeml_sdk.tenancy.model import Tenant
 from gkeml_sdk.tenancy.names import STATUS_CONFIGMAP, TENANT_LABEL
 
 CONFIGMAPS = resource("v1", "ConfigMap")
 EVENTS = resource("v1", "Event")
 COMPONENT = "gkeml-standby-manager"
+# The status ConfigMap's layout (data key `schema`, a string as all ConfigMap data); 1 is also
+# what a status written before records carried a schema holds.
+TENANT_STATUS_SCHEMA = 1
 Obj = dict[str, Any]
 
 
@@ -52,6 +56,7 @@ class TenantStatus:
     def data(self) -> dict[str, str]:
         """The ConfigMap's `data`."""
         return {
+            SCHEMA_KEY: str(TENANT_STATUS_SCHEMA),
             "failover_count": str(self.failover_count),
             "last_failover": self.last_failover,
             "failing_over": ",".join(sorted(self.failing_over)),
@@ -60,8 +65,11 @@ class TenantStatus:
         }
 
     @classmethod
-    def from_data(cls, data: dict[str, str]) -> TenantStatus:
-        """Read back `data()`."""
+    def from_data(cls, data: dict[str, str], where: str = STATUS_CONFIGMAP) -> TenantStatus:
+        """Read back `data()` of the ConfigMap `where`. Data without `schema` (written before
+        records carried one) reads as before; a newer schema is a `ConfigError`, so no
+        manager overwrites a status it cannot read."""
+        record_schema(f"tenant status ConfigMap {where}", data, TENANT_STATUS_SCHEMA)
 
         def names(key: str) -> frozenset[str]:
             return frozenset(n for n in data.get(key, "").split(",") if n)
@@ -89,7 +97,8 @@ class StatusBook:
                 CONFIGMAPS, STATUS_CONFIGMAP, tenant.namespace
             )
         found = self._objects[tenant.name]
-        return TenantStatus.from_data((found or {}).get("data") or {})
+        where = f"{tenant.namespace}/{STATUS_CONFIGMAP}"
+        return TenantStatus.from_data((found or {}).get("data") or {}, where)
 
     def update(
         self, tenant: Tenant, change: Callable[[TenantStatus], TenantStatus]

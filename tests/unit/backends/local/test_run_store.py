@@ -1,11 +1,32 @@
-"""state.json round trips and atomic writes."""
+"""state.json round trips and atomic writes; the run directory's JSON files carry a schema,
+and those written before they did keep loading."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 
-from gkeml_sdk.backends.local.run_store import ProcessRecord, RunDir, RunRecord, write_atomic
+import pytest
+
+from gkeml_sdk.backends.local.local_backend import LocalBackend
+from gkeml_sdk.backends.local.local_options import LocalOptions
+from gkeml_sdk.backends.local.procs import ProcessId
+from gkeml_sdk.backends.local.run_store import (
+    LAUNCH,
+    LAUNCH_SCHEMA,
+    STATE,
+    STATE_SCHEMA,
+    SUPERVISOR,
+    SUPERVISOR_SCHEMA,
+    ProcessRecord,
+    RunDir,
+    RunRecord,
+    write_atomic,
+)
+from gkeml_sdk.errors import ConfigError
 from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus
+from gkeml_sdk.version import __version__
 
 
 def test_record_round_trip(tmp_path: Path) -> None:
@@ -39,3 +60,141 @@ def test_log_paths_sorted_by_rank(tmp_path: Path) -> None:
     for slot in ("10", "2", "1.1", "1.0"):
         run.log_path(slot).touch()
     assert [p.stem for p in run.log_paths()] == ["1.0", "1.1", "2", "10"]
+
+
+# state.json as the SDK wrote it before records carried a schema (RunRecord.to_json at
+# 7635333: a run with one transition and one process).
+UNVERSIONED_STATE = """{
+ "name": "hello",
+ "namespace": "default",
+ "created": 1767225600.25,
+ "status": {
+  "state": "Running",
+  "reason": "Running",
+  "message": "1 process(es)",
+  "cause": null
+ },
+ "history": [
+  {
+   "state": "Running",
+   "reason": "Running",
+   "message": "1 process(es)",
+   "cause": null,
+   "attempt": 1,
+   "at": 1.5,
+   "detail": ""
+  }
+ ],
+ "counters": {
+  "preemptions": 0,
+  "disruptions": 0,
+  "user_restarts": 0,
+  "resubmissions": 0,
+  "extra": {}
+ },
+ "attempt": 1,
+ "processes": [
+  {
+   "slot": "0",
+   "pid": 4242,
+   "start": 987654,
+   "attempt": 1,
+   "exit_code": null
+  }
+ ],
+ "finished": null
+}"""
+# launch.json and supervisor.json as LocalBackend.submit and the launcher wrote them then.
+UNVERSIONED_LAUNCH = """{
+ "argv": ["/usr/bin/python3", "train.py"],
+ "cwd": "/tmp/runs/default/hello/code",
+ "options": {"chaos_after": 2.0, "chaos_times": 1, "spawn_procs": false, "grace_seconds": null},
+ "volumes": {}
+}"""
+UNVERSIONED_SUPERVISOR = '{"pid": 4243, "start": 987655}'
+
+
+def test_state_written_before_schemas_loads_as_before(tmp_path: Path) -> None:
+    (tmp_path / STATE).write_text(UNVERSIONED_STATE)
+    record = RunDir(tmp_path).read()
+    assert (record.name, record.namespace, record.created) == ("hello", "default", 1767225600.25)
+    assert record.status == RunStatus(RunState.RUNNING, "Running", "1 process(es)")
+    assert [(t.status.state, t.attempt, t.at) for t in record.history] == [
+        (RunState.RUNNING, 1, 1.5)
+    ]
+    assert record.processes == [ProcessRecord("0", 4242, 987654, 1)]
+    assert record.finished is None
+
+
+def test_state_carries_its_schema_and_round_trips(tmp_path: Path) -> None:
+    run = RunDir(tmp_path)
+    record = RunRecord("r", "ns", 100.0)
+    run.write(record)
+    assert json.loads((tmp_path / STATE).read_text())["schema"] == STATE_SCHEMA == 1
+    assert run.read() == record
+
+
+def test_launch_and_supervisor_files_written_before_schemas_load(tmp_path: Path) -> None:
+    (tmp_path / LAUNCH).write_text(UNVERSIONED_LAUNCH)
+    (tmp_path / SUPERVISOR).write_text(UNVERSIONED_SUPERVISOR)
+    run = RunDir(tmp_path)
+    launch = run.read_launch()
+    assert launch["argv"] == ["/usr/bin/python3", "train.py"]
+    assert LocalOptions.from_dict(launch["options"]) == LocalOptions(chaos_after=2.0)
+    assert run.read_supervisor() == ProcessId(4243, 987655)
+
+
+def test_launch_and_supervisor_files_carry_their_schema(tmp_path: Path) -> None:
+    run = RunDir(tmp_path)
+    launch = {"argv": ["x"], "cwd": "/", "options": LocalOptions().to_dict(), "volumes": {}}
+    run.write_launch(launch)
+    run.write_supervisor(ProcessId(7, 8))
+    assert json.loads((tmp_path / LAUNCH).read_text())["schema"] == LAUNCH_SCHEMA == 1
+    assert json.loads((tmp_path / SUPERVISOR).read_text())["schema"] == SUPERVISOR_SCHEMA == 1
+    assert run.read_launch() == {"schema": 1, **launch}
+    assert run.read_supervisor() == ProcessId(7, 8)
+
+
+@pytest.mark.parametrize(
+    ("file", "what", "read"),
+    [
+        (STATE, "local run state", RunDir.read),
+        (LAUNCH, "local run launch file", RunDir.read_launch),
+        (SUPERVISOR, "local run supervisor file", RunDir.read_supervisor),
+    ],
+)
+def test_a_file_of_a_newer_schema_is_refused_with_the_fix(
+    tmp_path: Path, file: str, what: str, read: Callable[[RunDir], object]
+) -> None:
+    # A newer layout may lack every field this SDK knows: only the schema is looked at.
+    (tmp_path / file).write_text('{"schema": 2, "renamed": true}')
+    with pytest.raises(ConfigError) as refused:
+        read(RunDir(tmp_path))
+    assert str(refused.value) == (
+        f"{what} {tmp_path / file} has schema 2, but gkeml {__version__} reads schema 1 "
+        "(and records written without one): a newer gkeml wrote it. "
+        "Upgrade gkeml (pip install -U gkeml) to read it"
+    )
+
+
+def test_state_of_an_unknown_older_schema_is_refused(tmp_path: Path) -> None:
+    (tmp_path / STATE).write_text('{"schema": 0, "name": "hello"}')
+    with pytest.raises(ConfigError, match=r"state .* has schema 0, an older layout than any"):
+        RunDir(tmp_path).read()
+
+
+def test_listing_local_runs_refuses_a_run_of_a_newer_schema(tmp_path: Path) -> None:
+    path = tmp_path / "default" / "hello"
+    path.mkdir(parents=True)
+    (path / STATE).write_text(UNVERSIONED_STATE)
+    backend = LocalBackend(run_dir=tmp_path)
+    assert [r.name for r in backend.runs()] == ["hello"]
+    (path / STATE).write_text('{"schema": 2}')
+    with pytest.raises(ConfigError, match="Upgrade gkeml"):
+        backend.runs()
+
+
+def test_a_state_file_that_is_no_mapping_is_refused_without_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / STATE).write_text("[1, 2]")
+    with pytest.raises(ConfigError, match=r"state .* is not a mapping of fields but list"):
+        RunDir(tmp_path).read()

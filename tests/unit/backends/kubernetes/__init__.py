@@ -1,0 +1,1 @@
+"""Tests of gkeml_sdk/backends/kubernetes/ that need no cluster."""
