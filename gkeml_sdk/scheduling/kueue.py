@@ -1,11 +1,7 @@
-"""Kueue, JobSet and Job API facts the compiler writes and the backends read
+"""Kueue, JobSet and Job labels, annotations and reasons the compiler writes and the backends read
 (https://kueue.sigs.k8s.io/docs/, https://jobset.sigs.k8s.io/docs/)."""
 
 from __future__ import annotations
-
-KUEUE_API = "kueue.x-k8s.io/v1beta2"
-JOBSET_API = "jobset.x-k8s.io/v1alpha2"
-JOB_API = "batch/v1"
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"

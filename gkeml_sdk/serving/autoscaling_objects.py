@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gkeml_sdk.core import kinds
 from gkeml_sdk.serving import serve_labels as lab
 from gkeml_sdk.serving.engine_row import Metric
 from gkeml_sdk.serving.sizing import Fit
@@ -34,7 +35,7 @@ def pod_monitoring(svc: ServeModel, fit: Fit) -> Obj:
     eng = svc.engine_row
     endpoint = {"port": eng.metrics_port, "path": eng.metrics_path, "interval": SCRAPE_INTERVAL}
     return {
-        "apiVersion": "monitoring.googleapis.com/v1",
+        "apiVersion": kinds.MANAGED_PROMETHEUS,
         "kind": "PodMonitoring",
         "metadata": lab.metadata(svc),
         "spec": {
@@ -63,9 +64,9 @@ def horizontal_pod_autoscaler(svc: ServeModel, fit: Fit) -> Obj:
     eng = svc.engine_row
     metric = eng.queue_metric if scaling.signal == "queue_depth" else eng.batch_metric
     if fit.multi_host:
-        target = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet"}
+        target = {"apiVersion": kinds.LWS, "kind": "LeaderWorkerSet"}
     else:
-        target = {"apiVersion": "apps/v1", "kind": "Deployment"}
+        target = {"apiVersion": kinds.APPS, "kind": "Deployment"}
     behavior = {
         "scaleUp": {
             "stabilizationWindowSeconds": 0,
@@ -86,7 +87,7 @@ def horizontal_pod_autoscaler(svc: ServeModel, fit: Fit) -> Obj:
         "behavior": behavior,
     }
     return {
-        "apiVersion": "autoscaling/v2",
+        "apiVersion": kinds.AUTOSCALING,
         "kind": "HorizontalPodAutoscaler",
         "metadata": lab.metadata(svc),
         "spec": spec,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gkeml_sdk.core import kinds
 from gkeml_sdk.core.manifests import Manifests
 from gkeml_sdk.hardware.manifests import add_network
 from gkeml_sdk.scheduling.manifests import accelerator_scheduling
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 Obj = dict[str, Any]
 
-LWS_API = "leaderworkerset.x-k8s.io/v1"
+LWS_API = kinds.LWS
 ZONE = "topology.kubernetes.io/zone"
 # A Deployment whose pods load weights longer than this is not stalled: keep the
 # ProgressDeadlineExceeded condition for real failures.
@@ -74,7 +75,12 @@ def _service(svc: ServeModel, plan: ServePlan) -> Obj:
         "selector": lab.serving_pods(svc, plan.fit),
         "ports": [{**p, "protocol": "TCP"} for p in ports],
     }
-    return {"apiVersion": "v1", "kind": "Service", "metadata": lab.metadata(svc), "spec": spec}
+    return {
+        "apiVersion": kinds.CORE,
+        "kind": "Service",
+        "metadata": lab.metadata(svc),
+        "spec": spec,
+    }
 
 
 def _disruption_budget(svc: ServeModel) -> Obj:
@@ -85,7 +91,7 @@ def _disruption_budget(svc: ServeModel) -> Obj:
         "unhealthyPodEvictionPolicy": "AlwaysAllow",
     }
     return {
-        "apiVersion": "policy/v1",
+        "apiVersion": kinds.POLICY,
         "kind": "PodDisruptionBudget",
         "metadata": lab.metadata(svc),
         "spec": spec,
@@ -107,7 +113,7 @@ def _deployment(svc: ServeModel, plan: ServePlan) -> Obj:
     spec["progressDeadlineSeconds"] = plan.startup_seconds + PROGRESS_MARGIN_SECONDS
     spec["template"] = _template(svc, plan, "server", spread_by_rollout=True)
     return {
-        "apiVersion": "apps/v1",
+        "apiVersion": kinds.APPS,
         "kind": "Deployment",
         "metadata": lab.metadata(svc, main=True),
         "spec": spec,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gkeml_sdk.core import kinds
 from gkeml_sdk.core.rules import slug
 from gkeml_sdk.serving import serve_labels as lab
 from gkeml_sdk.serving.engine_row import SERVICE_PORT
@@ -18,9 +19,9 @@ Obj = dict[str, Any]
 
 POOL_GROUP = "inference.networking.k8s.io"
 POOL_API = f"{POOL_GROUP}/v1"
-GATEWAY_API = "gateway.networking.k8s.io/v1"
-GKE_NETWORKING_API = "networking.gke.io/v1"
-ISTIO_API = "networking.istio.io/v1"
+GATEWAY_API = kinds.GATEWAY
+GKE_NETWORKING_API = kinds.GKE_NETWORKING
+ISTIO_API = kinds.ISTIO_NETWORKING
 EPP_PORT = 9002
 DEFAULT_GATEWAY = "inference-gateway"
 GATEWAY_MODEL_HEADER = "X-Gateway-Base-Model-Name"  # set by the Body-Based Router

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import sdk_labels
 from gkeml_sdk.core.manifests import Manifests
 from gkeml_sdk.scheduling.catalog import PROVISIONING_CONTROLLER, QUEUED_PROVISIONING_CLASS, mode
-from gkeml_sdk.scheduling.kueue import KUEUE_API
 from gkeml_sdk.scheduling.topology import DEFAULT_TOPOLOGY, LEVELS
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def compile_setup(setup: ClusterSetup) -> Manifests:
         ['Namespace', 'ResourceFlavor', 'ClusterQueue', 'LocalQueue']
     """
     objects: list[Obj] = [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+        {"apiVersion": kinds.CORE, "kind": "Namespace", "metadata": {"name": ns}}
         for team in setup.teams
         for ns in team.namespaces
     ]
@@ -57,7 +57,7 @@ def compile_setup(setup: ClusterSetup) -> Manifests:
 
 def _kueue(kind: str, name: str, **fields: Any) -> Obj:
     metadata = {"name": name, "labels": sdk_labels()}
-    return {"apiVersion": KUEUE_API, "kind": kind, "metadata": metadata, **fields}
+    return {"apiVersion": kinds.KUEUE, "kind": kind, "metadata": metadata, **fields}
 
 
 def _flavor(capacity: Capacity, provisioning: str) -> Obj:

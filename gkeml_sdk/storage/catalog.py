@@ -10,6 +10,8 @@ https://cloud.google.com/compute/docs/disks/hyperdisks, https://cloud.google.com
 
 from __future__ import annotations
 
+from gkeml_sdk.core import kinds
+
 GCSFUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
 GCSFUSE_ANNOTATION = "gke-gcsfuse/volumes"  # "true" makes GKE inject the FUSE sidecar
 GCSFUSE_SIDECAR_PREFIX = "gke-gcsfuse/"  # + cpu-limit, memory-limit, ephemeral-storage-limit...
@@ -28,7 +30,7 @@ HYPERDISK_ML_MIN_GI = 5  # a Hyperdisk ML volume must be larger than 4 GiB
 PARALLELSTORE_DRIVER = "parallelstore.csi.storage.gke.io"
 PARALLELSTORE_CAPACITIES = ("12Ti", "16Ti", "20Ti")  # what a static PV may declare
 
-POPULATOR_API = "datalayer.gke.io/v1"
+POPULATOR_API = kinds.GKE_DATALAYER
 POPULATOR_GROUP = "datalayer.gke.io"
 POPULATOR_KIND = "GCPDataSource"
 POPULATOR_COMPUTE_CLASS = "gcs-to-hdml-compute-class"

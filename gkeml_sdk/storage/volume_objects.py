@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from gkeml_sdk.core import kinds
 from gkeml_sdk.storage import catalog as storage
 from gkeml_sdk.storage.disks import HyperdiskML, Parallelstore
 from gkeml_sdk.storage.shared_objects import shared_metadata
@@ -85,7 +86,7 @@ def volume_notes(volumes: Sequence[VolumeBase], namespace: str, sa: str | None) 
 
 def _hyperdisk_class(volume: HyperdiskML) -> Obj:
     return {
-        "apiVersion": "storage.k8s.io/v1",
+        "apiVersion": kinds.STORAGE,
         "kind": "StorageClass",
         # Named by its parameters: they cannot change once created, and equal volumes share it.
         "metadata": shared_metadata(f"gkeml-hyperdisk-ml-{volume.throughput_mib}mi"),
@@ -138,7 +139,7 @@ def _parallelstore_pv(volume: Parallelstore, namespace: str) -> Obj:
     if volume.mount_locality != "pod":
         attributes["mountLocality"] = volume.mount_locality
     return {
-        "apiVersion": "v1",
+        "apiVersion": kinds.CORE,
         "kind": "PersistentVolume",
         # Cluster-scoped: the namespace keeps two namespaces' volumes apart.
         "metadata": shared_metadata(f"{namespace}-{volume.claim}"),
@@ -170,7 +171,7 @@ def _parallelstore_claim(volume: Parallelstore, namespace: str) -> Obj:
 
 def _claim_object(name: str, namespace: str, spec: Obj) -> Obj:
     return {
-        "apiVersion": "v1",
+        "apiVersion": kinds.CORE,
         "kind": "PersistentVolumeClaim",
         "metadata": shared_metadata(name, namespace),
         "spec": spec,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gkeml_sdk.core import kinds
 from gkeml_sdk.serving.engine_row import SERVICE_PORT
 from gkeml_sdk.serving.routing_objects import EPP_PORT
 from gkeml_sdk.tenancy import names
@@ -19,8 +20,8 @@ NS_NAME_LABEL = "kubernetes.io/metadata.name"
 METRICS_NAMESPACES = ("gmp-system", "gke-gmp-system")
 # Google Cloud load balancer health checks ("Health checks overview": firewall rules).
 HEALTH_CHECKS = ("35.191.0.0/16", "130.211.0.0/22")
-RBAC_API = "rbac.authorization.k8s.io/v1"
-NETPOL_API = "networking.k8s.io/v1"
+RBAC_API = kinds.RBAC
+NETPOL_API = kinds.NETWORKING
 
 
 def isolation_objects(tenant: Tenant) -> list[Obj]:
@@ -42,7 +43,7 @@ def isolation_objects(tenant: Tenant) -> list[Obj]:
 
 def _namespace(tenant: Tenant) -> Obj:
     meta = {"name": tenant.namespace, "labels": names.tenant_labels(tenant)}
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": meta}
+    return {"apiVersion": kinds.CORE, "kind": "Namespace", "metadata": meta}
 
 
 def _quota(tenant: Tenant) -> Obj:
@@ -51,7 +52,7 @@ def _quota(tenant: Tenant) -> Obj:
     hard = {f"requests.{name}": str(tenant.gpu_quota) for name in tenant.gpu_resources}
     spec = {"hard": hard}
     return {
-        "apiVersion": "v1",
+        "apiVersion": kinds.CORE,
         "kind": "ResourceQuota",
         "metadata": names.metadata(tenant, "gpu-quota"),
         "spec": spec,
@@ -71,7 +72,7 @@ def _limits(tenant: Tenant) -> Obj:
         "defaultRequest": dict.fromkeys(widest, "0"),
     }
     return {
-        "apiVersion": "v1",
+        "apiVersion": kinds.CORE,
         "kind": "LimitRange",
         "metadata": names.metadata(tenant, "gpu-limits"),
         "spec": {"limits": [limit]},
@@ -134,7 +135,7 @@ def _network_policies(tenant: Tenant) -> list[Obj]:
 
 def _rbac(tenant: Tenant) -> list[Obj]:
     account = {
-        "apiVersion": "v1",
+        "apiVersion": kinds.CORE,
         "kind": "ServiceAccount",
         "metadata": names.metadata(tenant, names.SERVICE_ACCOUNT),
         # Model servers never call the Kubernetes API: no token in their pods.

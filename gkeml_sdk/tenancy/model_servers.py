@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING
 
+from gkeml_sdk.core import kinds
 from gkeml_sdk.core.manifests import Manifests
 from gkeml_sdk.scheduling.kueue import PRIORITY_LABEL
 from gkeml_sdk.serving import serve_labels
@@ -82,7 +83,7 @@ def _is_pdb(obj: Obj) -> bool:
 def _hot_budget(tenant: Tenant, model: TenantModel) -> Obj:
     # One budget over primary and hot standby pods: a pod under two budgets cannot be evicted.
     return {
-        "apiVersion": "policy/v1",
+        "apiVersion": kinds.POLICY,
         "kind": "PodDisruptionBudget",
         "metadata": names.metadata(tenant, f"{model.name}-hot"),
         "spec": {
@@ -160,7 +161,7 @@ def _reserve(tenant: Tenant, model: TenantModel, main: Obj) -> Obj:
     if "affinity" in source:
         pod["affinity"] = copy.deepcopy(source["affinity"])
     return {
-        "apiVersion": "apps/v1",
+        "apiVersion": kinds.APPS,
         "kind": "Deployment",
         "metadata": names.metadata(tenant, name, **{names.ROLE_LABEL: "reserve"}),
         "spec": {

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import sdk_labels
-from gkeml_sdk.scheduling.kueue import KUEUE_API
 from gkeml_sdk.tenancy import names
 from gkeml_sdk.tenancy.names import Obj
 from gkeml_sdk.tenancy.tier import Tier
@@ -29,7 +29,7 @@ def cluster_objects(tier: Tier) -> list[Obj]:
         ['PriorityClass', 'WorkloadPriorityClass']
     """
     klass = {
-        "apiVersion": "scheduling.k8s.io/v1",
+        "apiVersion": kinds.SCHEDULING,
         "kind": "PriorityClass",
         "metadata": {"name": names.tier_class(tier), "labels": sdk_labels()},
         "value": tier.priority,
@@ -38,7 +38,7 @@ def cluster_objects(tier: Tier) -> list[Obj]:
         "description": f"gkeml tenants of tier {tier.name} ({tier.isolation} GPUs)",
     }
     workload = {
-        "apiVersion": KUEUE_API,
+        "apiVersion": kinds.KUEUE,
         "kind": "WorkloadPriorityClass",
         "metadata": {"name": names.tier_class(tier), "labels": sdk_labels()},
         "value": tier.priority,
@@ -50,13 +50,13 @@ def cluster_objects(tier: Tier) -> list[Obj]:
 def shared_objects() -> list[Obj]:
     """The Cohort every tenant's ClusterQueue joins and the placeholder pods' PriorityClass."""
     cohort = {
-        "apiVersion": KUEUE_API,
+        "apiVersion": kinds.KUEUE,
         "kind": "Cohort",
         "metadata": {"name": names.COHORT, "labels": sdk_labels()},
         "spec": {},
     }
     reserve = {
-        "apiVersion": "scheduling.k8s.io/v1",
+        "apiVersion": kinds.SCHEDULING,
         "kind": "PriorityClass",
         "metadata": {"name": names.RESERVE_CLASS, "labels": sdk_labels()},
         "value": RESERVE_PRIORITY,
@@ -81,7 +81,7 @@ def flavors(tenant: Tenant) -> list[Obj]:
     rows = {m.gpu.label: m.gpu for m in tenant.models}  # a GPU label is one row
     return [
         {
-            "apiVersion": KUEUE_API,
+            "apiVersion": kinds.KUEUE,
             "kind": "ResourceFlavor",
             "metadata": {"name": flavor_name(label), "labels": sdk_labels()},
             "spec": {"nodeLabels": {row.selector_label: label}},
@@ -117,13 +117,13 @@ def queues(tenant: Tenant, storage_gi: dict[str, int]) -> list[Obj]:
         "preemption": _preemption(tenant.tier),
     }
     cluster_queue = {
-        "apiVersion": KUEUE_API,
+        "apiVersion": kinds.KUEUE,
         "kind": "ClusterQueue",
         "metadata": {"name": tenant.name, "labels": names.tenant_labels(tenant)},
         "spec": spec,
     }
     local = {
-        "apiVersion": KUEUE_API,
+        "apiVersion": kinds.KUEUE,
         "kind": "LocalQueue",
         "metadata": names.metadata(tenant, tenant.name),
         "spec": {"clusterQueue": tenant.name},

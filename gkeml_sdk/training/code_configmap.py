@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gkeml_sdk.core import kinds
 from gkeml_sdk.core.environment import CODE_MOUNT
 from gkeml_sdk.core.labels import RUN_ID_LABEL, sdk_labels
 from gkeml_sdk.training.code import config_map_key
@@ -38,7 +39,7 @@ def code_config_map(job: TrainingJob) -> Obj | None:
     if not job.files:
         return None
     return {
-        "apiVersion": "v1",
+        "apiVersion": kinds.CORE,
         "kind": "ConfigMap",
         "metadata": {
             "name": code_config_map_name(job),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import RUN_ID_LABEL, sdk_labels
 from gkeml_sdk.hardware.dra import MIG_CLASS, DeviceRequest
 
@@ -14,8 +15,8 @@ if TYPE_CHECKING:
 
 Obj = dict[str, Any]
 
-RESOURCE_API = "resource.k8s.io/v1"
-COMPUTE_DOMAIN_API = "resource.nvidia.com/v1beta1"
+RESOURCE_API = kinds.RESOURCE
+COMPUTE_DOMAIN_API = kinds.NVIDIA_RESOURCE
 GPU_CLAIM = "gpu"
 CHANNEL_CLAIM = "compute-domain-channel"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gkeml_sdk.core import kinds
 from gkeml_sdk.core.environment import REPLICATED_JOB
 from gkeml_sdk.core.labels import RUN_ID_LABEL, attempt_name, sdk_labels
 from gkeml_sdk.core.manifests import Manifests
@@ -95,7 +96,7 @@ def _job(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
         "podFailurePolicy": {"rules": [_ignore_disruptions()]},
         "template": template,
     }
-    return {"apiVersion": kueue.JOB_API, "kind": "Job", "metadata": metadata, "spec": spec}
+    return {"apiVersion": kinds.BATCH, "kind": "Job", "metadata": metadata, "spec": spec}
 
 
 def _jobset(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
@@ -159,7 +160,7 @@ def _jobset(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
         "failurePolicy": failure_policy,
         "replicatedJobs": [replicated],
     }
-    return {"apiVersion": kueue.JOBSET_API, "kind": "JobSet", "metadata": metadata, "spec": spec}
+    return {"apiVersion": kinds.JOBSET, "kind": "JobSet", "metadata": metadata, "spec": spec}
 
 
 def _ignore_disruptions() -> Obj:
@@ -199,7 +200,7 @@ def _workload(job: TrainingJob, main: Obj, template: Obj) -> Obj:
     # (kubernetes-sigs/kueue pkg/controller/jobframework/workload_names.go).
     name = f"{main['kind'].lower()}-{main['metadata']['name']}"
     return {
-        "apiVersion": kueue.KUEUE_API,
+        "apiVersion": kinds.KUEUE,
         "kind": "Workload",
         "metadata": {"name": name, "namespace": job.namespace, "labels": {RUN_ID_LABEL: job.name}},
         "spec": spec,

@@ -12,13 +12,14 @@ from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import Resource, resource, resource_of
 from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
 from gkeml_sdk.backends.kubernetes.shared_apply import ensure_shared, split_shared
+from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL
 from gkeml_sdk.core.objects import labels, uid
 from gkeml_sdk.errors import ClusterError
 
 Obj = dict[str, Any]
-JOBSETS = resource("jobset.x-k8s.io/v1alpha2", "JobSet")
-JOBS = resource("batch/v1", "Job")
+JOBSETS = resource(kinds.JOBSET, "JobSet")
+JOBS = resource(kinds.BATCH, "Job")
 
 
 def job_resource(record: RunRecord) -> Resource:

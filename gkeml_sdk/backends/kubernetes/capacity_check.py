@@ -9,9 +9,9 @@ from typing import Any, NoReturn
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import resource
 from gkeml_sdk.backends.kubernetes.setup_advice import setup_advice
+from gkeml_sdk.core import kinds
 from gkeml_sdk.errors import ConfigError
 from gkeml_sdk.scheduling.catalog import PROVISIONING_CONTROLLER
-from gkeml_sdk.scheduling.kueue import KUEUE_API
 from gkeml_sdk.training.model import TrainingJob
 
 
@@ -22,9 +22,9 @@ def check_provisioning_queue(kube: KubeClient, job: TrainingJob) -> None:
     Example:
         >>> check_provisioning_queue(kube, job)  # doctest: +SKIP
     """
-    local = kube.find(resource(KUEUE_API, "LocalQueue"), job.queue, job.namespace) or {}
+    local = kube.find(resource(kinds.KUEUE, "LocalQueue"), job.queue, job.namespace) or {}
     name = str((local.get("spec") or {}).get("clusterQueue", ""))
-    queue = kube.find(resource(KUEUE_API, "ClusterQueue"), name) if name else None
+    queue = kube.find(resource(kinds.KUEUE, "ClusterQueue"), name) if name else None
     if queue is None:
         _fail(
             f"LocalQueue {job.queue!r} points at ClusterQueue {name!r}, which does not exist", job
@@ -33,11 +33,11 @@ def check_provisioning_queue(kube: KubeClient, job: TrainingJob) -> None:
     spec: dict[str, Any] = queue.get("spec") or {}
     for group in spec.get("resourceGroups") or []:
         for flavor in group.get("flavors") or []:
-            if kube.find(resource(KUEUE_API, "ResourceFlavor"), flavor["name"]) is None:
+            if kube.find(resource(kinds.KUEUE, "ResourceFlavor"), flavor["name"]) is None:
                 _fail(f"ResourceFlavor {flavor['name']!r} of ClusterQueue {name!r} is missing", job)
     strategy = spec.get("admissionChecksStrategy") or {}
     for rule in strategy.get("admissionChecks") or []:
-        check = kube.find(resource(KUEUE_API, "AdmissionCheck"), rule["name"])
+        check = kube.find(resource(kinds.KUEUE, "AdmissionCheck"), rule["name"])
         if (check or {}).get("spec", {}).get("controllerName") == PROVISIONING_CONTROLLER:
             return
     _fail(

@@ -22,6 +22,7 @@ from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
 from gkeml_sdk.backends.kubernetes.run_records import RunRecords
 from gkeml_sdk.backends.kubernetes.streams import Backoff, Event, StreamHub, StreamSpec, deadline
 from gkeml_sdk.backends.kubernetes.transport import Transport
+from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import RUN_ID_LABEL
 from gkeml_sdk.core.objects import uid
 from gkeml_sdk.errors import ConfigError, NotFoundError, RunTimeoutError
@@ -36,8 +37,8 @@ if TYPE_CHECKING:
     from gkeml_sdk.serving.model import ServeModel
 
 log = logging.getLogger(__name__)
-PODS = resource("v1", "Pod")
-WORKLOADS = resource("kueue.x-k8s.io/v1beta2", "Workload")
+PODS = resource(kinds.CORE, "Pod")
+WORKLOADS = resource(kinds.KUEUE, "Workload")
 
 
 class KubernetesBackend:

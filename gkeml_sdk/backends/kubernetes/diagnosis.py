@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from gkeml_sdk.backends.kubernetes.attempts import job_resource
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import Resource, resource
+from gkeml_sdk.core import kinds
 from gkeml_sdk.core.objects import name, uid
 from gkeml_sdk.errors import ClusterError
 from gkeml_sdk.runs.explain.explain_run import explain_run
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.kube_run import KubeRun
 
 log = logging.getLogger(__name__)
-KUEUE = "kueue.x-k8s.io/v1beta2"
+KUEUE = kinds.KUEUE
 WORKLOADS = resource(KUEUE, "Workload")
 LOCAL_QUEUES = resource(KUEUE, "LocalQueue")
 CLUSTER_QUEUES = resource(KUEUE, "ClusterQueue")
@@ -33,9 +34,9 @@ FLAVORS = resource(KUEUE, "ResourceFlavor")
 PRIORITIES = resource(KUEUE, "WorkloadPriorityClass")
 CHECKS = resource(KUEUE, "AdmissionCheck")
 COHORTS = Resource(KUEUE, "Cohort", "cohorts", namespaced=False)
-EVENTS = resource("v1", "Event")
-PODS = resource("v1", "Pod")
-PROVISIONING = resource("autoscaling.x-k8s.io/v1", "ProvisioningRequest")
+EVENTS = resource(kinds.CORE, "Event")
+PODS = resource(kinds.CORE, "Pod")
+PROVISIONING = resource(kinds.PROVISIONING_REQUEST, "ProvisioningRequest")
 
 
 def queue_objects(kube: KubeClient, namespace: str, queue: str) -> QueueObjects:

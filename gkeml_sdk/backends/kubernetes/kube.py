@@ -10,6 +10,7 @@ from typing import Any
 
 from gkeml_sdk.backends.kubernetes.resources import Resource, resource_of
 from gkeml_sdk.backends.kubernetes.transport import TransientError, Transport
+from gkeml_sdk.core import kinds
 from gkeml_sdk.errors import ClusterError
 
 FIELD_MANAGER = "gkeml"
@@ -180,7 +181,7 @@ class KubeClient:
         """Log lines of a pod's container, following new lines when asked."""
         from gkeml_sdk.backends.kubernetes.resources import resource
 
-        pods = resource("v1", "Pod")
+        pods = resource(kinds.CORE, "Pod")
         query = [("follow", "true")] if follow else []
         stream = self.transport.open_stream(
             pods.path(namespace, name, "log"),

@@ -14,10 +14,11 @@ from typing import Any
 
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import resource
+from gkeml_sdk.core import kinds
 from gkeml_sdk.errors import ClusterError
 
 log = logging.getLogger(__name__)
-LEASES = resource("coordination.k8s.io/v1", "Lease")
+LEASES = resource(kinds.COORDINATION, "Lease")
 Obj = dict[str, Any]
 
 
@@ -115,7 +116,7 @@ class LeaderElector:
 
     def _lease(self, now_text: str, transitions: int, acquired: str | None = None) -> Obj:
         return {
-            "apiVersion": "coordination.k8s.io/v1",
+            "apiVersion": kinds.COORDINATION,
             "kind": "Lease",
             "metadata": {"name": self.name, "namespace": self.namespace},
             "spec": {

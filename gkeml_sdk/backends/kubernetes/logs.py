@@ -14,6 +14,7 @@ from gkeml_sdk.backends.kubernetes.attempts import job_resource
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import resource
 from gkeml_sdk.backends.kubernetes.streams import Backoff, Event, Informer, StreamSpec
+from gkeml_sdk.core import kinds
 from gkeml_sdk.core.objects import uid
 from gkeml_sdk.runs.log_lines import log_prefix
 from gkeml_sdk.runs.status import StatusTracker
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.kube_run import KubeRun
 
 log = logging.getLogger(__name__)
-PODS = resource("v1", "Pod")
+PODS = resource(kinds.CORE, "Pod")
 Obj = dict[str, Any]
 
 

@@ -9,14 +9,15 @@ from gkeml_sdk.backends.kubernetes.capacity_check import check_provisioning_queu
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import resource
 from gkeml_sdk.backends.kubernetes.setup_advice import setup_advice
+from gkeml_sdk.core import kinds
 from gkeml_sdk.errors import ConfigError, NotFoundError
 from gkeml_sdk.scheduling.catalog import mode
 from gkeml_sdk.training.model import TrainingJob
 
 INSTALL = {
-    "jobset.x-k8s.io/v1alpha2": "JobSet is not installed: kubectl apply --server-side -f "
+    kinds.JOBSET: "JobSet is not installed: kubectl apply --server-side -f "
     "https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml",
-    "kueue.x-k8s.io/v1beta2": "Kueue (v0.16 or newer) is not installed: kubectl apply "
+    kinds.KUEUE: "Kueue (v0.16 or newer) is not installed: kubectl apply "
     "--server-side -f https://github.com/kubernetes-sigs/kueue/releases/download/v0.19.2/"
     "manifests.yaml",
 }
@@ -35,9 +36,9 @@ class Preflight:
 
     def check(self, job: TrainingJob) -> None:
         """Raise `ConfigError` (or the API's own error, e.g. 403) when `job` cannot run."""
-        apis = ["kueue.x-k8s.io/v1beta2"]
+        apis = [kinds.KUEUE]
         if job.uses_jobset:
-            apis.append("jobset.x-k8s.io/v1alpha2")
+            apis.append(kinds.JOBSET)
         for api in apis:
             self._once(("api", api), lambda api=api: self._api(api))
         self.check_namespace(job.namespace)
@@ -70,7 +71,7 @@ class Preflight:
 
     def _namespace(self, namespace: str) -> None:
         try:
-            self.kube.get(resource("v1", "Namespace"), namespace)
+            self.kube.get(resource(kinds.CORE, "Namespace"), namespace)
         except NotFoundError:
             raise ConfigError(
                 f"namespace {namespace!r} does not exist: create it "
@@ -78,7 +79,7 @@ class Preflight:
             ) from None
 
     def _queue(self, namespace: str, queue: str, advice: Callable[[], str] | None) -> None:
-        queues = resource("kueue.x-k8s.io/v1beta2", "LocalQueue")
+        queues = resource(kinds.KUEUE, "LocalQueue")
         if self.kube.find(queues, queue, namespace) is not None:
             return
         existing, _ = self.kube.list(queues, namespace)
@@ -91,7 +92,7 @@ class Preflight:
         )
 
     def _priority(self, priority: str) -> None:
-        classes = resource("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass")
+        classes = resource(kinds.KUEUE, "WorkloadPriorityClass")
         if self.kube.find(classes, priority) is not None:
             return
         existing, _ = self.kube.list(classes)

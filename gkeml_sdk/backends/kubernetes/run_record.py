@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
+from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import RUN_ID_LABEL, attempt_name, sdk_labels
 from gkeml_sdk.core.record_schema import SCHEMA_KEY, record_schema
 from gkeml_sdk.errors import ConfigError
@@ -45,7 +46,7 @@ def cancel_marker(run: str, namespace: str) -> dict[str, Any]:
         'ft-gkeml-cancelled'
     """
     return {
-        "apiVersion": "v1",
+        "apiVersion": kinds.CORE,
         "kind": "ConfigMap",
         "metadata": {
             "name": f"{run}-gkeml-cancelled",
@@ -117,7 +118,7 @@ class RunRecord:
             "cancelled": "true" if self.cancelled else "false",
         }
         return {
-            "apiVersion": "v1",
+            "apiVersion": kinds.CORE,
             "kind": "ConfigMap",
             "metadata": {
                 "name": record_name(self.name),

@@ -14,8 +14,9 @@ from gkeml_sdk.backends.kubernetes.run_record import (
     cancel_marker,
     record_name,
 )
+from gkeml_sdk.core import kinds
 
-CONFIG_MAPS = resource("v1", "ConfigMap")
+CONFIG_MAPS = resource(kinds.CORE, "ConfigMap")
 Obj = dict[str, Any]
 
 

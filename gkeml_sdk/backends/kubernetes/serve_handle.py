@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from gkeml_sdk.backends.kubernetes.resources import resource, resource_of
 from gkeml_sdk.backends.kubernetes.shared_apply import ensure_shared, split_shared
 from gkeml_sdk.backends.kubernetes.streams import StreamHub, StreamSpec, deadline
+from gkeml_sdk.core import kinds
 from gkeml_sdk.core.objects import labels, uid
 from gkeml_sdk.errors import ClusterError, ConfigError, NotFoundError, RunTimeoutError, SpecError
 from gkeml_sdk.serving.autoscaling import Autoscaling
@@ -21,9 +22,9 @@ if TYPE_CHECKING:
 
     from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend
 
-PODS = resource("v1", "Pod")
+PODS = resource(kinds.CORE, "Pod")
 BUILTIN_APIS = frozenset(
-    {"v1", "apps/v1", "batch/v1", "policy/v1", "autoscaling/v2", "storage.k8s.io/v1"}
+    {kinds.CORE, kinds.APPS, kinds.BATCH, kinds.POLICY, kinds.AUTOSCALING, kinds.STORAGE}
 )
 Obj = dict[str, Any]
 

@@ -14,6 +14,7 @@ from gkeml_sdk.backends.kubernetes.resources import resource
 from gkeml_sdk.backends.kubernetes.standby.failover import PODS, promoted
 from gkeml_sdk.backends.kubernetes.standby.view import Key, Obj, ready
 from gkeml_sdk.backends.kubernetes.streams import StreamHub, StreamSpec
+from gkeml_sdk.core import kinds
 from gkeml_sdk.core.rules import slug
 from gkeml_sdk.errors import RunTimeoutError
 from gkeml_sdk.serving.serve_labels import SERVE_LABEL
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.standby.manager import StandbyManager
 
 ROUTERS = {
-    "istio": resource("networking.istio.io/v1", "VirtualService"),
-    "inference-gateway": resource("gateway.networking.k8s.io/v1", "HTTPRoute"),
+    "istio": resource(kinds.ISTIO_NETWORKING, "VirtualService"),
+    "inference-gateway": resource(kinds.GATEWAY, "HTTPRoute"),
 }
 
 

@@ -21,6 +21,7 @@ from gkeml_sdk.backends.kubernetes.standby.view import (
     Obj,
     allocations,
 )
+from gkeml_sdk.core import kinds
 from gkeml_sdk.errors import NotFoundError
 from gkeml_sdk.tenancy import names
 from gkeml_sdk.tenancy.model import Tenant, TenantModel
@@ -28,8 +29,8 @@ from gkeml_sdk.tenancy.model_servers import model_objects
 from gkeml_sdk.tenancy.routes import router
 
 log = logging.getLogger(__name__)
-PODS = resource("v1", "Pod")
-DEPLOYMENTS = resource("apps/v1", "Deployment")
+PODS = resource(kinds.CORE, "Pod")
+DEPLOYMENTS = resource(kinds.APPS, "Deployment")
 ALLOCATION_SECONDS = 10.0
 
 

@@ -15,13 +15,14 @@ from typing import Any
 
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import resource
+from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import sdk_labels
 from gkeml_sdk.core.record_schema import SCHEMA_KEY, record_schema
 from gkeml_sdk.tenancy.model import Tenant
 from gkeml_sdk.tenancy.names import STATUS_CONFIGMAP, TENANT_LABEL
 
-CONFIGMAPS = resource("v1", "ConfigMap")
-EVENTS = resource("v1", "Event")
+CONFIGMAPS = resource(kinds.CORE, "ConfigMap")
+EVENTS = resource(kinds.CORE, "Event")
 COMPONENT = "gkeml-standby-manager"
 # The status ConfigMap's layout (data key `schema`, a string as all ConfigMap data); 1 is also
 # what a status written before records carried a schema holds.
@@ -112,7 +113,7 @@ class StatusBook:
                 return before
             current = self._objects[tenant.name]
             body: Obj = {
-                "apiVersion": "v1",
+                "apiVersion": kinds.CORE,
                 "kind": "ConfigMap",
                 "metadata": {
                     "name": STATUS_CONFIGMAP,
@@ -137,14 +138,14 @@ class StatusBook:
         stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
         self.kube.create(
             {
-                "apiVersion": "v1",
+                "apiVersion": kinds.CORE,
                 "kind": "Event",
                 "metadata": {
                     "name": f"{deployment}.{time.time_ns():x}",
                     "namespace": tenant.namespace,
                 },
                 "involvedObject": {
-                    "apiVersion": "apps/v1",
+                    "apiVersion": kinds.APPS,
                     "kind": "Deployment",
                     "name": deployment,
                     "namespace": tenant.namespace,
