@@ -29,7 +29,7 @@ BACKEND = "GKEML_BACKEND"
 # kubernetes-sigs/jobset pkg/webhooks/jobset_webhook.go).
 REPLICATED_JOB = "node"  # the JobSet's one replicatedJob: child Jobs are <run>-node-<i>
 # Resubmissions a RetryPolicy may ask for: attempt names then add at most '--r99' to the run
-# name (compile.contract.attempt_name), and the spec keeps run names short enough for every
+# name (core.labels.attempt_name), and the spec keeps run names short enough for every
 # attempt's derived names to fit.
 MAX_RESUBMITS = 98
 ATTEMPT_NAME_ALLOWANCE = len(f"--r{MAX_RESUBMITS + 1}")

@@ -1,7 +1,7 @@
 """Facts about GKE node pools that no hardware, provisioning or network row owns: driver and
 sharing enum names, the accelerator taint value, the reservation key and name limits
 (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus). Provisioning modes are rows
-of `catalog.provisioning`, a machine type's GPUDirect needs rows of `catalog.network`."""
+of `scheduling.catalog`, a machine type's GPUDirect needs rows of `hardware.network_stacks`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Hardware rules of a `ServeModel`: the GPU generation can run it, tensor/pipeline
 parallelism suit the engine, node and model, and the context is sensible. A model that fits
-no shape is refused by `spec.serving.misfit`, whose error lists shapes that would."""
+no shape is refused by `serving.misfit`, whose error lists shapes that would."""
 
 from __future__ import annotations
 

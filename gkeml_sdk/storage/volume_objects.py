@@ -20,7 +20,7 @@ ROLES = {True: "roles/storage.objectViewer", False: "roles/storage.objectUser"}
 
 def volume_objects(volumes: Sequence[VolumeBase], namespace: str, sa: str | None) -> list[Obj]:
     """Objects to create before the pods that mount `volumes` (cluster-scoped ones first).
-    They are shared (`compile.shared`): created when missing, never owned by a run.
+    They are shared (`storage.shared_objects`): created when missing, never owned by a run.
 
     Example:
         >>> from gkeml_sdk.storage.disks import HyperdiskML

@@ -1,4 +1,4 @@
-"""The environment contract as container env entries (names: `catalog.contract`)."""
+"""The environment contract as container env entries (names: `core.environment`)."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def _slice_hosts(job: TrainingJob, rank: str, attempt: int) -> dict[str, Any]:
     return {"value": ",".join(f"{name}-{REPLICATED_JOB}-0-{i}.{name}" for i in range(hosts))}
 
 
-# How a pod learns each value the hardware's variables carry (catalog.contract.WorkerValue).
+# How a pod learns each value the hardware's variables carry (core.environment.WorkerValue).
 _WORKER_VALUES: dict[WorkerValue, Callable[[TrainingJob, str, int], dict[str, Any]]] = {
     "rank": lambda job, rank, attempt: _field(rank),
     "slice_hosts": _slice_hosts,

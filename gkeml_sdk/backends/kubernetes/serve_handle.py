@@ -166,7 +166,7 @@ def serve(backend: KubernetesBackend, svc: ServeModel) -> ServeHandle:
 
 def apply_owned(backend: KubernetesBackend, objects: list[Obj], name: str) -> None:
     """Server-side apply `objects` of service `name`, in order, after creating the shared
-    ones that are missing (`cluster.api.shared_objects`). An object of that name that
+    ones that are missing (`shared_apply`). An object of that name that
     belongs to something else is never applied over (`ClusterError`); one still being
     deleted (a service deleted and served again) is waited out, or the apply would land on
     it and vanish with it."""

@@ -17,7 +17,7 @@ Layout of `<run root>/<namespace>/<name>/`:
 layout, constants below); one written before they carried it reads as before, and one of a
 newer version is refused with a `ConfigError` saying to upgrade gkeml.
 
-Directories are 0700 and files 0600 (code 0400) whatever the umask (`local.confined`).
+Directories are 0700 and files 0600 (code 0400) whatever the umask (`confined`).
 """
 
 from __future__ import annotations

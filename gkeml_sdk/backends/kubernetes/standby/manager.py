@@ -148,7 +148,7 @@ class StandbyManager:
         return StatusBook(self.kube).get(tenant)
 
     def drill(self, tenant: str, model: str | None = None, timeout: float = 600.0) -> DrillReport:
-        """Take the primary's readiness away and measure recovery (`cluster.tenants.drill`)."""
+        """Take the primary's readiness away and measure recovery (`standby.drill`)."""
         from gkeml_sdk.backends.kubernetes.standby.drill import run_drill
 
         return run_drill(self, self.tenant(tenant), model, timeout)
