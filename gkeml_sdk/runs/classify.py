@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gkeml_sdk.core.objects import Obj, condition, is_true
+from gkeml_sdk.runs import workload as wl
 from gkeml_sdk.runs.conditions import (
     admitted_status,
     deactivation,
@@ -14,9 +15,12 @@ from gkeml_sdk.runs.conditions import (
     waiting_for_checks,
 )
 from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus
+from gkeml_sdk.runs.workload import WorkloadView, read_workload
 
 # Deactivations that are a loss of capacity, not a decision about the job: resubmitting may help.
-_INFRA_DEACTIVATIONS = ("DeactivatedDueToRequeuingLimitExceeded", "DeactivatedDueToAdmissionCheck")
+_INFRA_DEACTIVATIONS = tuple(
+    wl.DEACTIVATED_DUE_TO + cause for cause in (wl.REQUEUING_LIMIT_EXCEEDED, wl.ADMISSION_CHECK)
+)
 
 
 def classify(
@@ -36,53 +40,55 @@ def classify(
         'Queued: ExceedsMaxQuota: insufficient quota'
     """
     pods = list(pods)
-    done = _terminal(job, workload, pods, job_deleted)
+    view = read_workload(workload)
+    done = _terminal(job, view, pods, job_deleted)
     if done is not None:
         return done
     if workload is None:
         return RunStatus(RunState.PENDING, message="waiting for Kueue to create the Workload")
-    stopped = deactivation(workload)
+    stopped = deactivation(view)
     if stopped is not None:
         return RunStatus(RunState.FAILED, stopped[0], stopped[1], FailureCause.DEACTIVATED)
-    evicted = condition(workload, "Evicted")
-    if evicted is not None and evicted.get("status") == "True":
-        return evicted_status(workload, evicted)
-    if is_true(workload, "Admitted"):
+    if view.evicted.true:
+        return evicted_status(view)
+    if view.admitted.true:
         return admitted_status(job, workload, pods)
-    if is_true(workload, "QuotaReserved"):
-        return RunStatus(RunState.WAITING_FOR_CAPACITY, *waiting_for_checks(workload))
-    reserved = condition(workload, "QuotaReserved") or {}
-    message = reserved.get("message", "Kueue has not evaluated the Workload yet")
-    return RunStatus(RunState.QUEUED, reserved.get("reason", ""), message)
+    if view.quota_reserved.true:
+        return RunStatus(RunState.WAITING_FOR_CAPACITY, *waiting_for_checks(view))
+    reserved = view.quota_reserved
+    message = reserved.message if reserved.seen else "Kueue has not evaluated the Workload yet"
+    return RunStatus(RunState.QUEUED, reserved.reason, message)
 
 
 def _terminal(
-    job: Obj | None, workload: Obj | None, pods: list[Obj], job_deleted: bool
+    job: Obj | None, workload: WorkloadView, pods: list[Obj], job_deleted: bool
 ) -> RunStatus | None:
-    finished = condition(workload, "Finished") if is_true(workload, "Finished") else None
-    finished_reason = (finished or {}).get("reason", "")
+    finished = workload.finished if workload.finished.true else None
+    finished_reason = finished.reason if finished is not None else ""
     # The job's own condition lands a few ms before Kueue copies it into Workload Finished.
     for done in (condition(job, "Completed"), condition(job, "Complete")):  # JobSet, Job
         if done is not None and done.get("status") == "True":
             return RunStatus(RunState.SUCCEEDED, done.get("reason", ""), done.get("message", ""))
-    if finished is not None and finished_reason == "Succeeded":
-        return RunStatus(RunState.SUCCEEDED, "Succeeded", finished.get("message", ""))
+    if finished is not None and finished_reason == wl.SUCCEEDED:
+        return RunStatus(RunState.SUCCEEDED, wl.SUCCEEDED, finished.message)
     failed = condition(job, "Failed") if is_true(job, "Failed") else None
-    source = failed or (finished if finished_reason == "Failed" else None)
-    if source is not None:
-        cause, detail = failure_cause(source.get("reason", ""), pods, job)
-        message = "; ".join(p for p in (source.get("message", ""), detail) if p)
-        return RunStatus(RunState.FAILED, source.get("reason", ""), message, cause)
+    if failed is not None:
+        return _failed(failed.get("reason", ""), failed.get("message", ""), pods, job)
+    if finished is not None and finished_reason == wl.FAILED:
+        return _failed(finished_reason, finished.message, pods, job)
     if job_deleted or ((job or {}).get("metadata") or {}).get("deletionTimestamp"):
         return RunStatus(RunState.CANCELLED, "Deleted", "the job was deleted")
     if finished is None:
         return None
-    if finished_reason == "OwnerNotFound":
-        return RunStatus(RunState.CANCELLED, finished_reason, finished.get("message", ""))
+    if finished_reason == wl.OWNER_NOT_FOUND:
+        return RunStatus(RunState.CANCELLED, finished_reason, finished.message)
     # FailedToStart / OutOfSync: Kueue gave up on the job for reasons outside it.
-    return RunStatus(
-        RunState.FAILED, finished_reason, finished.get("message", ""), FailureCause.UNKNOWN
-    )
+    return RunStatus(RunState.FAILED, finished_reason, finished.message, FailureCause.UNKNOWN)
+
+
+def _failed(reason: str, message: str, pods: list[Obj], job: Obj | None) -> RunStatus:
+    cause, detail = failure_cause(reason, pods, job)
+    return RunStatus(RunState.FAILED, reason, "; ".join(p for p in (message, detail) if p), cause)
 
 
 def queue_position(

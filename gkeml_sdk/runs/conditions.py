@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gkeml_sdk.core.objects import condition, is_true, labels
+from gkeml_sdk.core.objects import condition, labels
 from gkeml_sdk.core.objects import name as _name
+from gkeml_sdk.runs import workload as wl
 from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus
 from gkeml_sdk.runs.pods import disruption, exit_summary, stuck_container, summarize_pods
-from gkeml_sdk.scheduling.kueue import (
-    JOB_UID_LABEL,
-)
+from gkeml_sdk.runs.workload import WorkloadView, read_workload
+from gkeml_sdk.scheduling.kueue import JOB_UID_LABEL
 
 Obj = Mapping[str, Any]
 
@@ -33,22 +33,6 @@ def workload_belongs(workload: Obj, job_name: str, job_uid: str, job_kind: str |
         if not job_uid and ref.get("name") == job_name and job_kind in (ref.get("kind"), None):
             return True
     return False
-
-
-def eviction_counts(workload: Obj | None) -> dict[str, int]:
-    """Cumulative evictions per reason from `status.schedulingStats.evictions[]`.
-
-    Example:
-        >>> eviction_counts({"status": {"schedulingStats": {"evictions": [
-        ...     {"reason": "Preempted", "underlyingCause": "", "count": 2}]}}})
-        {'Preempted': 2}
-    """
-    counts: dict[str, int] = {}
-    stats = ((workload or {}).get("status") or {}).get("schedulingStats") or {}
-    for entry in stats.get("evictions") or []:
-        reason = str(entry.get("reason") or "")
-        counts[reason] = counts.get(reason, 0) + int(entry.get("count") or 0)
-    return counts
 
 
 def expected_pods(workload: Obj | None) -> int:
@@ -93,75 +77,67 @@ def failure_cause(reason: str, pods: Iterable[Obj], job: Obj | None) -> tuple[Fa
     return FailureCause.UNKNOWN, ""
 
 
-def deactivation(workload: Obj) -> tuple[str, str] | None:
+def deactivation(workload: WorkloadView) -> tuple[str, str] | None:
     """(reason, message) when Kueue (or a user) deactivated the Workload, else None.
 
     Example:
-        >>> deactivation({"spec": {"active": False}})
+        >>> deactivation(read_workload({"spec": {"active": False}}))
         ('Deactivated', 'spec.active is false')
     """
-    evicted = condition(workload, "Evicted")
-    reason = str((evicted or {}).get("reason", ""))
-    if is_true(workload, "Evicted") and reason.startswith("Deactivated"):
-        return reason, (evicted or {}).get("message", "")
-    target = condition(workload, "DeactivationTarget")
-    # DeactivationTarget precedes spec.active=false by a few ms; same outcome, same reason.
-    if target is not None and target.get("status") == "True":
-        return f"DeactivatedDueTo{target.get('reason', '')}", target.get("message", "")
-    if (workload.get("spec") or {}).get("active") is False:
-        return "Deactivated", "spec.active is false"
-    for check in (workload.get("status") or {}).get("admissionChecks") or []:
-        if check.get("state") == "Rejected":  # Kueue deactivates on a rejected check
-            return "DeactivatedDueToAdmissionCheck", f"{check.get('name')}: {check.get('message')}"
+    stopped = workload.deactivation
+    if stopped is not None:
+        return stopped
+    rejected = workload.rejected_check
+    if rejected is not None:  # Kueue deactivates on a rejected check
+        return wl.DEACTIVATED_DUE_TO + wl.ADMISSION_CHECK, f"{rejected.name}: {rejected.message}"
     return None
 
 
-def waiting_for_checks(workload: Obj) -> tuple[str, str]:
+def waiting_for_checks(workload: WorkloadView) -> tuple[str, str]:
     """(reason, message) for a Workload with quota reserved but not admitted yet.
 
     Example:
-        >>> waiting_for_checks({"status": {"admissionChecks": [
-        ...     {"name": "dws", "state": "Pending", "message": "ETA 5m"}]}})
+        >>> waiting_for_checks(read_workload({"status": {"admissionChecks": [
+        ...     {"name": "dws", "state": "Pending", "message": "ETA 5m"}]}}))
         ('AdmissionChecksPending', 'dws: Pending (ETA 5m)')
     """
-    checks = (workload.get("status") or {}).get("admissionChecks") or []
-    waiting = [c for c in checks if c.get("state") != "Ready"]
+    checks, waiting = workload.checks, workload.waiting_checks
     message = "; ".join(
-        f"{c.get('name')}: {c.get('state')}" + (f" ({c['message']})" if c.get("message") else "")
-        for c in waiting or checks
+        f"{c.name}: {c.state}" + (f" ({c.message})" if c.message else "") for c in waiting or checks
     )
-    admitted = condition(workload, "Admitted") or {}
-    if any(c.get("state") == "Retry" for c in waiting):
+    admitted = workload.admitted
+    if any(c.state == wl.CHECK_RETRY for c in waiting):
         return "AdmissionCheckRetry", message
-    if admitted.get("reason") == "PendingDelayedTopologyRequests":
-        return "PendingDelayedTopologyRequests", admitted.get("message", "")
+    if admitted.reason == wl.PENDING_DELAYED_TOPOLOGY:
+        return wl.PENDING_DELAYED_TOPOLOGY, admitted.message
     if checks and not waiting:  # capacity provisioned; Kueue admits within moments
         return "AdmissionChecksReady", message
     return "AdmissionChecksPending", message or "quota reserved; waiting for admission checks"
 
 
-def evicted_status(workload: Obj, evicted: Obj) -> RunStatus:
+def evicted_status(workload: WorkloadView) -> RunStatus:
     """Status of a Workload with `Evicted=True` that is not deactivated (Kueue will requeue it).
 
     Example:
-        >>> str(evicted_status({}, {"reason": "PodsReadyTimeout", "message": "timeout"}))
+        >>> str(evicted_status(read_workload({"status": {"conditions": [{"type": "Evicted",
+        ...     "status": "True", "reason": "PodsReadyTimeout", "message": "timeout"}]}})))
         'Queued: PodsReadyTimeout: timeout'
     """
-    reason = evicted.get("reason", "")
-    message = evicted.get("message", "")
-    if reason == "Preempted" or is_true(workload, "Preempted"):
-        how = (condition(workload, "Preempted") or {}).get("reason")
-        return RunStatus(RunState.PREEMPTED, "Preempted", f"{how}: {message}" if how else message)
-    requeued = condition(workload, "Requeued")
-    state = (workload.get("status") or {}).get("requeueState") or {}
+    reason, message = workload.evicted.reason, workload.evicted.message
+    how = workload.preemption
+    if how is not None:
+        return RunStatus(
+            RunState.PREEMPTED, wl.BY_PREEMPTION, f"{how}: {message}" if how else message
+        )
+    requeued = workload.requeued
     extra = []
-    if requeued is not None:
-        verb = "requeued" if requeued.get("status") == "True" else "waiting to requeue"
-        extra.append(f"{verb} ({requeued.get('reason', '')})")
-    if state.get("count"):
-        extra.append(f"requeue #{state['count']}")
-    if state.get("requeueAt"):
-        extra.append(f"at {state['requeueAt']}")
+    if requeued.seen:
+        verb = "requeued" if requeued.true else "waiting to requeue"
+        extra.append(f"{verb} ({requeued.reason})")
+    if workload.requeue_count:
+        extra.append(f"requeue #{workload.requeue_count}")
+    if workload.requeue_at:
+        extra.append(f"at {workload.requeue_at}")
     return RunStatus(RunState.QUEUED, reason, "; ".join([message, " ".join(extra)]).strip("; "))
 
 
@@ -175,7 +151,7 @@ def admitted_status(job: Obj | None, workload: Obj, pods: list[Obj]) -> RunStatu
     expected = expected_pods(workload)
     pods_now = summarize_pods(pods, job)
     all_up = pods_now.up >= expected if expected else 0 < pods_now.seen == pods_now.up
-    if not pods and is_true(workload, "PodsReady"):
+    if not pods and read_workload(workload).pods_ready.true:
         all_up = True  # the caller does not watch pods; trust Kueue's PodsReady
     progress = f"{pods_now.up}/{expected or pods_now.seen} pods ready"
     if pods_now.disrupted and not all_up:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gkeml_sdk.core.objects import Obj, condition, labels, uid
+from gkeml_sdk.core.objects import Obj, labels, uid
 from gkeml_sdk.runs.classify import classify, queue_position, resubmittable
-from gkeml_sdk.runs.conditions import eviction_counts, workload_belongs
+from gkeml_sdk.runs.conditions import workload_belongs
 from gkeml_sdk.runs.handle import FailureCause, RunCounters, RunState, RunStatus, Transition
 from gkeml_sdk.runs.pods import disruption, pod_belongs
+from gkeml_sdk.runs.workload import BY_PREEMPTION, DEACTIVATED, read_workload
 from gkeml_sdk.scheduling.kueue import JOBSET_NAME_LABEL
 
 __all__ = ["StatusTracker", "classify", "queue_position", "resubmittable"]
@@ -68,10 +69,10 @@ class StatusTracker:
     def counters(self) -> RunCounters:
         """Preemptions and other evictions (Kueue's cumulative counts), disruptions, restarts."""
         totals = self._eviction_totals()
-        extra = {f"evictions.{r}": n for r, n in sorted(totals.items()) if r != "Preempted"}
+        extra = {f"evictions.{r}": n for r, n in sorted(totals.items()) if r != BY_PREEMPTION}
         extra["requeues"] = self._requeues  # requeueState.count (PodsReadyTimeout backoff)
         return RunCounters(
-            preemptions=max(totals.get("Preempted", 0), self._episodes.get("Preempted", 0)),
+            preemptions=max(totals.get(BY_PREEMPTION, 0), self._episodes.get(BY_PREEMPTION, 0)),
             disruptions=len(self._disrupted),
             user_restarts=self._user_restarts,
             resubmissions=self.attempt - 1,
@@ -152,9 +153,9 @@ class StatusTracker:
             self._restarts = max(self._restarts, restarts)
             counted = int(job_status.get("restartsCountTowardsMax", restarts) or 0)
             self._user_restarts = max(self._user_restarts, counted)
-        requeue = ((self._workload or {}).get("status") or {}).get("requeueState") or {}
-        self._requeues = max(self._requeues, int(requeue.get("count") or 0))
-        for reason, count in eviction_counts(self._workload).items():
+        workload = read_workload(self._workload)
+        self._requeues = max(self._requeues, workload.requeue_count)
+        for reason, count in workload.evictions.items():
             key = (uid(self._workload), reason)
             self._stats[key] = max(self._stats.get(key, 0), count)
         if self._status.terminal:
@@ -183,26 +184,26 @@ class StatusTracker:
     def _with_position(self, new: RunStatus) -> RunStatus:
         if new.state is not RunState.QUEUED or self._position is None:
             return new
-        queue = ((self._workload or {}).get("spec") or {}).get("queueName", "")
+        queue = read_workload(self._workload).queue_name
         local, cluster = self._position
         where = f"position {local} in LocalQueue {queue}, {cluster} in ClusterQueue"
         return RunStatus(new.state, new.reason, f"{new.message}; {where}".strip("; "), new.cause)
 
     def _infer_missed_evictions(self, new: RunStatus, at: float) -> None:
         # Conditions are overwritten in place; Kueue's cumulative counts are not.
-        evicted = condition(self._workload, "Evicted")
+        evicted = read_workload(self._workload).evicted
         live = ""
-        if evicted is not None and evicted.get("status") == "True":
-            live = "Preempted" if new.state is RunState.PREEMPTED else evicted.get("reason", "")
+        if evicted.true:
+            live = BY_PREEMPTION if new.state is RunState.PREEMPTED else evicted.reason
         if live and live != self._live_eviction:
             self._episodes[live] = self._episodes.get(live, 0) + 1
         self._live_eviction = live
         for reason, total in self._eviction_totals().items():
             # Deactivation is sticky (spec.active=false), so it cannot be missed.
-            if total <= self._episodes.get(reason, 0) or reason.startswith("Deactivated"):
+            if total <= self._episodes.get(reason, 0) or reason.startswith(DEACTIVATED):
                 continue
             self._episodes[reason] = total
-            state = RunState.PREEMPTED if reason == "Preempted" else RunState.QUEUED
+            state = RunState.PREEMPTED if reason == BY_PREEMPTION else RunState.QUEUED
             note = f"evicted ({reason}) between two observations; Kueue's count is now {total}"
             self._record(RunStatus(state, reason, note), at, detail="from schedulingStats")
 

@@ -6,25 +6,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gkeml_sdk.core.objects import condition, is_true
+from gkeml_sdk.runs import workload as wl
 from gkeml_sdk.runs.explain.explanation import Category, Evidence, Explanation
 from gkeml_sdk.runs.explain.inputs import RunObjects
 from gkeml_sdk.runs.explain.kueue_outcome import checks_pending, deactivated, evicted
 from gkeml_sdk.runs.explain.pod_reasons import Finding, diagnose_pods
 from gkeml_sdk.runs.explain.queued import why_queued
 from gkeml_sdk.runs.explain.reading import (
-    condition,
     condition_evidence,
     event_evidence,
     events_about,
-    is_true,
     name_of,
 )
+from gkeml_sdk.runs.workload import Check, read_workload
 
 Obj = Mapping[str, Any]
-_WORKLOAD_CONDITIONS = (
-    "QuotaReserved", "Admitted", "Evicted", "Preempted", "Requeued", "DeactivationTarget",
-    "PodsReady", "Finished",
-)  # fmt: skip
 
 
 def explain_run(objs: RunObjects) -> Explanation:
@@ -54,14 +51,14 @@ def explain_run(objs: RunObjects) -> Explanation:
 
 
 def _find(objs: RunObjects, evidence: tuple[Evidence, ...]) -> Finding:
-    job, wl = objs.job, objs.workload
+    job, workload = objs.job, read_workload(objs.workload)
     what = f"{objs.kind} {objs.name}"
     done = _terminal(objs, evidence)
     if done is not None:
         return done
     pods = diagnose_pods(objs.pods, objs.events, objs.name)
     hint = f"; {pods.sentence[0].lower()}{pods.sentence[1:].split('. ')[0]}" if pods else ""
-    if wl is None:
+    if objs.workload is None:
         if job is None:
             return Finding(Category.UNKNOWN, f"{what} is not in the cluster (yet).", evidence)
         return Finding(
@@ -74,19 +71,19 @@ def _find(objs: RunObjects, evidence: tuple[Evidence, ...]) -> Finding:
         found = step(objs, hint, evidence)
         if found is not None:
             return found
-    if is_true(wl, "Admitted"):
+    if workload.admitted.true:
         if pods is not None:
             return Finding(pods.category, pods.sentence, _merge(evidence, pods.evidence))
         return _admitted(objs, evidence)
-    if is_true(wl, "QuotaReserved"):
+    if workload.quota_reserved.true:
         return checks_pending(objs, evidence)
-    return why_queued(wl, objs.queues, evidence)
+    return why_queued(objs.workload, objs.queues, evidence)
 
 
 def _terminal(objs: RunObjects, evidence: tuple[Evidence, ...]) -> Finding | None:
-    job, wl = objs.job, objs.workload
+    job, workload = objs.job, read_workload(objs.workload)
     what = f"{objs.kind} {objs.name}"
-    finished = condition(wl, "Finished") if is_true(wl, "Finished") else None
+    finished = workload.finished if workload.finished.true else None
     for ctype in ("Completed", "Complete"):
         if is_true(job, ctype):
             cond = condition(job, ctype) or {}
@@ -96,13 +93,16 @@ def _terminal(objs: RunObjects, evidence: tuple[Evidence, ...]) -> Finding | Non
                 f"{cond.get('lastTransitionTime', '?')}; nothing is pending.",
                 evidence,
             )
-    if finished is not None and finished.get("reason") == "Succeeded":
+    if finished is not None and finished.reason == wl.SUCCEEDED:
         return Finding(
             Category.SUCCEEDED, f"Succeeded: {what} finished; nothing is pending.", evidence
         )
-    failed = condition(job, "Failed") if is_true(job, "Failed") else None
-    if failed is None and finished is not None and finished.get("reason") == "Failed":
-        failed = finished
+    job_failed = condition(job, "Failed") if is_true(job, "Failed") else None
+    failed: tuple[str, str] | None = None
+    if job_failed is not None:
+        failed = (job_failed.get("reason", ""), job_failed.get("message", ""))
+    elif finished is not None and finished.reason == wl.FAILED:
+        failed = (finished.reason, finished.message)
     if failed is not None:
         pods = diagnose_pods(objs.pods, objs.events, objs.name)
         code = _exit(objs.pods)
@@ -112,12 +112,12 @@ def _terminal(objs: RunObjects, evidence: tuple[Evidence, ...]) -> Finding | Non
             )
         return Finding(
             Category.CRASH,
-            f"Failed: {what} failed ({failed.get('reason', '')}: {failed.get('message', '')})"
+            f"Failed: {what} failed ({failed[0]}: {failed[1]})"
             f"{code}. Read the logs (run.logs()), fix the code, and resubmit.",
             evidence,
         )
     meta = (job or {}).get("metadata") or {}
-    gone = finished is not None and finished.get("reason") == "OwnerNotFound"
+    gone = finished is not None and finished.reason == wl.OWNER_NOT_FOUND
     if objs.job_deleted or meta.get("deletionTimestamp") or gone:
         return Finding(
             Category.CANCELLED,
@@ -128,8 +128,7 @@ def _terminal(objs: RunObjects, evidence: tuple[Evidence, ...]) -> Finding | Non
     if finished is not None:
         return Finding(
             Category.UNKNOWN,
-            f"Finished without success: Kueue says {finished.get('reason', '')}: "
-            f"{finished.get('message', '')}.",
+            f"Finished without success: Kueue says {finished.reason}: {finished.message}.",
             evidence,
         )
     return None
@@ -152,10 +151,11 @@ def _admitted(objs: RunObjects, evidence: tuple[Evidence, ...]) -> Finding:
         for p in pods
         if is_true(p, "Ready") or (p.get("status") or {}).get("phase") == "Succeeded"
     )
-    wl = objs.workload or {}
-    expected = sum(int(s.get("count", 1)) for s in (wl.get("spec") or {}).get("podSets") or [])
-    cq = ((wl.get("status") or {}).get("admission") or {}).get("clusterQueue", "?")
-    if is_true(wl, "PodsReady") or (expected and ready >= expected):
+    spec = (objs.workload or {}).get("spec") or {}
+    expected = sum(int(s.get("count", 1)) for s in spec.get("podSets") or [])
+    workload = read_workload(objs.workload)
+    cq = workload.cluster_queue or "?"
+    if workload.pods_ready.true or (expected and ready >= expected):
         return Finding(
             Category.RUNNING,
             f"Running: admitted by cluster queue {cq} and all {expected or ready} pods are ready.",
@@ -183,8 +183,8 @@ def _evidence(objs: RunObjects) -> tuple[Evidence, ...]:
     if objs.job is not None:
         found += condition_evidence(objs.job, "Completed", "Complete", "Failed", "Suspended")
     if objs.workload is not None:
-        found += condition_evidence(objs.workload, *_WORKLOAD_CONDITIONS)
-        for check in (objs.workload.get("status") or {}).get("admissionChecks") or []:
+        found += condition_evidence(objs.workload, *wl.CONDITIONS)
+        for check in read_workload(objs.workload).checks:
             found.append(_check_evidence(objs.workload, check))
     for request in objs.provisioning_requests:
         found += condition_evidence(
@@ -199,14 +199,14 @@ def _evidence(objs: RunObjects) -> tuple[Evidence, ...]:
     return tuple(found)
 
 
-def _check_evidence(workload: Obj, check: Obj) -> Evidence:
+def _check_evidence(workload: Obj, check: Check) -> Evidence:
     return Evidence(
         "Workload",
         name_of(workload),
-        f"admission check {check.get('name', '?')}",
-        str(check.get("state", "")),
-        str(check.get("message") or ""),
-        str(check.get("lastTransitionTime") or ""),
+        f"admission check {check.name}",
+        check.state,
+        check.message,
+        check.since,
     )
 
 

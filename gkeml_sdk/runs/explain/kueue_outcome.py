@@ -4,15 +4,13 @@ deactivated, evicted, admitted, or waiting for its admission checks
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from gkeml_sdk.runs import workload as wl
 from gkeml_sdk.runs.explain.explanation import Category, Evidence
 from gkeml_sdk.runs.explain.inputs import RunObjects
 from gkeml_sdk.runs.explain.pod_reasons import Finding
-from gkeml_sdk.runs.explain.reading import condition, is_true, name_of
+from gkeml_sdk.runs.explain.reading import name_of
+from gkeml_sdk.runs.workload import Check, read_workload
 
-Obj = Mapping[str, Any]
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 _PREEMPTIONS = {  # Workload condition Preempted reasons
     "InClusterQueue": "to admit a higher-priority workload of the same cluster queue",
@@ -24,32 +22,26 @@ _PREEMPTIONS = {  # Workload condition Preempted reasons
 
 def deactivated(objs: RunObjects, pod_hint: str, evidence: tuple[Evidence, ...]) -> Finding | None:
     """The finding for a Workload Kueue (or a person) deactivated: it will not run again."""
-    wl = objs.workload or {}
-    evicted = condition(wl, "Evicted") or {}
-    target = condition(wl, "DeactivationTarget") or {}
-    reason = str(evicted.get("reason") or "") if is_true(wl, "Evicted") else ""
-    if not reason.startswith("Deactivated"):
-        if target.get("status") == "True":
-            reason = f"DeactivatedDueTo{target.get('reason', '')}"
-        elif (wl.get("spec") or {}).get("active") is False:
-            reason = "Deactivated"
-        else:
-            return None
-    cause = reason.removeprefix("DeactivatedDueTo")
-    if cause == "RequeuingLimitExceeded":
+    workload = read_workload(objs.workload)
+    stopped = workload.deactivation
+    if stopped is None:
+        return None
+    reason = stopped[0]
+    cause = reason.removeprefix(wl.DEACTIVATED_DUE_TO)
+    if cause == wl.REQUEUING_LIMIT_EXCEEDED:
         why = (
-            f"Kueue evicted it {_timeouts(wl) + 1} times because its pods were not all ready "
+            f"Kueue evicted it {workload.timeouts + 1} times because its pods were not all ready "
             "within the PodsReady timeout, and stopped requeuing it (RequeuingLimitExceeded)"
             f"{pod_hint}"
         )
         act = "Find why the pods did not start (the pod events), then resubmit"
-    elif cause == "AdmissionCheck":
+    elif cause == wl.ADMISSION_CHECK:
         check, message = _last_check_message(objs)
         requests = _provisioning_names(objs)
         named = f" (ProvisioningRequest {requests[-1]})" if requests else ""
         why = f"admission check {check} was rejected{named}: {message}; Kueue will not retry it"
         act = "Resubmit later or with a RetryPolicy, or use other capacity (Spot, another zone)"
-    elif cause == "MaximumExecutionTimeExceeded":
+    elif cause == wl.MAXIMUM_EXECUTION_TIME_EXCEEDED:
         why = "it ran longer than its max_runtime (MaximumExecutionTimeExceeded)"
         act = "Raise max_runtime, or checkpoint and resubmit"
     else:
@@ -60,13 +52,12 @@ def deactivated(objs: RunObjects, pod_hint: str, evidence: tuple[Evidence, ...])
 
 def evicted(objs: RunObjects, pod_hint: str, evidence: tuple[Evidence, ...]) -> Finding | None:
     """The finding for a Workload Kueue evicted and will requeue by itself."""
-    wl = objs.workload or {}
-    cond = condition(wl, "Evicted") or {}
-    if cond.get("status") != "True":
+    workload = read_workload(objs.workload)
+    if not workload.evicted.true:
         return None
-    reason, message = str(cond.get("reason") or ""), str(cond.get("message") or "")
-    if reason == "Preempted" or is_true(wl, "Preempted"):
-        how = str((condition(wl, "Preempted") or {}).get("reason") or "")
+    reason, message = workload.evicted.reason, workload.evicted.message
+    how = workload.preemption
+    if how is not None:
         return Finding(
             Category.PREEMPTED,
             f"Preempted: Kueue evicted it {_PREEMPTIONS.get(how, 'to admit another workload')}"
@@ -74,17 +65,16 @@ def evicted(objs: RunObjects, pod_hint: str, evidence: tuple[Evidence, ...]) -> 
             "once quota frees. Raise its priority to keep it running.",
             evidence,
         )
-    requeue = (wl.get("status") or {}).get("requeueState") or {}
-    when = f" at {requeue['requeueAt']}" if requeue.get("requeueAt") else ""
-    if reason == "PodsReadyTimeout":
+    when = f" at {workload.requeue_at}" if workload.requeue_at else ""
+    if reason == wl.PODS_READY_TIMEOUT:
         return Finding(
             Category.PLACEMENT,
             f"Evicted: its pods were not all ready within Kueue's PodsReady timeout (eviction "
-            f"{int(requeue.get('count') or 1)}){pod_hint}; Kueue requeues it after a "
+            f"{workload.requeue_count or 1}){pod_hint}; Kueue requeues it after a "
             f"backoff{when}. If the pods cannot start, fix that; else wait.",
             evidence,
         )
-    if reason == "AdmissionCheck":
+    if reason == wl.ADMISSION_CHECK:
         check, text = _last_check_message(objs)
         provisioning = _is_provisioning(objs, check)
         return Finding(
@@ -103,24 +93,21 @@ def evicted(objs: RunObjects, pod_hint: str, evidence: tuple[Evidence, ...]) -> 
 
 def checks_pending(objs: RunObjects, evidence: tuple[Evidence, ...]) -> Finding:
     """The finding for a Workload holding quota while its admission checks are not Ready."""
-    wl = objs.workload or {}
-    admitted = condition(wl, "Admitted") or {}
-    cq = str(((wl.get("status") or {}).get("admission") or {}).get("clusterQueue") or "")
-    if admitted.get("reason") == "PendingDelayedTopologyRequests":
+    workload = read_workload(objs.workload)
+    admitted, cq = workload.admitted, workload.cluster_queue
+    if admitted.reason == wl.PENDING_DELAYED_TOPOLOGY:
         return Finding(
             Category.PLACEMENT,
             f"Quota reserved in {cq}; Kueue is still choosing the topology domain for its pods "
-            f"({admitted.get('message', '')}). Wait.",
+            f"({admitted.message}). Wait.",
             evidence,
         )
-    checks = [c for c in (wl.get("status") or {}).get("admissionChecks") or []
-              if c.get("state") != "Ready"]  # fmt: skip
-    if not checks:
+    if not workload.waiting_checks:
         return Finding(
             Category.STARTING, f"Quota reserved in {cq}; Kueue is admitting it.", evidence
         )
-    check = checks[0]
-    name, state, message = check.get("name", "?"), check.get("state", "?"), check.get("message")
+    check = workload.waiting_checks[0]
+    name, state, message = check.name, check.state or "?", check.message
     if _is_provisioning(objs, name):
         requests = _provisioning_names(objs)
         named = f" (ProvisioningRequest {requests[-1]})" if requests else ""
@@ -162,13 +149,5 @@ def _last_check_message(objs: RunObjects) -> tuple[str, str]:
         text = str(event.get("message") or "")
         if event.get("reason") == "AdmissionCheckUpdated" and len(text.split()) > 2:
             return text.split()[2], text.rsplit("message: ", 1)[-1]
-    checks = ((objs.workload or {}).get("status") or {}).get("admissionChecks") or [{}]
-    return str(checks[0].get("name", "?")), str(checks[0].get("message") or "")
-
-
-def _timeouts(workload: Obj) -> int:
-    """PodsReady timeouts so far: Kueue's cumulative count, else the requeue count."""
-    stats = ((workload.get("status") or {}).get("schedulingStats") or {}).get("evictions") or []
-    counted = sum(int(e.get("count") or 0) for e in stats if e.get("reason") == "PodsReadyTimeout")
-    requeue = ((workload.get("status") or {}).get("requeueState") or {}).get("count")
-    return counted or int(requeue or 0)
+    checks = read_workload(objs.workload).checks or (Check(),)
+    return checks[0].name, checks[0].message

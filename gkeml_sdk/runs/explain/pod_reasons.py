@@ -9,10 +9,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gkeml_sdk.core.objects import condition
 from gkeml_sdk.hardware.listing import accelerator_labels
 from gkeml_sdk.runs.explain.explanation import Category, Evidence
 from gkeml_sdk.runs.explain.reading import (
-    condition,
     condition_evidence,
     event_evidence,
     events_about,

@@ -13,7 +13,8 @@ from gkeml_sdk.runs.explain.explanation import Category, Evidence
 from gkeml_sdk.runs.explain.inputs import QueueObjects
 from gkeml_sdk.runs.explain.pod_reasons import Finding
 from gkeml_sdk.runs.explain.quota import ZERO, QuotaTree
-from gkeml_sdk.runs.explain.reading import amount, condition, name_of, ordinal
+from gkeml_sdk.runs.explain.reading import amount, name_of, ordinal
+from gkeml_sdk.runs.workload import WorkloadView, read_workload
 
 Obj = Mapping[str, Any]
 _SHORT = re.compile(r"for ([\w./-]+) in flavor ([\w.-]+)")
@@ -33,9 +34,9 @@ def why_queued(
         >>> why_queued(wl, None, ()).category
         <Category.USER_ERROR: 'user error'>
     """
-    cond = condition(workload, "QuotaReserved") or {}
-    reason, message = str(cond.get("reason") or ""), str(cond.get("message") or "")
-    lq = str((workload.get("spec") or {}).get("queueName") or "")
+    view = read_workload(workload)
+    cond = view.quota_reserved
+    reason, message, lq = cond.reason, cond.message, view.queue_name
     if reason in _USER:
         known = ", ".join(queues.local_queues) if queues and queues.local_queues else "none seen"
         act = (
@@ -59,7 +60,7 @@ def why_queued(
             f"({message}). Ask for fewer nodes per domain, or wait for capacity.",
             evidence,
         )
-    if not cond:
+    if not cond.seen:
         return Finding(
             Category.UNKNOWN,
             f"Queued in {lq}: Kueue has not evaluated it yet; ask again in a few seconds.",
@@ -146,15 +147,13 @@ def _position(workload: Obj, queues: QueueObjects) -> str:
 def _ahead(workload: Obj, queues: QueueObjects, res: str) -> str:
     mine = wls.priority(workload)
     created = _created(workload)
-    queue = (workload.get("spec") or {}).get("queueName")
+    queue = read_workload(workload).queue_name
     ahead = [
         w
         for w in queues.workloads
         if name_of(w) != name_of(workload)
-        and (w.get("spec") or {}).get("queueName") == queue
+        and _waiting_in(read_workload(w), queue)
         and not wls.holds(w)[1]
-        and (w.get("spec") or {}).get("active", True)
-        and condition(w, "Finished") is None
         and (-wls.priority(w), _created(w)) < (-mine, created)
     ]
     if not ahead:
@@ -163,6 +162,10 @@ def _ahead(workload: Obj, queues: QueueObjects, res: str) -> str:
     each = " each" if len(needs) == 1 and len(ahead) > 1 else ""
     word = "job ahead needs" if len(ahead) == 1 else f"{len(ahead)} jobs ahead need"
     return f"the {word} {' and '.join(amount(n) for n in needs)} {res}{each}; "
+
+
+def _waiting_in(other: WorkloadView, queue: str) -> bool:
+    return other.queue_name == queue and other.active and not other.finished.seen
 
 
 def _raise(workload: Obj, queues: QueueObjects) -> str:

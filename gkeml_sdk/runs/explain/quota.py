@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from gkeml_sdk.runs.explain.reading import name_of, quantity
+from gkeml_sdk.core.quantity import quantity
+from gkeml_sdk.runs.explain.reading import name_of
 
 Obj = Mapping[str, Any]
 FlavorResource = tuple[str, str]

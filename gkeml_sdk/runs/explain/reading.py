@@ -1,60 +1,20 @@
-"""Small readers shared by the interpreters: conditions, quantities, times, ordinals."""
+"""Small readers shared by the interpreters: names, amounts, ordinals, evidence and events."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
+from gkeml_sdk.core.objects import condition
 from gkeml_sdk.runs.explain.explanation import Evidence
 
 Obj = Mapping[str, Any]
-_SUFFIX: dict[str, Decimal | int] = {
-    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
-    "m": Decimal("0.001"), "": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
-    "P": 10**15, "E": 10**18,
-}  # fmt: skip
-_QUANTITY = re.compile(r"^([0-9.]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?[0-9]+)?$")
-
-
-def condition(obj: Obj | None, ctype: str) -> Obj | None:
-    """The `status.conditions[]` entry of type `ctype`, or None.
-
-    Example:
-        >>> condition({"status": {"conditions": [{"type": "A", "status": "True"}]}}, "A")
-        {'type': 'A', 'status': 'True'}
-    """
-    for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
-        if cond.get("type") == ctype:
-            return dict(cond)
-    return None
-
-
-def is_true(obj: Obj | None, ctype: str) -> bool:
-    """True when condition `ctype` has status "True"."""
-    return (condition(obj, ctype) or {}).get("status") == "True"
 
 
 def name_of(obj: Obj | None) -> str:
     """`metadata.name`, or "" when absent."""
     return str(((obj or {}).get("metadata") or {}).get("name") or "")
-
-
-def quantity(value: Any) -> Decimal:
-    """A Kubernetes quantity as a number (0 for what does not parse).
-
-    Example:
-        >>> quantity("16"), quantity("500m"), quantity("1Gi"), quantity(8)
-        (Decimal('16'), Decimal('0.500'), Decimal('1073741824'), Decimal('8'))
-    """
-    match = _QUANTITY.match(str(value).strip())
-    if match is None:
-        return Decimal(0)
-    suffix = match.group(2) or ""
-    if suffix[:1] in ("e", "E"):
-        return Decimal(match.group(1)) * Decimal(10) ** int(suffix[1:])
-    return Decimal(match.group(1)) * Decimal(_SUFFIX[suffix])
 
 
 def amount(value: Decimal) -> str:

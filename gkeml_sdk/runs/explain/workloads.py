@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from gkeml_sdk.core.quantity import quantity
 from gkeml_sdk.runs.explain.quota import FlavorResource
-from gkeml_sdk.runs.explain.reading import condition, is_true, quantity
+from gkeml_sdk.runs.workload import read_workload
 
 Obj = Mapping[str, Any]
 
@@ -39,17 +40,17 @@ def holds(workload: Obj) -> tuple[str, dict[FlavorResource, Decimal]]:
         ...     {"nvidia.com/gpu": "f"}, "resourceUsage": {"nvidia.com/gpu": "16"}}]}}})
         ('cq', {('f', 'nvidia.com/gpu'): Decimal('16')})
     """
-    status = workload.get("status") or {}
-    admission = status.get("admission") or {}
-    if not is_true(workload, "QuotaReserved") or is_true(workload, "Finished"):
+    view = read_workload(workload)
+    if not view.quota_reserved.true or view.finished.true:
         return "", {}
+    admission = (workload.get("status") or {}).get("admission") or {}
     used: dict[FlavorResource, Decimal] = {}
     for assignment in admission.get("podSetAssignments") or []:
         flavors = assignment.get("flavors") or {}
         for res, value in (assignment.get("resourceUsage") or {}).items():
             key = (flavors.get(res, ""), res)
             used[key] = used.get(key, Decimal(0)) + quantity(value)
-    return str(admission.get("clusterQueue") or ""), used
+    return view.cluster_queue, used
 
 
 def priority(workload: Obj) -> int:
@@ -59,7 +60,7 @@ def priority(workload: Obj) -> int:
 
 def admitted_at(workload: Obj) -> str:
     """When the Workload last reserved quota (RFC 3339; '' when unknown)."""
-    return str((condition(workload, "QuotaReserved") or {}).get("lastTransitionTime") or "")
+    return read_workload(workload).quota_reserved.since
 
 
 def label(workload: Obj) -> str:
