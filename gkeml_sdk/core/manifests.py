@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-Obj = dict[str, Any]
+from gkeml_sdk.core.objects import Obj
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-Obj = Mapping[str, Any]
+# A Kubernetes object as a plain dict: builders make an Obj, readers take any ObjView.
+Obj = dict[str, Any]
+ObjView = Mapping[str, Any]
 
 
-def condition(obj: Obj | None, ctype: str) -> Obj | None:
+def condition(obj: ObjView | None, ctype: str) -> ObjView | None:
     """Return the `status.conditions[]` entry of type `ctype`, or None.
 
     Example:
@@ -23,7 +25,7 @@ def condition(obj: Obj | None, ctype: str) -> Obj | None:
     return None
 
 
-def is_true(obj: Obj | None, ctype: str) -> bool:
+def is_true(obj: ObjView | None, ctype: str) -> bool:
     """True when condition `ctype` is present with status "True".
 
     Example:
@@ -34,7 +36,7 @@ def is_true(obj: Obj | None, ctype: str) -> bool:
     return cond is not None and cond.get("status") == "True"
 
 
-def labels(obj: Obj) -> Mapping[str, str]:
+def labels(obj: ObjView) -> Mapping[str, str]:
     """`metadata.labels` of an object (empty when absent).
 
     Example:
@@ -44,7 +46,7 @@ def labels(obj: Obj) -> Mapping[str, str]:
     return (obj.get("metadata") or {}).get("labels") or {}
 
 
-def name(obj: Obj) -> str:
+def name(obj: ObjView) -> str:
     """`metadata.name`, or "?" when absent.
 
     Example:
@@ -54,7 +56,7 @@ def name(obj: Obj) -> str:
     return str((obj.get("metadata") or {}).get("name", "?"))
 
 
-def uid(obj: Obj | None) -> str:
+def uid(obj: ObjView | None) -> str:
     """`metadata.uid`, or "" for None / objects without one.
 
     Example:

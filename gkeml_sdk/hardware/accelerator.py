@@ -11,11 +11,12 @@ from pydantic import field_validator, model_validator
 from gkeml_sdk.core.environment import WorkerValue
 from gkeml_sdk.core.lookup import UnknownName
 from gkeml_sdk.core.model import SpecModel, fail
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.hardware import gpu_labels, gpu_row, gpus
 from gkeml_sdk.hardware import pool_facts as node_pools
 from gkeml_sdk.hardware.dra import Allocation, DeviceRequest, check_dra, gpu_requests
 from gkeml_sdk.hardware.pool_shape import PoolShape
-from gkeml_sdk.hardware.protocol import Obj, toleration
+from gkeml_sdk.hardware.protocol import toleration
 from gkeml_sdk.hardware.rules import check_mig, check_sharing, check_whole_count
 
 SharingStrategy = Literal["time-sharing", "mps"]

@@ -5,12 +5,10 @@ prerequisites as notes."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.hardware.network import NetworkChoice
 from gkeml_sdk.hardware.network_row import NetworkStack
-
-Obj = dict[str, Any]
 
 DEFAULT_INTERFACE = "networking.gke.io/default-interface"
 INTERFACES = "networking.gke.io/interfaces"

@@ -8,14 +8,13 @@ shape and never ask which kind of hardware they have.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from gkeml_sdk.core.environment import WorkerValue
+from gkeml_sdk.core.objects import Obj
 
 if TYPE_CHECKING:
     from gkeml_sdk.hardware.dra import DeviceRequest
-
-Obj = dict[str, Any]
 
 
 class Hardware(Protocol):

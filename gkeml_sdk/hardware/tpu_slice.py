@@ -10,10 +10,11 @@ from pydantic import field_validator, model_validator
 from gkeml_sdk.core.environment import WorkerValue
 from gkeml_sdk.core.lookup import UnknownName
 from gkeml_sdk.core.model import SpecModel, fail
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.hardware import tpus
 from gkeml_sdk.hardware.dra import Allocation, DeviceRequest, refuse_for_tpu
 from gkeml_sdk.hardware.pool_shape import PoolShape
-from gkeml_sdk.hardware.protocol import Obj, toleration
+from gkeml_sdk.hardware.protocol import toleration
 
 
 class TpuSlice(SpecModel):

@@ -9,14 +9,13 @@ JSON into `google.cloud.container_v1` messages when a pool is created."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.hardware.pool_facts import ACCELERATOR_TAINT_VALUE, GPU_DRIVER_ENUM, RESERVATION_KEY
 
 if TYPE_CHECKING:
     from gkeml_sdk.nodepools.model import NodePool
-
-Obj = dict[str, Any]
 
 # Enum value names of container.v1 (NodePoolAutoscaling.LocationPolicy, ...).
 _ANY_ZONE, _BALANCED = "ANY", "BALANCED"

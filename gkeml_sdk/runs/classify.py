@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gkeml_sdk.core.objects import Obj, condition, is_true
+from gkeml_sdk.core.objects import ObjView, condition, is_true
 from gkeml_sdk.runs import workload as wl
 from gkeml_sdk.runs.conditions import (
     admitted_status,
@@ -24,7 +24,11 @@ _INFRA_DEACTIVATIONS = tuple(
 
 
 def classify(
-    job: Obj | None, workload: Obj | None, pods: Iterable[Obj], *, job_deleted: bool = False
+    job: ObjView | None,
+    workload: ObjView | None,
+    pods: Iterable[ObjView],
+    *,
+    job_deleted: bool = False,
 ) -> RunStatus:
     """Classify one snapshot of a job, its Kueue Workload and its pods, in the order of the
     Workload's conditions (https://kueue.sigs.k8s.io/docs/concepts/workload/).
@@ -61,7 +65,7 @@ def classify(
 
 
 def _terminal(
-    job: Obj | None, workload: WorkloadView, pods: list[Obj], job_deleted: bool
+    job: ObjView | None, workload: WorkloadView, pods: list[ObjView], job_deleted: bool
 ) -> RunStatus | None:
     finished = workload.finished if workload.finished.true else None
     finished_reason = finished.reason if finished is not None else ""
@@ -86,7 +90,7 @@ def _terminal(
     return RunStatus(RunState.FAILED, finished_reason, finished.message, FailureCause.UNKNOWN)
 
 
-def _failed(reason: str, message: str, pods: list[Obj], job: Obj | None) -> RunStatus:
+def _failed(reason: str, message: str, pods: list[ObjView], job: ObjView | None) -> RunStatus:
     cause, detail = failure_cause(reason, pods, job)
     return RunStatus(RunState.FAILED, reason, "; ".join(p for p in (message, detail) if p), cause)
 

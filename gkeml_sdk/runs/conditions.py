@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
-from gkeml_sdk.core.objects import condition, labels
+from gkeml_sdk.core.objects import ObjView, condition, labels
 from gkeml_sdk.core.objects import name as _name
 from gkeml_sdk.runs import workload as wl
 from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus
@@ -13,10 +12,8 @@ from gkeml_sdk.runs.pods import disruption, exit_summary, stuck_container, summa
 from gkeml_sdk.runs.workload import WorkloadView, read_workload
 from gkeml_sdk.scheduling.kueue import JOB_UID_LABEL
 
-Obj = Mapping[str, Any]
 
-
-def workload_belongs(workload: Obj, job_name: str, job_uid: str, job_kind: str | None) -> bool:
+def workload_belongs(workload: ObjView, job_name: str, job_uid: str, job_kind: str | None) -> bool:
     """Whether a Kueue Workload belongs to the job (job-uid label, else ownerReferences).
 
     Example:
@@ -35,7 +32,7 @@ def workload_belongs(workload: Obj, job_name: str, job_uid: str, job_kind: str |
     return False
 
 
-def expected_pods(workload: Obj | None) -> int:
+def expected_pods(workload: ObjView | None) -> int:
     """Pods the admitted workload runs: admission counts, else the sum of `spec.podSets[].count`.
 
     Example:
@@ -57,7 +54,9 @@ _JOB_FAILURES = ("PodFailurePolicy", "BackoffLimitExceeded", "DeadlineExceeded",
 _USER_FAILURE_REASONS = frozenset((*_JOBSET_FAILURES, *_JOB_FAILURES, "MaxFailedIndexesExceeded"))
 
 
-def failure_cause(reason: str, pods: Iterable[Obj], job: Obj | None) -> tuple[FailureCause, str]:
+def failure_cause(
+    reason: str, pods: Iterable[ObjView], job: ObjView | None
+) -> tuple[FailureCause, str]:
     """Cause of a job failure and a detail line, judged from the failed pods first.
 
     Example:
@@ -141,7 +140,7 @@ def evicted_status(workload: WorkloadView) -> RunStatus:
     return RunStatus(RunState.QUEUED, reason, "; ".join([message, " ".join(extra)]).strip("; "))
 
 
-def admitted_status(job: Obj | None, workload: Obj, pods: list[Obj]) -> RunStatus:
+def admitted_status(job: ObjView | None, workload: ObjView, pods: list[ObjView]) -> RunStatus:
     """Status of an admitted Workload, from its pods and the JobSet's restart condition.
 
     Example:

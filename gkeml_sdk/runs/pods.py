@@ -3,11 +3,10 @@ a container from starting."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
-from gkeml_sdk.core.objects import condition, is_true, labels
+from gkeml_sdk.core.objects import ObjView, condition, is_true, labels
 from gkeml_sdk.scheduling.kueue import (
     JOB_CONTROLLER_UID_LABEL,
     JOB_NAME_LABEL,
@@ -16,10 +15,8 @@ from gkeml_sdk.scheduling.kueue import (
     JOBSET_UID_LABEL,
 )
 
-Obj = Mapping[str, Any]
 
-
-def pod_belongs(pod: Obj, job_name: str, job_uid: str, job_kind: str | None) -> bool:
+def pod_belongs(pod: ObjView, job_name: str, job_uid: str, job_kind: str | None) -> bool:
     """Whether a pod was created for the job (JobSet or batch Job labels).
 
     Example:
@@ -34,7 +31,7 @@ def pod_belongs(pod: Obj, job_name: str, job_uid: str, job_kind: str | None) -> 
     return False
 
 
-def disruption(pod: Obj) -> Obj | None:
+def disruption(pod: ObjView) -> ObjView | None:
     """The pod's `DisruptionTarget=True` condition (node loss, eviction, preemption), or None.
 
     Example:
@@ -46,7 +43,7 @@ def disruption(pod: Obj) -> Obj | None:
     return cond if cond is not None and cond.get("status") == "True" else None
 
 
-def exit_summary(pod: Obj) -> str:
+def exit_summary(pod: ObjView) -> str:
     """Human summary of why a pod's containers stopped, e.g. "main exited with code 1".
 
     Example:
@@ -68,12 +65,12 @@ class PodSummary:
     """What the pods of the job's current attempt say."""
 
     up: int = 0  # Running+Ready or Succeeded, not being disrupted
-    user_failed: list[Obj] = field(default_factory=list)  # Failed without DisruptionTarget
-    disrupted: list[Obj] = field(default_factory=list)  # DisruptionTarget=True, not Succeeded
+    user_failed: list[ObjView] = field(default_factory=list)  # Failed without DisruptionTarget
+    disrupted: list[ObjView] = field(default_factory=list)  # DisruptionTarget=True, not Succeeded
     seen: int = 0
 
 
-def summarize_pods(pods: Iterable[Obj], job: Obj | None) -> PodSummary:
+def summarize_pods(pods: Iterable[ObjView], job: ObjView | None) -> PodSummary:
     """Summarize the pods of the job's current attempt (JobSet `status.restarts`).
 
     Example:
@@ -116,7 +113,7 @@ _STUCK_REASONS = frozenset(
 )
 
 
-def stuck_container(pods: list[Obj]) -> tuple[Obj, str, str] | None:
+def stuck_container(pods: list[ObjView]) -> tuple[ObjView, str, str] | None:
     for pod in pods:
         for status in (pod.get("status") or {}).get("containerStatuses") or []:
             waiting = (status.get("state") or {}).get("waiting") or {}

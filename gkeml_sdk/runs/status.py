@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from gkeml_sdk.core.objects import Obj, labels, uid
+from gkeml_sdk.core.objects import ObjView, labels, uid
 from gkeml_sdk.runs.classify import classify, queue_position, resubmittable
 from gkeml_sdk.runs.conditions import workload_belongs
 from gkeml_sdk.runs.handle import FailureCause, RunCounters, RunState, RunStatus, Transition
@@ -41,9 +41,9 @@ class StatusTracker:
         self.attempt = attempt
         self.history: list[Transition] = []
         self._name, self._kind, self._uid = job_name, job_kind, job_uid or ""
-        self._job: Obj | None = None
-        self._workload: Obj | None = None
-        self._pods: dict[str, Obj] = {}
+        self._job: ObjView | None = None
+        self._workload: ObjView | None = None
+        self._pods: dict[str, ObjView] = {}
         self._job_deleted = self._restarting = False
         self._status = RunStatus(RunState.PENDING, message="job not observed yet")
         self._stats: dict[tuple[str, str], int] = {}  # (workload uid, reason) -> Kueue's count
@@ -83,7 +83,7 @@ class StatusTracker:
         """True when the run ended in an infrastructure loss worth a client-side resubmission."""
         return self._status.terminal and resubmittable(self._status)
 
-    def observe(self, kind: str, event_type: str, obj: Obj, at: float) -> RunStatus:
+    def observe(self, kind: str, event_type: str, obj: ObjView, at: float) -> RunStatus:
         """Feed one watch event (ADDED/MODIFIED/DELETED) of a JobSet/Job/Workload/Pod."""
         if kind in ("JobSet", "Job") and self._is_job(kind, obj):
             self._job, self._kind = obj, kind
@@ -106,7 +106,7 @@ class StatusTracker:
             self._status = self._with_position(base)
         return self._status
 
-    def _is_job(self, kind: str, obj: Obj) -> bool:
+    def _is_job(self, kind: str, obj: ObjView) -> bool:
         if (self._kind is not None and kind != self._kind) or (
             kind == "Job" and JOBSET_NAME_LABEL in labels(obj)  # a JobSet's child Job
         ):
@@ -119,13 +119,13 @@ class StatusTracker:
         self._uid = self._uid or uid(obj)
         return True
 
-    def _owns(self, kind: str, obj: Obj) -> bool:
+    def _owns(self, kind: str, obj: ObjView) -> bool:
         if self._name is None:
             return True
         check = workload_belongs if kind == "Workload" else pod_belongs
         return check(obj, self._name, self._uid, self._kind)
 
-    def _note_pod(self, pod: Obj, deleted: bool) -> None:
+    def _note_pod(self, pod: ObjView, deleted: bool) -> None:
         key = uid(pod) or str((pod.get("metadata") or {}).get("name", ""))
         phase = (pod.get("status") or {}).get("phase")
         # An evicted pod can be deleted before it ever reports Failed: still a disruption.

@@ -7,11 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from gkeml_sdk.core.objects import condition
-
-Obj = Mapping[str, Any]
+from gkeml_sdk.core.objects import ObjView, condition
 
 QUOTA_RESERVED = "QuotaReserved"
 ADMITTED = "Admitted"
@@ -172,7 +169,7 @@ class WorkloadView:
         return self.evictions.get(PODS_READY_TIMEOUT, 0) or self.requeue_count
 
 
-def read_workload(workload: Obj | None) -> WorkloadView:
+def read_workload(workload: ObjView | None) -> WorkloadView:
     """The typed view of a Workload dict (an empty view for None).
 
     Example:
@@ -203,7 +200,7 @@ def read_workload(workload: Obj | None) -> WorkloadView:
     )
 
 
-def eviction_counts(workload: Obj | None) -> dict[str, int]:
+def eviction_counts(workload: ObjView | None) -> dict[str, int]:
     """Cumulative evictions per reason from `status.schedulingStats.evictions[]`.
 
     Example:
@@ -219,7 +216,7 @@ def eviction_counts(workload: Obj | None) -> dict[str, int]:
     return counts
 
 
-def _condition(workload: Obj, ctype: str) -> Condition:
+def _condition(workload: ObjView, ctype: str) -> Condition:
     found = condition(workload, ctype)
     if found is None:
         return Condition()
@@ -232,7 +229,7 @@ def _condition(workload: Obj, ctype: str) -> Condition:
     )
 
 
-def _check(check: Obj) -> Check:
+def _check(check: ObjView) -> Check:
     return Check(
         str(check.get("name") or "?"),
         str(check.get("state") or ""),

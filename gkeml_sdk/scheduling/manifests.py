@@ -3,14 +3,13 @@ node affinity, read from the hardware row. Training and serving pods share it.""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.scheduling import spot
 
 if TYPE_CHECKING:
     from gkeml_sdk.hardware.protocol import Hardware
-
-Obj = dict[str, Any]
 
 
 def accelerator_scheduling(

@@ -4,17 +4,16 @@ engine's queue depth or batch size, through the GKE custom metrics path
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gkeml_sdk.core import kinds
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.serving import serve_labels as lab
 from gkeml_sdk.serving.engine_row import Metric
 from gkeml_sdk.serving.sizing import Fit
 
 if TYPE_CHECKING:
     from gkeml_sdk.serving.model import ServeModel
-
-Obj = dict[str, Any]
 
 SCRAPE_INTERVAL = "15s"
 SCALE_DOWN_PERIOD_SECONDS = 300  # remove at most one replica per 5 minutes

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import math
 import shlex
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.serving.engine_row import CACHE_MOUNT, HTTP_PORT_NAME, TOKEN_ENV, Engine
 from gkeml_sdk.serving.sizing import GB, Fit
 from gkeml_sdk.serving.weights_volume import model_location, weights_pod
@@ -14,8 +15,6 @@ from gkeml_sdk.storage.checkpoints import CheckpointLocation, parse_checkpoint_d
 
 if TYPE_CHECKING:
     from gkeml_sdk.serving.model import ServeModel
-
-Obj = dict[str, Any]
 Role = Literal["server", "leader", "worker"]
 
 CONTAINER = "server"

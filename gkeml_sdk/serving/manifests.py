@@ -3,10 +3,11 @@ nodes), with its Service, PodDisruptionBudget, monitoring, autoscaling and routi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.manifests import Manifests
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.hardware.manifests import add_network
 from gkeml_sdk.scheduling.manifests import accelerator_scheduling
 from gkeml_sdk.serving import serve_labels as lab
@@ -27,8 +28,6 @@ from gkeml_sdk.storage.volume_objects import volume_notes, volume_objects
 
 if TYPE_CHECKING:
     from gkeml_sdk.serving.model import ServeModel
-
-Obj = dict[str, Any]
 
 LWS_API = kinds.LWS
 ZONE = "topology.kubernetes.io/zone"

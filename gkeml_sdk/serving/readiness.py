@@ -4,14 +4,11 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-from gkeml_sdk.core.objects import condition, is_true
+from gkeml_sdk.core.objects import ObjView, condition, is_true
 from gkeml_sdk.hardware.listing import accelerator_labels, accelerator_resources
-
-Obj = Mapping[str, Any]
 
 _IMAGE_PULL = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull")
 _CONFIG = ("CreateContainerConfigError", "CreateContainerError")
@@ -69,7 +66,7 @@ class ServingStatus:
         return f"{self.state.value}: {self.message}"
 
 
-def serving_status(server: Obj, pods: Iterable[Obj]) -> ServingStatus:
+def serving_status(server: ObjView, pods: Iterable[ObjView]) -> ServingStatus:
     """Status of a Deployment or LeaderWorkerSet (`server`, as the API returns it) and its pods.
 
     When replicas are not all ready, the most telling pod problem is reported: a missing
@@ -112,7 +109,7 @@ def serving_status(server: Obj, pods: Iterable[Obj]) -> ServingStatus:
     return out(ServingState.ROLLING_OUT, rollout[0], f"{progress}; {rollout[1]}")
 
 
-def _rollout_pending(server: Obj, desired: int) -> tuple[str, str] | None:
+def _rollout_pending(server: ObjView, desired: int) -> tuple[str, str] | None:
     """(reason, message) while the rollout is incomplete, None when every replica serves."""
     meta = server.get("metadata") or {}
     status = server.get("status") or {}
@@ -135,7 +132,7 @@ def _rollout_pending(server: Obj, desired: int) -> tuple[str, str] | None:
     return None
 
 
-def _diagnose(pod: Obj) -> tuple[ServingState, str, str] | None:
+def _diagnose(pod: ObjView) -> tuple[ServingState, str, str] | None:
     meta = pod.get("metadata") or {}
     if meta.get("deletionTimestamp") or is_true(pod, "Ready"):
         return None  # serving, or going away (its replacement tells the story)
@@ -182,7 +179,7 @@ def _diagnose(pod: Obj) -> tuple[ServingState, str, str] | None:
     return None
 
 
-def _container_problem(pod: str, cs: Obj) -> tuple[ServingState, str, str] | None:
+def _container_problem(pod: str, cs: ObjView) -> tuple[ServingState, str, str] | None:
     state = cs.get("state") or {}
     waiting = state.get("waiting") or {}
     last = (cs.get("lastState") or {}).get("terminated") or state.get("terminated") or {}
@@ -227,7 +224,7 @@ def _container_problem(pod: str, cs: Obj) -> tuple[ServingState, str, str] | Non
     return None
 
 
-def _unschedulable(pod: str, spec: Obj, scheduled: Obj) -> tuple[ServingState, str, str]:
+def _unschedulable(pod: str, spec: ObjView, scheduled: ObjView) -> tuple[ServingState, str, str]:
     message = str(scheduled.get("message", ""))
     # No hardware object here: the pod's own selector and requests, read with the catalog's
     # label keys and resource names.

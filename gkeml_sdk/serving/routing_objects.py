@@ -3,9 +3,10 @@ policies) for the GKE Inference Gateway, or DestinationRule + VirtualService for
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gkeml_sdk.core import kinds
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.core.rules import slug
 from gkeml_sdk.serving import serve_labels as lab
 from gkeml_sdk.serving.engine_row import SERVICE_PORT
@@ -14,8 +15,6 @@ from gkeml_sdk.serving.sizing import Fit
 
 if TYPE_CHECKING:
     from gkeml_sdk.serving.model import ServeModel
-
-Obj = dict[str, Any]
 
 POOL_GROUP = "inference.networking.k8s.io"
 POOL_API = f"{POOL_GROUP}/v1"

@@ -10,13 +10,12 @@ from typing import TYPE_CHECKING, Any
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import sdk_labels
 from gkeml_sdk.core.manifests import Manifests
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.scheduling.catalog import PROVISIONING_CONTROLLER, QUEUED_PROVISIONING_CLASS, mode
 from gkeml_sdk.scheduling.topology import DEFAULT_TOPOLOGY, LEVELS
 
 if TYPE_CHECKING:
     from gkeml_sdk.setup.model import Capacity, ClusterSetup, Team
-
-Obj = dict[str, Any]
 QUEUED_CONFIG = "gkeml-queued-provisioning"
 QUEUED_CHECK = "gkeml-queued-provisioning"
 NAMESPACE_LABEL = "kubernetes.io/metadata.name"

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.storage import catalog as storage
 from gkeml_sdk.storage.disks import HyperdiskML, Parallelstore
 from gkeml_sdk.storage.volume_base import VolumeBase
 from gkeml_sdk.storage.volumes import GcsFuse, Pvc
-
-Obj = dict[str, Any]
 
 
 @dataclass

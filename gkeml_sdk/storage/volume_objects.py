@@ -5,16 +5,15 @@ Parallelstore PersistentVolume and claim, and the prerequisites a user must set 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from gkeml_sdk.core import kinds
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.storage import catalog as storage
 from gkeml_sdk.storage.disks import HyperdiskML, Parallelstore
 from gkeml_sdk.storage.shared_objects import shared_metadata
 from gkeml_sdk.storage.volume_base import VolumeBase
 from gkeml_sdk.storage.volumes import GcsFuse
 
-Obj = dict[str, Any]
 ROLES = {True: "roles/storage.objectViewer", False: "roles/storage.objectUser"}
 
 

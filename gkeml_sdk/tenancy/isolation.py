@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.core import kinds
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.serving.engine_row import SERVICE_PORT
 from gkeml_sdk.serving.routing_objects import EPP_PORT
 from gkeml_sdk.tenancy import names
-from gkeml_sdk.tenancy.names import Obj
 
 if TYPE_CHECKING:
     from gkeml_sdk.tenancy.model import Tenant

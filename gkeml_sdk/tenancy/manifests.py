@@ -8,10 +8,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.manifests import Manifests
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.tenancy import queues, routes
 from gkeml_sdk.tenancy.isolation import isolation_objects
 from gkeml_sdk.tenancy.model_servers import model_objects
-from gkeml_sdk.tenancy.names import Obj
 
 if TYPE_CHECKING:
     from gkeml_sdk.tenancy.model import Tenant

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.manifests import Manifests
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.scheduling.kueue import PRIORITY_LABEL
 from gkeml_sdk.serving import serve_labels
 from gkeml_sdk.serving.autoscaling import Autoscaling
 from gkeml_sdk.serving.model import ServeModel
 from gkeml_sdk.serving.routing import Routing
 from gkeml_sdk.tenancy import names
-from gkeml_sdk.tenancy.names import Obj
 
 if TYPE_CHECKING:
     from gkeml_sdk.tenancy.model import Tenant, TenantModel

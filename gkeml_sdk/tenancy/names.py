@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.labels import sdk_labels
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.tenancy.tier import Tier
 
 if TYPE_CHECKING:
@@ -20,7 +21,6 @@ COHORT = "gkeml-tenants"
 RESERVE_CLASS = "gkeml-standby-reserve"
 SERVICE_ACCOUNT = "tenant-serving"
 STATUS_CONFIGMAP = "gkeml-tenant-status"
-Obj = dict[str, Any]
 
 
 def tier_class(tier: Tier) -> str:

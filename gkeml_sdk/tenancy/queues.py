@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import sdk_labels
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.tenancy import names
-from gkeml_sdk.tenancy.names import Obj
 from gkeml_sdk.tenancy.tier import Tier
 
 if TYPE_CHECKING:

@@ -11,6 +11,7 @@ import copy
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.core.rules import slug
 from gkeml_sdk.serving import serve_labels
 from gkeml_sdk.serving.engine_row import SERVICE_PORT
@@ -23,7 +24,6 @@ from gkeml_sdk.serving.routing_objects import (
     service_host,
 )
 from gkeml_sdk.tenancy import names
-from gkeml_sdk.tenancy.names import Obj
 
 if TYPE_CHECKING:
     from gkeml_sdk.tenancy.model import Tenant, TenantModel

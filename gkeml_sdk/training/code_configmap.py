@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.environment import CODE_MOUNT
 from gkeml_sdk.core.labels import RUN_ID_LABEL, sdk_labels
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.training.code import config_map_key
 
 if TYPE_CHECKING:
     from gkeml_sdk.training.model import TrainingJob
-
-Obj = dict[str, Any]
 VOLUME = "code"
 
 

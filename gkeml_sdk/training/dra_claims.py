@@ -4,16 +4,15 @@ pod's claims, and what the cluster must have for them."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import RUN_ID_LABEL, sdk_labels
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.hardware.dra import MIG_CLASS, DeviceRequest
 
 if TYPE_CHECKING:
     from gkeml_sdk.training.model import TrainingJob
-
-Obj = dict[str, Any]
 
 RESOURCE_API = kinds.RESOURCE
 COMPUTE_DOMAIN_API = kinds.NVIDIA_RESOURCE

@@ -3,12 +3,13 @@ Workload Kueue would derive from it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.environment import REPLICATED_JOB
 from gkeml_sdk.core.labels import RUN_ID_LABEL, attempt_name, sdk_labels
 from gkeml_sdk.core.manifests import Manifests
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.hardware.manifests import network_notes
 from gkeml_sdk.scheduling import kueue
@@ -26,8 +27,6 @@ from gkeml_sdk.training.secret_env import secret_like_env_notes
 
 if TYPE_CHECKING:
     from gkeml_sdk.training.model import TrainingJob
-
-Obj = dict[str, Any]
 
 
 def compile_training_job(job: TrainingJob, attempt: int = 1) -> Manifests:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.core.environment import CHECKPOINT_MOUNT, CODE_MOUNT, DEFAULT_MASTER_PORT
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.hardware.manifests import add_network
 from gkeml_sdk.hardware.protocol import Hardware
 from gkeml_sdk.scheduling import spot
@@ -21,8 +22,6 @@ from gkeml_sdk.training.topology_annotations import topology_annotations
 
 if TYPE_CHECKING:
     from gkeml_sdk.training.model import TrainingJob
-
-Obj = dict[str, Any]
 
 
 def pod_template(job: TrainingJob, attempt: int = 1) -> Obj:

@@ -4,8 +4,9 @@ from the job (https://cloud.google.com/kubernetes-engine/docs/how-to/provisionin
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.scheduling.catalog import (
     MAX_RUN_DURATION_PARAMETER,
     PROVREQ_ANNOTATION_PREFIX,
@@ -14,8 +15,6 @@ from gkeml_sdk.scheduling.catalog import (
 
 if TYPE_CHECKING:
     from gkeml_sdk.training.model import TrainingJob
-
-Obj = dict[str, Any]
 
 
 def add_provisioning_scheduling(

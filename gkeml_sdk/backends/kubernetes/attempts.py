@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import Resource, resource, resource_of
@@ -14,10 +13,9 @@ from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
 from gkeml_sdk.backends.kubernetes.shared_apply import ensure_shared, split_shared
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL
-from gkeml_sdk.core.objects import labels, uid
+from gkeml_sdk.core.objects import Obj, labels, uid
 from gkeml_sdk.errors import ClusterError
 
-Obj = dict[str, Any]
 JOBSETS = resource(kinds.JOBSET, "JobSet")
 JOBS = resource(kinds.BATCH, "Job")
 

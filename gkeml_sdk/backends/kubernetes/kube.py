@@ -11,10 +11,10 @@ from typing import Any
 from gkeml_sdk.backends.kubernetes.resources import Resource, resource_of
 from gkeml_sdk.backends.kubernetes.transport import TransientError, Transport
 from gkeml_sdk.core import kinds
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import ClusterError
 
 FIELD_MANAGER = "gkeml"
-Obj = dict[str, Any]
 
 
 class WatchExpired(Exception):

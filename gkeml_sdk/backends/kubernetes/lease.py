@@ -10,16 +10,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import resource
 from gkeml_sdk.core import kinds
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import ClusterError
 
 log = logging.getLogger(__name__)
 LEASES = resource(kinds.COORDINATION, "Lease")
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,14 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from queue import Empty, Queue
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gkeml_sdk.backends.kubernetes.attempts import job_resource
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import resource
 from gkeml_sdk.backends.kubernetes.streams import Backoff, Event, Informer, StreamSpec
 from gkeml_sdk.core import kinds
-from gkeml_sdk.core.objects import uid
+from gkeml_sdk.core.objects import Obj, uid
 from gkeml_sdk.runs.log_lines import log_prefix
 from gkeml_sdk.runs.status import StatusTracker
 from gkeml_sdk.scheduling.kueue import JOB_COMPLETION_INDEX_ANNOTATION, JOBSET_JOB_INDEX_LABEL
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 PODS = resource(kinds.CORE, "Pod")
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)

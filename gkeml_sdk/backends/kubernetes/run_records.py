@@ -4,7 +4,6 @@ cancel marker that no record write can undo."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import resource
@@ -15,9 +14,9 @@ from gkeml_sdk.backends.kubernetes.run_record import (
     record_name,
 )
 from gkeml_sdk.core import kinds
+from gkeml_sdk.core.objects import Obj
 
 CONFIG_MAPS = resource(kinds.CORE, "ConfigMap")
-Obj = dict[str, Any]
 
 
 class RunRecords:

@@ -10,7 +10,7 @@ from gkeml_sdk.backends.kubernetes.resources import resource, resource_of
 from gkeml_sdk.backends.kubernetes.shared_apply import ensure_shared, split_shared
 from gkeml_sdk.backends.kubernetes.streams import StreamHub, StreamSpec, deadline
 from gkeml_sdk.core import kinds
-from gkeml_sdk.core.objects import labels, uid
+from gkeml_sdk.core.objects import Obj, labels, uid
 from gkeml_sdk.errors import ClusterError, ConfigError, NotFoundError, RunTimeoutError, SpecError
 from gkeml_sdk.serving.autoscaling import Autoscaling
 from gkeml_sdk.serving.model import ServeModel
@@ -26,7 +26,6 @@ PODS = resource(kinds.CORE, "Pod")
 BUILTIN_APIS = frozenset(
     {kinds.CORE, kinds.APPS, kinds.BATCH, kinds.POLICY, kinds.AUTOSCALING, kinds.STORAGE}
 )
-Obj = dict[str, Any]
 
 
 class ServeHandle:

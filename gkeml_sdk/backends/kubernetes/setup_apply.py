@@ -10,9 +10,9 @@ from typing import Any, Literal
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import resource_of
 from gkeml_sdk.core.manifests import dump_yaml
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.setup.model import ClusterSetup
 
-Obj = dict[str, Any]
 Action = Literal["create", "update", "unchanged"]
 _MARK = {"create": "+", "update": "~", "unchanged": "="}
 

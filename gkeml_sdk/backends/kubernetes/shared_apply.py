@@ -9,10 +9,10 @@ from typing import Any
 
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import resource_of
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import ClusterError
 from gkeml_sdk.storage.shared_objects import is_shared
 
-Obj = dict[str, Any]
 # Fields of the object that are not what we compiled, but who and when.
 _NOT_SPEC = ("apiVersion", "kind", "metadata", "status")
 

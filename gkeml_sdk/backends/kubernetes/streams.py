@@ -16,10 +16,10 @@ from typing import Any
 from gkeml_sdk.backends.kubernetes.kube import KubeClient, WatchExpired, WatchStream
 from gkeml_sdk.backends.kubernetes.resources import Resource
 from gkeml_sdk.backends.kubernetes.transport import UNAVAILABLE, TransientError
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import ClusterError, GkemlError
 
 log = logging.getLogger(__name__)
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from gkeml_sdk.core.objects import ObjView
 from gkeml_sdk.runs.explain import workloads as wls
 from gkeml_sdk.runs.explain.quota import ZERO, FlavorResource, QuotaTree, Usage, groups
 
-Obj = Mapping[str, Any]
 # Worst first: the verdict of a job is the worst verdict of its resource groups.
 MODES = ("never", "wait", "preempt", "borrow", "fit")
 
@@ -24,19 +24,19 @@ class Outcome:
 
     mode: str
     flavor: str = ""
-    victims: tuple[Obj, ...] = ()
+    victims: tuple[ObjView, ...] = ()
     waits_for: int = 0
     mismatch: str = ""  # why the flavor cannot hold these pods at all
     need: Mapping[FlavorResource, Decimal] = field(default_factory=dict)
 
 
 def decide(
-    workload: Obj,
+    workload: ObjView,
     tree: QuotaTree,
-    cq: Obj,
+    cq: ObjView,
     usage: Usage,
-    admitted: list[Obj],
-    flavors: Mapping[str, Obj],
+    admitted: list[ObjView],
+    flavors: Mapping[str, ObjView],
     priority: int,
 ) -> tuple[list[Outcome], tuple[str, ...]]:
     """The outcome of each resource group the workload needs, and resources no group covers.
@@ -84,9 +84,9 @@ def decide(
 def _try(
     asked: dict[FlavorResource, Decimal],
     tree: QuotaTree,
-    cq: Obj,
+    cq: ObjView,
     usage: Usage,
-    admitted: list[Obj],
+    admitted: list[ObjView],
     priority: int,
     flavor: str,
 ) -> Outcome:
@@ -106,7 +106,7 @@ def _fits(asked: Mapping[FlavorResource, Decimal], tree: QuotaTree, usage: Usage
     return all(n <= tree.available(fr, usage) for fr, n in asked.items())
 
 
-def _without(usage: Usage, gone: list[Obj]) -> Usage:
+def _without(usage: Usage, gone: list[ObjView]) -> Usage:
     left = {queue: dict(used) for queue, used in usage.items()}
     for workload in gone:
         queue, held = wls.holds(workload)
@@ -118,11 +118,11 @@ def _without(usage: Usage, gone: list[Obj]) -> Usage:
 def _victims(
     asked: dict[FlavorResource, Decimal],
     tree: QuotaTree,
-    cq: Obj,
+    cq: ObjView,
     usage: Usage,
-    admitted: list[Obj],
+    admitted: list[ObjView],
     priority: int,
-) -> list[Obj]:
+) -> list[ObjView]:
     """Classic preemption: lower-priority workloads of the same ClusterQueue
     (withinClusterQueue), and cohort members' workloads that borrow (reclaimWithinCohort),
     chosen as Kueue orders them, so that the new workload fits within its nominal quota."""
@@ -154,7 +154,7 @@ def _victims(
         )
         return within_nominal and _fits(asked, tree, left)
 
-    chosen: list[Obj] = []
+    chosen: list[ObjView] = []
     for workload in candidates:
         chosen.append(workload)
         if fits_nominal(_without(usage, chosen)):
@@ -169,7 +169,7 @@ def _victims(
 
 
 def _waits(
-    asked: Mapping[FlavorResource, Decimal], tree: QuotaTree, usage: Usage, admitted: list[Obj]
+    asked: Mapping[FlavorResource, Decimal], tree: QuotaTree, usage: Usage, admitted: list[ObjView]
 ) -> int:
     """The fewest running workloads (its own queue's first, biggest first) that must finish."""
     holding = [w for w in admitted if any(fr in wls.holds(w)[1] for fr in asked)]
@@ -182,7 +182,7 @@ def _waits(
 
 
 def _mismatch(
-    flavor: Mapping[str, Any], selector: dict[str, str], tolerations: list[Obj], keys: set[str]
+    flavor: Mapping[str, Any], selector: dict[str, str], tolerations: list[ObjView], keys: set[str]
 ) -> str:
     labels = flavor.get("nodeLabels") or {}
     for key in sorted(keys & set(selector)):
@@ -196,7 +196,7 @@ def _mismatch(
     return ""
 
 
-def _tolerates(toleration: Obj, taint: Obj) -> bool:
+def _tolerates(toleration: ObjView, taint: ObjView) -> bool:
     if toleration.get("effect") and toleration.get("effect") != taint.get("effect"):
         return False
     if toleration.get("operator") == "Exists":
@@ -206,6 +206,6 @@ def _tolerates(toleration: Obj, taint: Obj) -> bool:
     )
 
 
-def admitted_workloads(workloads: list[Obj], tree: QuotaTree) -> list[Obj]:
+def admitted_workloads(workloads: list[ObjView], tree: QuotaTree) -> list[ObjView]:
     """Workloads holding quota in the ClusterQueue or its cohort members."""
     return [w for w in workloads if wls.holds(w)[0] in tree.quotas]

@@ -3,10 +3,7 @@ that decides what the user must do first."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from gkeml_sdk.core.objects import condition, is_true
+from gkeml_sdk.core.objects import ObjView, condition, is_true
 from gkeml_sdk.runs import workload as wl
 from gkeml_sdk.runs.explain.explanation import Category, Evidence, Explanation
 from gkeml_sdk.runs.explain.inputs import RunObjects
@@ -20,8 +17,6 @@ from gkeml_sdk.runs.explain.reading import (
     name_of,
 )
 from gkeml_sdk.runs.workload import Check, read_workload
-
-Obj = Mapping[str, Any]
 
 
 def explain_run(objs: RunObjects) -> Explanation:
@@ -169,7 +164,7 @@ def _admitted(objs: RunObjects, evidence: tuple[Evidence, ...]) -> Finding:
     )
 
 
-def _exit(pods: tuple[Obj, ...]) -> str:
+def _exit(pods: tuple[ObjView, ...]) -> str:
     for pod in pods:
         for cs in (pod.get("status") or {}).get("containerStatuses") or []:
             ended = (cs.get("state") or {}).get("terminated") or {}
@@ -199,7 +194,7 @@ def _evidence(objs: RunObjects) -> tuple[Evidence, ...]:
     return tuple(found)
 
 
-def _check_evidence(workload: Obj, check: Check) -> Evidence:
+def _check_evidence(workload: ObjView, check: Check) -> Evidence:
     return Evidence(
         "Workload",
         name_of(workload),

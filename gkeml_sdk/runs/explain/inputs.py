@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-Obj = Mapping[str, Any]
+from gkeml_sdk.core.objects import ObjView
 
 
 @dataclass(frozen=True)
@@ -23,16 +22,16 @@ class QueueObjects:
 
     queue_name: str
     namespace: str
-    local_queue: Obj | None = None
-    cluster_queue: Obj | None = None
-    cohort_queues: tuple[Obj, ...] = ()
-    cohort: Obj | None = None
-    flavors: Mapping[str, Obj] = field(default_factory=dict)
-    workloads: tuple[Obj, ...] = ()
+    local_queue: ObjView | None = None
+    cluster_queue: ObjView | None = None
+    cohort_queues: tuple[ObjView, ...] = ()
+    cohort: ObjView | None = None
+    flavors: Mapping[str, ObjView] = field(default_factory=dict)
+    workloads: tuple[ObjView, ...] = ()
     priority_classes: Mapping[str, int] = field(default_factory=dict)
-    admission_checks: Mapping[str, Obj] = field(default_factory=dict)
+    admission_checks: Mapping[str, ObjView] = field(default_factory=dict)
     local_queues: tuple[str, ...] = ()  # names of the LocalQueues in the namespace
-    pending: Obj | None = None  # visibility API: pendingworkloads of the LocalQueue
+    pending: ObjView | None = None  # visibility API: pendingworkloads of the LocalQueue
 
 
 @dataclass(frozen=True)
@@ -46,10 +45,10 @@ class RunObjects:
 
     kind: str
     name: str
-    job: Obj | None = None
-    workload: Obj | None = None
-    pods: tuple[Obj, ...] = ()
-    events: tuple[Obj, ...] = ()
-    provisioning_requests: tuple[Obj, ...] = ()
+    job: ObjView | None = None
+    workload: ObjView | None = None
+    pods: tuple[ObjView, ...] = ()
+    events: tuple[ObjView, ...] = ()
+    provisioning_requests: tuple[ObjView, ...] = ()
     queues: QueueObjects | None = None
     job_deleted: bool = False

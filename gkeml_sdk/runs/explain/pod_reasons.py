@@ -5,11 +5,10 @@ and unschedulable pods, read the way they report them
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-from gkeml_sdk.core.objects import condition
+from gkeml_sdk.core.objects import ObjView, condition
 from gkeml_sdk.hardware.listing import accelerator_labels
 from gkeml_sdk.runs.explain.explanation import Category, Evidence
 from gkeml_sdk.runs.explain.reading import (
@@ -19,7 +18,6 @@ from gkeml_sdk.runs.explain.reading import (
     name_of,
 )
 
-Obj = Mapping[str, Any]
 _IMAGE = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull")
 _CONFIG = ("CreateContainerConfigError", "CreateContainerError")
 _INSUFFICIENT = re.compile(r"(\d+) Insufficient ([\w./-]+)")
@@ -35,7 +33,7 @@ class Finding:
     evidence: tuple[Evidence, ...] = ()
 
 
-def diagnose_pods(pods: Iterable[Obj], events: Iterable[Obj], run: str) -> Finding | None:
+def diagnose_pods(pods: Iterable[ObjView], events: Iterable[ObjView], run: str) -> Finding | None:
     """The first pod-level problem among `pods` (image, config, crash, OOM, scheduling).
 
     Example:
@@ -55,14 +53,14 @@ def diagnose_pods(pods: Iterable[Obj], events: Iterable[Obj], run: str) -> Findi
     return None
 
 
-def _containers(pod: Obj) -> list[Obj]:
+def _containers(pod: ObjView) -> list[ObjView]:
     status = pod.get("status") or {}
     return list(status.get("initContainerStatuses") or []) + list(
         status.get("containerStatuses") or []
     )
 
 
-def _state_evidence(pod: Obj, cs: Obj, key: str = "state") -> Evidence:
+def _state_evidence(pod: ObjView, cs: ObjView, key: str = "state") -> Evidence:
     state = cs.get(key) or {}
     which = next(iter(state), "")
     detail = state.get(which) or {}
@@ -79,11 +77,11 @@ def _state_evidence(pod: Obj, cs: Obj, key: str = "state") -> Evidence:
     )
 
 
-def _pod_events(pod: Obj, events: list[Obj]) -> tuple[Evidence, ...]:
+def _pod_events(pod: ObjView, events: list[ObjView]) -> tuple[Evidence, ...]:
     return tuple(event_evidence(e) for e in events_about(events, [("Pod", name_of(pod))]))
 
 
-def _image(pod: Obj, events: list[Obj], run: str) -> Finding | None:
+def _image(pod: ObjView, events: list[ObjView], run: str) -> Finding | None:
     for cs in _containers(pod):
         waiting = (cs.get("state") or {}).get("waiting") or {}
         if waiting.get("reason") in _IMAGE:
@@ -99,7 +97,7 @@ def _image(pod: Obj, events: list[Obj], run: str) -> Finding | None:
     return None
 
 
-def _config(pod: Obj, events: list[Obj], run: str) -> Finding | None:
+def _config(pod: ObjView, events: list[ObjView], run: str) -> Finding | None:
     for cs in _containers(pod):
         waiting = (cs.get("state") or {}).get("waiting") or {}
         if waiting.get("reason") in _CONFIG:
@@ -113,7 +111,7 @@ def _config(pod: Obj, events: list[Obj], run: str) -> Finding | None:
     return None
 
 
-def _crash(pod: Obj, events: list[Obj], run: str) -> Finding | None:
+def _crash(pod: ObjView, events: list[ObjView], run: str) -> Finding | None:
     for cs in _containers(pod):
         waiting = (cs.get("state") or {}).get("waiting") or {}
         for key in ("state", "lastState"):
@@ -141,7 +139,7 @@ def _crash(pod: Obj, events: list[Obj], run: str) -> Finding | None:
     return None
 
 
-def _scheduling(pod: Obj, events: list[Obj], run: str) -> Finding | None:
+def _scheduling(pod: ObjView, events: list[ObjView], run: str) -> Finding | None:
     scheduled = condition(pod, "PodScheduled") or {}
     failed = [e for e in events_about(events, [("Pod", name_of(pod))])
               if e.get("reason") == "FailedScheduling"]  # fmt: skip

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from gkeml_sdk.core.objects import ObjView
 from gkeml_sdk.runs.explain import workloads as wls
 from gkeml_sdk.runs.explain.admission import MODES, Outcome, admitted_workloads, decide
 from gkeml_sdk.runs.explain.explanation import Evidence, Preview, Verdict
@@ -13,7 +13,6 @@ from gkeml_sdk.runs.explain.inputs import QueueObjects
 from gkeml_sdk.runs.explain.quota import ZERO, QuotaTree
 from gkeml_sdk.runs.explain.reading import amount, condition_evidence, name_of
 
-Obj = Mapping[str, Any]
 _VERDICTS = {
     "fit": Verdict.FITS,
     "borrow": Verdict.BORROWS,
@@ -23,7 +22,7 @@ _VERDICTS = {
 }
 
 
-def preview(workload: Obj, queues: QueueObjects) -> Preview:
+def preview(workload: ObjView, queues: QueueObjects) -> Preview:
     """The verdict Kueue's scheduler would reach for `workload` (a Workload view, e.g.
     `job.compile().workload`) against the queue state in `queues`.
 
@@ -154,7 +153,7 @@ def _raise(priority: int, queues: QueueObjects) -> str:
     return f"raise the priority ({higher[0][1]})"
 
 
-def _priority(workload: Obj, queues: QueueObjects) -> tuple[int, str]:
+def _priority(workload: ObjView, queues: QueueObjects) -> tuple[int, str]:
     ref = ((workload.get("spec") or {}).get("priorityClassRef") or {}).get("name")
     if ref and ref in queues.priority_classes:
         return queues.priority_classes[ref], f" ({ref})"

@@ -4,10 +4,9 @@ queue can never hold, or a full queue, told with the queue's numbers and the way
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any
 
+from gkeml_sdk.core.objects import ObjView
 from gkeml_sdk.runs.explain import workloads as wls
 from gkeml_sdk.runs.explain.explanation import Category, Evidence
 from gkeml_sdk.runs.explain.inputs import QueueObjects
@@ -16,14 +15,13 @@ from gkeml_sdk.runs.explain.quota import ZERO, QuotaTree
 from gkeml_sdk.runs.explain.reading import amount, name_of, ordinal
 from gkeml_sdk.runs.workload import WorkloadView, read_workload
 
-Obj = Mapping[str, Any]
 _SHORT = re.compile(r"for ([\w./-]+) in flavor ([\w.-]+)")
 _USER = ("Misconfigured", "Inadmissible", "NoMatchingFlavor")
 _GATED = ("OnHold", "AdmissionGated", "Suspended")
 
 
 def why_queued(
-    workload: Obj, queues: QueueObjects | None, evidence: tuple[Evidence, ...]
+    workload: ObjView, queues: QueueObjects | None, evidence: tuple[Evidence, ...]
 ) -> Finding:
     """The finding for a Workload without quota, from its `QuotaReserved` condition.
 
@@ -70,7 +68,7 @@ def why_queued(
 
 
 def _quota(
-    workload: Obj,
+    workload: ObjView,
     reason: str,
     message: str,
     lq: str,
@@ -137,14 +135,14 @@ def _first_flavor(tree: QuotaTree, res: str) -> str:
     return next((f for (f, r) in tree.quotas.get(tree.name, {}) if r == res), "")
 
 
-def _position(workload: Obj, queues: QueueObjects) -> str:
+def _position(workload: ObjView, queues: QueueObjects) -> str:
     for item in (queues.pending or {}).get("items") or []:
         if (item.get("metadata") or {}).get("name") == name_of(workload):
             return f" {ordinal(int(item.get('positionInLocalQueue') or 0) + 1)}"
     return ""
 
 
-def _ahead(workload: Obj, queues: QueueObjects, res: str) -> str:
+def _ahead(workload: ObjView, queues: QueueObjects, res: str) -> str:
     mine = wls.priority(workload)
     created = _created(workload)
     queue = read_workload(workload).queue_name
@@ -168,11 +166,11 @@ def _waiting_in(other: WorkloadView, queue: str) -> bool:
     return other.queue_name == queue and other.active and not other.finished.seen
 
 
-def _raise(workload: Obj, queues: QueueObjects) -> str:
+def _raise(workload: ObjView, queues: QueueObjects) -> str:
     mine = wls.priority(workload)
     higher = sorted((v, n) for n, v in queues.priority_classes.items() if v > mine)
     return f"raise the priority ({higher[0][1]})" if higher else "cancel other runs"
 
 
-def _created(workload: Obj) -> str:
+def _created(workload: ObjView) -> str:
     return str((workload.get("metadata") or {}).get("creationTimestamp") or "")

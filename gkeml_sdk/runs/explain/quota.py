@@ -5,15 +5,14 @@ hold (kubernetes-sigs/kueue pkg/cache/scheduler resource_node.go: `available`,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
 
+from gkeml_sdk.core.objects import ObjView
 from gkeml_sdk.core.quantity import quantity
 from gkeml_sdk.runs.explain.reading import name_of
 
-Obj = Mapping[str, Any]
 FlavorResource = tuple[str, str]
 Usage = dict[str, dict[FlavorResource, Decimal]]  # cluster queue -> (flavor, resource) -> used
 ZERO = Decimal(0)
@@ -33,7 +32,7 @@ class Quota:
         return ZERO if self.lending_limit is None else max(ZERO, self.nominal - self.lending_limit)
 
 
-def quotas(cq: Obj | None) -> dict[FlavorResource, Quota]:
+def quotas(cq: ObjView | None) -> dict[FlavorResource, Quota]:
     """Every (flavor, resource) quota of a ClusterQueue (or Cohort) spec.
 
     Example:
@@ -55,7 +54,7 @@ def quotas(cq: Obj | None) -> dict[FlavorResource, Quota]:
     return found
 
 
-def groups(cq: Obj | None) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+def groups(cq: ObjView | None) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     """(covered resources, flavor names in preference order) of each resource group."""
     return [
         (tuple(g.get("coveredResources") or ()), tuple(f["name"] for f in g.get("flavors") or ()))
@@ -63,7 +62,7 @@ def groups(cq: Obj | None) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     ]
 
 
-def reserved(cq: Obj | None) -> dict[FlavorResource, Decimal]:
+def reserved(cq: ObjView | None) -> dict[FlavorResource, Decimal]:
     """Quota the ClusterQueue has reserved now (`status.flavorsReservation`).
 
     Example:
@@ -78,7 +77,7 @@ def reserved(cq: Obj | None) -> dict[FlavorResource, Decimal]:
     return used
 
 
-def cohort_name(cq: Obj | None) -> str:
+def cohort_name(cq: ObjView | None) -> str:
     """`spec.cohortName` (v1beta2), or "" for a ClusterQueue that borrows from no one."""
     spec = (cq or {}).get("spec") or {}
     return str(spec.get("cohortName") or spec.get("cohort") or "")
@@ -96,7 +95,9 @@ class QuotaTree:
         Decimal('8')
     """
 
-    def __init__(self, cq: Obj, members: Iterable[Obj] = (), cohort: Obj | None = None) -> None:
+    def __init__(
+        self, cq: ObjView, members: Iterable[ObjView] = (), cohort: ObjView | None = None
+    ) -> None:
         self.name = name_of(cq)
         self.cohort = cohort_name(cq)
         self.quotas = {self.name: quotas(cq)}
@@ -106,7 +107,7 @@ class QuotaTree:
                     self.quotas[name_of(other)] = quotas(other)
         self.own = {fr: q.nominal for fr, q in quotas(cohort).items()} if self.cohort else {}
 
-    def usage_now(self, queues: Iterable[Obj]) -> Usage:
+    def usage_now(self, queues: Iterable[ObjView]) -> Usage:
         """Reserved quota of every member, from their status."""
         now: Usage = {name: {} for name in self.quotas}
         for cq in queues:

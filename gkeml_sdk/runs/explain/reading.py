@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from decimal import Decimal
-from typing import Any
 
-from gkeml_sdk.core.objects import condition
+from gkeml_sdk.core.objects import ObjView, condition
 from gkeml_sdk.runs.explain.explanation import Evidence
 
-Obj = Mapping[str, Any]
 
-
-def name_of(obj: Obj | None) -> str:
+def name_of(obj: ObjView | None) -> str:
     """`metadata.name`, or "" when absent."""
     return str(((obj or {}).get("metadata") or {}).get("name") or "")
 
@@ -40,7 +37,7 @@ def ordinal(position: int) -> str:
     return f"{position}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(position % 10, 'th') }"
 
 
-def condition_evidence(obj: Obj | None, *types: str) -> list[Evidence]:
+def condition_evidence(obj: ObjView | None, *types: str) -> list[Evidence]:
     """Evidence for each named condition the object has."""
     found = []
     for ctype in types:
@@ -59,7 +56,7 @@ def condition_evidence(obj: Obj | None, *types: str) -> list[Evidence]:
     return found
 
 
-def event_time(event: Obj) -> str:
+def event_time(event: ObjView) -> str:
     """When an Event last happened (eventTime, lastTimestamp or creation)."""
     meta = event.get("metadata") or {}
     for value in (
@@ -72,7 +69,7 @@ def event_time(event: Obj) -> str:
     return ""
 
 
-def events_about(events: Iterable[Obj], objects: Iterable[tuple[str, str]]) -> list[Obj]:
+def events_about(events: Iterable[ObjView], objects: Iterable[tuple[str, str]]) -> list[ObjView]:
     """Events whose involvedObject is one of the (kind, name) pairs, oldest first."""
     wanted = set(objects)
     mine = [
@@ -87,7 +84,7 @@ def events_about(events: Iterable[Obj], objects: Iterable[tuple[str, str]]) -> l
     return sorted(mine, key=event_time)
 
 
-def event_evidence(event: Obj) -> Evidence:
+def event_evidence(event: ObjView) -> Evidence:
     """Evidence for one Event."""
     about = event.get("involvedObject") or {}
     return Evidence(

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any
 
+from gkeml_sdk.core.objects import ObjView
 from gkeml_sdk.core.quantity import quantity
 from gkeml_sdk.runs.explain.quota import FlavorResource
 from gkeml_sdk.runs.workload import read_workload
 
-Obj = Mapping[str, Any]
 
-
-def requests(workload: Obj | None) -> dict[str, Decimal]:
+def requests(workload: ObjView | None) -> dict[str, Decimal]:
     """Total resources every pod of the Workload asks for (`count` x per-pod requests).
 
     Example:
@@ -31,7 +28,7 @@ def requests(workload: Obj | None) -> dict[str, Decimal]:
     return totals
 
 
-def holds(workload: Obj) -> tuple[str, dict[FlavorResource, Decimal]]:
+def holds(workload: ObjView) -> tuple[str, dict[FlavorResource, Decimal]]:
     """(ClusterQueue, quota per (flavor, resource)) a Workload has reserved; ("", {}) if none.
 
     Example:
@@ -53,24 +50,24 @@ def holds(workload: Obj) -> tuple[str, dict[FlavorResource, Decimal]]:
     return view.cluster_queue, used
 
 
-def priority(workload: Obj) -> int:
+def priority(workload: ObjView) -> int:
     """`spec.priority` (Kueue copies the priority class value there)."""
     return int(((workload.get("spec") or {}).get("priority")) or 0)
 
 
-def admitted_at(workload: Obj) -> str:
+def admitted_at(workload: ObjView) -> str:
     """When the Workload last reserved quota (RFC 3339; '' when unknown)."""
     return read_workload(workload).quota_reserved.since
 
 
-def label(workload: Obj) -> str:
+def label(workload: ObjView) -> str:
     """How a sentence names a Workload: its job's name when Kueue recorded the owner."""
     meta = workload.get("metadata") or {}
     owners = meta.get("ownerReferences") or []
     return str(owners[0].get("name") if owners else meta.get("name", "?"))
 
 
-def pod_selector(workload: Obj | None) -> tuple[dict[str, str], list[Obj]]:
+def pod_selector(workload: ObjView | None) -> tuple[dict[str, str], list[ObjView]]:
     """(nodeSelector, tolerations) of the first PodSet's pod template."""
     pod_sets = ((workload or {}).get("spec") or {}).get("podSets") or [{}]
     spec = (pod_sets[0].get("template") or {}).get("spec") or {}

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.backends.kubernetes.resources import resource
 from gkeml_sdk.backends.kubernetes.standby.failover import PODS, promoted
-from gkeml_sdk.backends.kubernetes.standby.view import Key, Obj, ready
+from gkeml_sdk.backends.kubernetes.standby.view import Key, ready
 from gkeml_sdk.backends.kubernetes.streams import StreamHub, StreamSpec
 from gkeml_sdk.core import kinds
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.core.rules import slug
 from gkeml_sdk.errors import RunTimeoutError
 from gkeml_sdk.serving.serve_labels import SERVE_LABEL

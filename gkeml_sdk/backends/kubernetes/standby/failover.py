@@ -18,10 +18,10 @@ from gkeml_sdk.backends.kubernetes.standby.view import (
     ASLEEP_ANNOTATION,
     Key,
     ModelView,
-    Obj,
     allocations,
 )
 from gkeml_sdk.core import kinds
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import NotFoundError
 from gkeml_sdk.tenancy import names
 from gkeml_sdk.tenancy.model import Tenant, TenantModel

@@ -19,9 +19,10 @@ from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.lease import LeaderElector, LeaseTiming
 from gkeml_sdk.backends.kubernetes.standby.failover import DEPLOYMENTS, PODS, Reconciler
 from gkeml_sdk.backends.kubernetes.standby.tenant_status import StatusBook, TenantStatus
-from gkeml_sdk.backends.kubernetes.standby.view import Key, Obj
+from gkeml_sdk.backends.kubernetes.standby.view import Key
 from gkeml_sdk.backends.kubernetes.streams import Event, StreamHub, StreamSpec
 from gkeml_sdk.backends.kubernetes.transport import Transport
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import ClusterError, GkemlError, SpecError
 from gkeml_sdk.tenancy.model import Tenant
 from gkeml_sdk.tenancy.names import MODEL_LABEL, TENANT_LABEL

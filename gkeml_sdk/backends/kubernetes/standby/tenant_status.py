@@ -11,12 +11,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
 
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import resource
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import sdk_labels
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.core.record_schema import SCHEMA_KEY, record_schema
 from gkeml_sdk.tenancy.model import Tenant
 from gkeml_sdk.tenancy.names import STATUS_CONFIGMAP, TENANT_LABEL
@@ -27,7 +27,6 @@ COMPONENT = "gkeml-standby-manager"
 # The status ConfigMap's layout (data key `schema`, a string as all ConfigMap data); 1 is also
 # what a status written before records carried a schema holds.
 TENANT_STATUS_SCHEMA = 1
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gkeml_sdk.core.objects import is_true, labels
+from gkeml_sdk.core.objects import Obj, is_true, labels
 from gkeml_sdk.hardware.listing import accelerator_labels, accelerator_resources
 from gkeml_sdk.serving.serve_labels import SERVE_LABEL
 from gkeml_sdk.tenancy import names
 from gkeml_sdk.tenancy.model import Tenant, TenantModel
 
 ASLEEP_ANNOTATION = "gkeml.dev/asleep"  # "true" while a warm standby's engine sleeps
-Obj = dict[str, Any]
 Key = tuple[str, str]
 
 
