@@ -1,5 +1,6 @@
-"""What a pod needs to land on its hardware's nodes, Spot or not: node selector, tolerations and
-node affinity, read from the hardware row. Training and serving pods share it."""
+"""Where a pod lands: on its hardware's nodes, Spot or not (node selector, tolerations and node
+affinity, read from the hardware row), and near its peers (Kueue Topology-Aware Scheduling
+annotations, https://kueue.sigs.k8s.io/docs/concepts/topology_aware_scheduling/)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.scheduling import spot
+from gkeml_sdk.scheduling.placement import Placement, resolved
+from gkeml_sdk.scheduling.topology import PREFERRED_ANNOTATION, REQUIRED_ANNOTATION, level_label
 
 if TYPE_CHECKING:
     from gkeml_sdk.hardware.protocol import Hardware
@@ -44,3 +47,19 @@ def accelerator_scheduling(
             }
         }
     return selector, tolerations, affinity
+
+
+def topology_annotations(placement: Placement | None) -> dict[str, str]:
+    """The pod-template annotation asking Kueue for a placement's topology level, if any.
+
+    Example:
+        >>> topology_annotations("compact")
+        {'kueue.x-k8s.io/podset-preferred-topology': 'cloud.google.com/gce-topology-host'}
+        >>> topology_annotations(None)
+        {}
+    """
+    wanted = resolved(placement)
+    if wanted is None:
+        return {}
+    key = REQUIRED_ANNOTATION if wanted.mode == "required" else PREFERRED_ANNOTATION
+    return {key: level_label(wanted.level)}

@@ -10,7 +10,7 @@ from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.hardware.manifests import add_network
 from gkeml_sdk.hardware.protocol import Hardware
 from gkeml_sdk.scheduling import spot
-from gkeml_sdk.scheduling.manifests import accelerator_scheduling
+from gkeml_sdk.scheduling.manifests import accelerator_scheduling, topology_annotations
 from gkeml_sdk.storage.checkpoints import checkpoint_volume, parse_checkpoint_dir
 from gkeml_sdk.storage.manifests import pod_volumes
 from gkeml_sdk.training.code_configmap import code_volume
@@ -18,7 +18,6 @@ from gkeml_sdk.training.contract_env import CONTAINER, contract_env, run_labels
 from gkeml_sdk.training.dra_claims import add_claims
 from gkeml_sdk.training.provisioning import add_provisioning_scheduling
 from gkeml_sdk.training.secret_env import secret_env_entries
-from gkeml_sdk.training.topology_annotations import topology_annotations
 
 if TYPE_CHECKING:
     from gkeml_sdk.training.model import TrainingJob
@@ -37,7 +36,7 @@ def pod_template(job: TrainingJob, attempt: int = 1) -> Obj:
     selector, tolerations, affinity = accelerator_scheduling(hardware, on_spot=job.spot)
     add_provisioning_scheduling(job, selector, tolerations)
     volumes, mounts, annotations, checkpoint_path = _volumes(job, hardware)
-    annotations.update(topology_annotations(job))
+    annotations.update(topology_annotations(job.placement))
     data = pod_volumes(job.volumes)
     volumes, mounts, volume_env = volumes + data.volumes, mounts + data.mounts, data.env
     annotations.update(data.annotations)
