@@ -25,6 +25,7 @@ STORAGE = "storage.k8s.io/v1"
 RESOURCE = "resource.k8s.io/v1"
 # Batch scheduling and multi-host serving (kubernetes-sigs)
 KUEUE = "kueue.x-k8s.io/v1beta2"
+KUEUE_VISIBILITY = "visibility.kueue.x-k8s.io/v1beta2"  # pending workloads, in queue order
 JOBSET = "jobset.x-k8s.io/v1alpha2"
 LWS = "leaderworkerset.x-k8s.io/v1"
 PROVISIONING_REQUEST = "autoscaling.x-k8s.io/v1"

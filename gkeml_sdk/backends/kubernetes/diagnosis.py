@@ -83,7 +83,7 @@ def queue_objects(kube: KubeClient, namespace: str, queue: str) -> QueueObjects:
 def pending_workloads(kube: KubeClient, namespace: str, queue: str) -> dict[str, Any] | None:
     """Kueue's visibility API answer for a LocalQueue (None when not served or not allowed)."""
     path = (
-        f"/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/{namespace}"
+        f"/apis/{kinds.KUEUE_VISIBILITY}/namespaces/{namespace}"
         f"/localqueues/{queue}/pendingworkloads"
     )
     answer = _try(lambda: kube.raw(path, action="read queue position", missing_ok=True), None)
