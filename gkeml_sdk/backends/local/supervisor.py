@@ -20,6 +20,7 @@ from gkeml_sdk.backends.local.local_environment import (
 from gkeml_sdk.backends.local.local_options import LocalOptions
 from gkeml_sdk.backends.local.procs import ProcessId, free_ports, start_in_group, stop_groups
 from gkeml_sdk.backends.local.run_store import JOB, ProcessRecord, RunDir
+from gkeml_sdk.runs import workload as wl
 from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus
 from gkeml_sdk.training.model import TrainingJob
 
@@ -72,7 +73,8 @@ class Supervisor:
                 self._stop_all()
                 return self._move(
                     RunState.FAILED,
-                    "DeactivatedDueToMaximumExecutionTimeExceeded",
+                    # The reason Kueue gives on GKE, so a run reads the same on both backends.
+                    wl.DEACTIVATED_DUE_TO + wl.MAXIMUM_EXECUTION_TIME_EXCEEDED,
                     f"ran longer than max_runtime={self.job.max_runtime} s",
                     FailureCause.DEACTIVATED,
                 )
