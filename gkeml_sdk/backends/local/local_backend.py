@@ -25,7 +25,7 @@ from gkeml_sdk.backends.local.local_environment import secret_values, slots
 from gkeml_sdk.backends.local.local_options import LocalOptions, resolve_run_root
 from gkeml_sdk.backends.local.local_run import LAUNCH_TIMEOUT_SECONDS, LocalRun
 from gkeml_sdk.backends.local.local_volumes import volume_folders
-from gkeml_sdk.backends.local.run_store import JOB, STATE, RunDir, RunRecord
+from gkeml_sdk.backends.local.run_store import JOB, STATE, LocalRunState, RunDir
 from gkeml_sdk.errors import (
     ClusterError,
     ConfigError,
@@ -130,7 +130,7 @@ class LocalBackend:
             "volumes": folders,  # GKEML_VOLUME_<NAME> -> the folder standing for the mount
         }
         run.write_launch(launch)
-        record = RunRecord(job.name, namespace, time.time())
+        record = LocalRunState(job.name, namespace, time.time())
         record.move(RunStatus(RunState.PENDING, message=f"run directory {path}"))
         run.write(record)
         try:

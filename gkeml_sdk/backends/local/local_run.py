@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import IO
 
 from gkeml_sdk.backends.local.procs import alive, stop_groups
-from gkeml_sdk.backends.local.run_store import JOB, RunDir, RunRecord
+from gkeml_sdk.backends.local.run_store import JOB, LocalRunState, RunDir
 from gkeml_sdk.errors import RunTimeoutError
 from gkeml_sdk.runs.explain.explanation import Explanation
 from gkeml_sdk.runs.explain.local_reasons import explain_local
@@ -72,7 +72,7 @@ class LocalRun(Run):
         """The job this run executes."""
         return TrainingJob.from_yaml((self.path / JOB).read_text())
 
-    def record(self) -> RunRecord:
+    def record(self) -> LocalRunState:
         """The run's state on disk, after reconciling a supervisor that died without
         recording an outcome (then the run is FAILED, or CANCELLED if a cancel was asked)."""
         record = self._dir.read()

@@ -65,7 +65,7 @@ class ProcessRecord:
 
 
 @dataclass
-class RunRecord:
+class LocalRunState:
     """Everything `state.json` holds about a run."""
 
     name: str
@@ -114,7 +114,7 @@ class RunRecord:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], where: str = STATE) -> RunRecord:
+    def from_json(cls, data: dict[str, Any], where: str = STATE) -> LocalRunState:
         """Read what `to_json` wrote (to the file `where`); data without `schema` (written
         before it carried one) reads as before, a newer schema is a `ConfigError`."""
         record_schema(f"local run state {where}", data, STATE_SCHEMA)
@@ -159,12 +159,12 @@ class RunDir:
             return []
         return sorted(self.logs.glob("*.log"), key=lambda p: _slot_key(p.stem))
 
-    def read(self) -> RunRecord:
+    def read(self) -> LocalRunState:
         """The run's state as last written."""
         path = self.path / STATE
-        return RunRecord.from_json(json.loads(path.read_text()), str(path))
+        return LocalRunState.from_json(json.loads(path.read_text()), str(path))
 
-    def write(self, record: RunRecord) -> None:
+    def write(self, record: LocalRunState) -> None:
         """Replace `state.json` atomically (write a temporary file, then rename)."""
         write_atomic(self.path / STATE, json.dumps(record.to_json(), indent=1))
 

@@ -20,7 +20,7 @@ from gkeml_sdk import (
 )
 from gkeml_sdk.backends.local import LocalBackend
 from gkeml_sdk.backends.local.confined import remove_run_dir, run_path
-from gkeml_sdk.backends.local.run_store import RunDir, RunRecord
+from gkeml_sdk.backends.local.run_store import LocalRunState, RunDir
 from gkeml_sdk.runs.handle import RunState, RunStatus
 
 BAD_NAMES = [
@@ -52,7 +52,7 @@ def layout(tmp_path: Path) -> tuple[Path, Path]:
 def fake_run(path: Path) -> None:
     path.mkdir(parents=True)
     (path / "precious.txt").write_text("keep me")
-    record = RunRecord(path.name, "default", time.time())
+    record = LocalRunState(path.name, "default", time.time())
     record.move(RunStatus(RunState.SUCCEEDED, "Completed"))
     RunDir(path).write(record)
 

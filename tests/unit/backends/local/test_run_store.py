@@ -19,9 +19,9 @@ from gkeml_sdk.backends.local.run_store import (
     STATE_SCHEMA,
     SUPERVISOR,
     SUPERVISOR_SCHEMA,
+    LocalRunState,
     ProcessRecord,
     RunDir,
-    RunRecord,
     write_atomic,
 )
 from gkeml_sdk.errors import ConfigError
@@ -30,7 +30,7 @@ from gkeml_sdk.version import __version__
 
 
 def test_record_round_trip(tmp_path: Path) -> None:
-    record = RunRecord("r", "ns", 100.0)
+    record = LocalRunState("r", "ns", 100.0)
     record.move(RunStatus(RunState.RUNNING, "Running"))
     record.move(RunStatus(RunState.RUNNING, "Running", "same state and reason"))
     record.attempt = 2
@@ -128,7 +128,7 @@ def test_state_written_before_schemas_loads_as_before(tmp_path: Path) -> None:
 
 def test_state_carries_its_schema_and_round_trips(tmp_path: Path) -> None:
     run = RunDir(tmp_path)
-    record = RunRecord("r", "ns", 100.0)
+    record = LocalRunState("r", "ns", 100.0)
     run.write(record)
     assert json.loads((tmp_path / STATE).read_text())["schema"] == STATE_SCHEMA == 1
     assert run.read() == record
