@@ -16,7 +16,7 @@ from gkeml_sdk.hardware import gpu_labels, gpu_row, gpus
 from gkeml_sdk.hardware import pool_facts as node_pools
 from gkeml_sdk.hardware.dra import Allocation, DeviceRequest, check_dra, gpu_requests
 from gkeml_sdk.hardware.pool_shape import PoolShape
-from gkeml_sdk.hardware.protocol import toleration
+from gkeml_sdk.hardware.protocol import Billing, toleration
 from gkeml_sdk.hardware.rules import check_mig, check_sharing, check_whole_count
 
 SharingStrategy = Literal["time-sharing", "mps"]
@@ -168,6 +168,11 @@ class Accelerator(SpecModel):
     def price_key(self) -> str:
         """Key of this accelerator in the price book."""
         return self.gpu.key
+
+    def billing(self, nodes: int) -> Billing:
+        """Billed per physical GPU-hour: a MIG slice or shared GPU is its fraction of one."""
+        name, units = f"{self.gpu.display} GPU", self.physical_gpus * nodes
+        return Billing(self.gpu.key, "GPU-hour", units, name, self.on_demand_offered)
 
     # Hardware (gkeml_sdk.hardware.protocol): labels, taint and resource from the GPU's row.
 

@@ -17,6 +17,24 @@ if TYPE_CHECKING:
     from gkeml_sdk.hardware.dra import DeviceRequest
 
 
+@dataclass(frozen=True)
+class Billing:
+    """How the price book bills a job's hardware: `units` of `unit` at the price of `key`.
+
+    Example:
+        >>> from gkeml_sdk.hardware.accelerator import Accelerator
+        >>> billed = Accelerator("h100", count=8).billing(nodes=2)
+        >>> billed.key, billed.unit, billed.units, billed.name
+        ('h100', 'GPU-hour', 16.0, 'NVIDIA H100 80GB GPU')
+    """
+
+    key: str
+    unit: str
+    units: float
+    name: str
+    on_demand: bool = True  # False: the machine type is sold only as Spot or flex-start
+
+
 class Hardware(Protocol):
     """Scheduling, resources and environment of each pod on one kind of hardware.
 
@@ -85,6 +103,10 @@ class Hardware(Protocol):
         """Devices each pod claims through Dynamic Resource Allocation (empty: none)."""
         ...
 
+    def billing(self, nodes: int) -> Billing:
+        """What a job of `nodes` pods on this hardware is billed for (see `Billing`)."""
+        ...
+
     def check_provisioning(self, *, spot: bool) -> None:
         """Raise `SpecError` when the hardware cannot be had this way (on-demand or Spot)."""
         ...
@@ -143,6 +165,10 @@ class CpuOnly:
     def device_requests(self) -> tuple[DeviceRequest, ...]:
         """No DRA claims."""
         return ()
+
+    def billing(self, nodes: int) -> Billing:
+        """CPU nodes are not priced by the accelerator price book."""
+        return Billing("cpu", "hour", 0.0, "CPU-only node (no accelerator)")
 
     def check_provisioning(self, *, spot: bool) -> None:
         """CPU nodes come either way."""

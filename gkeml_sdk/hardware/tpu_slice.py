@@ -14,7 +14,7 @@ from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.hardware import tpus
 from gkeml_sdk.hardware.dra import Allocation, DeviceRequest, refuse_for_tpu
 from gkeml_sdk.hardware.pool_shape import PoolShape
-from gkeml_sdk.hardware.protocol import toleration
+from gkeml_sdk.hardware.protocol import Billing, toleration
 
 
 class TpuSlice(SpecModel):
@@ -145,6 +145,11 @@ class TpuSlice(SpecModel):
     def price_key(self) -> str:
         """Key of this generation in the price book."""
         return self.tpu.key
+
+    def billing(self, nodes: int) -> Billing:
+        """Billed per chip-hour, for every chip of every slice (`nodes` are their hosts)."""
+        units = float(self.chips * self.slices)
+        return Billing(self.tpu.key, "chip-hour", units, f"{self.tpu.display} chip")
 
     # Hardware (gkeml_sdk.hardware.protocol): one pod per TPU VM, chips and ports from the row.
 

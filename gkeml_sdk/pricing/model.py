@@ -106,39 +106,29 @@ def estimate_training_cost(
 ) -> CostEstimate:
     """Cost of `job` running `hours` (see `TrainingJob.estimate_cost`)."""
     from gkeml_sdk.errors import SpecError
-    from gkeml_sdk.hardware.accelerator import Accelerator
-    from gkeml_sdk.hardware.tpu_slice import TpuSlice
 
     if hours <= 0:
         raise SpecError(f"hours={hours}", rule="a cost is for a positive duration", fix="hours=1")
     book = PriceBook.of(prices)
-    accelerator = job.accelerator
-    if isinstance(accelerator, Accelerator):
-        units, unit, key = job.total_gpus, "GPU-hour", accelerator.price_key
-        name = f"{accelerator.gpu.display} GPU"
-    elif isinstance(accelerator, TpuSlice):
-        units, unit, key = float(job.total_chips), "chip-hour", accelerator.price_key
-        name = f"{accelerator.tpu.display} chip"
-    else:
-        units, unit, key, name = 0.0, "hour", "cpu", "CPU-only node (no accelerator)"
-    price = book.price(key)
+    billed = job.hardware.billing(job.nodes)
+    price = book.price(billed.key)
     # A machine sold only as Spot or flex-start has no on-demand price to quote.
-    no_on_demand = isinstance(accelerator, Accelerator) and not accelerator.on_demand_offered
+    no_on_demand = not billed.on_demand
     lines = []
     for model in PROVISIONING_MODELS:
         unit_price = None if model == "on-demand" and no_on_demand else price.get(model)
-        total = None if unit_price is None else unit_price * units * hours
+        total = None if unit_price is None else unit_price * billed.units * hours
         lines.append(CostLine(model, unit_price, total, _why(model, price, no_on_demand)))
     return CostEstimate(
-        accelerator=name,
-        unit=unit,
-        units=units,
+        accelerator=billed.name,
+        unit=billed.unit,
+        units=billed.units,
         hours=hours,
         lines=tuple(lines),
         source=book.source,
         as_of=book.as_of,
         chosen="spot" if job.spot else provisioning_mode(job.provisioning).price_model,
-        price_key=key,
+        price_key=billed.key,
     )
 
 
