@@ -21,6 +21,16 @@ log = logging.getLogger(__name__)
 LEASES = resource(kinds.COORDINATION, "Lease")
 
 
+class LeaseLost(ClusterError):
+    """This process no longer holds its Lease, so it must not write: another leader may be
+    acting on the same objects.
+
+    Example:
+        >>> str(LeaseLost("lease default/gkeml-controller", message="held by b"))
+        'lease default/gkeml-controller: held by b'
+    """
+
+
 @dataclass(frozen=True)
 class LeaseTiming:
     """client-go's defaults are 15 s / 10 s / 2 s; the lease duration is whole seconds.
@@ -77,6 +87,21 @@ class LeaderElector:
         except ClusterError as exc:
             log.info("lease %s/%s: %s", self.namespace, self.name, exc)
             return False
+
+    def fence(self) -> str:
+        """Read the Lease now and return its resourceVersion (a fencing token) when we still
+        hold it and our last renewal is younger than the renew deadline; raise `LeaseLost`
+        otherwise. Call it before every write batch: `leading` alone is only what this
+        process last believed, and a delayed leader may have been replaced since."""
+        where = f"lease {self.namespace}/{self.name}"
+        if not self.leading:
+            raise LeaseLost(where, message="our last renewal is older than the renew deadline")
+        current = self.kube.find(LEASES, self.name, self.namespace)
+        holder = str(((current or {}).get("spec") or {}).get("holderIdentity") or "")
+        if current is None or holder != self.identity:
+            self.last_renewed = float("-inf")
+            raise LeaseLost(where, message=f"held by {holder or 'nobody'}, not {self.identity}")
+        return str(current["metadata"].get("resourceVersion", ""))
 
     def release(self) -> None:
         """Give the lease up at once (on a clean stop), so another candidate need not wait."""

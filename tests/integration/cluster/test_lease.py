@@ -63,3 +63,31 @@ def test_release_lets_the_next_candidate_in_at_once(kube_api: Any) -> None:
     a.release()
     clock.now += 1.5  # the released lease lasts one second
     assert b.try_acquire_or_renew()
+
+
+def test_fence_refuses_a_leader_that_was_replaced_or_is_past_its_deadline(kube_api: Any) -> None:
+    from gkeml_sdk.backends.kubernetes.lease import LeaseLost
+
+    clock = Clock()
+    a, b = elector(kube_api, "a", clock), elector(kube_api, "b", clock)
+    assert a.try_acquire_or_renew()
+    assert not b.try_acquire_or_renew()  # b sees a's lease now and judges expiry from here
+    token = a.fence()
+    assert token and a.fence() == token  # nothing changed: the same fencing token
+    clock.now += 11  # a has not renewed for longer than its deadline
+    try:
+        a.fence()
+    except LeaseLost as exc:
+        assert "renew deadline" in str(exc)
+    else:
+        raise AssertionError("a stale leader passed the fence")
+    clock.now += 5
+    assert b.try_acquire_or_renew()  # b takes the expired lease while a believes nothing
+    a.last_renewed = clock.now  # even a leader whose own clock says it renewed...
+    try:
+        a.fence()
+    except LeaseLost as exc:
+        assert "held by b" in str(exc)  # ...is refused once the Lease names another holder
+    else:
+        raise AssertionError("a replaced leader passed the fence")
+    assert not a.leading
