@@ -80,7 +80,8 @@ class ClusterError(GkemlError):
         self.reason = reason
         self.message = message
         self.hint = hint
-        text = f"{action}: {status} {reason}: {message}".rstrip(": ")
+        said_by_server = f"{status} {reason}".strip() if status else reason
+        text = ": ".join(part for part in (action, said_by_server, message) if part)
         if hint:
             text += f". {hint}"
         super().__init__(text)
