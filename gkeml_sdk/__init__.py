@@ -36,7 +36,7 @@ _EXPORTS = {
     "TenantModel": "gkeml_sdk.tenancy.model",
     "Tier": "gkeml_sdk.tenancy.tier",
     "RetryPolicy": "gkeml_sdk.runs.retry",
-    "SecretRef": "gkeml_sdk.training.secrets",
+    "SecretRef": "gkeml_sdk.core.secrets",
     "GcsFuse": "gkeml_sdk.storage.volumes",
     "GcsCache": "gkeml_sdk.storage.volumes",
     "Pvc": "gkeml_sdk.storage.volumes",
@@ -208,7 +208,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.tenancy.model import Tenant, TenantModel
     from gkeml_sdk.tenancy.tier import Tier
     from gkeml_sdk.training.model import TrainingJob
-    from gkeml_sdk.training.secrets import SecretRef
+    from gkeml_sdk.core.secrets import SecretRef
 
 
 def __getattr__(name: str) -> Any:
