@@ -87,7 +87,6 @@ class SecretRef(SpecModel):
         return f"{self.name}/{self.key}"
 
 
-
 # Substrings of env names that usually hold credentials (matched case-insensitively).
 SECRET_LIKE_NAMES = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL")
 # Prefixes of well-known credential formats (Hugging Face, OpenAI, GitHub, AWS, Slack, PEM).
@@ -111,8 +110,10 @@ def looks_secret(name: str, value: str) -> bool:
     """True when a plain env entry's name or value looks like a credential.
 
     Example:
-        >>> looks_secret("OPENAI_API_KEY", "x"), looks_secret("MODE", "hf_abc"), looks_secret("LR", "1")
-        (True, True, False)
+        >>> looks_secret("OPENAI_API_KEY", "x"), looks_secret("MODE", "hf_abc")
+        (True, True)
+        >>> looks_secret("LR", "1")
+        False
     """
     return any(word in name.upper() for word in SECRET_LIKE_NAMES) or value.startswith(
         SECRET_LIKE_VALUES

@@ -22,12 +22,12 @@ from gkeml_sdk.serving.autoscaling import Autoscaling
 from gkeml_sdk.serving.engine_row import DEFAULT_TOKEN_KEY, Engine
 from gkeml_sdk.serving.misfit import does_not_fit
 from gkeml_sdk.serving.model_size import ModelSize, ResolvedModel, resolve_model
-from gkeml_sdk.serving.rollout import Rollout
+from gkeml_sdk.serving.rollout import Rollout, check_rollout
 from gkeml_sdk.serving.routing import Routing
 from gkeml_sdk.serving.scale_up import check_max_gpus, scale_up_sentence
 from gkeml_sdk.serving.secret_env import check_serving_env
 from gkeml_sdk.serving.sizing import MIN_SEQUENCES, Fit, SizingInput, choose
-from gkeml_sdk.serving.spot_mix import SpotMix
+from gkeml_sdk.serving.spot_mix import SpotMix, check_spot_mix
 from gkeml_sdk.serving.weights import check_weights
 from gkeml_sdk.storage.volumes import WeightsVolume
 
@@ -128,6 +128,8 @@ class ServeModel(SpecModel):
         if self.fit is None:
             raise does_not_fit(self)
         check_max_gpus(self)
+        check_rollout(self)
+        check_spot_mix(self)
         serve_checks.check_deployment(self)
         self.network_choice  # noqa: B018 - network='gpudirect' fails here where GKE cannot
         check_weights(self)

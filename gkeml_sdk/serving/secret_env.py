@@ -24,8 +24,8 @@ def check_serving_env(svc: ServeModel) -> None:
         ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
         ...                accelerator=Accelerator("l4"), env={"VLLM_API_KEY": "s3cret"})
         ... except SpecError as exc:
-        ...     print(exc.fix)
-        secret_env={'VLLM_API_KEY': 'SECRET/KEY'} (kubectl create secret generic SECRET --from-literal=KEY=...), or not_secret=['VLLM_API_KEY'] if it holds no credential
+        ...     print(exc.fix)  # doctest: +ELLIPSIS
+        secret_env={'VLLM_API_KEY': 'SECRET/KEY'} (kubectl create secret ...
     """
     engine_env = {name for name, _ in svc.engine_row.cache_env}
     reserved = engine_env | (set(TOKEN_ENV) if svc.hf_token_secret else set())
