@@ -100,7 +100,7 @@ def _to_zero_notes(svc: ServeModel, plan: ServePlan) -> list[str]:
         f"load (probe budget {plan.startup_seconds} s), plus a node if the pool scaled down; "
         "clients must retry or queue meanwhile",
         "KEDA (keda.sh/v1alpha1) must be installed, and the Managed Prometheus frontend "
-        f"serve {svc.autoscaling.prometheus_address} for its queries",  # type: ignore[union-attr]
+        f"must answer at {svc.autoscaling.prometheus_address} for its queries",  # type: ignore[union-attr]
     ]
     if svc.routing is None or svc.routing.via != "istio":
         notes.append(
