@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gkeml_sdk import ServeModel, load_specs
+from gkeml_sdk import load_specs
+
+if TYPE_CHECKING:
+    from gkeml_sdk.serving.model import ServeModel
 
 
 def register(commands: Any) -> None:
@@ -32,12 +35,18 @@ def _render(args: argparse.Namespace) -> int:
         sys.stdout.write(manifests.to_yaml())
         for note in manifests.notes:
             print(f"# note: {note}", file=sys.stderr)
-        if isinstance(spec, ServeModel):
+        if _is_serving(spec):
             if args.plan or args.cost:
                 print(_serving_plan(spec, args.cost), file=sys.stderr)
         elif args.cost:
             print(f"# {spec.name}:\n{spec.estimate_cost(hours=args.cost)}", file=sys.stderr)
     return 0
+
+
+def _is_serving(spec: object) -> bool:
+    # A ServeModel exists only once its module is loaded: a training render never imports it.
+    serving = sys.modules.get("gkeml_sdk.serving.model")
+    return serving is not None and isinstance(spec, serving.ServeModel)
 
 
 def _serving_plan(svc: ServeModel, hours: float | None) -> str:

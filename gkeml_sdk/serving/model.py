@@ -118,7 +118,6 @@ class ServeModel(SpecModel):
     @model_validator(mode="after")
     def _check(self) -> ServeModel:
         serve_checks.check_names(self)
-        check_serving_env(self)
         self.resolved  # noqa: B018 - an unknown model fails here, before options that need it
         serve_checks.check_engine_options(self)
         serve_hardware.check_accelerator(self)
@@ -133,6 +132,7 @@ class ServeModel(SpecModel):
         serve_checks.check_deployment(self)
         self.network_choice  # noqa: B018 - network='gpudirect' fails here where GKE cannot
         check_weights(self)
+        check_serving_env(self)  # after the engine's own env rules, which say more
         return self
 
     @property
