@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from gkeml_sdk import load_specs
 
 if TYPE_CHECKING:
-    from gkeml_sdk.serving.model import ServeModel
+    from gkeml_sdk import ServeModel
 
 
 def register(commands: Any) -> None:

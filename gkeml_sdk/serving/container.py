@@ -8,7 +8,7 @@ import shlex
 from typing import TYPE_CHECKING, Literal
 
 from gkeml_sdk.core.objects import Obj
-from gkeml_sdk.core.secrets import secret_env_entries
+from gkeml_sdk.core.secret_ref import secret_env_entries
 from gkeml_sdk.serving.engine_row import CACHE_MOUNT, HTTP_PORT_NAME, TOKEN_ENV, Engine
 from gkeml_sdk.serving.sizing import GB, Fit
 from gkeml_sdk.serving.weights_volume import model_location, weights_pod

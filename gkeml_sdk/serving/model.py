@@ -10,7 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from gkeml_sdk.core.lookup import UnknownName
 from gkeml_sdk.core.model import SpecModel, fail
-from gkeml_sdk.core.secrets import SecretRef
+from gkeml_sdk.core.secret_ref import SecretRef
 from gkeml_sdk.hardware.accelerator import Accelerator
 from gkeml_sdk.hardware.dra import refuse_for_serving
 from gkeml_sdk.hardware.network import NetworkChoice, NetworkMode, choose_network
@@ -25,7 +25,7 @@ from gkeml_sdk.serving.model_size import ModelSize, ResolvedModel, resolve_model
 from gkeml_sdk.serving.rollout import Rollout, check_rollout
 from gkeml_sdk.serving.routing import Routing
 from gkeml_sdk.serving.scale_up import check_max_gpus, scale_up_sentence
-from gkeml_sdk.serving.secret_env import check_serving_env
+from gkeml_sdk.serving.server_env import check_serving_env
 from gkeml_sdk.serving.sizing import MIN_SEQUENCES, Fit, SizingInput, choose
 from gkeml_sdk.serving.spot_mix import SpotMix, check_spot_mix
 from gkeml_sdk.serving.weights import check_weights

@@ -1,6 +1,6 @@
 """The rollout state machine: pure, clock passed in. `start()` says what to do first,
 `advance()` takes what the cluster shows now and returns the next state and the actions an
-executor performs (`backends/kubernetes/rollout.py` here; the in-cluster controller may run
+executor performs (`backends/kubernetes/rollout_executor.py` here; the in-cluster controller may run
 the same machine). The table of transitions is in docs/serving-rollouts.md."""
 
 from __future__ import annotations

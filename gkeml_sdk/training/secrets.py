@@ -1,11 +1,11 @@
 """`TrainingJob.secret_env`: the rules its Secret references follow. `SecretRef` itself lives
-in `gkeml_sdk.core.secrets`, shared with serving."""
+in `gkeml_sdk.core.secret_ref`, shared with serving."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gkeml_sdk.core.secrets import SecretRef, check_secret_names
+from gkeml_sdk.core.secret_ref import SecretRef, check_secret_names
 
 __all__ = ["SecretRef", "check_secret_env"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.backends.kubernetes.resources import resource, resource_of
-from gkeml_sdk.backends.kubernetes.rollout import (
+from gkeml_sdk.backends.kubernetes.rollout_executor import (
     CONFIG_MAPS,
     CanaryMetrics,
     RolloutExecutor,

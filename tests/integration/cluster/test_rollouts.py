@@ -49,8 +49,11 @@ def crash_broken(pod: dict) -> str | None:
 
 def images(cluster, prefix: str = "qa-") -> list[tuple[str, bool]]:
     pods = [p for p in cluster.objects("pods", "ml") if p["metadata"]["name"].startswith(prefix)]
-    ready = [any(c["status"] == "True" for c in p["status"].get("conditions", [])) for p in pods]
-    return sorted((p["spec"]["containers"][0]["image"], r) for p, r in zip(pods, ready))
+    return sorted((p["spec"]["containers"][0]["image"], _ready(p)) for p in pods)
+
+
+def _ready(pod: dict) -> bool:
+    return any(c["status"] == "True" for c in pod["status"].get("conditions", []))
 
 
 def deleted(obj: dict | None) -> bool:

@@ -47,7 +47,8 @@ WALKS = {
     "canary passes": (CANARY, [
         (see(10, canary=True), Phase.ANALYSING, [Action.ROUTE_CANARY]),
         (see(50, canary=True, sample=CanarySample(30, 0, 1.0)), Phase.ANALYSING, []),
-        (see(110, canary=True, sample=CanarySample(80, 0, 1.0)), Phase.PROMOTING, [Action.APPLY_NEW]),
+        (see(110, canary=True, sample=CanarySample(80, 0, 1.0)), Phase.PROMOTING,
+         [Action.APPLY_NEW]),
         (see(120), Phase.PROMOTING, []),
         (see(130, ready=True), Phase.COMPLETE, [Action.ROUTE_STABLE, Action.DELETE_CANARY]),
     ]),

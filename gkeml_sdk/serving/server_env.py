@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.model import fail
-from gkeml_sdk.core.secrets import check_secret_names, looks_secret
+from gkeml_sdk.core.secret_ref import check_secret_names, looks_secret
 from gkeml_sdk.serving.engine_row import TOKEN_ENV
 
 if TYPE_CHECKING:
