@@ -20,7 +20,7 @@ def scale_up_sentence(svc: ServeModel) -> str | None:
         >>> svc = ServeModel(name="chat", model="meta-llama/Llama-3.1-70B-Instruct",
         ...                  accelerator=Accelerator("l4"), hf_token_secret="hf")
         >>> print(scale_up_sentence(svc))  # doctest: +NORMALIZE_WHITESPACE
-        sized up: Llama 3.1 70B Instruct needs 141 GB of weights in bfloat16 plus a KV cache
+        sized up: Llama 3.1 70B needs 141 GB of weights in bfloat16 plus a KV cache
         for 2 x 8,192 tokens, more than 1 x L4 (24 GB) holds, so each replica uses 8 x L4
         (TP8 x PP1) on one node; max_gpus=N caps this
     """
