@@ -199,7 +199,8 @@ def _template(
     engine_type = svc.engine_row.gateway_engine_type
     if svc.routing and svc.routing.via == "inference-gateway" and engine_type:
         labels[lab.ENGINE_TYPE_LABEL] = engine_type
-    selector, tolerations, affinity = accelerator_scheduling(svc.accelerator, on_spot=svc.spot)
+    on_spot = bool(svc.spot)
+    selector, tolerations, affinity = accelerator_scheduling(svc.accelerator, on_spot=on_spot)
     # A Service env like VLLM_PORT breaks vLLM (vLLM's "Environment Variables" page).
     spec: Obj = {"enableServiceLinks": False}
     if svc.service_account:

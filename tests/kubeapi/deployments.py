@@ -112,7 +112,7 @@ class DeploymentController:
                 "labels": labels,
             },
             "spec": {**template["spec"], "nodeName": f"node-{self._serial}"},
-            "status": {"phase": "Pending"},
+            "status": {"phase": "Pending", "podIP": f"10.9.0.{self._serial}"},
         }
         self.server.store.put(pod)
 
@@ -180,6 +180,7 @@ def _started(pod: Obj, waiting: str | None) -> Obj:
     state = {"waiting": {"reason": waiting, "message": "back-off"}} if waiting else {"running": {}}
     return {
         "phase": "Running",
+        "podIP": pod["status"].get("podIP", ""),
         "conditions": [{"type": "Ready", "status": "False" if waiting else "True"}],
         "containerStatuses": [
             {

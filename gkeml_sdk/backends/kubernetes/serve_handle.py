@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gkeml_sdk.backends.kubernetes.engine_metrics_source import EngineMetrics
 from gkeml_sdk.backends.kubernetes.resources import resource, resource_of
 from gkeml_sdk.backends.kubernetes.rollout_executor import (
     CONFIG_MAPS,
@@ -145,8 +146,9 @@ class ServeHandle:
     ) -> RolloutExecutor:
         """Move the running server to `new` (image, model revision, engine args) as
         `new.rollout` says; a version not ready within its deadline, or a canary that fails
-        its gate, is rolled back to the last ready version and `history()` says why. With
-        `wait=False` the rollout is started and the returned executor's `step()` drives it."""
+        its gate, is rolled back to the last ready version and `history()` says why. A
+        canary is judged on `metrics` (default: its engine's own /metrics). With `wait=False`
+        the rollout is started and the returned executor's `step()` drives it."""
         if "namespace" not in new.model_fields_set:
             new = new.with_changes(namespace=self.namespace)
         if new.name != self.name or new.namespace != self.namespace:
@@ -155,6 +157,8 @@ class ServeHandle:
                 rule="an update moves one service to a new version",
                 fix=f"name={self.name!r}; serve another name with Client().serve()",
             )
+        if metrics is None:  # the canary's own engine counters, through the pods proxy
+            metrics = EngineMetrics(self._backend.kube, new.engine_row)
         executor = self.rollouts(clock=clock, metrics=metrics)
         executor.begin(new)
         if wait:

@@ -209,3 +209,39 @@ def test_a_canary_takes_its_share_and_is_judged_on_its_errors(cluster, client, s
     assert weights(cluster) == {"qa": 100}
     assert deleted(deployment(cluster, "qa-canary"))
     assert [v.outcome for v in handle.history()] == ["superseded", "ready"]
+
+
+def test_by_default_the_canary_is_judged_on_its_engines_own_metrics(cluster, client):
+    """No metrics source given: the executor reads each canary pod's /metrics through the
+    pods proxy; vLLM's HTTP counter shows 5xx answers, so the canary is rolled back."""
+    clock = Clock()
+    handle, kubelet = served_ready(cluster, client, clock, canary_spec(GOOD))
+    executor = handle.update(canary_spec(NEWER), wait=False, clock=clock)
+    kubelet.step()
+    kubelet.step()
+    (pod,) = [
+        p["metadata"]["name"]
+        for p in cluster.objects("pods", "ml")
+        if "canary" in p["metadata"]["name"]
+    ]
+    answered = {"ok": 0.0, "failed": 0.0}
+
+    def engine(method: str, path: str, body: bytes):
+        assert (method, path) == ("GET", "/metrics")
+        text = (
+            f'vllm:request_success_total{{finished_reason="stop"}} {answered["ok"]}\n'
+            f'http_requests_total{{handler="/v1/chat/completions",method="POST",status="5xx"}} '
+            f"{answered['failed']}\n"
+        )
+        return 200, text
+
+    cluster.pod_proxy.serve("ml", pod, 8000, engine)
+    assert executor.step().phase is Phase.ANALYSING
+    clock.now += 10
+    assert executor.step().phase is Phase.ANALYSING  # the first read is the baseline
+    answered.update(ok=90.0, failed=30.0)
+    clock.now += 10
+    state = executor.step()
+    assert state.phase is Phase.ROLLING_BACK
+    assert "failed 30 of 120 requests (25.0% > max_error_ratio 1.0%)" in state.reason
+    assert weights(cluster) == {"qa": 100}
