@@ -128,7 +128,8 @@ class ServeHandle:
         before = split_shared(self.svc.compile().objects)[1]
         self.svc = self.svc.with_changes(replicas=target)
         after = self.svc.compile().objects
-        apply_owned(self._backend, after, self.name)
+        number = self.rollouts().served(self.svc).latest.version  # the new count is a version
+        apply_owned(self._backend, [stamped(o, number) for o in after], self.name)
         kept = {(o["kind"], o["metadata"]["name"]) for o in after}
         for obj in before:  # e.g. the HPA of a service scaled to zero
             if (obj["kind"], obj["metadata"]["name"]) not in kept:

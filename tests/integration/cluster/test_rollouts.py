@@ -245,3 +245,18 @@ def test_by_default_the_canary_is_judged_on_its_engines_own_metrics(cluster, cli
     assert state.phase is Phase.ROLLING_BACK
     assert "failed 30 of 120 requests (25.0% > max_error_ratio 1.0%)" in state.reason
     assert weights(cluster) == {"qa": 100}
+
+
+def test_a_scaled_service_rolls_back_to_its_scaled_version(cluster, client):
+    clock = Clock()
+    handle, kubelet = served_ready(cluster, client, clock, spec(GOOD))
+    handle.scale(3)
+    kubelet.step()
+    kubelet.step()
+    assert [v.outcome for v in handle.history()] == ["serving", "serving"]
+    executor = handle.update(spec(BROKEN, replicas=3), wait=False, clock=clock)
+    assert [v.outcome for v in handle.history()] == ["serving", "ready", "rolling-out"]
+    clock.now += 600
+    assert executor.step().phase is Phase.ROLLING_BACK
+    assert deployment(cluster)["spec"]["replicas"] == 3
+    assert deployment(cluster)["metadata"]["annotations"]["gkeml.dev/version"] == "2"
