@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from gkeml_sdk.backends.kubernetes.resources import resource
 from gkeml_sdk.core import kinds
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import ClusterError
 from gkeml_sdk.serving.engine_metrics import Totals, read_totals, sample_between
 from gkeml_sdk.serving.engine_row import HTTP_PORT_NAME, Engine
@@ -57,6 +58,6 @@ class EngineMetrics:
         return self._engine.port if name == HTTP_PORT_NAME else dict(self._engine.extra_ports)[name]
 
 
-def _ready(pod: dict[str, object]) -> bool:
-    conditions = (pod.get("status") or {}).get("conditions") or []  # type: ignore[union-attr]
+def _ready(pod: Obj) -> bool:
+    conditions = (pod.get("status") or {}).get("conditions") or []
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
