@@ -139,6 +139,13 @@ class RolloutExecutor:
         self.save(record.with_state(state))
         return state
 
+    def remove_canary(self) -> None:
+        """Delete the canary of a rollout that is still running (the service is going away)."""
+        record = self.record()
+        state = record.state
+        if state is not None and not state.done and state.strategy == "canary":
+            self._delete(self._canary(self._spec(record.get(state.version).spec)))
+
     def run(
         self, *, poll_seconds: float = 2.0, sleep: Callable[[float], None] = time.sleep
     ) -> RolloutState:

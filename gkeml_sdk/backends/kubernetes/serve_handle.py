@@ -186,6 +186,7 @@ class ServeHandle:
         """Delete every object of the service (the server last, so traffic stops first) and
         its version record; the weights' claim and what fills it stay, for the next service
         that loads them."""
+        self.rollouts().remove_canary()
         for obj in split_shared(self.svc.compile().objects)[1]:
             res = resource_of(obj)
             self._backend.kube.delete(

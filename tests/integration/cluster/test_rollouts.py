@@ -260,3 +260,13 @@ def test_a_scaled_service_rolls_back_to_its_scaled_version(cluster, client):
     assert executor.step().phase is Phase.ROLLING_BACK
     assert deployment(cluster)["spec"]["replicas"] == 3
     assert deployment(cluster)["metadata"]["annotations"]["gkeml.dev/version"] == "2"
+
+
+def test_delete_during_a_canary_removes_the_canary_and_the_record(cluster, client):
+    clock = Clock()
+    handle, _ = served_ready(cluster, client, clock, canary_spec(GOOD))
+    handle.update(canary_spec(NEWER), wait=False, clock=clock, metrics=Metrics(CanarySample(0, 0)))
+    assert deployment(cluster, "qa-canary") is not None
+    handle.delete()
+    assert deleted(deployment(cluster, "qa-canary")) and deleted(deployment(cluster))
+    assert deleted(cluster.store.get("configmaps", "ml", "qa-versions"))
