@@ -28,6 +28,8 @@ _EXPORTS = {
     "SetupPlan": "gkeml_sdk.backends.kubernetes.setup_apply",
     "ServeModel": "gkeml_sdk.serving.model",
     "Autoscaling": "gkeml_sdk.serving.autoscaling",
+    "Rollout": "gkeml_sdk.serving.rollout",
+    "SpotMix": "gkeml_sdk.serving.spot_mix",
     "Routing": "gkeml_sdk.serving.routing",
     "Route": "gkeml_sdk.serving.routing",
     "ModelSize": "gkeml_sdk.serving.model_size",
@@ -36,7 +38,7 @@ _EXPORTS = {
     "TenantModel": "gkeml_sdk.tenancy.model",
     "Tier": "gkeml_sdk.tenancy.tier",
     "RetryPolicy": "gkeml_sdk.runs.retry",
-    "SecretRef": "gkeml_sdk.training.secrets",
+    "SecretRef": "gkeml_sdk.core.secret_ref",
     "GcsFuse": "gkeml_sdk.storage.volumes",
     "GcsCache": "gkeml_sdk.storage.volumes",
     "Pvc": "gkeml_sdk.storage.volumes",
@@ -125,6 +127,7 @@ __all__ = [
     "Pvc",
     "QuotaError",
     "RetryPolicy",
+    "Rollout",
     "Route",
     "Routing",
     "Run",
@@ -137,6 +140,7 @@ __all__ = [
     "ServePlan",
     "SetupPlan",
     "SpecError",
+    "SpotMix",
     "StandbyManager",
     "Team",
     "Tenant",
@@ -171,6 +175,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.backends.local.local_options import LocalOptions, LocalSettings
     from gkeml_sdk.client import Client
     from gkeml_sdk.core.manifests import Manifests
+    from gkeml_sdk.core.secret_ref import SecretRef
     from gkeml_sdk.errors import (
         ClusterError,
         ConfigError,
@@ -200,7 +205,9 @@ if TYPE_CHECKING:
     from gkeml_sdk.serving.model import ServeModel
     from gkeml_sdk.serving.model_size import ModelSize
     from gkeml_sdk.serving.plan import ServePlan
+    from gkeml_sdk.serving.rollout import Rollout
     from gkeml_sdk.serving.routing import Route, Routing
+    from gkeml_sdk.serving.spot_mix import SpotMix
     from gkeml_sdk.setup.model import Capacity, ClusterSetup, Team
     from gkeml_sdk.storage.disks import HyperdiskML, Parallelstore
     from gkeml_sdk.storage.volumes import GcsCache, GcsFuse, Pvc
@@ -208,7 +215,6 @@ if TYPE_CHECKING:
     from gkeml_sdk.tenancy.model import Tenant, TenantModel
     from gkeml_sdk.tenancy.tier import Tier
     from gkeml_sdk.training.model import TrainingJob
-    from gkeml_sdk.training.secrets import SecretRef
 
 
 def __getattr__(name: str) -> Any:

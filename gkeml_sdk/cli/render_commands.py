@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk import load_specs
+
+if TYPE_CHECKING:
+    from gkeml_sdk import ServeModel
 
 
 def register(commands: Any) -> None:
@@ -14,6 +17,9 @@ def register(commands: Any) -> None:
     render = commands.add_parser("render", help="print the manifests a spec file compiles to")
     render.add_argument("file", help="a .yaml spec or a .py file defining TrainingJob/ServeModel")
     render.add_argument("--cost", type=float, metavar="HOURS", help="also print the cost estimate")
+    render.add_argument(
+        "--plan", action="store_true", help="also print each ServeModel's serving plan table"
+    )
     render.set_defaults(handler=_render)
     validate = commands.add_parser("validate", help="check a spec file; non-zero exit if invalid")
     validate.add_argument("file")
@@ -29,9 +35,36 @@ def _render(args: argparse.Namespace) -> int:
         sys.stdout.write(manifests.to_yaml())
         for note in manifests.notes:
             print(f"# note: {note}", file=sys.stderr)
-        if args.cost:
+        if _is_serving(spec):
+            if args.plan or args.cost:
+                print(_serving_plan(spec, args.cost), file=sys.stderr)
+        elif args.cost:
             print(f"# {spec.name}:\n{spec.estimate_cost(hours=args.cost)}", file=sys.stderr)
     return 0
+
+
+def _is_serving(spec: object) -> bool:
+    # A ServeModel exists only once its module is loaded: a training render never imports it.
+    serving = sys.modules.get("gkeml_sdk.serving.model")
+    return serving is not None and isinstance(spec, serving.ServeModel)
+
+
+def _serving_plan(svc: ServeModel, hours: float | None) -> str:
+    plan = svc.plan()
+    lines = [f"# {line}" for line in str(plan).splitlines()]
+    if hours:
+        low, high = plan.cost_per_hour(), plan.cost_per_hour(plan.max_replicas)
+        if low is None or high is None:
+            lines.append(f"# cost for {hours:g} h: no list price (set one with plan(prices=...))")
+        else:
+            spread = f"${low * hours:,.2f}" + (f"-${high * hours:,.2f}" if high != low else "")
+            lines.append(
+                f"# cost for {hours:g} h: {spread} ({plan.min_replicas}-{plan.max_replicas} "
+                "replicas, accelerator component only)"
+                if high != low
+                else f"# cost for {hours:g} h: {spread} (accelerator component only)"
+            )
+    return "\n".join(lines)
 
 
 def _validate(args: argparse.Namespace) -> int:

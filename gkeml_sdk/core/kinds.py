@@ -36,5 +36,7 @@ ISTIO_NETWORKING = "networking.istio.io/v1"
 # GKE and NVIDIA
 GKE_NETWORKING = "networking.gke.io/v1"
 MANAGED_PROMETHEUS = "monitoring.googleapis.com/v1"
+# Event-driven autoscaling (scale to zero)
+KEDA = "keda.sh/v1alpha1"
 GKE_DATALAYER = "datalayer.gke.io/v1"
 NVIDIA_RESOURCE = "resource.nvidia.com/v1beta1"

@@ -20,7 +20,8 @@ MAX_TARGET = 1_000_000.0  # far above any engine's queue; keeps the quantity a p
 
 
 class Autoscaling(SpecModel):
-    """Replica bounds and the per-replica target of a HorizontalPodAutoscaler.
+    """Replica bounds and the per-replica target of a HorizontalPodAutoscaler, or, with
+    `min=0`, of a KEDA ScaledObject that scales to zero when idle.
 
     `queue_depth` (waiting requests per replica) suits throughput and cost; `batch_size`
     (running requests per replica) suits latency-sensitive services. Set one; with neither,
@@ -39,16 +40,19 @@ class Autoscaling(SpecModel):
     # Scale up at once (capacity permitting), down slowly: a removed replica costs minutes of
     # model loading to bring back.
     scale_up_pods_per_minute: int = 2
-    scale_down_delay_seconds: int = 600
+    scale_down_delay_seconds: int = 600  # with min=0 also the idle time before going to zero
+    # min=0: KEDA queries Managed Prometheus through its frontend (GKE's "Query using
+    # Grafana" deploys it) and wakes the server when the signal exceeds `activation`.
+    prometheus_address: str = "http://frontend.gmp-public.svc:9090"
+    activation: float = 0.0
 
     @model_validator(mode="after")
     def _check(self) -> Autoscaling:
-        if self.min < 1:
+        if self.min < 0 or self.max < 1:
             raise fail(
-                f"Autoscaling min={self.min}",
-                rule="an HPA on GKE keeps at least one replica (minReplicas >= 1); scale to "
-                "zero needs KEDA",
-                fix="min=1, or replicas=0 for a stopped service",
+                f"Autoscaling min={self.min}, max={self.max}",
+                rule="replicas scale from min (0: to zero, through KEDA) up to max (at least 1)",
+                fix="min=0 or more, max=1 or more; replicas=0 for a stopped service",
                 field="min",
             )
         if self.min > self.max:
@@ -87,6 +91,11 @@ class Autoscaling(SpecModel):
                 fix="scale_down_delay_seconds=600",
             )
         return self
+
+    @property
+    def to_zero(self) -> bool:
+        """True when idle replicas scale to zero (a KEDA ScaledObject instead of an HPA)."""
+        return self.min == 0
 
     @property
     def signal(self) -> Literal["queue_depth", "batch_size"]:

@@ -13,6 +13,7 @@ from gkeml_sdk.serving.engine_row import Metric
 from gkeml_sdk.serving.sizing import Fit
 
 if TYPE_CHECKING:
+    from gkeml_sdk.serving.autoscaling import Autoscaling
     from gkeml_sdk.serving.model import ServeModel
 
 SCRAPE_INTERVAL = "15s"
@@ -44,7 +45,7 @@ def pod_monitoring(svc: ServeModel, fit: Fit) -> Obj:
     }
 
 
-def horizontal_pod_autoscaler(svc: ServeModel, fit: Fit) -> Obj:
+def horizontal_pod_autoscaler(svc: ServeModel, fit: Fit, target_name: str = "") -> Obj:
     """An `autoscaling/v2` HPA on the engine gauge `svc.replicas` names, averaged per replica.
 
     Example:
@@ -60,13 +61,40 @@ def horizontal_pod_autoscaler(svc: ServeModel, fit: Fit) -> Obj:
     scaling = svc.autoscaling
     if scaling is None:
         raise ValueError(f"{svc.name}: replicas are fixed; there is nothing to autoscale")
+    metric = scaled_metric(svc, scaling)
+    target = server_kind(fit)
+    spec: Obj = {
+        "scaleTargetRef": {**target, "name": target_name or svc.name},
+        "minReplicas": scaling.min,
+        "maxReplicas": scaling.max,
+        "metrics": [_metric(metric, quantity(scaling.target))],
+        "behavior": behavior(scaling),
+    }
+    return {
+        "apiVersion": kinds.AUTOSCALING,
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": lab.metadata(svc),
+        "spec": spec,
+    }
+
+
+def scaled_metric(svc: ServeModel, scaling: Autoscaling) -> Metric:
+    """The engine gauge `scaling` follows: its queue or its batch."""
     eng = svc.engine_row
-    metric = eng.queue_metric if scaling.signal == "queue_depth" else eng.batch_metric
+    return eng.queue_metric if scaling.signal == "queue_depth" else eng.batch_metric
+
+
+def server_kind(fit: Fit) -> dict[str, str]:
+    """apiVersion and kind of the object that runs the replicas."""
     if fit.multi_host:
-        target = {"apiVersion": kinds.LWS, "kind": "LeaderWorkerSet"}
-    else:
-        target = {"apiVersion": kinds.APPS, "kind": "Deployment"}
-    behavior = {
+        return {"apiVersion": kinds.LWS, "kind": "LeaderWorkerSet"}
+    return {"apiVersion": kinds.APPS, "kind": "Deployment"}
+
+
+def behavior(scaling: Autoscaling) -> Obj:
+    """HPA `behavior`: up at once (capacity permitting), down one replica at a time, slowly:
+    a removed replica costs minutes of model loading to bring back."""
+    return {
         "scaleUp": {
             "stabilizationWindowSeconds": 0,
             "policies": [
@@ -77,19 +105,6 @@ def horizontal_pod_autoscaler(svc: ServeModel, fit: Fit) -> Obj:
             "stabilizationWindowSeconds": scaling.scale_down_delay_seconds,
             "policies": [{"type": "Pods", "value": 1, "periodSeconds": SCALE_DOWN_PERIOD_SECONDS}],
         },
-    }
-    spec: Obj = {
-        "scaleTargetRef": {**target, "name": svc.name},
-        "minReplicas": scaling.min,
-        "maxReplicas": scaling.max,
-        "metrics": [_metric(metric, quantity(scaling.target))],
-        "behavior": behavior,
-    }
-    return {
-        "apiVersion": kinds.AUTOSCALING,
-        "kind": "HorizontalPodAutoscaler",
-        "metadata": lab.metadata(svc),
-        "spec": spec,
     }
 
 

@@ -18,6 +18,7 @@ from gkeml_sdk.serving.engine_row import (
     Metric,
     MpiRanks,
     MultiHost,
+    Outcomes,
     SleepMode,
 )
 
@@ -54,6 +55,13 @@ ENGINES: tuple[Engine, ...] = (
         queue_metric=Metric("vllm:num_requests_waiting"),
         batch_metric=Metric("vllm:num_requests_running"),
         kv_metric=Metric("vllm:kv_cache_usage_perc"),
+        # Failures: the API server's HTTP counter (prometheus-fastapi-instrumentator, status
+        # grouped as 2xx/4xx/5xx); the engine counts only finished requests.
+        outcomes=Outcomes(
+            Metric("vllm:request_success_total"),
+            Metric("http_requests_total", (("status", "5xx"),)),
+            latency="vllm:e2e_request_latency_seconds",
+        ),
         quantizations=(
             ("fp8", "fp8"),
             ("awq", "awq"),
@@ -105,6 +113,11 @@ ENGINES: tuple[Engine, ...] = (
         queue_metric=Metric("tgi_queue_size"),
         batch_metric=Metric("tgi_batch_current_size"),
         kv_metric=None,
+        outcomes=Outcomes(
+            Metric("tgi_request_success"),
+            Metric("tgi_request_failure"),
+            latency="tgi_request_duration",
+        ),
         quantizations=(
             ("fp8", "fp8"),
             ("int8", "eetq"),
@@ -136,6 +149,10 @@ ENGINES: tuple[Engine, ...] = (
         # The generic pending count needs no label filter, so HPA can use a per-pod metric.
         queue_metric=Metric("nv_inference_pending_request_count"),
         batch_metric=Metric("nv_trt_llm_request_metrics", (("request_type", "scheduled"),)),
+        # Triton's durations are cumulative microsecond counters, not a histogram.
+        outcomes=Outcomes(
+            Metric("nv_inference_request_success"), Metric("nv_inference_request_failure")
+        ),
         kv_metric=Metric(
             "nv_trt_llm_kv_cache_block_metrics", (("kv_cache_block_type", "fraction"),)
         ),

@@ -8,6 +8,7 @@ import shlex
 from typing import TYPE_CHECKING, Literal
 
 from gkeml_sdk.core.objects import Obj
+from gkeml_sdk.core.secret_ref import secret_env_entries
 from gkeml_sdk.serving.engine_row import CACHE_MOUNT, HTTP_PORT_NAME, TOKEN_ENV, Engine
 from gkeml_sdk.serving.sizing import GB, Fit
 from gkeml_sdk.serving.weights_volume import model_location, weights_pod
@@ -197,7 +198,7 @@ def _env(svc: ServeModel, eng: Engine) -> list[Obj]:
         env.extend({"name": n, "valueFrom": {"secretKeyRef": dict(ref)}} for n in TOKEN_ENV)
     env.extend({"name": k, "value": v} for k, v in eng.cache_env)
     env.extend({"name": k, "value": v} for k, v in svc.env.items())
-    return env
+    return env + secret_env_entries(svc.secret_env)
 
 
 def _resources(svc: ServeModel, fit: Fit) -> Obj:

@@ -29,6 +29,21 @@ class Metric:
 
 
 @dataclass(frozen=True)
+class Outcomes:
+    """The counters (and latency histogram) a canary is judged on, from the engine's /metrics.
+
+    Example:
+        >>> from gkeml_sdk.serving.catalog import engine
+        >>> engine("tgi").outcomes.failure.name
+        'tgi_request_failure'
+    """
+
+    success: Metric
+    failure: Metric
+    latency: str | None = None  # a histogram in seconds: <name>_bucket{le=...}
+
+
+@dataclass(frozen=True)
 class Flags:
     """Command-line flag names for the SDK's concepts (None: no runtime flag).
 
@@ -149,6 +164,7 @@ class Engine:
     dtype_with_quantization: bool = True
     downloads_weights: bool = True  # from the Hugging Face Hub at start-up
     cache_env: tuple[tuple[str, str], ...] = ()
+    outcomes: Outcomes | None = None  # what a canary's gate reads
     gateway_engine_type: str | None = None  # Inference Gateway EPP model-server type
     min_compute_capability: float = 7.0  # vLLM's floor; older GPUs (P4, P100) cannot serve
     default_max_batch: int | None = None  # stated explicitly: defaults differ by version/GPU

@@ -33,7 +33,7 @@ def check_accelerator(svc: ServeModel) -> None:
     """
     acc = svc.accelerator
     if acc.machine_type is not None or acc.count > 1:  # an explicit machine shape
-        acc.check_provisioning(spot=svc.spot)
+        acc.check_provisioning(spot=bool(svc.spot))
     have, need = acc.gpu.compute_capability, svc.min_compute_capability
     if have < need:
         newer = [g.key for g in gpus.GPUS if g.compute_capability >= need and g.arch == "amd64"]

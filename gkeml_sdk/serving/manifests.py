@@ -21,9 +21,11 @@ from gkeml_sdk.serving.container import (
     volumes,
 )
 from gkeml_sdk.serving.engine_row import HTTP_PORT_NAME, SERVICE_PORT
+from gkeml_sdk.serving.keda_objects import scaled_object
 from gkeml_sdk.serving.notes import serving_notes
 from gkeml_sdk.serving.plan import ServePlan
 from gkeml_sdk.serving.routing_objects import routing_objects
+from gkeml_sdk.serving.spot_mix import CAPACITY_LABEL, SPOT_SUFFIX
 from gkeml_sdk.storage.volume_objects import volume_notes, volume_objects
 
 if TYPE_CHECKING:
@@ -49,11 +51,17 @@ def compile_serve(svc: ServeModel) -> Manifests:
         ['Service', 'PodMonitoring', 'PodDisruptionBudget', 'Deployment']
     """
     plan = svc.plan()
-    objects = [_service(svc, plan), pod_monitoring(svc, plan.fit), _disruption_budget(svc)]
-    if svc.autoscaling is not None:
-        objects.append(horizontal_pod_autoscaler(svc, plan.fit))
+    parts = _parts(svc)
+    objects = [_service(svc, plan), pod_monitoring(svc, plan.fit)]
+    objects += [_disruption_budget(part, capacity) for part, capacity in parts]
+    for part, capacity in parts:
+        scaling = part.autoscaling
+        if scaling is not None:
+            scaler = scaled_object if scaling.to_zero else horizontal_pod_autoscaler
+            objects.append(scaler(part, plan.fit, server_name(part, capacity)))
     objects.extend(routing_objects(svc, plan.fit))
-    objects.append(_leader_worker_set(svc, plan) if plan.fit.multi_host else _deployment(svc, plan))
+    server = _leader_worker_set if plan.fit.multi_host else _deployment
+    objects += [server(part, plan, capacity) for part, capacity in parts]
     weights = [svc.weights] if svc.weights is not None else []
     notes = (*serving_notes(svc, plan), *volume_notes(weights, svc.namespace, svc.service_account))
     # The weights' claim (and what fills it) exists before the pods that mount it.
@@ -82,23 +90,59 @@ def _service(svc: ServeModel, plan: ServePlan) -> Obj:
     }
 
 
-def _disruption_budget(svc: ServeModel) -> Obj:
+def server_name(svc: ServeModel, capacity: str = "") -> str:
+    """The Deployment or LeaderWorkerSet of one part: the service's name, or its Spot part's.
+
+    Example:
+        >>> from gkeml_sdk import Accelerator, ServeModel
+        >>> server_name(ServeModel(name="chat", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                        accelerator=Accelerator("l4")), "spot")
+        'chat-spot'
+    """
+    return svc.name + (SPOT_SUFFIX if capacity == "spot" else "")
+
+
+def _parts(svc: ServeModel) -> list[tuple[ServeModel, str]]:
+    # A SpotMix is two servers behind the one Service: the autoscaled Spot part first, the
+    # on-demand floor (the main object, named as the service) last.
+    mix = svc.spot_mix
+    if mix is None:
+        return [(svc, "")]
+    spot = svc.with_changes(spot=True)
+    floor = svc.with_changes(spot=False, replicas=mix.on_demand_min)
+    return [(spot, "spot"), (floor, "on-demand")]
+
+
+def _selector(svc: ServeModel, capacity: str) -> dict[str, str]:
+    return {**lab.all_pods(svc), CAPACITY_LABEL: capacity} if capacity else lab.all_pods(svc)
+
+
+def _named(svc: ServeModel, capacity: str) -> dict[str, object]:
+    meta = lab.metadata(svc, main=True)
+    if capacity:
+        name = server_name(svc, capacity)
+        labels = {**meta["labels"], CAPACITY_LABEL: capacity}  # type: ignore[dict-item]
+        return {**meta, "name": name, "labels": labels}
+    return meta
+
+
+def _disruption_budget(svc: ServeModel, capacity: str = "") -> Obj:
     spec: Obj = {
         "maxUnavailable": 1,
-        "selector": {"matchLabels": lab.all_pods(svc)},
+        "selector": {"matchLabels": _selector(svc, capacity)},
         # A pod stuck loading must never block a node drain.
         "unhealthyPodEvictionPolicy": "AlwaysAllow",
     }
     return {
         "apiVersion": kinds.POLICY,
         "kind": "PodDisruptionBudget",
-        "metadata": lab.metadata(svc),
+        "metadata": _named(svc, capacity) if capacity else lab.metadata(svc),
         "spec": spec,
     }
 
 
-def _deployment(svc: ServeModel, plan: ServePlan) -> Obj:
-    selector = lab.all_pods(svc)
+def _deployment(svc: ServeModel, plan: ServePlan, capacity: str = "") -> Obj:
+    selector = _selector(svc, capacity)
     spec: Obj = {}
     if svc.autoscaling is None:
         # With an HPA the replica count is the HPA's: applying one here would reset it.
@@ -110,22 +154,22 @@ def _deployment(svc: ServeModel, plan: ServePlan) -> Obj:
         "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
     }
     spec["progressDeadlineSeconds"] = plan.startup_seconds + PROGRESS_MARGIN_SECONDS
-    spec["template"] = _template(svc, plan, "server", spread_by_rollout=True)
+    spec["template"] = _template(svc, plan, "server", capacity, spread_by_rollout=True)
     return {
         "apiVersion": kinds.APPS,
         "kind": "Deployment",
-        "metadata": lab.metadata(svc, main=True),
+        "metadata": _named(svc, capacity),
         "spec": spec,
     }
 
 
-def _leader_worker_set(svc: ServeModel, plan: ServePlan) -> Obj:
+def _leader_worker_set(svc: ServeModel, plan: ServePlan, capacity: str = "") -> Obj:
     group: Obj = {
         "size": plan.fit.pods,
         # One failed pod breaks the model's pipeline: restart the whole group.
         "restartPolicy": "RecreateGroupOnPodRestart",
-        "leaderTemplate": _template(svc, plan, "leader"),
-        "workerTemplate": _template(svc, plan, "worker"),
+        "leaderTemplate": _template(svc, plan, "leader", capacity),
+        "workerTemplate": _template(svc, plan, "worker", capacity),
     }
     spec: Obj = {}
     if svc.autoscaling is None:
@@ -136,20 +180,27 @@ def _leader_worker_set(svc: ServeModel, plan: ServePlan) -> Obj:
     return {
         "apiVersion": LWS_API,
         "kind": "LeaderWorkerSet",
-        "metadata": lab.metadata(svc, main=True),
+        "metadata": _named(svc, capacity),
         "spec": spec,
     }
 
 
-def _template(svc: ServeModel, plan: ServePlan, role: Role, spread_by_rollout: bool = False) -> Obj:
+def _template(
+    svc: ServeModel,
+    plan: ServePlan,
+    role: Role,
+    capacity: str = "",
+    spread_by_rollout: bool = False,
+) -> Obj:
     fit = plan.fit
-    labels = {**svc.labels, **lab.all_pods(svc)}
+    labels = {**svc.labels, **_selector(svc, capacity)}
     if role != "server":
         labels[lab.ROLE_LABEL] = role
     engine_type = svc.engine_row.gateway_engine_type
     if svc.routing and svc.routing.via == "inference-gateway" and engine_type:
         labels[lab.ENGINE_TYPE_LABEL] = engine_type
-    selector, tolerations, affinity = accelerator_scheduling(svc.accelerator, on_spot=svc.spot)
+    on_spot = bool(svc.spot)
+    selector, tolerations, affinity = accelerator_scheduling(svc.accelerator, on_spot=on_spot)
     # A Service env like VLLM_PORT breaks vLLM (vLLM's "Environment Variables" page).
     spec: Obj = {"enableServiceLinks": False}
     if svc.service_account:

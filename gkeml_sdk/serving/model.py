@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from gkeml_sdk.core.lookup import UnknownName
 from gkeml_sdk.core.model import SpecModel, fail
+from gkeml_sdk.core.secret_ref import SecretRef
 from gkeml_sdk.hardware.accelerator import Accelerator
 from gkeml_sdk.hardware.dra import refuse_for_serving
 from gkeml_sdk.hardware.network import NetworkChoice, NetworkMode, choose_network
@@ -21,8 +22,12 @@ from gkeml_sdk.serving.autoscaling import Autoscaling
 from gkeml_sdk.serving.engine_row import DEFAULT_TOKEN_KEY, Engine
 from gkeml_sdk.serving.misfit import does_not_fit
 from gkeml_sdk.serving.model_size import ModelSize, ResolvedModel, resolve_model
+from gkeml_sdk.serving.rollout import Rollout, check_rollout
 from gkeml_sdk.serving.routing import Routing
+from gkeml_sdk.serving.scale_up import check_max_gpus, scale_up_sentence
+from gkeml_sdk.serving.server_env import check_serving_env
 from gkeml_sdk.serving.sizing import MIN_SEQUENCES, Fit, SizingInput, choose
+from gkeml_sdk.serving.spot_mix import SpotMix, check_spot_mix
 from gkeml_sdk.serving.weights import check_weights
 from gkeml_sdk.storage.volumes import WeightsVolume
 
@@ -82,11 +87,15 @@ class ServeModel(SpecModel):
     weights: WeightsVolume | None = None  # the model's files on a volume instead of the Hub
     extra_args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
+    secret_env: dict[str, SecretRef] = Field(default_factory=dict)  # env name -> Secret key
+    not_secret: list[str] = Field(default_factory=list)  # env names that only look secret
     namespace: str = "default"
     queue: str | None = None  # Kueue LocalQueue; None: not managed by Kueue
     priority_class: str | None = None  # Kubernetes PriorityClass of the pods
     service_account: str | None = None
-    spot: bool = False
+    spot: bool | SpotMix = False  # SpotMix: an on-demand floor plus autoscaled Spot replicas
+    max_gpus: int | None = None  # refuse plans whose replica needs more GPUs
+    rollout: Rollout = Field(default_factory=Rollout)  # how update() moves to a new version
     routing: Routing | None = None
     labels: dict[str, str] = Field(default_factory=dict)
     startup_timeout_seconds: int | None = None  # default: from the weight size
@@ -117,9 +126,13 @@ class ServeModel(SpecModel):
         serve_hardware.check_context(self)
         if self.fit is None:
             raise does_not_fit(self)
+        check_max_gpus(self)
+        check_rollout(self)
+        check_spot_mix(self)
         serve_checks.check_deployment(self)
         self.network_choice  # noqa: B018 - network='gpudirect' fails here where GKE cannot
         check_weights(self)
+        check_serving_env(self)  # after the engine's own env rules, which say more
         return self
 
     @property
@@ -224,6 +237,11 @@ class ServeModel(SpecModel):
         return self.replicas.max if isinstance(self.replicas, Autoscaling) else self.replicas
 
     @property
+    def spot_mix(self) -> SpotMix | None:
+        """The on-demand floor and Spot part, when `spot` is a `SpotMix`."""
+        return self.spot if isinstance(self.spot, SpotMix) else None
+
+    @property
     def autoscaling(self) -> Autoscaling | None:
         """The HPA settings, when replicas autoscale."""
         return self.replicas if isinstance(self.replicas, Autoscaling) else None
@@ -250,9 +268,10 @@ class ServeModel(SpecModel):
         return ServeModel.model_validate({**self.model_dump(), **changes})
 
     def __repr__(self) -> str:
+        sized = scale_up_sentence(self)
         return (
             f"ServeModel({self.name!r}, engine={self.engine!r}, model={self.model!r}, "
-            f"accelerator={self.accelerator!r})"
+            f"accelerator={self.accelerator!r})" + (f"  # {sized}" if sized else "")
         )
 
     __str__ = __repr__

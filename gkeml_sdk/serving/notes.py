@@ -13,6 +13,8 @@ from gkeml_sdk.serving.routing_objects import (
     GATEWAY_MODEL_HEADER,
     ISTIO_MODEL_HEADER,
 )
+from gkeml_sdk.serving.scale_up import scale_up_sentence
+from gkeml_sdk.serving.spot_mix import SPOT_SUFFIX
 
 if TYPE_CHECKING:
     from gkeml_sdk.serving.model import ServeModel
@@ -31,6 +33,16 @@ def serving_notes(svc: ServeModel, plan: ServePlan) -> tuple[str, ...]:
     """
     eng = svc.engine_row
     notes = list(eng.notes)
+    sized = scale_up_sentence(svc)
+    if sized:
+        notes.append(sized)
+    mix = svc.spot_mix
+    if mix is not None:
+        notes.append(
+            f"Spot mix: {mix.on_demand_min} on-demand replica(s) in Deployment {svc.name!r} "
+            f"always serve; the Spot replicas in {svc.name + SPOT_SUFFIX!r} come and go with "
+            "reclaims, both behind one Service, each with its own PodDisruptionBudget"
+        )
     if svc.spot:
         notes.append(
             f"Spot: GKE may reclaim a serving node with about {SPOT_NOTICE_SECONDS} s notice "
@@ -62,7 +74,9 @@ def serving_notes(svc: ServeModel, plan: ServePlan) -> tuple[str, ...]:
             "LeaderWorkerSet integration enabled"
         )
     scaling = svc.autoscaling
-    if scaling is not None:
+    if scaling is not None and scaling.to_zero:
+        notes.extend(_to_zero_notes(svc, plan))
+    elif scaling is not None:
         metric = eng.queue_metric if scaling.signal == "queue_depth" else eng.batch_metric
         notes.append(
             f"autoscaling reads {metric_name(metric)} through the Custom Metrics Stackdriver "
@@ -77,6 +91,24 @@ def serving_notes(svc: ServeModel, plan: ServePlan) -> tuple[str, ...]:
     notes.extend(_routing_notes(svc))
     notes.extend(network_notes(svc.network_choice))
     return tuple(notes)
+
+
+def _to_zero_notes(svc: ServeModel, plan: ServePlan) -> list[str]:
+    notes = [
+        f"scale to zero: the first request after {svc.autoscaling.scale_down_delay_seconds} s "  # type: ignore[union-attr]
+        f"idle waits for a replica to start, about {plan.expected_startup_seconds} s of model "
+        f"load (probe budget {plan.startup_seconds} s), plus a node if the pool scaled down; "
+        "clients must retry or queue meanwhile",
+        "KEDA (keda.sh/v1alpha1) must be installed, and the Managed Prometheus frontend "
+        f"must answer at {svc.autoscaling.prometheus_address} for its queries",  # type: ignore[union-attr]
+    ]
+    if svc.routing is None or svc.routing.via != "istio":
+        notes.append(
+            "with no replica running the engine exports no queue, so no request can wake the "
+            "server by itself: route it through Istio (routing=Routing(via='istio')), whose "
+            "request count wakes it, or wake it with handle.scale(1)"
+        )
+    return notes
 
 
 def _routing_notes(svc: ServeModel) -> list[str]:

@@ -50,6 +50,7 @@ class ServePlan:
     as_of: str
     expected_startup_seconds: int = 0  # init + reading the weights from where they are
     weights_source: str = ""
+    on_demand_floor: int = 0  # SpotMix: on-demand replicas besides the Spot ones
 
     @property
     def gpus_per_replica(self) -> int:
@@ -66,7 +67,12 @@ class ServePlan:
         """USD per hour at `replicas` (default: the minimum), with the service's provisioning."""
         per = self.cost_per_replica_hour()
         count = self.min_replicas if replicas is None else replicas
-        return None if per is None else per * count
+        if per is None:
+            return None
+        if not self.on_demand_floor:
+            return per * count
+        floor = self.cost_per_replica_hour("on-demand")
+        return None if floor is None else per * count + floor * self.on_demand_floor
 
     def rows(self) -> list[tuple[str, str]]:
         """The table as (label, value) pairs."""
@@ -103,6 +109,10 @@ class ServePlan:
             ),
             ("replicas", f"{self._replicas()}, {self.scaling}"),
         ]
+        if self.on_demand_floor:
+            rows.append(
+                ("on-demand floor", f"{self.on_demand_floor} replica(s) besides the Spot ones")
+            )
         for provisioning in ("on-demand", "spot"):
             mark = " <- this service" if (provisioning == "spot") == self.spot else ""
             rows.append((f"cost/hour {provisioning}", self._cost(provisioning) + mark))
@@ -177,6 +187,9 @@ def build_plan(
     scale = svc.autoscaling
     if scale is None:
         scaling = "fixed (no autoscaling)"
+    elif scale.to_zero:
+        metric = eng.queue_metric if scale.signal == "queue_depth" else eng.batch_metric
+        scaling = f"KEDA on {metric.name} (target {scale.target:g} per replica; to zero when idle)"
     else:
         metric = eng.queue_metric if scale.signal == "queue_depth" else eng.batch_metric
         scaling = f"HPA on {metric.name} (target {scale.target:g} per replica)"
@@ -198,7 +211,8 @@ def build_plan(
         gpu_share=acc.physical_gpus / acc.count,
         price_on_demand=price.on_demand if _on_demand(acc, machine_type(svc, fit)) else None,
         price_spot=price.spot,
-        spot=svc.spot,
+        spot=bool(svc.spot),
+        on_demand_floor=svc.spot_mix.on_demand_min if svc.spot_mix else 0,
         startup_seconds=svc.startup_timeout_seconds or startup_seconds(fit.weights_gb, load),
         price_source=book.source,
         as_of=book.as_of,

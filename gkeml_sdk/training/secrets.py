@@ -1,89 +1,13 @@
-"""`SecretRef`: one key of a Kubernetes Secret, seen by training processes as an environment
-variable (`TrainingJob.secret_env`), and the rules those references follow. The spec holds
-only the reference; the value stays in the cluster (or, locally, in the caller's env)."""
+"""`TrainingJob.secret_env`: the rules its Secret references follow. `SecretRef` itself lives
+in `gkeml_sdk.core.secret_ref`, shared with serving."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from typing import Any
 
-from pydantic import model_validator
+from gkeml_sdk.core.secret_ref import SecretRef, check_secret_names
 
-from gkeml_sdk.core.model import DNS1123_SUBDOMAIN, SpecModel, fail
-
-# A local run reads the value from the caller's environment variable of the same name, and
-# shells export only C identifiers; Kubernetes accepts these everywhere.
-C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")
-MAX_SECRET_NAME = MAX_SECRET_KEY = 253
-
-
-class SecretRef(SpecModel):
-    """A key of a Kubernetes Secret in the job's namespace. `"wandb/api-key"` is accepted
-    wherever a `SecretRef` is expected.
-
-    Example:
-        >>> from gkeml_sdk import SecretRef, TrainingJob
-        >>> SecretRef("wandb", "api-key")
-        SecretRef('wandb', 'api-key')
-        >>> job = TrainingJob(name="ft", command=["python", "train.py"],
-        ...                   secret_env={"WANDB_API_KEY": "wandb/api-key"})
-        >>> job.secret_env["WANDB_API_KEY"] == SecretRef("wandb", "api-key")
-        True
-    """
-
-    name: str
-    key: str
-
-    def __init__(self, name: str | None = None, key: str | None = None, /, **data: Any) -> None:
-        if name is not None:
-            data["name"] = name
-        if key is not None:
-            data["key"] = key
-        super().__init__(**data)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from_text(cls, data: Any) -> Any:
-        if not isinstance(data, str):
-            return data
-        name, slash, key = data.partition("/")
-        if not slash:
-            raise fail(
-                f"secret reference {data!r} has no key",
-                rule="a reference names a Secret and one of its keys, as 'SECRET/KEY'",
-                fix=f"'{data}/KEY' or SecretRef({data!r}, 'KEY')",
-                field="secret_env",
-            )
-        return {"name": name, "key": key}
-
-    @model_validator(mode="after")
-    def _check(self) -> SecretRef:
-        if len(self.name) > MAX_SECRET_NAME or not DNS1123_SUBDOMAIN.fullmatch(self.name):
-            suggestion = re.sub(r"[^a-z0-9.-]+", "-", self.name.lower()).strip("-.") or "my-secret"
-            raise fail(
-                f"Secret name {self.name!r} is invalid",
-                rule="Secret names are DNS-1123 subdomains: lower-case letters, digits, '-' and "
-                f"'.', starting and ending alphanumeric, at most {MAX_SECRET_NAME} characters",
-                fix=f"SecretRef({suggestion[:MAX_SECRET_NAME]!r}, {self.key!r})",
-                field="secret_env",
-            )
-        if len(self.key) > MAX_SECRET_KEY or not SECRET_KEY.fullmatch(self.key):
-            raise fail(
-                f"Secret key {self.key!r} of Secret {self.name!r} is invalid",
-                rule="Secret keys are letters, digits, '-', '_' and '.', "
-                f"at most {MAX_SECRET_KEY} characters",
-                fix=f"SecretRef({self.name!r}, 'api-key')",
-                field="secret_env",
-            )
-        return self
-
-    def __repr__(self) -> str:
-        return f"SecretRef({self.name!r}, {self.key!r})"
-
-    def __str__(self) -> str:
-        return f"{self.name}/{self.key}"
+__all__ = ["SecretRef", "check_secret_env"]
 
 
 def check_secret_env(secret_env: Mapping[str, SecretRef], env: Mapping[str, str]) -> None:
@@ -97,26 +21,9 @@ def check_secret_env(secret_env: Mapping[str, SecretRef], env: Mapping[str, str]
     """
     from gkeml_sdk.core.environment import RESERVED_ENV
 
-    for name in secret_env:
-        if not C_IDENTIFIER.fullmatch(name):
-            raise fail(
-                f"secret_env name {name!r} is invalid",
-                rule="names of secret variables are C identifiers (letters, digits and '_', "
-                "not starting with a digit) so a local run can read them from the environment",
-                fix="e.g. secret_env={'WANDB_API_KEY': 'wandb/api-key'}",
-                field="secret_env",
-            )
-        if name in env:
-            raise fail(
-                f"env {name!r} is set by both env and secret_env",
-                rule="a variable has one source: a plain value or a Secret reference",
-                fix=f"remove {name} from env (keep the Secret reference)",
-                field="secret_env",
-            )
-        if name in RESERVED_ENV:
-            raise fail(
-                f"secret_env {name!r} is set by gkeml for every process",
-                rule="the environment contract fixes ranks, coordinator and checkpoint paths",
-                fix=f"another name; reserved names: {', '.join(sorted(RESERVED_ENV))}",
-                field="secret_env",
-            )
+    check_secret_names(
+        secret_env,
+        env,
+        RESERVED_ENV,
+        "the environment contract fixes ranks, coordinator and checkpoint paths",
+    )

@@ -3,18 +3,26 @@ follows its rollout and says why replicas are not ready."""
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
+from gkeml_sdk.backends.kubernetes.engine_metrics_source import EngineMetrics
 from gkeml_sdk.backends.kubernetes.resources import resource, resource_of
-from gkeml_sdk.backends.kubernetes.shared_apply import ensure_shared, split_shared
+from gkeml_sdk.backends.kubernetes.rollout_executor import (
+    CONFIG_MAPS,
+    CanaryMetrics,
+    RolloutExecutor,
+    stamped,
+)
+from gkeml_sdk.backends.kubernetes.serve_apply import apply_owned
+from gkeml_sdk.backends.kubernetes.shared_apply import split_shared
 from gkeml_sdk.backends.kubernetes.streams import StreamHub, StreamSpec, deadline
 from gkeml_sdk.core import kinds
-from gkeml_sdk.core.objects import Obj, labels, uid
-from gkeml_sdk.errors import ClusterError, ConfigError, NotFoundError, RunTimeoutError, SpecError
+from gkeml_sdk.core.objects import Obj
+from gkeml_sdk.errors import ConfigError, NotFoundError, RunTimeoutError, SpecError
 from gkeml_sdk.serving.autoscaling import Autoscaling
 from gkeml_sdk.serving.model import ServeModel
 from gkeml_sdk.serving.readiness import ServingStatus, serving_status
+from gkeml_sdk.serving.rollout_record import SUFFIX, Version
 from gkeml_sdk.serving.serve_labels import SERVE_LABEL
 
 if TYPE_CHECKING:
@@ -120,21 +128,71 @@ class ServeHandle:
         before = split_shared(self.svc.compile().objects)[1]
         self.svc = self.svc.with_changes(replicas=target)
         after = self.svc.compile().objects
-        apply_owned(self._backend, after, self.name)
+        number = self.rollouts().served(self.svc).latest.version  # the new count is a version
+        apply_owned(self._backend, [stamped(o, number) for o in after], self.name)
         kept = {(o["kind"], o["metadata"]["name"]) for o in after}
         for obj in before:  # e.g. the HPA of a service scaled to zero
             if (obj["kind"], obj["metadata"]["name"]) not in kept:
                 meta = obj["metadata"]
                 self._backend.kube.delete(resource_of(obj), meta["name"], meta.get("namespace"))
 
+    def update(
+        self,
+        new: ServeModel,
+        *,
+        wait: bool = True,
+        clock: Callable[[], float] | None = None,
+        metrics: CanaryMetrics | None = None,
+        poll_seconds: float = 2.0,
+    ) -> RolloutExecutor:
+        """Move the running server to `new` (image, model revision, engine args) as
+        `new.rollout` says; a version not ready within its deadline, or a canary that fails
+        its gate, is rolled back to the last ready version and `history()` says why. A
+        canary is judged on `metrics` (default: its engine's own /metrics). With `wait=False`
+        the rollout is started and the returned executor's `step()` drives it."""
+        if "namespace" not in new.model_fields_set:
+            new = new.with_changes(namespace=self.namespace)
+        if new.name != self.name or new.namespace != self.namespace:
+            raise SpecError(
+                f"update to {new.namespace}/{new.name} from {self.namespace}/{self.name}",
+                rule="an update moves one service to a new version",
+                fix=f"name={self.name!r}; serve another name with Client().serve()",
+            )
+        if metrics is None:  # the canary's own engine counters, through the pods proxy
+            metrics = EngineMetrics(self._backend.kube, new.engine_row)
+        executor = self.rollouts(clock=clock, metrics=metrics)
+        executor.begin(new)
+        if wait:
+            executor.run(poll_seconds=poll_seconds)
+        record = executor.record()
+        self.svc = ServeModel.model_validate(record.get(record.state.target).spec)  # type: ignore[union-attr]
+        return executor
+
+    def rollouts(
+        self, *, clock: Callable[[], float] | None = None, metrics: CanaryMetrics | None = None
+    ) -> RolloutExecutor:
+        """The executor of this service's rollouts (to resume or step one)."""
+        options: dict[str, Any] = {"metrics": metrics}
+        if clock is not None:
+            options["clock"] = clock
+        return RolloutExecutor(self._backend, self.name, self.namespace, **options)
+
+    def history(self) -> list[Version]:
+        """Every recorded version, oldest first, with its outcome (`ready`, `rolled-back` and
+        why, `superseded`, `rolling-out`, `serving`)."""
+        return list(self.rollouts().record().versions)
+
     def delete(self) -> None:
-        """Delete every object of the service (the server last, so traffic stops first); the
-        weights' claim and what fills it stay, for the next service that loads them."""
+        """Delete every object of the service (the server last, so traffic stops first) and
+        its version record; the weights' claim and what fills it stay, for the next service
+        that loads them."""
+        self.rollouts().remove_canary()
         for obj in split_shared(self.svc.compile().objects)[1]:
             res = resource_of(obj)
             self._backend.kube.delete(
                 res, obj["metadata"]["name"], obj["metadata"].get("namespace")
             )
+        self._backend.kube.delete(CONFIG_MAPS, self.name + SUFFIX, self.namespace)
 
     def _server_kind(self) -> Any:
         main = self.svc.compile().main
@@ -159,35 +217,7 @@ def serve(backend: KubernetesBackend, svc: ServeModel) -> ServeHandle:
                 f"{api} is not served by this cluster, but {svc.name} needs it: install that "
                 "API (CRD or GKE feature) or drop the option that uses it"
             )
-    apply_owned(backend, manifests.objects, svc.name)
+    executor = RolloutExecutor(backend, svc.name, svc.namespace)
+    number = executor.served(svc).latest.version
+    apply_owned(backend, [stamped(o, number) for o in manifests.objects], svc.name)
     return ServeHandle(backend, svc)
-
-
-def apply_owned(backend: KubernetesBackend, objects: list[Obj], name: str) -> None:
-    """Server-side apply `objects` of service `name`, in order, after creating the shared
-    ones that are missing (`shared_apply`). An object of that name that
-    belongs to something else is never applied over (`ClusterError`); one still being
-    deleted (a service deleted and served again) is waited out, or the apply would land on
-    it and vanish with it."""
-    end = time.monotonic() + backend.attempts.deletion_timeout
-    shared, owned = split_shared(objects)
-    ensure_shared(backend.kube, shared)  # the weights' volume: created when missing, not owned
-    for obj in owned:
-        res, meta = resource_of(obj), obj["metadata"]
-        current = backend.kube.find(res, meta["name"], meta.get("namespace"))
-        if current is not None:
-            owner = labels(current).get(SERVE_LABEL)
-            if owner != name:
-                whose = f"gkeml service {owner!r}" if owner else "something other than gkeml"
-                raise ClusterError(
-                    f"apply {obj['kind']} {meta['name']}",
-                    status=409,
-                    reason="AlreadyExists",
-                    message=f"a {obj['kind']} named {meta['name']!r} already exists and "
-                    f"belongs to {whose}",
-                    hint="gkeml never changes objects it did not make for this service; "
-                    "choose another name, or delete that object first",
-                )
-            if (current.get("metadata") or {}).get("deletionTimestamp"):
-                backend.attempts.wait_gone(res, meta["name"], meta["namespace"], uid(current), end)
-        backend.kube.apply(obj)

@@ -312,12 +312,17 @@ def test_compile_serve_is_what_the_method_returns():
         ("VirtualService", ("spec", "http"), [{"retries": {"attempts": 1, "retryTimes": 2}}]),
         ("DestinationRule", ("spec", "trafficPolicy", "loadBalancer", "simple"), "FASTEST"),
         ("InferencePool", ("spec", "targetPorts"), []),
+        ("ScaledObject", ("spec", "triggers"), [{"metadata": {"query": "q"}}]),  # no type
+        ("ScaledObject", ("spec", "scaleTargetRef", "name"), ""),
     ],
 )
 def test_schema_checks_reach_every_kind(kind, path, bad):
     routing = Routing(via="istio") if kind in ("VirtualService", "DestinationRule") else None
     routing = Routing(via="inference-gateway") if kind == "InferencePool" else routing
-    obj = spec("vllm", False, False, routing=routing).compile().of_kind(kind)[0]
+    changes: dict[str, object] = {"routing": routing}
+    if kind == "ScaledObject":
+        changes["replicas"] = Autoscaling(min=0, max=4)
+    obj = spec("vllm", False, False, **changes).compile().of_kind(kind)[0]
     tests.schemas.validate_object(obj)
     node = obj
     for key in path[:-1]:

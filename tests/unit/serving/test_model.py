@@ -151,8 +151,13 @@ def test_model_size_by_reference_keeps_the_architecture():
     assert svc.resolved.gated is False  # the fine-tune's repo, not Meta's
 
 
-def test_repr_is_short():
-    assert repr(issue_example()) == (
+def test_repr_is_short_and_says_when_the_sdk_sized_it_up():
+    head, _, sized = repr(issue_example()).partition("  # ")
+    assert head == (
         "ServeModel('chat', engine='vllm', model='meta-llama/Llama-3.1-70B-Instruct', "
         "accelerator=Accelerator('h100', count=1))"
     )
+    assert sized.startswith("sized up: Llama 3.1 70B needs 141 GB")
+    assert "each replica uses 4 x H100 (TP4 x PP1) on one node" in sized
+    pinned = issue_example().with_changes(tensor_parallel=4, pipeline_parallel=1)
+    assert "sized up" not in repr(pinned)  # a shape the user wrote is not a surprise

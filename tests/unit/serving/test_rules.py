@@ -142,7 +142,8 @@ def test_int8_works_where_supported_and_awq_with_a_quantized_repo():
     ("kwargs", "expected"),
     [
         ({"min": 5, "max": 2}, "min=5 is above max=2"),
-        ({"min": 0, "max": 2}, "scale to zero needs KEDA"),
+        ({"min": -1, "max": 2}, "0: to zero, through KEDA"),
+        ({"min": 0, "max": 0}, "max .at least 1."),
         ({"max": 2, "queue_depth": 0}, "queue_depth=0.0"),
         ({"max": 3, "queue_depth": 1, "batch_size": 2}, "sets both"),
     ],

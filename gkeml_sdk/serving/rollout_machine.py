@@ -1,0 +1,219 @@
+"""The rollout state machine: pure, clock passed in. `start()` says what to do first,
+`advance()` takes what the cluster shows now and returns the next state and the actions an
+executor performs (`backends/kubernetes/rollout_executor.py` here; the in-cluster controller may run
+the same machine). The table of transitions is in docs/serving-rollouts.md."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from enum import StrEnum
+from typing import Any
+
+from gkeml_sdk.serving.rollout import Rollout
+
+
+class Phase(StrEnum):
+    """Where a rollout is."""
+
+    STARTING = "starting"  # surge: the server runs the new version; canary: the canary starts
+    ANALYSING = "analysing"  # the canary is ready and takes its share of the requests
+    PROMOTING = "promoting"  # the canary passed; the server surges to the new version
+    COMPLETE = "complete"
+    ROLLING_BACK = "rolling-back"  # the last ready version is being restored
+    ROLLED_BACK = "rolled-back"
+
+
+TERMINAL = frozenset({Phase.COMPLETE, Phase.ROLLED_BACK})
+
+
+class Action(StrEnum):
+    """What the executor does to the cluster."""
+
+    APPLY_NEW = "apply-new"  # the server's objects at the new version
+    APPLY_CANARY = "apply-canary"  # the canary's objects (new version, canary replicas)
+    ROUTE_CANARY = "route-canary"  # weights: stable 100-w, canary w
+    ROUTE_STABLE = "route-stable"  # weights: stable 100
+    DELETE_CANARY = "delete-canary"
+    RESTORE = "restore"  # the server's objects at the last ready version
+
+
+@dataclass(frozen=True)
+class CanarySample:
+    """What the canary answered since its analysis began.
+
+    Example:
+        >>> CanarySample(requests=200, errors=3, latency_p95_seconds=4.0).error_ratio
+        0.015
+    """
+
+    requests: int
+    errors: int
+    latency_p95_seconds: float | None = None
+
+    @property
+    def error_ratio(self) -> float:
+        """Failed requests per request (0 with none)."""
+        return self.errors / self.requests if self.requests else 0.0
+
+
+@dataclass(frozen=True)
+class Observation:
+    """The cluster at `now`: is the server ready at the version this phase targets, is the
+    canary ready, why not, and the canary's metrics (None when not read)."""
+
+    now: float
+    server_ready: bool
+    canary_ready: bool = False
+    not_ready_reason: str = ""
+    sample: CanarySample | None = None
+
+
+@dataclass(frozen=True)
+class RolloutState:
+    """One rollout from version `previous` to `version`.
+
+    Example:
+        >>> s, actions = start(Rollout(), version=2, previous=1, now=0.0, deadline_seconds=60)
+        >>> s.phase, s.deadline, actions
+        (<Phase.STARTING: 'starting'>, 60.0, [<Action.APPLY_NEW: 'apply-new'>])
+    """
+
+    strategy: str
+    version: int
+    previous: int
+    phase: Phase
+    started: float
+    deadline: float
+    deadline_seconds: int
+    analysis_until: float | None = None
+    reason: str = ""
+    finished: float | None = None
+
+    @property
+    def done(self) -> bool:
+        """True once complete or rolled back."""
+        return self.phase in TERMINAL
+
+    @property
+    def target(self) -> int:
+        """The version the server should run in this phase."""
+        if self.phase in (Phase.ROLLING_BACK, Phase.ROLLED_BACK):
+            return self.previous
+        if self.strategy == "canary" and self.phase in (Phase.STARTING, Phase.ANALYSING):
+            return self.previous
+        return self.version
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (the record's `state`)."""
+        return {**asdict(self), "phase": self.phase.value}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RolloutState:
+        """The state `to_json` wrote."""
+        return cls(**{**data, "phase": Phase(data["phase"])})
+
+
+def start(
+    rollout: Rollout, *, version: int, previous: int, now: float, deadline_seconds: int
+) -> tuple[RolloutState, list[Action]]:
+    """The first state and actions of a rollout from `previous` to `version`."""
+    state = RolloutState(
+        strategy=rollout.strategy,
+        version=version,
+        previous=previous,
+        phase=Phase.STARTING,
+        started=now,
+        deadline=now + deadline_seconds,
+        deadline_seconds=deadline_seconds,
+    )
+    first = Action.APPLY_CANARY if rollout.strategy == "canary" else Action.APPLY_NEW
+    return state, [first]
+
+
+def advance(
+    state: RolloutState, seen: Observation, rollout: Rollout
+) -> tuple[RolloutState, list[Action]]:
+    """The next state and the actions that get there (none: wait and observe again).
+
+    Example:
+        >>> s, _ = start(Rollout(), version=2, previous=1, now=0.0, deadline_seconds=60)
+        >>> s, actions = advance(s, Observation(now=61.0, server_ready=False,
+        ...                      not_ready_reason="ImagePullBackOff"), Rollout())
+        >>> s.phase.value, actions
+        ('rolling-back', [<Action.RESTORE: 'restore'>])
+        >>> s.reason
+        'version 2 not ready within 60 s: ImagePullBackOff'
+    """
+    phase, now = state.phase, seen.now
+    if phase in TERMINAL:
+        return state, []
+    if phase is Phase.ROLLING_BACK:
+        if seen.server_ready:
+            return replace(state, phase=Phase.ROLLED_BACK, finished=now), []
+        return state, []
+    late = now >= state.deadline
+    why = seen.not_ready_reason or "replicas not ready"
+    if phase is Phase.STARTING and state.strategy == "surge":
+        if seen.server_ready:
+            return replace(state, phase=Phase.COMPLETE, finished=now), []
+        if late:
+            reason = f"version {state.version} not ready within {state.deadline_seconds} s: {why}"
+            return _back(state, reason), [Action.RESTORE]
+        return state, []
+    if phase is Phase.STARTING:
+        if seen.canary_ready:
+            until = now + rollout.analysis_seconds
+            return replace(state, phase=Phase.ANALYSING, analysis_until=until), [
+                Action.ROUTE_CANARY
+            ]
+        if late:
+            reason = f"canary of version {state.version} not ready within "
+            reason += f"{state.deadline_seconds} s: {why}"
+            return _back(state, reason), [Action.DELETE_CANARY]
+        return state, []
+    if phase is Phase.ANALYSING:
+        failed = _gate(state, seen, rollout)
+        if failed:
+            return _back(state, failed), [Action.ROUTE_STABLE, Action.DELETE_CANARY]
+        assert state.analysis_until is not None
+        if now < state.analysis_until:
+            return state, []
+        deadline = now + state.deadline_seconds
+        return replace(state, phase=Phase.PROMOTING, deadline=deadline), [Action.APPLY_NEW]
+    # PROMOTING: the canary passed and the server surges to the new version.
+    if seen.server_ready:
+        done = replace(state, phase=Phase.COMPLETE, finished=now)
+        return done, [Action.ROUTE_STABLE, Action.DELETE_CANARY]
+    if late:
+        reason = f"version {state.version} passed its canary but was not ready within "
+        reason += f"{state.deadline_seconds} s: {why}"
+        return _back(state, reason), [Action.RESTORE, Action.ROUTE_STABLE, Action.DELETE_CANARY]
+    return state, []
+
+
+def _gate(state: RolloutState, seen: Observation, rollout: Rollout) -> str:
+    canary = f"canary of version {state.version}"
+    if not seen.canary_ready:
+        return f"{canary} stopped being ready: {seen.not_ready_reason or 'replicas not ready'}"
+    sample = seen.sample
+    if sample is None:
+        return ""
+    if sample.requests and sample.error_ratio > rollout.max_error_ratio:
+        return (
+            f"{canary} failed {sample.errors} of {sample.requests} requests "
+            f"({sample.error_ratio:.1%} > max_error_ratio {rollout.max_error_ratio:.1%})"
+        )
+    limit, p95 = rollout.max_latency_seconds, sample.latency_p95_seconds
+    if limit is not None and p95 is not None and p95 > limit:
+        return f"{canary} p95 latency {p95:.2f} s > max_latency_seconds {limit:g}"
+    assert state.analysis_until is not None
+    if seen.now >= state.analysis_until and sample.requests < rollout.min_requests:
+        return (
+            f"{canary} answered {sample.requests} requests in {rollout.analysis_seconds} s, "
+            f"fewer than min_requests={rollout.min_requests}: not enough to judge it"
+        )
+    return ""
+
+
+def _back(state: RolloutState, reason: str) -> RolloutState:
+    return replace(state, phase=Phase.ROLLING_BACK, reason=reason)
