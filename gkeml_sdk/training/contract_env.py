@@ -107,7 +107,9 @@ def launcher_command(job: TrainingJob) -> tuple[list[str], list[str]]:
 def _launcher_source() -> str:
     from gkeml_sdk.training import launcher
 
-    return inspect.getsource(launcher)
+    # Without the module docstring: it explains the launcher to readers of this repository.
+    source = inspect.getsource(launcher)
+    return source[source.index("from __future__") :]
 
 
 def _escaped(arg: str) -> str:
@@ -119,7 +121,7 @@ def _slice_hosts(job: TrainingJob, rank: str, attempt: int) -> dict[str, Any]:
     # declared before this variable.
     name = attempt_name(job.name, attempt)
     hosts = job.nodes // job.hardware.slices
-    slice_index = f"$({c.JOB_INDEX})" if job.uses_jobset else "0"
+    slice_index = f"$({c.JOB_INDEX})" if job.hardware.slices > 1 else "0"
     return {
         "value": ",".join(
             f"{name}-{REPLICATED_JOB}-{slice_index}-{i}.{name}" for i in range(hosts)

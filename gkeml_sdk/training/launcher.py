@@ -17,8 +17,7 @@ _REFERENCE = re.compile(_D + "(?:" + _D + r"|\(([-._a-zA-Z][-._a-zA-Z0-9]*)\))")
 
 
 def record_start(checkpoint_dir: str, key: str, start_id: str) -> int:
-    """Mark start `start_id` of process `key` in the checkpoint directory; the number of the
-    other starts of `key` marked there: 0 on the first start, +1 for every restart."""
+    """Mark start `start_id` of process `key`; return how many other starts of it are marked."""
     folder = os.path.join(checkpoint_dir, STARTS, key)
     os.makedirs(folder, exist_ok=True)
     open(os.path.join(folder, start_id), "a").close()
@@ -26,7 +25,7 @@ def record_start(checkpoint_dir: str, key: str, start_id: str) -> int:
 
 
 def expand(arg: str, values: dict[str, str]) -> str:
-    """Kubernetes' expansion of command references for `values`; others stay as written."""
+    """Expand references to `values` as Kubernetes does; others stay as written."""
 
     def one(match: "re.Match[str]") -> str:
         name = match.group(1)
@@ -36,14 +35,13 @@ def expand(arg: str, values: dict[str, str]) -> str:
 
 
 def main(argv: list[str], env: dict[str, str]) -> int:
-    """Set the computed variables and exec `argv`; returns only when it cannot start."""
+    """Set the computed variables and exec `argv`; returns only if it cannot."""
     node = int(env["GKEML_JOB_INDEX"]) * int(env["GKEML_PODS_PER_JOB"])
     node += int(env["GKEML_POD_INDEX"])
-    checkpoints = env["GKEML_CHECKPOINT_DIR"]
     try:
-        attempt = record_start(checkpoints, str(node), env["GKEML_START_ID"])
+        attempt = record_start(env["GKEML_CHECKPOINT_DIR"], str(node), env["GKEML_START_ID"])
     except OSError as exc:
-        print(f"gkeml: cannot record this start in GKEML_CHECKPOINT_DIR: {exc}", file=sys.stderr)
+        print(f"gkeml: cannot mark this start in GKEML_CHECKPOINT_DIR: {exc}", file=sys.stderr)
         return 1
     values = {"NODE_RANK": str(node), "JAX_PROCESS_ID": str(node)}
     values["GKEML_RESTART_ATTEMPT"] = str(attempt)
