@@ -27,17 +27,23 @@ def record_start(checkpoint_dir: str, key: str, start_id: str) -> int:
 def expand(arg: str, values: dict[str, str]) -> str:
     """Expand references to `values` as Kubernetes does; others stay as written."""
 
-    def one(match: "re.Match[str]") -> str:
+    def one(match: re.Match[str]) -> str:
         name = match.group(1)
         return chr(36) if name is None else values.get(name, match.group(0))
 
     return _REFERENCE.sub(one, arg)
 
 
+def node_rank(env: dict[str, str]) -> int:
+    """The pod's rank among all pods: its Job's (slice's) index times pods per Job, plus its
+    completion index inside the Job."""
+    job, per_job = int(env["GKEML_JOB_INDEX"]), int(env["GKEML_PODS_PER_JOB"])
+    return job * per_job + int(env["GKEML_POD_INDEX"])
+
+
 def main(argv: list[str], env: dict[str, str]) -> int:
     """Set the computed variables and exec `argv`; returns only if it cannot."""
-    node = int(env["GKEML_JOB_INDEX"]) * int(env["GKEML_PODS_PER_JOB"])
-    node += int(env["GKEML_POD_INDEX"])
+    node = node_rank(env)
     try:
         attempt = record_start(env["GKEML_CHECKPOINT_DIR"], str(node), env["GKEML_START_ID"])
     except OSError as exc:
