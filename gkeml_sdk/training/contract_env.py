@@ -56,7 +56,9 @@ def contract_env(job: TrainingJob, checkpoint_path: str, attempt: int = 1) -> li
     host = coordinator_host(job, attempt)
     index = f"metadata.annotations['{JOB_COMPLETION_INDEX_ANNOTATION}']"
     job_index = (
-        _field(f"metadata.labels['{JOBSET_JOB_INDEX_LABEL}']") if job.uses_jobset else {"value": "0"}
+        _field(f"metadata.labels['{JOBSET_JOB_INDEX_LABEL}']")
+        if job.uses_jobset
+        else {"value": "0"}
     )
     env: list[dict[str, Any]] = [
         _value(c.MASTER_ADDR, host),
@@ -123,9 +125,7 @@ def _slice_hosts(job: TrainingJob, rank: str, attempt: int) -> dict[str, Any]:
     hosts = job.nodes // job.hardware.slices
     slice_index = f"$({c.JOB_INDEX})" if job.hardware.slices > 1 else "0"
     return {
-        "value": ",".join(
-            f"{name}-{REPLICATED_JOB}-{slice_index}-{i}.{name}" for i in range(hosts)
-        )
+        "value": ",".join(f"{name}-{REPLICATED_JOB}-{slice_index}-{i}.{name}" for i in range(hosts))
     }
 
 

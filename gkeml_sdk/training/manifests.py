@@ -22,8 +22,8 @@ from gkeml_sdk.training.code_configmap import code_config_map
 from gkeml_sdk.training.contract_env import CONTAINER, run_labels
 from gkeml_sdk.training.dra_claims import claim_objects, dra_notes
 from gkeml_sdk.training.pod import pod_template
-from gkeml_sdk.training.rules import checkpoint_problem
 from gkeml_sdk.training.provisioning import provisioning_annotations, provisioning_notes
+from gkeml_sdk.training.rules import checkpoint_problem
 from gkeml_sdk.training.secret_env import secret_like_env_notes
 
 if TYPE_CHECKING:

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.environment import ATTEMPT_SEPARATOR
 from gkeml_sdk.core.model import DNS1123_LABEL, DNS1123_SUBDOMAIN, fail
-from gkeml_sdk.errors import SpecError
 from gkeml_sdk.core.quantity import check_quantity
 from gkeml_sdk.core.rules import (
     check_env_name,
@@ -17,6 +16,7 @@ from gkeml_sdk.core.rules import (
     check_run_name,
     run_name_limit,
 )
+from gkeml_sdk.errors import SpecError
 from gkeml_sdk.scheduling import spot
 from gkeml_sdk.scheduling.placement import check_placement
 from gkeml_sdk.scheduling.rules import check_provisioning_mode

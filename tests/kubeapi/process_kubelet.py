@@ -20,6 +20,7 @@ networking between pods (MASTER_ADDR stays a name nothing resolves)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -164,10 +165,8 @@ class ProcessKubelet(threading.Thread):
 
     def _kill(self, pod: str) -> None:
         _, proc = self.running.pop(pod)
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         proc.wait()
         self.server.store.delete("pods", self.namespace, pod)
 
