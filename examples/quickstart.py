@@ -5,13 +5,16 @@
     python examples/quickstart.py --show-manifests   # and print the manifests for GKE
 
 Locally the job runs as two processes (two "nodes"), is preempted once on purpose
-(`LocalOptions(chaos_after=...)`) and resumes from its checkpoint: rank 0 writes it, every
-rank reads the same one, so all ranks resume from the same step. It lists the objects it
+(`LocalOptions(chaos_after=...)`) and resumes from its newest complete checkpoint: rank 0
+writes them, every rank reads the newest one. On GKE they live in a bucket
+(`QUICKSTART_CHECKPOINTS`, default gs://my-bucket/gkeml/quickstart), so they survive a
+Kueue preemption, a Spot reclaim and a resubmission. It lists the objects it
 would submit to GKE and ends with a one-line summary.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 from gkeml_sdk import (
@@ -37,18 +40,18 @@ def train(steps: int = 40, lr: float = 0.1) -> None:
     import time
 
     rank = int(os.environ["NODE_RANK"])
-    attempt = int(os.environ["GKEML_RESTART_ATTEMPT"])
-    # Rank 0 writes the checkpoints and every rank reads the newest one of an earlier attempt
-    # (not one rank 0 writes now), so all ranks resume from the same step.
+    restarts = int(os.environ["GKEML_RESTART_ATTEMPT"])  # earlier starts of this rank
     ckpts = pathlib.Path(os.environ["GKEML_CHECKPOINT_DIR"])
     rng = random.Random(0)  # the same data on every rank, as data-parallel replicas see it
     xs = [rng.uniform(-1, 1) for _ in range(64)]
     data = [(x, 3 * x + 2 + rng.gauss(0, 0.05)) for x in xs]
     state = {"step": 0, "w": 0.0, "b": 0.0}
-    earlier = sorted(p for p in ckpts.glob("attempt-*.json") if p.name < f"attempt-{attempt:03d}")
-    if earlier:
-        state = json.loads(earlier[-1].read_text())
-        print(f"resumed from step {state['step']} (attempt {attempt})")
+    # Resume from the newest complete checkpoint: only complete ones carry their final name
+    # (step-NNNNNN.json), whatever restarted the job (preemption, Spot, resubmission, a crash).
+    done = [int(p.stem.split("-")[1]) for p in ckpts.glob("step-*.json")]
+    if done:
+        state = json.loads((ckpts / f"step-{max(done):06d}.json").read_text())
+        print(f"resumed from step {state['step']} (restart {restarts})")
     while state["step"] < steps:
         w, b = state["w"], state["b"]
         grad_w = sum(2 * (w * x + b - y) * x for x, y in data) / len(data)
@@ -56,15 +59,19 @@ def train(steps: int = 40, lr: float = 0.1) -> None:
         state = {"step": state["step"] + 1, "w": w - lr * grad_w, "b": b - lr * grad_b}
         loss = sum((state["w"] * x + state["b"] - y) ** 2 for x, y in data) / len(data)
         if state["step"] % 10 == 0 and rank == 0:
-            ckpt = ckpts / f"attempt-{attempt:03d}-step-{state['step']:06d}.json"
-            tmp = ckpts / "writing.tmp"  # write then rename: a kill never leaves half a file
+            # Write, then rename: a kill never leaves half a checkpoint under a final name.
+            tmp = ckpts / f".step-{state['step']:06d}.{os.getpid()}.tmp"
             tmp.write_text(json.dumps(state))
-            tmp.replace(ckpt)
+            tmp.replace(ckpts / f"step-{state['step']:06d}.json")
             print(f"step {state['step']:3d} loss {loss:.4f} (checkpoint saved)")
         time.sleep(0.05)
     print(f"done: w={state['w']:.2f} b={state['b']:.2f}")
 
 
+# On GKE a job that can restart (max_restarts=1) keeps its checkpoints where new pods find
+# them: here a Cloud Storage bucket mounted with GCS FUSE (or 'pvc://CLAIM/PATH'); without it
+# Client().submit refuses the job. Locally they go to the run directory's checkpoints folder.
+CHECKPOINTS = os.environ.get("QUICKSTART_CHECKPOINTS", "gs://my-bucket/gkeml/quickstart")
 job = TrainingJob.from_function(
     train,
     kwargs={"steps": 40},
@@ -72,6 +79,7 @@ job = TrainingJob.from_function(
     image="python:3.12-slim",
     nodes=2,
     max_restarts=1,
+    checkpoint_dir=CHECKPOINTS,
 )
 
 

@@ -14,7 +14,8 @@ from gkeml_sdk import Accelerator, TrainingJob
 
 
 def train(epochs: int, lr: float) -> None:
-    """One DDP worker (torchrun sets RANK/LOCAL_RANK); resumes from the latest checkpoint."""
+    """One DDP worker (torchrun sets RANK/LOCAL_RANK); resumes from the newest complete
+    checkpoint, whatever restarted it."""
     import os
     import pathlib
 
@@ -28,10 +29,12 @@ def train(epochs: int, lr: float) -> None:
         torch.nn.Linear(4096, 4096).cuda(), device_ids=[local_rank]
     )
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
-    ckpt = pathlib.Path(os.environ["GKEML_CHECKPOINT_DIR"]) / "latest.pt"
+    ckpts = pathlib.Path(os.environ["GKEML_CHECKPOINT_DIR"])
     start = 0
-    if ckpt.exists():
-        saved = torch.load(ckpt, map_location="cuda")
+    # The newest complete checkpoint: only complete ones carry their final name.
+    done = sorted(int(p.stem.split("-")[1]) for p in ckpts.glob("epoch-*.pt"))
+    if done:
+        saved = torch.load(ckpts / f"epoch-{done[-1]:06d}.pt", map_location="cuda")
         model.module.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         start = saved["epoch"] + 1
@@ -43,12 +46,15 @@ def train(epochs: int, lr: float) -> None:
         optimizer.step()
         if dist.get_rank() == 0:
             state = {"model": model.module.state_dict(), "optimizer": optimizer.state_dict()}
-            torch.save({**state, "epoch": epoch}, ckpt)
+            tmp = ckpts / f".epoch-{epoch:06d}.{os.getpid()}.tmp"  # write, then rename
+            torch.save({**state, "epoch": epoch}, tmp)
+            tmp.replace(ckpts / f"epoch-{epoch:06d}.pt")
             print(f"epoch {epoch} loss {loss.item():.4f}")
     dist.destroy_process_group()
 
 
-# $(VAR) is expanded by Kubernetes (and by the local backend) from the container's env.
+# $(VAR) is expanded as Kubernetes does (and as the local backend does); $(NODE_RANK) by
+# gkeml's launcher in the pod, which makes it the node's rank across all nodes.
 TORCHRUN = [
     "torchrun",
     "--nnodes=$(NNODES)",

@@ -90,7 +90,10 @@ class Client:
 
     def submit(self, job: TrainingJob, *, retry: RetryPolicy | None = None) -> Run:
         """Start `job` and return its run handle (does not wait). `retry` resubmits the run
-        after infrastructure loss (Kubernetes only; locally nothing is lost)."""
+        after infrastructure loss (Kubernetes only; locally nothing is lost). On a cluster, a
+        job that can lose its pods needs durable checkpoints (`TrainingJob.check_checkpoints`)."""
+        if self.backend_name == "kubernetes":
+            job.check_checkpoints(retry)
         return self._backend.submit(job, retry)
 
     def preview(self, job: TrainingJob) -> Preview:

@@ -24,6 +24,18 @@ RUN_ID = "GKEML_RUN_ID"
 RESTART_ATTEMPT = "GKEML_RESTART_ATTEMPT"
 CHECKPOINT_DIR = "GKEML_CHECKPOINT_DIR"
 BACKEND = "GKEML_BACKEND"
+# What the launcher (training/launcher.py) reads to set NODE_RANK = JOB_INDEX * PODS_PER_JOB +
+# POD_INDEX (and JAX_PROCESS_ID), and RESTART_ATTEMPT: the starts of that rank marked under
+# CHECKPOINT_DIR/STARTS_DIR other than this one (START_ID).
+START_ID = "GKEML_START_ID"  # the pod's UID; locally, one id per process start
+JOB_INDEX = "GKEML_JOB_INDEX"  # the pod's Job in its JobSet (its TPU slice); 0 for a Job
+POD_INDEX = "GKEML_POD_INDEX"  # the pod's completion index inside its Job
+PODS_PER_JOB = "GKEML_PODS_PER_JOB"
+STARTS_DIR = ".gkeml/starts"
+LAUNCHER_PYTHON = "python3"  # the interpreter a training image must have to run the launcher
+# Set by the launcher, not declared on the pod: Kubernetes leaves $(NODE_RANK) in a command for
+# the launcher to expand.
+LAUNCHER_SETS = (NODE_RANK, JAX_PROCESS_ID, RESTART_ATTEMPT)
 
 # Names the compiler derives from a run's name (their lengths are what the JobSet webhook checks:
 # kubernetes-sigs/jobset pkg/webhooks/jobset_webhook.go).
@@ -81,6 +93,10 @@ CONTRACT_ENV = frozenset(
         RESTART_ATTEMPT,
         CHECKPOINT_DIR,
         BACKEND,
+        START_ID,
+        JOB_INDEX,
+        POD_INDEX,
+        PODS_PER_JOB,
     }
 )
 # What user env may not set: gkeml sets it (TPU names only on TPU slices, but never a user's).

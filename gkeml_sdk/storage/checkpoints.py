@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from gkeml_sdk.core.environment import CHECKPOINT_MOUNT
 from gkeml_sdk.core.model import DNS1123_SUBDOMAIN, fail
+from gkeml_sdk.storage.volume_base import VolumeBase
 from gkeml_sdk.storage.volumes import GcsCache, GcsFuse
+
+# What a pod can keep checkpoints on so that they outlive it (docs/environment.md, "What
+# survives what"); everything else (the default emptyDir, the container's own file system)
+# goes with the pod.
+DURABLE_STORAGE = (
+    "a Cloud Storage bucket (GCS FUSE), a PersistentVolumeClaim, Parallelstore or Hyperdisk"
+)
 
 
 @dataclass(frozen=True)
@@ -40,6 +49,33 @@ def parse_checkpoint_dir(value: str) -> CheckpointLocation:
     if value.startswith("/"):
         return CheckpointLocation("path", value)
     raise _bad(value)
+
+
+def durable_volume(
+    checkpoint_dir: str | None, volumes: Sequence[VolumeBase]
+) -> CheckpointLocation | VolumeBase | None:
+    """Where checkpoints outlive the pod: a `gs://` or `pvc://` checkpoint_dir, or the
+    writable volume whose mount holds a path checkpoint_dir; None for the default emptyDir and
+    for a path on no writable volume (the container's file system).
+
+    Example:
+        >>> from gkeml_sdk.storage.volumes import Pvc
+        >>> durable_volume("/data/ckpt", [Pvc("shared", mount="/data")]).source_uri
+        'pvc://shared'
+        >>> durable_volume(None, []) is None, durable_volume("/tmp/ckpt", []) is None
+        (True, True)
+    """
+    if checkpoint_dir is None:
+        return None
+    location = parse_checkpoint_dir(checkpoint_dir)
+    if location.kind != "path":
+        return location
+    for volume in volumes:
+        mount = volume.mount_path.rstrip("/")
+        inside = location.source == mount or location.source.startswith(mount + "/")
+        if inside and not volume.mounted_read_only:
+            return volume
+    return None
 
 
 def checkpoint_volume(location: CheckpointLocation) -> GcsFuse:

@@ -23,6 +23,7 @@ from gkeml_sdk.training.contract_env import CONTAINER, run_labels
 from gkeml_sdk.training.dra_claims import claim_objects, dra_notes
 from gkeml_sdk.training.pod import pod_template
 from gkeml_sdk.training.provisioning import provisioning_annotations, provisioning_notes
+from gkeml_sdk.training.rules import checkpoint_problem
 from gkeml_sdk.training.secret_env import secret_like_env_notes
 
 if TYPE_CHECKING:
@@ -208,7 +209,10 @@ def _workload(job: TrainingJob, main: Obj, template: Obj) -> Obj:
 
 def _notes(job: TrainingJob) -> tuple[str, ...]:
     notes = []
-    if job.checkpoint_dir is None:
+    problem = checkpoint_problem(job)
+    if problem is not None:
+        notes.append(f"{problem} (Client().submit refuses it on a cluster)")
+    elif job.checkpoint_dir is None and not job.stateless:
         notes.append(
             "checkpoint_dir is not set: checkpoints go to an emptyDir that is lost when pods "
             "are recreated (preemption, gang restart); set checkpoint_dir='gs://BUCKET/PATH'"

@@ -20,13 +20,14 @@ from gkeml_sdk.scheduling.kueue import DEFAULT_LOCAL_QUEUE
 from gkeml_sdk.scheduling.placement import Placement
 from gkeml_sdk.scheduling.rules import spot_spelling
 from gkeml_sdk.storage.volumes import Volume
-from gkeml_sdk.training.rules import check_job
+from gkeml_sdk.training.rules import check_job, checkpoint_problem
 from gkeml_sdk.training.secrets import SecretRef
 
 if TYPE_CHECKING:
     from gkeml_sdk.core.manifests import Manifests
     from gkeml_sdk.pricing.catalog import PriceBook, PriceOverrides
     from gkeml_sdk.pricing.model import CostEstimate
+    from gkeml_sdk.runs.retry import RetryPolicy
 
 # Bounded digit runs: an int of thousands of digits would exceed Python's int parsing limit.
 _DURATION = re.compile(
@@ -71,6 +72,7 @@ class TrainingJob(SpecModel):
     annotations: dict[str, str] = Field(default_factory=dict)
     max_runtime: int | None = None  # seconds; also accepts "90m", "2h", "1d12h"
     checkpoint_dir: str | None = None
+    stateless: bool = False  # keeps no state: may lose pods without durable checkpoints
     # Data mounted into every pod (GcsFuse, Parallelstore, HyperdiskML, Pvc); locally, folders.
     volumes: list[Volume] = Field(default_factory=list)
     service_account: str | None = None
@@ -237,6 +239,7 @@ class TrainingJob(SpecModel):
                 "placement": None,
                 "network": "auto",
                 "volumes": [],
+                "stateless": False,
             }
             unset: dict[str, Any] = {k: True for k, d in later.items() if getattr(job, k) == d}
             unset["name"] = True
@@ -245,6 +248,23 @@ class TrainingJob(SpecModel):
             payload = job.model_dump(mode="json", exclude=unset)
             job = job.model_copy(update={"name": derived_name(prefix, payload)})
         return job
+
+    def check_checkpoints(self, retry: RetryPolicy | None = None) -> None:
+        """Raise `SpecError` when the job can lose its pods (Spot, flex-start, `max_restarts`,
+        a resubmitting `retry`) but keeps checkpoints where a new pod cannot find them.
+        `Client().submit` checks it for a cluster; local runs keep their checkpoints folder.
+
+        Example:
+            >>> job = TrainingJob(name="ft", command=["x"], max_restarts=2)
+            >>> job.check_checkpoints()  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            gkeml_sdk.errors.SpecError: job 'ft' can lose its pods (max_restarts=2) ...
+            >>> job.with_changes(checkpoint_dir="pvc://ckpt/ft").check_checkpoints()
+        """
+        problem = checkpoint_problem(self, retry is not None and retry.max_resubmits > 0)
+        if problem is not None:
+            raise problem
 
     def compile(self, attempt: int = 1) -> Manifests:
         """The Kubernetes objects that run this job (attempt k > 1 of a resubmitted run is

@@ -14,7 +14,7 @@ from gkeml_sdk.scheduling.manifests import accelerator_scheduling, topology_anno
 from gkeml_sdk.storage.checkpoints import checkpoint_volume, parse_checkpoint_dir
 from gkeml_sdk.storage.manifests import pod_volumes
 from gkeml_sdk.training.code_configmap import code_volume
-from gkeml_sdk.training.contract_env import CONTAINER, contract_env, run_labels
+from gkeml_sdk.training.contract_env import CONTAINER, contract_env, launcher_command, run_labels
 from gkeml_sdk.training.dra_claims import add_claims
 from gkeml_sdk.training.provisioning import add_provisioning_scheduling
 from gkeml_sdk.training.secret_env import secret_env_entries
@@ -77,9 +77,10 @@ def _container(
         + [{"name": k, "value": v} for k, v in job.env.items()]
         + secret_env_entries(job)
     )
+    command, args = launcher_command(job)
     return {
         "name": CONTAINER,
-        **_present(image=job.image, command=list(job.command or ()), args=list(job.args)),
+        **_present(image=job.image, command=command, args=args),
         # Commands name the shipped files relative to the code directory, as locally.
         **_present(workingDir=CODE_MOUNT if job.files else None),
         "env": env,

@@ -16,6 +16,7 @@ from gkeml_sdk.core.rules import (
     check_run_name,
     run_name_limit,
 )
+from gkeml_sdk.errors import SpecError
 from gkeml_sdk.scheduling import spot
 from gkeml_sdk.scheduling.placement import check_placement
 from gkeml_sdk.scheduling.rules import check_provisioning_mode
@@ -82,6 +83,54 @@ def check_job(job: TrainingJob) -> None:
         from gkeml_sdk.training.code import check_files
 
         check_files(job.files)
+
+
+def checkpoint_problem(job: TrainingJob, resubmits: bool = False) -> SpecError | None:
+    """Why `job`'s checkpoints would not survive what its pods may go through, or None.
+
+    A job can lose its pods when it runs on Spot or flex-start/queued capacity, when
+    `max_restarts` > 0 lets a failed gang or index restart, or when a RetryPolicy may
+    resubmit it (`resubmits`). Its checkpoints then need storage that outlives the pod, unless
+    it says it keeps none (`stateless=True`). The cluster backend refuses such a job at submit;
+    `compile()` lists the same text in its notes.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob
+        >>> job = TrainingJob(name="ft", command=["x"], spot=True)
+        >>> print(checkpoint_problem(job).what)
+        job 'ft' can lose its pods (spot=True) but keeps its checkpoints in an emptyDir
+        >>> checkpoint_problem(job.with_changes(checkpoint_dir="gs://my-bucket/ft")) is None
+        True
+    """
+    from gkeml_sdk.storage.checkpoints import DURABLE_STORAGE, durable_volume
+
+    if job.stateless or durable_volume(job.checkpoint_dir, job.volumes) is not None:
+        return None
+    risks = [
+        *(["spot=True"] if job.spot else []),
+        *([f"provisioning={job.provisioning!r}"] if job.provisioning != "standard" else []),
+        *([f"max_restarts={job.max_restarts}"] if job.max_restarts > 0 else []),
+        *(["a RetryPolicy that resubmits it"] if resubmits else []),
+    ]
+    if not risks:
+        return None
+    where = (
+        "an emptyDir"
+        if job.checkpoint_dir is None
+        else f"{job.checkpoint_dir!r}, which is on no writable volume of the pod"
+    )
+    return fail(
+        f"job {job.name!r} can lose its pods ({', '.join(risks)}) but keeps its "
+        f"checkpoints in {where}",
+        rule="a preempted, restarted or resubmitted job starts in new pods, and a new pod "
+        f"finds GKEML_CHECKPOINT_DIR empty unless it is on {DURABLE_STORAGE} "
+        "(docs/environment.md, What survives what)",
+        fix="checkpoint_dir='gs://BUCKET/PATH' (Cloud Storage FUSE), "
+        "checkpoint_dir='pvc://CLAIM/PATH' (a ReadWriteMany claim: Filestore, Parallelstore, "
+        "Lustre; or a Hyperdisk claim for one node), or a path under a writable "
+        "volume of volumes=[...]; or stateless=True when the job keeps no state",
+        field="checkpoint_dir",
+    )
 
 
 def _check_fixed_hosts(job: TrainingJob) -> None:

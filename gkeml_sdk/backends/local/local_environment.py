@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gkeml_sdk.core import environment as c
 from gkeml_sdk.core.environment import WorkerValue
 from gkeml_sdk.errors import ConfigError
+from gkeml_sdk.training.launcher import record_start
 from gkeml_sdk.training.model import TrainingJob
 
 LOOPBACK = "127.0.0.1"
@@ -56,11 +58,12 @@ def local_env(
     master_port: int,
     jax_port: int,
     checkpoint_dir: str,
+    start_id: str = "0",
 ) -> dict[str, str]:
     """Contract variables of one local process; names and meaning match the GKE pods.
 
-    `attempt` is what GKE exposes: the JobSet restart count for JobSet jobs, or the index's
-    failure count for single-pod Jobs.
+    `attempt` and `start_id` come from `record_local_start`: the starts of this slot marked in
+    the checkpoint folder before this one, counted as the launcher counts them in a pod.
 
     Example:
         >>> from gkeml_sdk import TrainingJob
@@ -71,8 +74,10 @@ def local_env(
     """
     slices = job.hardware.slices
     per_job = job.nodes // slices
-    # On GKE the rank is the pod's completion index inside its child Job (one per TPU slice).
-    rank = str(slot.node % per_job)
+    # On GKE the launcher makes the node rank global: job (slice) index * pods per job +
+    # the pod's completion index inside its Job.
+    job_index, pod_index = divmod(slot.node, per_job)
+    rank = str(slot.node)
     env = {
         c.MASTER_ADDR: LOOPBACK,
         c.MASTER_PORT: str(master_port),
@@ -87,14 +92,18 @@ def local_env(
         c.RESTART_ATTEMPT: str(attempt),
         c.CHECKPOINT_DIR: checkpoint_dir,
         c.BACKEND: BACKEND_NAME,
+        c.START_ID: start_id,
+        c.JOB_INDEX: str(job_index),
+        c.POD_INDEX: str(pod_index),
+        c.PODS_PER_JOB: str(per_job),
     }
     # What the hardware's variables carry, for processes that all run on this machine.
     values: dict[WorkerValue, str] = {
-        "rank": rank,
+        "rank": str(pod_index),
         "slice_hosts": ",".join([LOOPBACK] * per_job),
         "coordinator": LOOPBACK,
         "slices": str(slices),
-        "slice_index": str(slot.node // per_job),
+        "slice_index": str(job_index),
     }
     for name, carries in job.hardware.worker_env():
         env[name] = values[carries]
@@ -103,6 +112,20 @@ def local_env(
         env[TORCHRUN_LOCAL_RANK] = str(slot.local_rank)
         env[TORCHRUN_LOCAL_WORLD_SIZE] = str(job.procs_per_node)
     return env
+
+
+def record_local_start(checkpoint_dir: str, slot: Slot) -> tuple[str, int]:
+    """A new start id for `slot` and its restart attempt: how many other starts of the slot
+    are marked in the checkpoint folder (`training.launcher.record_start`, as in a pod).
+
+    Example:
+        >>> import tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> [record_local_start(folder, Slot(0))[1] for _ in range(3)]
+        [0, 1, 2]
+    """
+    start_id = uuid.uuid4().hex
+    return start_id, record_start(checkpoint_dir, slot.label, start_id)
 
 
 def secret_values(job: TrainingJob, environ: Mapping[str, str]) -> dict[str, str]:

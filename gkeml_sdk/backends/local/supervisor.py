@@ -14,6 +14,7 @@ from gkeml_sdk.backends.local.local_environment import (
     Slot,
     expand_references,
     local_env,
+    record_local_start,
     secret_values,
     slots,
 )
@@ -49,7 +50,6 @@ class Supervisor:
         self.children: dict[str, subprocess.Popen[bytes]] = {}
         self.succeeded: set[str] = set()
         self.failures = {s.label: 0 for s in self.slots}
-        self.gang_restarts = 0
         self.ports = (0, 0)
         self.chaos_left = self.options.chaos_times if self.options.chaos_after is not None else 0
         self.stop_signal: int | None = None
@@ -125,7 +125,6 @@ class Supervisor:
                 )
                 return True
             self._stop_all()
-            self.gang_restarts += 1
             self.record.counters.user_restarts += 1
             self._restart("ProcessFailed", f"{what}; restarting all {len(self.slots)}")
             self._start_all()
@@ -162,8 +161,6 @@ class Supervisor:
             "SimulatedPreemption",
             f"chaos: every process stopped {after:g} s after start (max_restarts not spent)",
         )
-        if self.job.gang:
-            self.gang_restarts += 1
         self._restart("AfterPreemption", "every process starts again")
         self._start_all()
 
@@ -191,7 +188,7 @@ class Supervisor:
         self._move(RunState.RUNNING, "Running", self._running_message())
 
     def _start(self, slot: Slot) -> None:
-        attempt = self.gang_restarts if self.job.uses_jobset else self.failures[slot.label]
+        start_id, attempt = record_local_start(str(self.run.checkpoints), slot)
         contract = local_env(
             self.job,
             slot,
@@ -199,6 +196,7 @@ class Supervisor:
             master_port=self.ports[0],
             jax_port=self.ports[1],
             checkpoint_dir=str(self.run.checkpoints),
+            start_id=start_id,
         )
         # Unbuffered output so logs stream; the contract overrides anything inherited.
         declared = {**self.volumes, **self.job.env, **self.secrets, **contract}

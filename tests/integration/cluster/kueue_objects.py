@@ -14,6 +14,7 @@ KUEUE = "kueue.x-k8s.io/v1beta2"
 
 def gang(name: str, nodes: int = 2, **kw: Any) -> TrainingJob:
     kw.setdefault("queue", "team-a")
+    kw.setdefault("stateless", True)  # busybox `true` keeps nothing to resume from
     return TrainingJob(name=name, image="busybox", command=["true"],
                        accelerator=Accelerator("h100", count=8), nodes=nodes, **kw)  # fmt: skip
 

@@ -37,6 +37,7 @@ def gang(name: str = "train", **kw: Any) -> TrainingJob:
             "accelerator": Accelerator("h100", count=8),
             "nodes": 2,
             "queue": "team-a",
+            "stateless": True,  # busybox `true` keeps nothing to resume from
             **kw,
         }
     )

@@ -78,7 +78,7 @@ def test_a_queued_job_on_the_set_up_queue_passes_preflight(kube_api: Any) -> Non
     client.apply_setup(platform())
     job = TrainingJob(name="ft", image="img", command=["x"], nodes=2, queue="team-a-queued",
                       accelerator=Accelerator("h100", count=8), provisioning="queued",
-                      placement=TopologyPlacement("subblock"))  # fmt: skip
+                      placement=TopologyPlacement("subblock"), stateless=True)  # fmt: skip
     run = client.submit(job)
     created = kube_api.store.get("jobsets", "ml", "ft")
     assert created is not None and run.attempt == 1
@@ -86,7 +86,7 @@ def test_a_queued_job_on_the_set_up_queue_passes_preflight(kube_api: Any) -> Non
 
 def job(queue: str, **kw: Any) -> TrainingJob:
     return TrainingJob(name="ft", image="img", command=["x"], nodes=2, queue=queue,
-                       accelerator=Accelerator("h100", count=8), **kw)  # fmt: skip
+                       accelerator=Accelerator("h100", count=8), stateless=True, **kw)  # fmt: skip
 
 
 def test_preflight_suggests_the_setup_for_a_missing_queue(kube_api: Any) -> None:

@@ -50,7 +50,8 @@ def job(name: str = "train", **kw: Any) -> TrainingJob:
     volumes = [WEIGHTS, SCRATCH, Pvc("datasets", mount="/data")]
     return TrainingJob(name=name, image="busybox", command=["true"], queue="team-a",
                        accelerator=Accelerator("h100", count=8), nodes=2,
-                       service_account="loader", volumes=volumes, **kw)  # fmt: skip
+                       service_account="loader", volumes=volumes, stateless=True,
+                       **kw)  # fmt: skip
 
 
 def uids(server: Any) -> dict[tuple[str, str | None, str], str]:

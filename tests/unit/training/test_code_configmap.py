@@ -29,7 +29,8 @@ def test_pods_mount_it_read_only_as_working_directory() -> None:
     pod = job().compile().main["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
     container = pod["spec"]["containers"][0]
     assert container["workingDir"] == CODE_MOUNT
-    assert container["command"] == ["python", "-u", "main.py"]
+    assert container["command"][:2] == ["python3", "-c"]  # the launcher, then the command
+    assert container["command"][3:] == ["python", "-u", "main.py"]
     mount = next(m for m in container["volumeMounts"] if m["name"] == "code")
     assert mount == {"name": "code", "mountPath": CODE_MOUNT, "readOnly": True}
     volume = next(v for v in pod["spec"]["volumes"] if v["name"] == "code")

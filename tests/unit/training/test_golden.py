@@ -26,6 +26,11 @@ JOBS = {
         name="jax-pretrain", image=IMAGE, command=["python", "-m", "pretrain"],
         accelerator=TpuSlice("v5e", "4x4"), queue="tpu", checkpoint_dir="pvc://ckpt/jax",
     ),
+    "tpu-multislice": TrainingJob(
+        name="jax-ms", image=IMAGE, command=["python", "-m", "pretrain"],
+        accelerator=TpuSlice("v5e", "4x4", slices=2), queue="tpu", spot=True,
+        checkpoint_dir="gs://ckpt-bucket/jax-ms",
+    ),
     "gpu-tcpxo": TrainingJob(
         name="mega-pretrain", image=IMAGE, command=["python", "train.py"],
         accelerator=Accelerator("h100-mega", count=8), nodes=4, queue="team-a",

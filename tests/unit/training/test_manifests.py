@@ -142,12 +142,16 @@ def test_single_node_job_ignores_disruptions_and_counts_user_retries_per_index()
 def test_environment_contract_is_complete_and_torchrun_compatible():
     m = job(accelerator=Accelerator("h100", count=8), nodes=2, env={"EXTRA": "1"}).compile()
     env = {e["name"]: e for e in pod_spec(m)["containers"][0]["env"]}
-    assert set(env) >= contract.CONTRACT_ENV
     assert env["MASTER_ADDR"]["value"] == "ft-node-0-0.ft"
     assert env["NNODES"]["value"] == "2" and env["NPROC_PER_NODE"]["value"] == "8"
     assert env["WORLD_SIZE"]["value"] == "16"
-    assert "job-completion-index" in env["NODE_RANK"]["valueFrom"]["fieldRef"]["fieldPath"]
-    assert "restart-attempt" in env["GKEML_RESTART_ATTEMPT"]["valueFrom"]["fieldRef"]["fieldPath"]
+    # The launcher sets the global rank and the restart attempt from what the pod declares.
+    assert set(env) >= contract.CONTRACT_ENV - set(contract.LAUNCHER_SETS) | {"EXTRA"}
+    assert not set(env) & set(contract.LAUNCHER_SETS)
+    assert "job-completion-index" in env["GKEML_POD_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"]
+    assert "job-index" in env["GKEML_JOB_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"]
+    assert env["GKEML_START_ID"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.uid"
+    assert env["GKEML_PODS_PER_JOB"]["value"] == "2"
     assert env["EXTRA"]["value"] == "1"
 
 

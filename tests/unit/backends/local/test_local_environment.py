@@ -6,6 +6,7 @@ import pytest
 
 from gkeml_sdk import Accelerator, TpuSlice, TrainingJob
 from gkeml_sdk.backends.local.local_environment import Slot, expand_references, local_env, slots
+from gkeml_sdk.core.environment import LAUNCHER_SETS
 from gkeml_sdk.training.pod import pod_template
 
 JOBS = {
@@ -33,7 +34,7 @@ def test_same_names_as_the_pods(kind: str) -> None:
     # The GPUDirect stack's NCCL settings are GKE-only: locally the stack is ignored.
     stack = job.network_choice.stack
     network = {name for name, _ in stack.env} if stack else set()
-    gke_names = {e["name"] for e in pod_env} - set(job.env) - network
+    gke_names = {e["name"] for e in pod_env} - set(job.env) - network | set(LAUNCHER_SETS)
     for node in range(job.nodes):
         assert set(env_of(job, node)) == gke_names
 
@@ -52,12 +53,14 @@ def test_values_for_local_processes() -> None:
     assert env["GKEML_RUN_ID"] == "g"
 
 
-def test_multislice_rank_is_per_slice_like_the_completion_index() -> None:
+def test_multislice_ranks_are_global_and_the_tpu_worker_id_is_per_slice() -> None:
     job = JOBS["tpu-multislice"]
     hosts = job.accelerator.hosts  # type: ignore[union-attr]
     env = env_of(job, hosts + 1)
-    assert env["NODE_RANK"] == env["TPU_WORKER_ID"] == "1"
+    assert env["NODE_RANK"] == env["JAX_PROCESS_ID"] == str(hosts + 1)
+    assert env["TPU_WORKER_ID"] == env["GKEML_POD_INDEX"] == "1"
     assert (env["MEGASCALE_SLICE_ID"], env["MEGASCALE_NUM_SLICES"]) == ("1", "2")
+    assert env["GKEML_JOB_INDEX"] == "1" and env["GKEML_PODS_PER_JOB"] == str(hosts)
 
 
 def test_spawn_procs_adds_torchrun_ranks() -> None:
