@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from urllib.parse import parse_qsl
 
@@ -59,8 +60,8 @@ class Reconciler:
     """Acts on tenants from the watch caches; remembers only the routes it wrote. Each
     tenant's state is its own key, so one worker thread per tenant may call `tenant()`."""
 
-    def __init__(self, writes: FencedWrites) -> None:
-        self.writes, self.kube = writes, writes.kube
+    def __init__(self, writes: FencedWrites, clock: Callable[[], float] = time.monotonic) -> None:
+        self.writes, self.kube, self._clock = writes, writes.kube, clock
         self.book = StatusBook(self.kube, writes.fence)
         self._routed: dict[str, frozenset[str]] = {}  # tenant -> models routed to standby
         self._allocated_at: dict[str, float] = {}
@@ -109,7 +110,7 @@ class Reconciler:
     def _refresh_allocations(self, tenant: Tenant, pods: dict[Key, Obj]) -> None:
         # At most one write per ALLOCATION_SECONDS: pods churn during rollouts and failovers.
         rows = allocations(tenant, pods)
-        now = time.monotonic()
+        now = self._clock()
         if rows == self.book.get(tenant).allocations:
             self.pending_allocations.discard(tenant.name)
             return
@@ -143,7 +144,7 @@ class Reconciler:
             )
 
         status = self.book.update(tenant, change)
-        self._allocated_at[tenant.name] = time.monotonic()
+        self._allocated_at[tenant.name] = self._clock()
         events = [(n, "PrimaryLost", f"{n}: no ready primary; failing over") for n in sorted(lost)]
         events += [(n, "FailedBack", f"{n}: primary ready; routed back") for n in sorted(back)]
         return status, events

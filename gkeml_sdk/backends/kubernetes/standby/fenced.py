@@ -31,6 +31,22 @@ class FencedWrites:
 
     def __init__(self, kube: KubeClient, elector: LeaderElector) -> None:
         self.kube, self.elector = kube, elector
+        # What we patched, by (kind, namespace, name): (resourceVersion we patched, answer).
+        # Until the watch shows a newer version, a cache still holding the old one is stale.
+        self._patched: dict[tuple[str, str, str], tuple[str, Obj]] = {}
+
+    def newest(self, kind: str, cache: dict[tuple[str, str], Obj]) -> dict[tuple[str, str], Obj]:
+        """`cache` (a copy of a watch cache of `kind`) with our own patches the watch has not
+        delivered yet put in, so a pass never acts on what it already changed."""
+        for (k, ns, name), (old_rv, answer) in list(self._patched.items()):
+            seen = cache.get((ns, name))
+            if k != kind or seen is None:
+                continue
+            if seen["metadata"].get("resourceVersion") == old_rv:
+                cache[(ns, name)] = answer
+            else:
+                self._patched.pop((k, ns, name), None)
+        return cache
 
     def fence(self) -> str:
         """The Lease's resourceVersion while we hold it; `LeaseLost` otherwise."""
@@ -81,6 +97,7 @@ class FencedWrites:
                 ok_statuses=frozenset({409}),
             )
             if answer:
+                self._patched[(res.kind, namespace, name)] = (rv, dict(answer))
                 return
             seen = None
 

@@ -43,7 +43,8 @@ RESYNC_SECONDS = 10.0
 class StandbyManager:
     """Keeps standbys per tenant and tier and fails lost primaries over. Safe to run in
     several copies: only the holder of the Lease `gkeml-standby-manager` writes, and each
-    write is fenced by it. `clock` paces the resync (tests pass their own).
+    write is fenced by it. `clock` paces the resync and the allocation writes (tests pass
+    their own).
 
     Example:
         >>> from gkeml_sdk import KubernetesSettings, StandbyManager, load_specs
@@ -79,7 +80,7 @@ class StandbyManager:
         self.elector = LeaderElector(
             self.kube, lease_namespace, LEASE_NAME, self.identity, lease or STANDBY_LEASE
         )
-        self.reconciler = Reconciler(FencedWrites(self.kube, self.elector))
+        self.reconciler = Reconciler(FencedWrites(self.kube, self.elector), clock)
         self.watch_seconds = settings.watch_seconds
         self.resync_seconds, self._clock = resync_seconds, clock
         self.resyncs = 0  # periodic resyncs started while leading
@@ -158,10 +159,11 @@ class StandbyManager:
                 if resync:
                     next_resync = self._clock() + self.resync_seconds
                     self.resyncs += int(self.leading)
-                pending = bool(self.reconciler.pending_allocations)
-                if (dirty or resync or pending) and synced and self.leading:
+                pending = self.reconciler.pending_allocations
+                if synced and self.leading:
                     for worker in self.workers:  # in tier order
-                        worker.poke(resync=resync)
+                        if dirty or resync or worker.tenant.name in pending:
+                            worker.poke(resync=resync, changed=dirty or resync)
                     dirty = False
                 if synced and (
                     (self.leading and all(w.clean for w in self.workers))
@@ -207,6 +209,7 @@ class StandbyManager:
     def _reconcile_one(self, tenant: Tenant, resync: bool) -> None:
         """One pass of one tenant, in its worker's thread, from copies of the caches."""
         if self.leading:
-            self.reconciler.tenant(
-                tenant, dict(self.pods), dict(self.deployments), resync=resync
-            )
+            writes = self.reconciler.writes
+            pods = writes.newest("Pod", dict(self.pods))
+            deployments = writes.newest("Deployment", dict(self.deployments))
+            self.reconciler.tenant(tenant, pods, deployments, resync=resync)

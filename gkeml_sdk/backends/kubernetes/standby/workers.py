@@ -33,7 +33,7 @@ class TenantWorker(threading.Thread):
         on_error: Callable[[GkemlError], None],
     ) -> None:
         super().__init__(daemon=True, name=f"gkeml-standby-{tenant.name}")
-        self.tenant, self._reconcile, self._stop, self._on_error = tenant, reconcile, stop, on_error
+        self.tenant, self._reconcile, self._stopping, self._on_error = tenant, reconcile, stop, on_error
         self._wake = threading.Event()
         self._lock = threading.Lock()
         self._resync = False
@@ -41,17 +41,18 @@ class TenantWorker(threading.Thread):
         self.passes = 0  # passes that succeeded
         self.failures = 0  # passes that failed in a row
 
-    def poke(self, *, resync: bool = False) -> None:
-        """Ask for a pass (soon, in this worker's thread)."""
+    def poke(self, *, resync: bool = False, changed: bool = True) -> None:
+        """Ask for a pass (soon, in this worker's thread); `changed=False` when only a
+        throttled write is due, which leaves the worker clean."""
         with self._lock:
             self._resync = self._resync or resync
-            self.clean = False
+            self.clean = self.clean and not changed
         self._wake.set()
 
     def run(self) -> None:
-        while not self._stop.is_set():
+        while not self._stopping.is_set():
             self._wake.wait(0.5)
-            if self._stop.is_set() or not self._wake.is_set():
+            if self._stopping.is_set() or not self._wake.is_set():
                 continue
             self._wake.clear()
             with self._lock:
@@ -67,7 +68,7 @@ class TenantWorker(threading.Thread):
                 log.warning("tenant %s: %s (retrying in %.1f s)", self.tenant.name, exc, delay)
                 with self._lock:
                     self._resync = self._resync or resync
-                if not self._stop.wait(delay):
+                if not self._stopping.wait(delay):
                     self._wake.set()
                 continue
             except GkemlError as exc:  # a status it cannot read: stop, say why
@@ -76,4 +77,4 @@ class TenantWorker(threading.Thread):
             self.failures = 0
             self.passes += 1
             with self._lock:
-                self.clean = not self._wake.is_set()
+                self.clean = self.clean or not self._wake.is_set()
