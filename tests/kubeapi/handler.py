@@ -106,7 +106,8 @@ class Handler(BaseHTTPRequestHandler):
             headers={k.lower(): v for k, v in self.headers.items()},
         )
         self.kube.log_request(record)
-        fault = self.kube.faults.pick(RequestInfo(self.command, url.path, query, is_watch))
+        info = RequestInfo(self.command, url.path, query, is_watch, record.headers)
+        fault = self.kube.faults.pick(info)
         record.fault = fault.kind if fault else None
         if fault is not None and self._pre_fault(fault, record):
             return
