@@ -113,6 +113,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         cut_after = fault.after_events if fault and fault.kind == "cut-watch" else None
         try:
+            self.kube.rbac.check(self.command, url.path, query, record.headers)
             result = self.kube.dispatcher.handle(
                 self.command,
                 url.path,

@@ -21,6 +21,7 @@ from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.lease import STANDBY_LEASE, LeaderElector, LeaseTiming
 from gkeml_sdk.backends.kubernetes.standby.failover import DEPLOYMENTS, PODS, Reconciler
 from gkeml_sdk.backends.kubernetes.standby.fenced import FencedWrites
+from gkeml_sdk.backends.kubernetes.standby.rbac import LEASE_NAME
 from gkeml_sdk.backends.kubernetes.standby.tenant_status import StatusBook, TenantStatus
 from gkeml_sdk.backends.kubernetes.standby.view import Key
 from gkeml_sdk.backends.kubernetes.standby.workers import TenantWorker
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.standby.drill import DrillReport
 
 log = logging.getLogger(__name__)
-LEASE_NAME = "gkeml-standby-manager"
 RESYNC_SECONDS = 10.0
 
 
