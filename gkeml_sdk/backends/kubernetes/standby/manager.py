@@ -105,10 +105,12 @@ class StandbyManager:
         self._thread.start()
         return self
 
-    def stop(self, *, release: bool = True) -> None:
+    def stop(self, *, release: bool = True, wait: bool = True) -> None:
         """Stop watching and acting; `release=False` leaves the Lease to expire, as a
-        crashed manager would."""
+        crashed manager would; `wait=False` returns at once (no new pass starts)."""
         self._stop.set()
+        if not wait:
+            return
         if self._thread is not None:
             self._thread.join(timeout=10)
         for worker in self.workers:
@@ -183,11 +185,18 @@ class StandbyManager:
         """The tenant's recorded status (failover count, last failover, allocations)."""
         return StatusBook(self.kube).get(tenant)
 
-    def drill(self, tenant: str, model: str | None = None, timeout: float = 600.0) -> DrillReport:
-        """Take the primary's readiness away and measure recovery (`standby.drill`)."""
+    def drill(
+        self,
+        tenant: str,
+        model: str | None = None,
+        timeout: float = 600.0,
+        on_loss: Callable[[], None] | None = None,
+    ) -> DrillReport:
+        """Take the primary's readiness away and measure recovery (`standby.drill`);
+        `on_loss` runs as the primary goes (e.g. kill the leading copy)."""
         from gkeml_sdk.backends.kubernetes.standby.drill import run_drill
 
-        return run_drill(self, self.tenant(tenant), model, timeout)
+        return run_drill(self, self.tenant(tenant), model, timeout, on_loss)
 
     def tenant(self, name: str) -> Tenant:
         """The managed tenant of that name."""
@@ -208,7 +217,7 @@ class StandbyManager:
 
     def _reconcile_one(self, tenant: Tenant, resync: bool) -> None:
         """One pass of one tenant, in its worker's thread, from copies of the caches."""
-        if self.leading:
+        if self.leading and not self._stop.is_set():
             writes = self.reconciler.writes
             pods = writes.newest("Pod", dict(self.pods))
             deployments = writes.newest("Deployment", dict(self.deployments))
