@@ -92,7 +92,9 @@ def flavors(tenant: Tenant) -> list[Obj]:
         spec: Obj = {"nodeLabels": {row.selector_label: label}}
         if dedicated(tenant):
             spec["nodeLabels"][DEDICATED_KEY] = tenant.name
-            spec["nodeTaints"] = [{"key": DEDICATED_KEY, "value": tenant.name, "effect": "NoSchedule"}]
+            spec["nodeTaints"] = [
+                {"key": DEDICATED_KEY, "value": tenant.name, "effect": "NoSchedule"}
+            ]
             spec["tolerations"] = [toleration(tenant)]
         objects.append(
             {

@@ -162,7 +162,10 @@ def table(rows: list[Any], traffic: bool) -> str:
             ]
         lines.append(line)
     widths = [max(len(r[i]) for r in [head, *lines]) for i in range(len(head))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [head, *lines])
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in [head, *lines]
+    )
 
 
 if __name__ == "__main__":

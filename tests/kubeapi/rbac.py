@@ -64,7 +64,9 @@ class Rbac:
         with self._lock:
             self._tokens[token] = (namespace, service_account)
 
-    def check(self, method: str, path: str, query: Mapping[str, str], headers: Mapping[str, str]) -> None:
+    def check(
+        self, method: str, path: str, query: Mapping[str, str], headers: Mapping[str, str]
+    ) -> None:
         """Raise 401/403 `ApiError` unless the request is allowed."""
         auth = headers.get("authorization", "")
         if not auth:
@@ -87,16 +89,15 @@ class Rbac:
         raise forbidden(user, attrs)
 
     def allowed(self, user: User, attrs: Attributes) -> bool:
-        for binding in self.store.list("clusterrolebindings"):
-            if _binds(binding, user):
-                if any(_allows(rule, attrs) for rule in self._rules(binding, "")):
-                    return True
+        bindings = [(b, "") for b in self.store.list("clusterrolebindings")]
         if attrs.namespace:
-            for binding in self.store.list("rolebindings", attrs.namespace):
-                if _binds(binding, user):
-                    if any(_allows(rule, attrs) for rule in self._rules(binding, attrs.namespace)):
-                        return True
-        return False
+            bindings += [
+                (b, attrs.namespace) for b in self.store.list("rolebindings", attrs.namespace)
+            ]
+        return any(
+            _binds(binding, user) and any(_allows(r, attrs) for r in self._rules(binding, ns))
+            for binding, ns in bindings
+        )
 
     def _rules(self, binding: dict[str, Any], namespace: str) -> list[dict[str, Any]]:
         ref = binding.get("roleRef") or {}
@@ -142,9 +143,7 @@ def attributes(method: str, path: str, query: Mapping[str, str]) -> Attributes:
 
 def forbidden(user: User, attrs: Attributes) -> errors.ApiError:
     resource = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
-    where = (
-        f'in the namespace "{attrs.namespace}"' if attrs.namespace else "at the cluster scope"
-    )
+    where = f'in the namespace "{attrs.namespace}"' if attrs.namespace else "at the cluster scope"
     reason = (
         f'User "{user.name}" cannot {attrs.verb} resource "{resource}" in API group '
         f'"{attrs.group}" {where}'
@@ -164,9 +163,9 @@ def _binds(binding: dict[str, Any], user: User) -> bool:
             ns = subject.get("namespace") or (binding.get("metadata") or {}).get("namespace")
             if (ns, subject.get("name")) == (user.namespace, user.account):
                 return True
-        elif kind == "User" and subject.get("name") == user.name:
-            return True
-        elif kind == "Group" and subject.get("name") in user.groups:
+        elif (kind == "User" and subject.get("name") == user.name) or (
+            kind == "Group" and subject.get("name") in user.groups
+        ):
             return True
     return False
 

@@ -131,12 +131,16 @@ def test_a_route_drifted_by_hand_is_restored_within_one_resync(cluster: Any) -> 
         wait(lambda: weights(server, "tenant-a", "llama-2-7b") == [95, 5])
         assert m.resyncs == 1
         # A standby count changed by hand is seen on the watch and put back at once.
-        server.store.patch("deployments", "tenant-a", "llama-2-7b-standby", {"spec": {"replicas": 0}})
+        server.store.patch(
+            "deployments", "tenant-a", "llama-2-7b-standby", {"spec": {"replicas": 0}}
+        )
         wait(
-            lambda: server.store.get("deployments", "tenant-a", "llama-2-7b-standby")["spec"][
-                "replicas"
-            ]
-            == 2
+            lambda: (
+                server.store.get("deployments", "tenant-a", "llama-2-7b-standby")["spec"][
+                    "replicas"
+                ]
+                == 2
+            )
         )
         assert m.resyncs == 1
     finally:

@@ -50,7 +50,9 @@ def test_the_manager_fails_over_with_exactly_its_rules(cluster: Any) -> None:
         lose_primaries(server, "tenant-b", "tiny-llama-1b")
         wait(lambda: weights(server, "tenant-a", "llama-2-7b") == [0, 100], timeout=15)
         wait(lambda: weights(server, "tenant-b", "tiny-llama-1b") == [0, 100], timeout=15)
-        wait(lambda: {e["reason"] for e in server.store.list("events", "tenant-a")} >= {"FailedOver"})
+        wait(
+            lambda: {e["reason"] for e in server.store.list("events", "tenant-a")} >= {"FailedOver"}
+        )
     finally:
         m.stop()
     assert m.error is None and refused(server) == []

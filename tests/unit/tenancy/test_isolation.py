@@ -41,9 +41,7 @@ def test_a_tier_redefined_by_another_tenant_is_refused_naming_both() -> None:
     assert "priority 100000, exclusive" in text and "priority 10, preemptible" in text
     # The same definition under the same name is one shared PriorityClass, not a conflict.
     twin = renamed(a, name="tenant-a2")
-    classes = [
-        o for o in compile_tenants([a, twin]).objects if o["kind"] == "PriorityClass"
-    ]
+    classes = [o for o in compile_tenants([a, twin]).objects if o["kind"] == "PriorityClass"]
     assert [o["metadata"]["name"] for o in classes] == ["gkeml-standby-reserve", "gkeml-tier-a"]
 
 
@@ -75,7 +73,9 @@ def test_only_the_exclusive_tenant_tolerates_its_dedicated_nodes() -> None:
         {"key": DEDICATED_KEY, "value": "tenant-a", "effect": "NoSchedule"}
     ]
     assert "nodeTaints" not in flavors["gkeml-nvidia-l4"]  # tier C's shared Spot flavor
-    queue = next(o for o in objects if o["kind"] == "ClusterQueue" and o["metadata"]["name"] == "tenant-a")
+    queue = next(
+        o for o in objects if o["kind"] == "ClusterQueue" and o["metadata"]["name"] == "tenant-a"
+    )
     assert [f["name"] for f in queue["spec"]["resourceGroups"][0]["flavors"]] == [
         "gkeml-tenant-a-nvidia-l4"
     ]
@@ -86,9 +86,9 @@ def test_node_pools_per_tier() -> None:
     (pool_a,) = [p.to_dict()["nodePools"][0] for p in a.node_pools()]
     assert pool_a["name"] == "tenant-a-nvidia-l4"
     assert pool_a["config"]["labels"] == {DEDICATED_KEY: "tenant-a"}
-    assert {"key": DEDICATED_KEY, "value": "tenant-a", "effect": "NO_SCHEDULE"} in pool_a[
-        "config"
-    ]["taints"]
+    assert {"key": DEDICATED_KEY, "value": "tenant-a", "effect": "NO_SCHEDULE"} in pool_a["config"][
+        "taints"
+    ]
     assert "spot" not in pool_a["config"]
     (pool_b,) = [p.to_dict()["nodePools"][0] for p in b.node_pools()]
     assert pool_b["name"] == "gkeml-shared-nvidia-a100-2g-10gb"
@@ -112,5 +112,5 @@ def test_egress_goes_to_dns_google_apis_and_declared_weight_sources_only() -> No
         {"ipBlock": {"cidr": "203.0.113.0/24"}},
     ]
     assert metadata["to"] == [{"ipBlock": {"cidr": "169.254.169.254/32"}}]
-    with pytest.raises(SpecError, match="weight_sources: 'huggingface.co' is not a CIDR"):
+    with pytest.raises(SpecError, match=r"weight_sources: 'huggingface\.co' is not a CIDR"):
         renamed(tenants()[0], weight_sources=["huggingface.co"])

@@ -33,7 +33,12 @@ class TenantWorker(threading.Thread):
         on_error: Callable[[GkemlError], None],
     ) -> None:
         super().__init__(daemon=True, name=f"gkeml-standby-{tenant.name}")
-        self.tenant, self._reconcile, self._stopping, self._on_error = tenant, reconcile, stop, on_error
+        self.tenant, self._reconcile, self._stopping, self._on_error = (
+            tenant,
+            reconcile,
+            stop,
+            on_error,
+        )
         self._wake = threading.Event()
         self._lock = threading.Lock()
         self._resync = False
