@@ -174,6 +174,8 @@ class StandbyManager:
                     self.ready.set()
                 with self.changed:
                     self.changed.notify_all()
+        if self.error is not None:  # a worker stopped us: say why (`gkeml tenant manage`)
+            raise self.error
 
     def apply(self) -> list[str]:
         """Server-side apply every compiled object of the tenants; `Kind/name` of each."""
