@@ -192,9 +192,9 @@ class Tenant(SpecModel):
 
         Example:
             >>> from gkeml_sdk import load_specs
-            >>> [p.to_dict()["nodePools"][0]["config"]["taints"][-1]["key"]
-            ...  for p in load_specs("examples/tenants.yaml")[0].node_pools()]
-            ['gkeml.dev/dedicated-to']
+            >>> (pool,) = load_specs("examples/tenants.yaml")[0].node_pools()
+            >>> pool.to_dict()["nodePools"][0]["config"]["labels"]
+            {'gkeml.dev/dedicated-to': 'tenant-a'}
         """
         from gkeml_sdk.tenancy.nodes import node_pools
 
