@@ -193,8 +193,8 @@ class Tenant(SpecModel):
         Example:
             >>> from gkeml_sdk import load_specs
             >>> (pool,) = load_specs("examples/tenants.yaml")[0].node_pools()
-            >>> pool.to_dict()["nodePools"][0]["config"]["labels"]
-            {'gkeml.dev/dedicated-to': 'tenant-a'}
+            >>> pool.name, pool.labels, pool.spot
+            ('tenant-a-nvidia-l4', {'gkeml.dev/dedicated-to': 'tenant-a'}, False)
         """
         from gkeml_sdk.tenancy.nodes import node_pools
 
