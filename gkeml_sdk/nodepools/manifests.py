@@ -21,6 +21,11 @@ if TYPE_CHECKING:
 _ANY_ZONE, _BALANCED = "ANY", "BALANCED"
 _COMPACT = "COMPACT"
 _NO_SCHEDULE = "NO_SCHEDULE"
+_EFFECTS = {
+    "NoSchedule": _NO_SCHEDULE,
+    "PreferNoSchedule": "PREFER_NO_SCHEDULE",
+    "NoExecute": "NO_EXECUTE",
+}
 _SPECIFIC, _NO_RESERVATION = "SPECIFIC_RESERVATION", "NO_RESERVATION"
 
 
@@ -84,6 +89,7 @@ def _config(pool: NodePool) -> Obj:
     row = pool.capacity_mode
     if row.taint_key is not None and not row.gke_taints:
         taints.append(_taint(row.taint_key, row.taint_value or ""))
+    taints += [_taint(t.key, t.value, _EFFECTS[t.effect]) for t in pool.taints]
     stack = pool.network_stack
     strategy = stack.gpu_direct_strategy if stack is not None else None
     seconds = pool.max_run_seconds
@@ -150,8 +156,8 @@ def _reservation(pool: NodePool) -> Obj | None:
     return None  # GKE's default: any matching reservation, else on-demand (or Spot)
 
 
-def _taint(key: str, value: str) -> Obj:
-    return _fields({"key": key, "value": value, "effect": _NO_SCHEDULE})
+def _taint(key: str, value: str, effect: str = _NO_SCHEDULE) -> Obj:
+    return _fields({"key": key, "value": value, "effect": effect})
 
 
 def _int64(number: int) -> str | None:

@@ -5,7 +5,7 @@ messages (`backends.gke.messages`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -32,6 +32,20 @@ class NodeNetwork(SpecModel):
 
     network: str
     subnetwork: str
+
+
+class NodeTaint(SpecModel):
+    """A taint every node of the pool carries: only pods that tolerate it land there (a
+    tenant's dedicated nodes).
+
+    Example:
+        >>> NodeTaint(key="gkeml.dev/dedicated-to", value="tenant-a").effect
+        'NoSchedule'
+    """
+
+    key: str
+    value: str = ""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
 
 
 class NodePool(SpecModel):
@@ -68,6 +82,7 @@ class NodePool(SpecModel):
     max_run_seconds: int | None = None  # flex-start VMs' run limit
     additional_networks: tuple[NodeNetwork, ...] = ()
     labels: dict[str, str] = Field(default_factory=dict)
+    taints: tuple[NodeTaint, ...] = ()  # beside the accelerator's and the capacity mode's
 
     @model_validator(mode="before")
     @classmethod

@@ -20,6 +20,8 @@ NS_NAME_LABEL = "kubernetes.io/metadata.name"
 METRICS_NAMESPACES = ("gmp-system", "gke-gmp-system")
 # Google Cloud load balancer health checks ("Health checks overview": firewall rules).
 HEALTH_CHECKS = ("35.191.0.0/16", "130.211.0.0/22")
+# The GKE metadata server (Workload Identity tokens for Cloud Storage).
+METADATA_SERVER = "169.254.169.254/32"
 RBAC_API = kinds.RBAC
 NETPOL_API = kinds.NETWORKING
 
@@ -103,8 +105,17 @@ def _network_policies(tenant: Tenant) -> list[Obj]:
         ],
         "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
     }
-    # Weights come from the Hugging Face Hub or Cloud Storage over HTTPS.
-    https = {"ports": [{"protocol": "TCP", "port": 443}]}
+    # HTTPS to what the tenant declared (its weight sources) and the Google APIs (Cloud
+    # Storage, Artifact Registry), nothing else; the metadata server for Workload Identity.
+    ranges = [*tenant.google_api_cidrs, *tenant.weight_sources]
+    https = {
+        "to": [{"ipBlock": {"cidr": cidr}} for cidr in ranges],
+        "ports": [{"protocol": "TCP", "port": 443}],
+    }
+    metadata_server = {
+        "to": [{"ipBlock": {"cidr": METADATA_SERVER}}],
+        "ports": [{"protocol": "TCP", "port": 80}],
+    }
     within: list[Obj] = [{"podSelector": {}}]
     callers = [_from_namespace(tenant.gateway_namespace), *map(_from_namespace, METRICS_NAMESPACES)]
     if tenant.routing == "inference-gateway":
@@ -128,7 +139,9 @@ def _network_policies(tenant: Tenant) -> list[Obj]:
             {"policyTypes": ["Ingress"], "ingress": [{"from": callers, "ports": port}]},
         ),
         _policy(
-            tenant, "allow-dns-and-weights", {"policyTypes": ["Egress"], "egress": [dns, https]}
+            tenant,
+            "allow-dns-and-weights",
+            {"policyTypes": ["Egress"], "egress": [dns, https, metadata_server]},
         ),
     ]
 

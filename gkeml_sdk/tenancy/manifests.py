@@ -12,6 +12,7 @@ from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.tenancy import queues, routes
 from gkeml_sdk.tenancy.isolation import isolation_objects
 from gkeml_sdk.tenancy.model_servers import model_objects
+from gkeml_sdk.tenancy.rules import check_tenants
 
 if TYPE_CHECKING:
     from gkeml_sdk.tenancy.model import Tenant
@@ -32,7 +33,10 @@ def compile_tenant(tenant: Tenant) -> Manifests:
 
 
 def compile_tenants(tenants: Iterable[Tenant]) -> Manifests:
-    """Several tenants: the objects they share (tier classes, flavors, the Cohort) once."""
+    """Several tenants: the objects they share (tier classes, flavors, the Cohort) once.
+    Tenants that would define one cluster-wide object two ways are refused (`SpecError`)."""
+    tenants = list(tenants)
+    check_tenants(tenants)
     objects: list[Obj] = [*queues.shared_objects()]
     namespaced: list[Obj] = []
     for tenant in tenants:

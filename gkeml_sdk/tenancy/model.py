@@ -15,6 +15,11 @@ from gkeml_sdk.tenancy.tier import Tier
 if TYPE_CHECKING:
     from gkeml_sdk.core.manifests import Manifests
     from gkeml_sdk.hardware.gpu_row import GpuModel
+    from gkeml_sdk.nodepools.model import NodePool
+
+# Private Google Access (private.googleapis.com): where Cloud Storage and the other Google APIs
+# answer from inside a VPC without public egress.
+GOOGLE_API_CIDRS = ("199.36.153.8/30",)
 
 MAX_STANDBY_SHARE = 50
 
@@ -86,6 +91,11 @@ class Tenant(SpecModel):
     # come from (NetworkPolicies must let them in).
     gateway_cidrs: list[str] = Field(default_factory=list)
     standby_share: int = 5  # percent of a model's traffic a hot standby takes
+    # Egress beyond DNS and the tenant's own pods: HTTPS to these ranges only. Weights from
+    # outside Google (the Hugging Face Hub, a mirror) need their ranges declared here;
+    # Cloud Storage answers from `google_api_cidrs`.
+    weight_sources: list[str] = Field(default_factory=list)
+    google_api_cidrs: list[str] = Field(default_factory=lambda: list(GOOGLE_API_CIDRS))
 
     @field_validator("tier", mode="before")
     @classmethod
@@ -133,6 +143,7 @@ class Tenant(SpecModel):
                 field="standby_share",
             )
         checks.check_routing(self)
+        checks.check_egress(self)
         checks.check_models(self)
         return self
 
@@ -174,6 +185,20 @@ class Tenant(SpecModel):
             f"tenant {self.name!r} serves no model {name!r}",
             fix=f"one of {', '.join(m.name for m in self.models)}",
         )
+
+    def node_pools(self) -> list[NodePool]:
+        """The node pools the tenant's pods run on: its own, labelled and tainted with its
+        name, for an exclusive tier (never Spot); shared ones otherwise (`tenancy.nodes`).
+
+        Example:
+            >>> from gkeml_sdk import load_specs
+            >>> (pool,) = load_specs("examples/tenants.yaml")[0].node_pools()
+            >>> pool.name, pool.labels, pool.spot
+            ('tenant-a-nvidia-l4', {'gkeml.dev/dedicated-to': 'tenant-a'}, False)
+        """
+        from gkeml_sdk.tenancy.nodes import node_pools
+
+        return node_pools(self)
 
     def compile(self) -> Manifests:
         """The tenant's Kubernetes objects (`gkeml_sdk.tenancy.manifests`)."""

@@ -17,6 +17,7 @@ from gkeml_sdk.serving.autoscaling import Autoscaling
 from gkeml_sdk.serving.model import ServeModel
 from gkeml_sdk.serving.routing import Routing
 from gkeml_sdk.tenancy import names
+from gkeml_sdk.tenancy.nodes import pin
 
 if TYPE_CHECKING:
     from gkeml_sdk.tenancy.model import Tenant, TenantModel
@@ -73,7 +74,7 @@ def model_objects(tenant: Tenant, model: TenantModel) -> list[Obj]:
     objects.append(_standby_deployment(tenant, svc, primary.main))
     if level == "cold":
         objects.append(_reserve(tenant, model, primary.main))
-    return objects
+    return [pin(tenant, o) if o["kind"] == "Deployment" else o for o in objects]
 
 
 def _is_pdb(obj: Obj) -> bool:

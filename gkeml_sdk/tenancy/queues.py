@@ -11,6 +11,7 @@ from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import sdk_labels
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.tenancy import names
+from gkeml_sdk.tenancy.nodes import DEDICATED_KEY, dedicated, toleration
 from gkeml_sdk.tenancy.tier import Tier
 
 if TYPE_CHECKING:
@@ -66,28 +67,44 @@ def shared_objects() -> list[Obj]:
     return [cohort, reserve]
 
 
-def flavor_name(label: str) -> str:
-    """ResourceFlavor of the nodes of one GPU label.
+def flavor_name(label: str, owner: str = "") -> str:
+    """ResourceFlavor of the nodes of one GPU label: shared, or of one tenant's own nodes
+    (its name in the flavor's, so no tenant can redefine another's).
 
     Example:
-        >>> flavor_name("nvidia-l4")
-        'gkeml-nvidia-l4'
+        >>> flavor_name("nvidia-l4"), flavor_name("nvidia-l4", "tenant-a")
+        ('gkeml-nvidia-l4', 'gkeml-tenant-a-nvidia-l4')
     """
-    return f"gkeml-{label}"
+    return f"gkeml-{owner}-{label}" if owner else f"gkeml-{label}"
+
+
+def tenant_flavor(tenant: Tenant, label: str) -> str:
+    """The flavor the tenant's pods of GPU `label` are admitted to."""
+    return flavor_name(label, tenant.name if dedicated(tenant) else "")
 
 
 def flavors(tenant: Tenant) -> list[Obj]:
-    """A ResourceFlavor per GPU the tenant's models use, selecting its row's node label."""
+    """A ResourceFlavor per GPU the tenant's models use, selecting its row's node label; a
+    dedicated tenant's select, and tolerate, its own tainted nodes."""
     rows = {m.gpu.label: m.gpu for m in tenant.models}  # a GPU label is one row
-    return [
-        {
-            "apiVersion": kinds.KUEUE,
-            "kind": "ResourceFlavor",
-            "metadata": {"name": flavor_name(label), "labels": sdk_labels()},
-            "spec": {"nodeLabels": {row.selector_label: label}},
-        }
-        for label, row in rows.items()
-    ]
+    objects = []
+    for label, row in rows.items():
+        spec: Obj = {"nodeLabels": {row.selector_label: label}}
+        if dedicated(tenant):
+            spec["nodeLabels"][DEDICATED_KEY] = tenant.name
+            spec["nodeTaints"] = [
+                {"key": DEDICATED_KEY, "value": tenant.name, "effect": "NoSchedule"}
+            ]
+            spec["tolerations"] = [toleration(tenant)]
+        objects.append(
+            {
+                "apiVersion": kinds.KUEUE,
+                "kind": "ResourceFlavor",
+                "metadata": {"name": tenant_flavor(tenant, label), "labels": sdk_labels()},
+                "spec": spec,
+            }
+        )
+    return objects
 
 
 def queues(tenant: Tenant, storage_gi: dict[str, int]) -> list[Obj]:
@@ -109,7 +126,7 @@ def queues(tenant: Tenant, storage_gi: dict[str, int]) -> list[Obj]:
         quota = dict.fromkeys(covered, 0) | {resource[label]: min(gpus, tenant.gpu_quota)}
         rows = [{"name": name, "nominalQuota": str(n)} for name, n in quota.items()]
         storage = {"name": STORAGE, "nominalQuota": f"{storage_gi.get(label, 0)}Gi"}
-        flavor_rows.append({"name": flavor_name(label), "resources": [*rows, storage]})
+        flavor_rows.append({"name": tenant_flavor(tenant, label), "resources": [*rows, storage]})
     spec: Obj = {
         "cohortName": names.COHORT,
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": tenant.namespace}},

@@ -4,6 +4,7 @@ sense, and the GPU quota covers what the tier keeps running."""
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.model import fail
@@ -112,6 +113,14 @@ def _check_isolation(tenant: Tenant, model: TenantModel) -> None:
             "refuse time-shared GPUs), or tier='A'",
             field="models",
         )
+    if tier.isolation == "exclusive" and model.model.spot:
+        raise fail(
+            f"{where}: spot=True on an exclusive tier",
+            rule="an exclusive tier runs on dedicated on-demand nodes; a Spot VM may be "
+            "reclaimed with 30 s notice and its capacity given to anyone",
+            fix="drop spot=True, or tier='C'",
+            field="models",
+        )
     if tier.isolation == "preemptible" and not (model.model.spot or tier.preemptible):
         raise fail(
             f"{where}: neither Spot nor a preemptible priority (priority={tier.priority})",
@@ -120,6 +129,54 @@ def _check_isolation(tenant: Tenant, model: TenantModel) -> None:
             fix="spot=True on the ServeModel, or Tier(..., priority=10)",
             field="models",
         )
+
+
+def check_tenants(tenants: Iterable[Tenant]) -> None:
+    """Tenants managed together: unique names, and a tier name means one definition (its
+    PriorityClass and WorkloadPriorityClass are shared by every tenant of that tier)."""
+    by_name: dict[str, Tenant] = {}
+    by_class: dict[str, Tenant] = {}
+    for tenant in tenants:
+        if tenant.name in by_name:
+            raise fail(
+                f"two tenants are named {tenant.name!r}",
+                rule="a tenant's name names its ClusterQueue, flavors and node pools",
+                fix="give each tenant its own name",
+                field="name",
+            )
+        by_name[tenant.name] = tenant
+        key = tenant.tier.key
+        first = by_class.setdefault(key, tenant)
+        if _tier_terms(first) != _tier_terms(tenant):
+            raise fail(
+                f"tenants {first.name!r} and {tenant.name!r} define tier {key!r} differently: "
+                f"{_tier_terms(first)} against {_tier_terms(tenant)}",
+                rule=f"tier {key!r} names the cluster-wide PriorityClass gkeml-tier-{key}; a "
+                "second definition would change the first tenant's priority",
+                fix=f"give {tenant.name!r}'s tier another name, e.g. Tier(name='{key}-2', "
+                f"like=...), or the same settings as {first.name!r}'s",
+                field="tier",
+            )
+
+
+def _tier_terms(tenant: Tenant) -> str:
+    tier = tenant.tier
+    return f"priority {tier.priority}, {tier.isolation}"
+
+
+def check_egress(tenant: Tenant) -> None:
+    """Declared egress ranges are CIDRs."""
+    for field in ("weight_sources", "google_api_cidrs"):
+        for cidr in getattr(tenant, field):
+            try:
+                ipaddress.ip_network(cidr)
+            except ValueError:
+                raise fail(
+                    f"{field}: {cidr!r} is not a CIDR range",
+                    rule="NetworkPolicy egress rules name IP ranges (no host names)",
+                    fix="e.g. '199.36.153.8/30'",
+                    field=field,
+                ) from None
 
 
 def check_routing(tenant: Tenant) -> None:

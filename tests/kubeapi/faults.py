@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 KINDS = frozenset(
@@ -30,6 +30,7 @@ class RequestInfo:
     path: str
     query: dict[str, str]
     is_watch: bool
+    headers: Mapping[str, str] = field(default_factory=dict)  # lower-case names
 
 
 Match = Callable[[RequestInfo], bool] | tuple[str | None, str] | None

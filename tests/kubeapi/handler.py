@@ -106,12 +106,14 @@ class Handler(BaseHTTPRequestHandler):
             headers={k.lower(): v for k, v in self.headers.items()},
         )
         self.kube.log_request(record)
-        fault = self.kube.faults.pick(RequestInfo(self.command, url.path, query, is_watch))
+        info = RequestInfo(self.command, url.path, query, is_watch, record.headers)
+        fault = self.kube.faults.pick(info)
         record.fault = fault.kind if fault else None
         if fault is not None and self._pre_fault(fault, record):
             return
         cut_after = fault.after_events if fault and fault.kind == "cut-watch" else None
         try:
+            self.kube.rbac.check(self.command, url.path, query, record.headers)
             result = self.kube.dispatcher.handle(
                 self.command,
                 url.path,

@@ -118,6 +118,8 @@ BUILTINS: tuple[ResourceType, ...] = (
     _b("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True, ("netpol",)),
     _b("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
     _b("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
+    _b("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
+    _b("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
     _b("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ("pc",)),
     # Built in and served by default from Kubernetes 1.34 (DRA GA).
     _b("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True),

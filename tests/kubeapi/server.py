@@ -20,6 +20,7 @@ from .faults import FaultInjector
 from .handler import Handler
 from .podlogs import PodLogs
 from .podproxy import PodProxy
+from .rbac import Rbac
 from .resources import Registry, resource_from_crd
 from .store import Store
 from .tracking import Tracking
@@ -59,6 +60,7 @@ class KubeAPIServer(Tracking):
         self.faults = FaultInjector()
         self.pod_logs = PodLogs()
         self.pod_proxy = PodProxy(self.store)
+        self.rbac = Rbac(self.store)  # enforced for requests with a registered bearer token
         self.forbidden_namespaces: set[str] = set(forbidden_namespaces)
         # GET answers of aggregated API servers (e.g. Kueue's visibility API), by path.
         self.aggregated: dict[str, Any] = {}

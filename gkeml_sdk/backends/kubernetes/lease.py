@@ -1,7 +1,8 @@
 """Leader election on a `coordination.k8s.io/v1` Lease, as client-go's leaderelection does:
 acquire a free or expired lease, renew it every `retry_seconds`, give up leading when a
 renewal has not succeeded for `renew_deadline_seconds`. Expiry is judged by when this
-process last saw the lease change, never by another machine's clock."""
+process last saw the lease change, never by another machine's clock; our own renewal counts
+from when its request was sent, so a slow answer never extends what we believe we hold."""
 
 from __future__ import annotations
 
@@ -30,6 +31,10 @@ class LeaseLost(ClusterError):
         'lease default/gkeml-controller: held by b'
     """
 
+    def __init__(self, action: str, *, message: str = "") -> None:
+        super().__init__(action, message=message)
+        self.args = (f"{action}: {message}",)  # no API status: nothing was refused
+
 
 @dataclass(frozen=True)
 class LeaseTiming:
@@ -43,6 +48,13 @@ class LeaseTiming:
     lease_seconds: int = 15
     renew_deadline_seconds: float = 10.0
     retry_seconds: float = 2.0
+
+
+# The standby manager's: a successor takes over within about 2.5 s of the leader's last
+# renewal (duration + one retry), so tier A's 5 s objective holds when the leader dies with a
+# primary. A leader that cannot renew for 1.5 s stops writing, 0.5 s before anyone may take
+# over.
+STANDBY_LEASE = LeaseTiming(lease_seconds=2, renew_deadline_seconds=1.5, retry_seconds=0.5)
 
 
 class LeaderElector:
@@ -76,6 +88,12 @@ class LeaderElector:
         return self._clock() - self.last_renewed < self.timing.renew_deadline_seconds
 
     @property
+    def term(self) -> int:
+        """How many times the lease changed hands when we took it (`leaseTransitions`): a
+        number every write of this leadership may carry, higher than any predecessor's."""
+        return int((self._observed or {}).get("leaseTransitions") or 0)
+
+    @property
     def holder(self) -> str:
         """The identity last seen holding the lease ("" when none)."""
         return str((self._observed or {}).get("holderIdentity") or "")
@@ -101,6 +119,8 @@ class LeaderElector:
         if current is None or holder != self.identity:
             self.last_renewed = float("-inf")
             raise LeaseLost(where, message=f"held by {holder or 'nobody'}, not {self.identity}")
+        if not self.leading:  # the read itself was slow: the deadline passed meanwhile
+            raise LeaseLost(where, message="our renewal passed its deadline while we read")
         return str(current["metadata"].get("resourceVersion", ""))
 
     def release(self) -> None:
@@ -113,11 +133,12 @@ class LeaderElector:
         self.last_renewed = float("-inf")
 
     def _attempt(self) -> bool:
+        sent = self._clock()
         now_text = _micro_time()
         current = self.kube.find(LEASES, self.name, self.namespace)
         if current is None:
             created = self.kube.create(self._lease(now_text, transitions=0))
-            return self._won(created)
+            return self._won(created, sent)
         spec = current.get("spec") or {}
         if spec != self._observed:
             self._observed, self._observed_at = spec, self._clock()
@@ -129,13 +150,13 @@ class LeaderElector:
         acquired = spec.get("acquireTime") if holder == self.identity else now_text
         lease = self._lease(now_text, transitions, acquired)
         lease["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-        return self._won(self.kube.replace(lease))
+        return self._won(self.kube.replace(lease), sent)
 
-    def _won(self, written: Obj | None) -> bool:
+    def _won(self, written: Obj | None, sent: float) -> bool:
         if written is None:
             return False  # another candidate wrote first (409)
         self._observed, self._observed_at = written.get("spec"), self._clock()
-        self.last_renewed = self._clock()
+        self.last_renewed = sent
         return True
 
     def _lease(self, now_text: str, transitions: int, acquired: str | None = None) -> Obj:

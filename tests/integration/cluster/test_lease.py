@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
-from gkeml_sdk.backends.kubernetes.lease import LEASES, LeaderElector, LeaseTiming
+from gkeml_sdk.backends.kubernetes.lease import LEASES, LeaderElector, LeaseLost, LeaseTiming
 from gkeml_sdk.backends.kubernetes.transport import Transport
 from tests.integration.cluster.conftest import FAST_RETRY
 
@@ -91,3 +91,32 @@ def test_fence_refuses_a_leader_that_was_replaced_or_is_past_its_deadline(kube_a
     else:
         raise AssertionError("a replaced leader passed the fence")
     assert not a.leading
+
+
+def test_a_renewal_counts_from_when_it_was_sent_and_a_slow_fence_read_is_lost(
+    kube_api: Any,
+) -> None:
+    clock = Clock()
+    a = elector(kube_api, "a", clock)
+    assert a.try_acquire_or_renew()
+
+    def late(method: str) -> Any:
+        def match(info: Any) -> bool:
+            if info.method == method and "/leases/" in info.path:
+                clock.now += 11  # the answer comes 11 s later: past the 10 s deadline
+                return True
+            return False
+
+        return match
+
+    kube_api.faults.inject("slow", count=1, delay=0, match=late("PUT"))
+    assert a.try_acquire_or_renew()  # written, but the answer came too late to count
+    assert not a.leading
+    assert a.try_acquire_or_renew() and a.leading  # a prompt renewal
+    kube_api.faults.inject("slow", count=1, delay=0, match=late("GET"))
+    try:
+        a.fence()
+    except LeaseLost as exc:
+        assert "passed its deadline while we read" in str(exc)
+    else:
+        raise AssertionError("a fence whose read outlived the deadline must refuse")

@@ -123,7 +123,8 @@ COSTS = {
         "llama-2-7b",
         [
             ("PUT", "configmaps"),  # failover_count, last_failover, failing_over
-            ("PATCH", "virtualservices"),  # route 0/100
+            ("GET", "virtualservices"),  # read under the Lease: its resourceVersion
+            ("PUT", "virtualservices"),  # route 0/100, with that resourceVersion
             ("PATCH", "deployments"),  # standbys 2 -> 4: restore the count
             ("POST", "events"),  # PrimaryLost
             ("POST", "events"),  # FailedOver
@@ -137,7 +138,8 @@ COSTS = {
             ("POST", "pods"),  # POST .../pods/POD:8000/proxy/wake_up
             ("PATCH", "pods"),  # annotation: awake
             ("POST", "events"),
-            ("PATCH", "virtualservices"),  # once the woken standby is seen awake
+            ("GET", "virtualservices"),  # once the woken standby is seen awake
+            ("PUT", "virtualservices"),
             ("POST", "events"),
         ],
     ),
@@ -147,41 +149,72 @@ COSTS = {
             ("PUT", "configmaps"),
             ("PATCH", "deployments"),  # 0 -> 1: the cold standby starts
             ("POST", "events"),
-            ("PATCH", "virtualservices"),  # once it is ready
+            ("GET", "virtualservices"),  # once it is ready
+            ("PUT", "virtualservices"),
             ("POST", "events"),
         ],
     ),
 }
+# Nobody competes for the Lease here: a long one never lapses on a loaded machine.
+STEADY_LEASE = LeaseTiming(lease_seconds=60, renew_deadline_seconds=50, retry_seconds=0.2)
+
+
+def frozen_clock() -> float:
+    """A clock that never moves: no resync, no throttled allocation write, during a count."""
+    return 0.0
 
 
 @pytest.mark.parametrize("tenant", sorted(COSTS))
 def test_what_one_failover_costs_in_api_requests(cluster: Any, tenant: str) -> None:
     server, tenants, _ = cluster
     model, expected = COSTS[tenant]
-    m = manager(server, tenants, "one").start()
+    the_tenant = next(t for t in tenants if t.name == tenant)
+    settings = KubernetesSettings(
+        api_client=server.api_client(), api_retry=FAST_RETRY, watch_seconds=30
+    )
+    m = StandbyManager(
+        tenants, settings=settings, identity="one", lease=STEADY_LEASE, clock=frozen_clock
+    )
+    m.start()
+    worker = lambda: next(w for w in m.workers if w.tenant.name == tenant)  # noqa: E731
+    standbys = f"gkeml.dev/serve={model}-standby"
+    pods = lambda: server.store.list("pods", tenant, standbys)  # noqa: E731
+    asleep = the_tenant.tier.standby_level == "warm"
+    running = 0 if the_tenant.tier.standby_level == "cold" else the_tenant.tier.standbys
     try:
         assert m.ready.wait(10)
         wait(lambda: status(server, tenant).get("ready_seen"))
-        running = next(t for t in tenants if t.name == tenant).tier.standbys
-        if tenant == "tenant-c":
-            running = 0
-        standbys = f"gkeml.dev/serve={model}-standby"
-        pods = lambda: server.store.list("pods", tenant, standbys)  # noqa: E731
         wait(lambda: len([p for p in pods() if p["status"].get("conditions")]) == running, 20)
-        time.sleep(1.0)  # warm standbys put to sleep, allocations written
+        if asleep:  # the warm standby is put to sleep before the count starts
+            wait(
+                lambda: all(
+                    p["metadata"].get("annotations", {}).get("gkeml.dev/asleep") == "true"
+                    for p in pods()
+                )
+            )
+        wait(lambda: worker().clean and m.elector.leading)
         before = time.monotonic()
         lose_primaries(server, tenant, model)  # the test plays the kubelet: not a request
         wait(lambda: weights(server, tenant, model) == [0, 100], timeout=20)
-        time.sleep(0.5)
-        calls = [
-            (r.method, r.path.split(f"/namespaces/{tenant}/")[1].split("/")[0])
-            for r in list(server.request_log)
-            if r.started >= before and not r.watch and f"/namespaces/{tenant}/" in r.path
-        ]
+        events = lambda: server.store.list("events", tenant)  # noqa: E731
+        wait(lambda: len(events()) == sum(1 for c in expected if c[1] == "events"))
+        wait(lambda: worker().clean)
+        log = [r for r in list(server.request_log) if r.started >= before and not r.watch]
     finally:
         m.stop()
+    calls = [
+        (r.method, r.path.split(f"/namespaces/{tenant}/")[1].split("/")[0])
+        for r in log
+        if f"/namespaces/{tenant}/" in r.path
+    ]
     print(f"\none failover of {tenant}/{model}: {len(calls)} API requests: {calls}")
     assert sorted(calls) == sorted(expected)
+    assert {r.method for r in log if "/leases/" in r.path} <= {"GET", "PUT"}
+    # Every write was fenced: the Lease was read at least once per write.
+    writes = [c for c in calls if c[0] != "GET"]
+    lease_reads = [r for r in log if r.method == "GET" and "/leases/" in r.path]
+    assert len(lease_reads) >= len(writes)
+    assert all(r.status in (200, 201) for r in log if f"/namespaces/{tenant}/" in r.path)
 
 
 def test_two_managers_never_double_create_standbys(cluster: Any) -> None:
@@ -200,7 +233,10 @@ def test_two_managers_never_double_create_standbys(cluster: Any) -> None:
             for r in list(server.request_log)
             if r.started >= before
             and r.method != "GET"
-            and r.path.endswith("/deployments/llama-2-7b-standby")
+            and (
+                r.path.endswith("/deployments/llama-2-7b-standby")
+                or (r.method == "POST" and r.path.endswith("/tenant-a/deployments"))
+            )
         ]
         assert len(writes) == 1
         lease = server.store.get("leases", "default", "gkeml-standby-manager")
@@ -216,7 +252,7 @@ def test_a_manager_killed_mid_failover_is_finished_by_the_next(cluster: Any) -> 
     wait(lambda: status(server, "tenant-a").get("ready_seen") and first.leading)
     wait(lambda: weights(server, "tenant-a", "llama-2-7b") == [95, 5])
     # The route update fails while the first manager runs: it dies before finishing.
-    rule = server.faults.inject("500", count=None, match=("PATCH", "virtualservices"))
+    rule = server.faults.inject("500", count=None, match=("PUT", "virtualservices"))
     lose_primaries(server)
     wait(lambda: status(server, "tenant-a")["failing_over"] == "llama-2-7b")
     wait(lambda: rule.hits >= 1)

@@ -74,7 +74,11 @@ def test_a_tenants_quota_limits_and_queue_name_its_rows_resource(z900) -> None:
     (limit,) = _one(objects, "LimitRange")["spec"]["limits"]
     assert (limit["max"], limit["default"]) == ({"acme.com/gpu": "1"}, {"acme.com/gpu": "0"})
     flavor = _one(objects, "ResourceFlavor")
-    assert flavor["spec"]["nodeLabels"] == {"acme.com/accelerator": "acme-z900"}
+    # Tier A: the tenant's own nodes, found by the row's label key and the tenant's label.
+    assert flavor["spec"]["nodeLabels"] == {
+        "acme.com/accelerator": "acme-z900",
+        "gkeml.dev/dedicated-to": "acme",
+    }
     (group,) = _one(objects, "ClusterQueue")["spec"]["resourceGroups"]
     assert group["coveredResources"] == ["acme.com/gpu", "ephemeral-storage"]
     (resources,) = [f["resources"] for f in group["flavors"]]
@@ -95,9 +99,9 @@ def test_a_tenant_on_two_vendors_covers_both_resources_in_one_group(z900) -> Non
         f["name"]: {r["name"]: r["nominalQuota"] for r in f["resources"][:2]}
         for f in group["flavors"]
     }
-    assert quotas == {
-        "gkeml-nvidia-l4": {"nvidia.com/gpu": "4", "acme.com/gpu": "0"},
-        "gkeml-acme-z900": {"nvidia.com/gpu": "0", "acme.com/gpu": "4"},
+    assert quotas == {  # tier A: flavors of the tenant's own nodes
+        "gkeml-acme-nvidia-l4": {"nvidia.com/gpu": "4", "acme.com/gpu": "0"},
+        "gkeml-acme-acme-z900": {"nvidia.com/gpu": "0", "acme.com/gpu": "4"},
     }
     hard = _one(objects, "ResourceQuota")["spec"]["hard"]
     assert hard == {"requests.nvidia.com/gpu": "16", "requests.acme.com/gpu": "16"}

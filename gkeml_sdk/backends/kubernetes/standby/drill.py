@@ -7,6 +7,7 @@ the kubelet reasserts readiness at its next status sync, which ends the drill's 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -89,9 +90,14 @@ class DrillReport:
 
 
 def run_drill(
-    manager: StandbyManager, tenant: Tenant, model: str | None, timeout: float
+    manager: StandbyManager,
+    tenant: Tenant,
+    model: str | None,
+    timeout: float,
+    on_loss: Callable[[], None] | None = None,
 ) -> DrillReport:
-    """Drill `model` (or every model) of `tenant` while `manager` runs."""
+    """Drill `model` (or every model) of `tenant` while `manager` runs. `on_loss` runs at
+    the moment the last primary goes (a drill that kills the leading manager with it)."""
     models = [tenant.model_named(model)] if model else list(tenant.models)
     end = time.monotonic() + timeout
     while not manager.ready.wait(0.2):
@@ -105,7 +111,9 @@ def run_drill(
     ]
     with StreamHub(manager.kube, specs) as hub:
         watched = _Watched(hub)
-        return DrillReport(tuple(_drill(manager, tenant, m, watched, timeout) for m in models))
+        return DrillReport(
+            tuple(_drill(manager, tenant, m, watched, timeout, on_loss) for m in models)
+        )
 
 
 class _Watched:
@@ -152,7 +160,12 @@ class _Watched:
 
 
 def _drill(
-    manager: StandbyManager, tenant: Tenant, model: TenantModel, seen: _Watched, timeout: float
+    manager: StandbyManager,
+    tenant: Tenant,
+    model: TenantModel,
+    seen: _Watched,
+    timeout: float,
+    on_loss: Callable[[], None] | None,
 ) -> DrillRow:
     standby = names.standby_name(model.name)
     running = 0 if tenant.tier.standby_level == "cold" else tenant.tier.standbys
@@ -169,6 +182,8 @@ def _drill(
     for pod in primaries[:-1]:
         _set_ready(manager, tenant, pod, ready=False)
     lost = time.monotonic()  # the last ready primary goes now
+    if on_loss is not None:
+        on_loss()
     _set_ready(manager, tenant, primaries[-1], ready=False)
     recovered = seen.until(
         lambda: seen.standby_weight(model) == 100 and bool(seen.ready(standby)),

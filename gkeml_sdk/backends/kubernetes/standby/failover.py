@@ -2,17 +2,19 @@
 standbys (create what is missing, scale, put warm ones to sleep), fail a lost primary over
 (wake a warm standby, scale up a cold one, route to the standby once it is ready) and fail
 back when the primary is ready again. Level-triggered: run after a restart, it finishes
-what a stopped manager began."""
+what a stopped manager began. Every write goes through `FencedWrites`; a resync pass also
+reads the route back and restores it when someone changed it."""
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from urllib.parse import parse_qsl
 
-from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import resource
+from gkeml_sdk.backends.kubernetes.standby.fenced import FencedWrites
 from gkeml_sdk.backends.kubernetes.standby.tenant_status import StatusBook, TenantStatus, now_text
 from gkeml_sdk.backends.kubernetes.standby.view import (
     ASLEEP_ANNOTATION,
@@ -55,22 +57,35 @@ def promoted(tenant: Tenant) -> int:
 
 
 class Reconciler:
-    """Acts on one tenant from the watch caches; remembers only the routes it applied."""
+    """Acts on tenants from the watch caches; remembers only the routes it wrote. Each
+    tenant's state is its own key, so one worker thread per tenant may call `tenant()`."""
 
-    def __init__(self, kube: KubeClient, book: StatusBook) -> None:
-        self.kube, self.book = kube, book
+    def __init__(self, writes: FencedWrites, clock: Callable[[], float] = time.monotonic) -> None:
+        self.writes, self.kube, self._clock = writes, writes.kube, clock
+        self.book = StatusBook(self.kube, writes.fence)
         self._routed: dict[str, frozenset[str]] = {}  # tenant -> models routed to standby
         self._allocated_at: dict[str, float] = {}
         self.pending_allocations: set[str] = set()  # tenants whose allocations wait to be written
 
     def forget(self) -> None:
-        """Newly leading: re-read status and re-apply routes (another manager may have acted)."""
+        """Newly leading: re-read status and re-write routes (another manager may have acted)."""
         self._routed.clear()
-        self.book = StatusBook(self.kube)
+        self.book = StatusBook(self.kube, self.writes.fence)
 
-    def tenant(self, tenant: Tenant, pods: dict[Key, Obj], deployments: dict[Key, Obj]) -> None:
+    def tenant(
+        self,
+        tenant: Tenant,
+        pods: dict[Key, Obj],
+        deployments: dict[Key, Obj],
+        *,
+        resync: bool = False,
+    ) -> None:
         """Reconcile `tenant` once: record first (so a successor neither loses nor repeats a
-        failover), then route (the recovery itself), then standbys and Events."""
+        failover), then route (the recovery itself), then standbys and Events. `resync`
+        reads the status and the route again and restores a route changed behind our back."""
+        if resync:
+            self.book.reread(tenant)
+            self._routed.pop(tenant.name, None)
         views = {m.name: ModelView.of(tenant, m, pods, deployments) for m in tenant.models}
         status, events = self._record(tenant, views, pods)
         level = tenant.tier.standby_level
@@ -81,12 +96,13 @@ class Reconciler:
         )
         before = self._routed.get(tenant.name)
         if before != routed:
-            self.kube.apply(router(tenant, routed))
+            self.writes.put(router(tenant, routed))
             self._routed[tenant.name] = routed
             for name in sorted(routed - (before or frozenset())):
                 events.append((name, "FailedOver", f"{name}: traffic routed to its standby"))
         for model in tenant.models:
-            self._keep_standbys(tenant, model, views[model.name], model.name in status.failing_over)
+            failed_over = model.name in status.failing_over
+            self._keep_standbys(tenant, model, views[model.name], failed_over, deployments, pods)
         for name, reason, message in events:
             self.book.event(tenant, name, reason, message)
         self._refresh_allocations(tenant, pods)
@@ -94,7 +110,7 @@ class Reconciler:
     def _refresh_allocations(self, tenant: Tenant, pods: dict[Key, Obj]) -> None:
         # At most one write per ALLOCATION_SECONDS: pods churn during rollouts and failovers.
         rows = allocations(tenant, pods)
-        now = time.monotonic()
+        now = self._clock()
         if rows == self.book.get(tenant).allocations:
             self.pending_allocations.discard(tenant.name)
             return
@@ -128,13 +144,19 @@ class Reconciler:
             )
 
         status = self.book.update(tenant, change)
-        self._allocated_at[tenant.name] = time.monotonic()
+        self._allocated_at[tenant.name] = self._clock()
         events = [(n, "PrimaryLost", f"{n}: no ready primary; failing over") for n in sorted(lost)]
         events += [(n, "FailedBack", f"{n}: primary ready; routed back") for n in sorted(back)]
         return status, events
 
     def _keep_standbys(
-        self, tenant: Tenant, model: TenantModel, view: ModelView, failed_over: bool
+        self,
+        tenant: Tenant,
+        model: TenantModel,
+        view: ModelView,
+        failed_over: bool,
+        deployments: dict[Key, Obj],
+        pods: dict[Key, Obj],
     ) -> None:
         want = standby_replicas(tenant, failed_over)
         standby, reserve = names.standby_name(model.name), names.reserve_name(model.name)
@@ -148,32 +170,41 @@ class Reconciler:
                 if obj["metadata"]["name"] == standby:
                     obj["spec"]["replicas"] = want
                 log.info("creating missing %s/%s", tenant.namespace, obj["metadata"]["name"])
-                self.kube.apply(obj)
+                self.writes.create(obj)
         if view.standby_replicas is not None and view.standby_replicas != want:
             patch = {"spec": {"replicas": want}}
-            self.kube.patch(DEPLOYMENTS, standby, tenant.namespace, patch)
+            seen = deployments.get((tenant.namespace, standby))
+            self.writes.patch(DEPLOYMENTS, standby, tenant.namespace, patch, seen)
         sleep = model.model.engine_row.sleep_mode
         if tenant.tier.standby_level != "warm" or sleep is None:
             return
         if failed_over:
             for pod in sorted(set(view.standby_ready) - set(view.standby_awake)):
-                self._engine(tenant, model, pod, sleep.wake_path, asleep=False)
+                self._engine(tenant, model, pods, pod, sleep.wake_path, asleep=False)
         else:
             for pod in view.standby_awake:
-                self._engine(tenant, model, pod, sleep.sleep_path, asleep=True)
+                self._engine(tenant, model, pods, pod, sleep.sleep_path, asleep=True)
 
     def _engine(
-        self, tenant: Tenant, model: TenantModel, pod: str, path: str, *, asleep: bool
+        self,
+        tenant: Tenant,
+        model: TenantModel,
+        pods: dict[Key, Obj],
+        pod: str,
+        path: str,
+        *,
+        asleep: bool,
     ) -> None:
         route, _, query = path.partition("?")
         port = model.model.engine_row.port
         patch = {"metadata": {"annotations": {ASLEEP_ANNOTATION: "true" if asleep else "false"}}}
         try:
-            self.kube.post(
+            self.writes.post(
                 PODS.path(tenant.namespace, f"{pod}:{port}", "proxy") + route,
                 action=f"{'sleep' if asleep else 'wake'} engine of pod {pod}",
                 query=parse_qsl(query),
             )
-            self.kube.patch(PODS, pod, tenant.namespace, patch)
+            seen = pods.get((tenant.namespace, pod))
+            self.writes.patch(PODS, pod, tenant.namespace, patch, seen)
         except NotFoundError:
             log.info("pod %s/%s is gone (scaled down)", tenant.namespace, pod)

@@ -1,7 +1,9 @@
 """`StandbyManager`: watches the tenants' pods and Deployments and, while it holds the
-leader Lease, reconciles every tenant (in tier recovery-priority order) whenever something
-changes. Run it in a thread of your platform (`start()` / `stop()`) or as
-`gkeml tenant manage FILE`."""
+leader Lease, reconciles every tenant whenever something changes and on a bounded periodic
+resync; each tenant in its own worker thread, poked in tier recovery-priority order, and every
+write fenced by the Lease (`standby.fenced`). Copies that do not lead keep their watches
+synced, so a successor acts as soon as the Lease (short, `STANDBY_LEASE`) lets it. Run it in a
+thread of your platform (`start()` / `stop()`) or as `gkeml tenant manage FILE`."""
 
 from __future__ import annotations
 
@@ -11,32 +13,38 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.backends.kubernetes.config import KubernetesSettings, connect
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
-from gkeml_sdk.backends.kubernetes.lease import LeaderElector, LeaseTiming
+from gkeml_sdk.backends.kubernetes.lease import STANDBY_LEASE, LeaderElector, LeaseTiming
 from gkeml_sdk.backends.kubernetes.standby.failover import DEPLOYMENTS, PODS, Reconciler
+from gkeml_sdk.backends.kubernetes.standby.fenced import FencedWrites
+from gkeml_sdk.backends.kubernetes.standby.rbac import LEASE_NAME
 from gkeml_sdk.backends.kubernetes.standby.tenant_status import StatusBook, TenantStatus
 from gkeml_sdk.backends.kubernetes.standby.view import Key
+from gkeml_sdk.backends.kubernetes.standby.workers import TenantWorker
 from gkeml_sdk.backends.kubernetes.streams import Event, StreamHub, StreamSpec
 from gkeml_sdk.backends.kubernetes.transport import Transport
 from gkeml_sdk.core.objects import Obj
-from gkeml_sdk.errors import ClusterError, GkemlError, SpecError
+from gkeml_sdk.errors import GkemlError, SpecError
 from gkeml_sdk.tenancy.model import Tenant
 from gkeml_sdk.tenancy.names import MODEL_LABEL, TENANT_LABEL
+from gkeml_sdk.tenancy.rules import check_tenants
 
 if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.standby.drill import DrillReport
 
 log = logging.getLogger(__name__)
-LEASE_NAME = "gkeml-standby-manager"
+RESYNC_SECONDS = 10.0
 
 
 class StandbyManager:
     """Keeps standbys per tenant and tier and fails lost primaries over. Safe to run in
-    several copies: only the holder of the Lease `gkeml-standby-manager` acts.
+    several copies: only the holder of the Lease `gkeml-standby-manager` writes, and each
+    write is fenced by it. `clock` paces the resync and the allocation writes (tests pass
+    their own).
 
     Example:
         >>> from gkeml_sdk import KubernetesSettings, StandbyManager, load_specs
@@ -54,7 +62,10 @@ class StandbyManager:
         lease_namespace: str = "default",
         identity: str | None = None,
         lease: LeaseTiming | None = None,
+        resync_seconds: float = RESYNC_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        check_tenants(tenants)
         settings = settings or KubernetesSettings()
         api, _ = connect(
             kubeconfig=settings.kubeconfig, context=settings.context, api_client=settings.api_client
@@ -66,16 +77,21 @@ class StandbyManager:
         # Highest recovery priority first: tier A's failovers go out before tier C's.
         self.tenants = sorted(tenants, key=lambda t: (-t.tier.recovery_priority, t.name))
         self.identity = identity or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-        self.elector = LeaderElector(self.kube, lease_namespace, LEASE_NAME, self.identity, lease)
-        self.reconciler = Reconciler(self.kube, StatusBook(self.kube))
+        self.elector = LeaderElector(
+            self.kube, lease_namespace, LEASE_NAME, self.identity, lease or STANDBY_LEASE
+        )
+        self.reconciler = Reconciler(FencedWrites(self.kube, self.elector), clock)
         self.watch_seconds = settings.watch_seconds
+        self.resync_seconds, self._clock = resync_seconds, clock
+        self.resyncs = 0  # periodic resyncs started while leading
         self.pods: dict[Key, Obj] = {}
         self.deployments: dict[Key, Obj] = {}
-        self.changed = threading.Condition()  # notified after each pass (drills wait on it)
+        self.changed = threading.Condition()  # notified after each loop (drills wait on it)
         self.error: GkemlError | None = None  # why a `start()`ed manager stopped by itself
         self.ready = threading.Event()  # caches synced and the leader (us or another) acting
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.workers: list[TenantWorker] = []
 
     @property
     def leading(self) -> bool:
@@ -89,12 +105,16 @@ class StandbyManager:
         self._thread.start()
         return self
 
-    def stop(self, *, release: bool = True) -> None:
+    def stop(self, *, release: bool = True, wait: bool = True) -> None:
         """Stop watching and acting; `release=False` leaves the Lease to expire, as a
-        crashed manager would."""
+        crashed manager would; `wait=False` returns at once (no new pass starts)."""
         self._stop.set()
+        if not wait:
+            return
         if self._thread is not None:
             self._thread.join(timeout=10)
+        for worker in self.workers:
+            worker.join(timeout=10)
         if release:
             self.elector.release()
 
@@ -102,8 +122,12 @@ class StandbyManager:
         try:
             self.run()
         except GkemlError as exc:  # e.g. 403 on a watch: keep it for the embedding platform
-            self.error = exc
-            log.error("standby manager stopped: %s", exc)
+            self._failed(exc)
+
+    def _failed(self, exc: GkemlError) -> None:
+        self.error = exc
+        log.error("standby manager stopped: %s", exc)
+        self._stop.set()
 
     def run(self) -> None:
         """Watch and reconcile until `stop()`; raises what stops the watches (a 403...)."""
@@ -112,8 +136,13 @@ class StandbyManager:
             StreamSpec(DEPLOYMENTS, "", label_selector=TENANT_LABEL),
         ]
         retry = self.elector.timing.retry_seconds
+        self.workers = [
+            TenantWorker(t, self._reconcile_one, self._stop, self._failed) for t in self.tenants
+        ]
+        for worker in self.workers:
+            worker.start()
         with StreamHub(self.kube, specs, watch_seconds=self.watch_seconds) as hub:
-            next_lease, dirty = 0.0, True
+            next_lease, next_resync, dirty = 0.0, self._clock() + self.resync_seconds, True
             while not self._stop.is_set():
                 if time.monotonic() >= next_lease:
                     was = self.leading
@@ -128,15 +157,25 @@ class StandbyManager:
                     dirty = True
                     event = hub.next(timeout=0)
                 synced = all(i.connections for i in hub.informers)
-                dirty = dirty or bool(self.reconciler.pending_allocations)
-                if dirty and synced and self.leading and not self._stop.is_set():
-                    dirty = not self._reconcile()
+                resync = self._clock() >= next_resync
+                if resync:
+                    next_resync = self._clock() + self.resync_seconds
+                    self.resyncs += int(self.leading)
+                pending = self.reconciler.pending_allocations
+                if synced and self.leading:
+                    for worker in self.workers:  # in tier order
+                        if dirty or resync or worker.tenant.name in pending:
+                            worker.poke(resync=resync, changed=dirty or resync)
+                    dirty = False
                 if synced and (
-                    (self.leading and not dirty) or self.elector.holder not in ("", self.identity)
+                    (self.leading and all(w.clean for w in self.workers))
+                    or self.elector.holder not in ("", self.identity)
                 ):
                     self.ready.set()
                 with self.changed:
                     self.changed.notify_all()
+        if self.error is not None:  # a worker stopped us: say why (`gkeml tenant manage`)
+            raise self.error
 
     def apply(self) -> list[str]:
         """Server-side apply every compiled object of the tenants; `Kind/name` of each."""
@@ -148,11 +187,18 @@ class StandbyManager:
         """The tenant's recorded status (failover count, last failover, allocations)."""
         return StatusBook(self.kube).get(tenant)
 
-    def drill(self, tenant: str, model: str | None = None, timeout: float = 600.0) -> DrillReport:
-        """Take the primary's readiness away and measure recovery (`standby.drill`)."""
+    def drill(
+        self,
+        tenant: str,
+        model: str | None = None,
+        timeout: float = 600.0,
+        on_loss: Callable[[], None] | None = None,
+    ) -> DrillReport:
+        """Take the primary's readiness away and measure recovery (`standby.drill`);
+        `on_loss` runs as the primary goes (e.g. kill the leading copy)."""
         from gkeml_sdk.backends.kubernetes.standby.drill import run_drill
 
-        return run_drill(self, self.tenant(tenant), model, timeout)
+        return run_drill(self, self.tenant(tenant), model, timeout, on_loss)
 
     def tenant(self, name: str) -> Tenant:
         """The managed tenant of that name."""
@@ -171,13 +217,10 @@ class StandbyManager:
         else:
             cache[key] = event.obj
 
-    def _reconcile(self) -> bool:
-        """One pass over every tenant; False when an API call failed (retried next tick)."""
-        ok = True
-        for tenant in self.tenants:
-            try:
-                self.reconciler.tenant(tenant, dict(self.pods), dict(self.deployments))
-            except ClusterError as exc:
-                log.warning("tenant %s: %s (retrying)", tenant.name, exc)
-                ok = False
-        return ok
+    def _reconcile_one(self, tenant: Tenant, resync: bool) -> None:
+        """One pass of one tenant, in its worker's thread, from copies of the caches."""
+        if self.leading and not self._stop.is_set():
+            writes = self.reconciler.writes
+            pods = writes.newest("Pod", dict(self.pods))
+            deployments = writes.newest("Deployment", dict(self.deployments))
+            self.reconciler.tenant(tenant, pods, deployments, resync=resync)

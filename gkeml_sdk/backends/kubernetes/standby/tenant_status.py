@@ -84,11 +84,16 @@ class TenantStatus:
 
 
 class StatusBook:
-    """Reads and compare-and-swaps each tenant's status ConfigMap."""
+    """Reads and compare-and-swaps each tenant's status ConfigMap; `fence` (the Lease check)
+    runs before every write, so a manager that lost its Lease stops at its next conflict."""
 
-    def __init__(self, kube: KubeClient) -> None:
-        self.kube = kube
+    def __init__(self, kube: KubeClient, fence: Callable[[], object] = lambda: None) -> None:
+        self.kube, self.fence = kube, fence
         self._objects: dict[str, Obj | None] = {}
+
+    def reread(self, tenant: Tenant) -> None:
+        """Forget what we last saw of the tenant's status (a resync reads it again)."""
+        self._objects.pop(tenant.name, None)
 
     def get(self, tenant: Tenant) -> TenantStatus:
         """The tenant's status (read once, then kept from our own writes)."""
@@ -121,6 +126,7 @@ class StatusBook:
                 },
                 "data": after.data(),
             }
+            self.fence()
             if current is None:
                 written = self.kube.create(body)
             else:
@@ -135,6 +141,7 @@ class StatusBook:
         """A Normal Event on the model's Deployment, as `kubectl describe` shows it."""
         now = datetime.now(UTC)
         stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+        self.fence()
         self.kube.create(
             {
                 "apiVersion": kinds.CORE,
