@@ -31,10 +31,6 @@ class LeaseLost(ClusterError):
         'lease default/gkeml-controller: held by b'
     """
 
-    def __init__(self, action: str, *, message: str = "") -> None:
-        super().__init__(action, message=message)
-        self.args = (f"{action}: {message}",)  # no API status: nothing was refused
-
 
 @dataclass(frozen=True)
 class LeaseTiming:
