@@ -18,6 +18,7 @@ COMMANDS = {
     "validate": "render_commands",
     "catalog": "catalog_commands",
     "why": "why_commands",
+    "preview": "preview_commands",
     "setup": "setup_commands",
     **dict.fromkeys(("submit", "status", "logs", "cancel", "runs", "serve"), "run_commands"),
     "tenant": "tenant_commands",
@@ -52,7 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GkemlError as exc:
         from gkeml_sdk.cli.wording import cli_words
 
-        print(f"gkeml: error: {cli_words(str(exc), hasattr(args, 'local'))}", file=sys.stderr)
+        # A command that can do something without a cluster says so (`without_cluster`).
+        words = cli_words(str(exc), hasattr(args, "local"), getattr(args, "without_cluster", ""))
+        print(f"gkeml: error: {words}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
