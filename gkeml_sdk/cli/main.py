@@ -43,7 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     word = next((w for w in words if not w.startswith("-")), "")
     if argv is None and word in NO_PLUGIN_SCAN:
         os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    parser = _parser(COMMANDS.get(word))
+    # `--version` alone needs no command module.
+    parser = _parser(COMMANDS.get(word) or ("" if words == ["--version"] else None))
     args = parser.parse_args(words)
     if not hasattr(args, "handler"):
         parser.print_help()
@@ -65,9 +66,12 @@ def _parser(named: str | None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gkeml", description="GPU/TPU training and serving on GKE through Kueue."
     )
+    from gkeml_sdk.version import __version__
+
+    parser.add_argument("--version", action="version", version=f"gkeml {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     # Help, or a word that is no command: every command, so argparse lists them all.
-    modules = [named] if named else list(dict.fromkeys(COMMANDS.values()))
+    modules = [named] if named else [] if named == "" else list(dict.fromkeys(COMMANDS.values()))
     for module in modules:
         importlib.import_module(f"gkeml_sdk.cli.{module}").register(commands)
     return parser

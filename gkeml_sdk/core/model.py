@@ -4,6 +4,7 @@ ValidationError, and lossless YAML round trips."""
 from __future__ import annotations
 
 import re
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any, Self
 
@@ -136,13 +137,17 @@ def _as_spec_error(cls: type[BaseModel], exc: ValidationError) -> SpecError:
         cause = (error.get("ctx") or {}).get("error")
         if isinstance(cause, SpecError):
             return cause
-    first = exc.errors()[0]
+    errors = exc.errors()
+    # A misspelt field is also a missing one: the spelling is the mistake to name.
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     where = ".".join(str(p) for p in first["loc"]) or model
     if first["type"] == "extra_forbidden":
+        fields = list(cls.model_fields)
+        close = get_close_matches(where, fields, n=1) if len(first["loc"]) == 1 else []
         return SpecError(
-            f"{model}: unknown field {where!r}",
+            f"{model}: unknown field {where!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
             rule=f"{model} accepts only its declared fields",
-            fix=f"check the spelling; {model} fields are {', '.join(cls.model_fields)}",
+            fix=f"check the spelling; {model} fields are {', '.join(fields)}",
             field=where,
         )
     if first["type"] == "missing":
