@@ -3,6 +3,7 @@ ValidationError, and lossless YAML round trips."""
 
 from __future__ import annotations
 
+import inspect
 import re
 from difflib import get_close_matches
 from pathlib import Path
@@ -22,6 +23,19 @@ LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
 QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
 
 
+class _FieldsSignature:
+    """`inspect.signature(Model)`, and so `help(Model)`, lists the fields with their types and
+    defaults; pydantic writes that signature only once a deferred schema is built, so the
+    first ask builds it (a render that never asks keeps the build deferred)."""
+
+    def __get__(self, instance: object, owner: type[BaseModel]) -> inspect.Signature:
+        if owner.__dict__.get("__signature__") is not self:  # SpecModel itself has no fields
+            owner.model_rebuild()
+        if "__signature__" not in owner.__dict__ or owner.__dict__["__signature__"] is self:
+            return inspect.signature(owner.__init__)
+        return owner.__signature__
+
+
 class SpecModel(BaseModel):
     """Frozen, strict about unknown fields, and raising `SpecError` for every mistake."""
 
@@ -29,6 +43,7 @@ class SpecModel(BaseModel):
     model_config = ConfigDict(
         frozen=True, extra="forbid", validate_default=True, defer_build=True, allow_inf_nan=False
     )
+    __signature__ = _FieldsSignature()  # type: ignore[assignment]
 
     def __init__(self, **data: Any) -> None:
         try:

@@ -191,6 +191,16 @@ class ClusterSetup(SpecModel):
         >>> queues = setup.compile().of_kind("LocalQueue")
         >>> print(*(queue.get("metadata", {}).get("name") for queue in queues))
         team-a team-a-queued
+
+    Attributes:
+        capacity: The hardware the cluster's node pools offer: `Capacity(...)` per kind.
+        teams: Teams with their namespaces and quota: `Team(...)`, one ClusterQueue each.
+        cohort: Kueue cohort of the teams' ClusterQueues, where unused quota is lent.
+        priorities: WorkloadPriorityClasses: name -> value; jobs pick one with priority=.
+        reclaim_within_cohort: Kueue preemption: take lent quota back from borrowers ("Any").
+        within_cluster_queue: Kueue preemption inside a team's queue ("LowerPriority").
+        borrow_within_cohort: Kueue preemption while borrowing, elsewhere in the cohort.
+        queued_retries: New ProvisioningRequests after a failed one, then deactivated.
     """
 
     capacity: list[Capacity]

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator, model_validator
 
-from gkeml_sdk.core.model import SpecModel, fail
+from gkeml_sdk.core.model import SpecModel
+from gkeml_sdk.core.quantity import duration_seconds
 from gkeml_sdk.hardware.accelerator import Accelerator
 from gkeml_sdk.hardware.choice import HardwareChoice, hardware_from_data
 from gkeml_sdk.hardware.network import NetworkChoice, NetworkMode, choose_network
@@ -28,12 +28,6 @@ if TYPE_CHECKING:
     from gkeml_sdk.pricing.catalog import PriceBook, PriceOverrides
     from gkeml_sdk.pricing.model import CostEstimate
 
-# Bounded digit runs: an int of thousands of digits would exceed Python's int parsing limit.
-_DURATION = re.compile(
-    r"^\s*(?:([0-9]{1,9})d)?\s*(?:([0-9]{1,9})h)?\s*(?:([0-9]{1,9})m)?\s*(?:([0-9]{1,9})s)?\s*\Z"
-)
-
-
 class TrainingJob(SpecModel):
     """A training job: the image and command, the accelerators of each node, and how it
     survives preemption.
@@ -45,6 +39,36 @@ class TrainingJob(SpecModel):
         ...                   queue="team-a", max_restarts=3)
         >>> job.gang, job.total_gpus
         (True, 16.0)
+
+    Attributes:
+        name: The run's name (a DNS label); the Job or JobSet and its pods carry it.
+        image: Container image of every process; None runs the command locally only.
+        command: The command each process runs, as a list of words.
+        args: Extra arguments appended to `command`.
+        env: Environment variables of every process.
+        secret_env: Variables read from Kubernetes Secrets: name -> SecretRef or "SECRET/KEY".
+        accelerator: The hardware of each node: `Accelerator(...)`, `TpuSlice(...)` or None.
+        nodes: Nodes (pods) of the job; 0 derives it (the TPU slice's hosts, else 1).
+        procs_per_node: Processes per node; 0 derives it (one per whole GPU, else 1).
+        gang: Start all pods together or none; None derives it (True for several pods).
+        spot: Run on Spot VMs (cheaper, preemptible; preemptions are not counted as failures).
+        provisioning: How nodes are obtained: "standard", "flex-start" or "queued" (DWS).
+        placement: Where pods land: "compact" or `TopologyPlacement(level=..., mode=...)`.
+        queue: The Kueue LocalQueue the job is submitted to.
+        priority: A WorkloadPriorityClass name; None keeps the queue's default.
+        max_restarts: Restarts allowed for failures of user code (infrastructure loss is free).
+        namespace: Kubernetes namespace of the job.
+        labels: Labels added to the job's objects and pods.
+        annotations: Annotations added to the job's objects and pods.
+        max_runtime: Longest the job may run, in seconds (or "90m", "2h", "1d12h").
+        checkpoint_dir: Durable checkpoint location (gs://BUCKET/PATH) that survives restarts.
+        volumes: Data mounted into every pod (GcsFuse, Parallelstore, HyperdiskML, Pvc).
+        service_account: Kubernetes service account of the pods (Workload Identity).
+        cpu: CPU request of each pod (a Kubernetes quantity); None derives it from the machine.
+        memory: Memory request of each pod (a Kubernetes quantity); None derives it.
+        termination_grace_seconds: Seconds a pod gets to checkpoint after SIGTERM.
+        files: Code that travels with the job: relative path -> text, mounted as the workdir.
+        network: Inter-node networking: "auto" takes the machine's GPUDirect/Fast Socket stack.
     """
 
     name: str
@@ -52,15 +76,12 @@ class TrainingJob(SpecModel):
     command: list[str] | None = None
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
-    # Env from Kubernetes Secrets (valueFrom.secretKeyRef): name -> SecretRef or "SECRET/KEY".
-    # A local run reads each value from the caller's variable of the same name.
     secret_env: dict[str, SecretRef] = Field(default_factory=dict)
     accelerator: HardwareChoice | None = None
     nodes: int = 0  # 0 = derived: the TPU slice's hosts, else 1
     procs_per_node: int = 0  # 0 = derived: one per whole GPU, else 1
     gang: bool | None = None  # None = derived: True when several pods must run together
     spot: bool = False
-    # Dynamic Workload Scheduler: "flex-start" nodes, or "queued" (all nodes at once).
     provisioning: Mode = "standard"
     placement: Placement | None = None  # "compact" or TopologyPlacement(level=..., mode=...)
     queue: str = DEFAULT_LOCAL_QUEUE
@@ -71,34 +92,18 @@ class TrainingJob(SpecModel):
     annotations: dict[str, str] = Field(default_factory=dict)
     max_runtime: int | None = None  # seconds; also accepts "90m", "2h", "1d12h"
     checkpoint_dir: str | None = None
-    # Data mounted into every pod (GcsFuse, Parallelstore, HyperdiskML, Pvc); locally, folders.
     volumes: list[Volume] = Field(default_factory=list)
     service_account: str | None = None
     cpu: str | None = None
     memory: str | None = None
     termination_grace_seconds: int | None = None
-    # Code that travels with the job: relative path -> text. On GKE a ConfigMap mounted
-    # read-only at CODE_MOUNT (the working directory); locally the run directory's code/.
     files: dict[str, str] = Field(default_factory=dict)
-    # Inter-node networking: "auto" takes the machine type's stack (GPUDirect, Fast Socket)
-    # for multi-node jobs; see docs/networking.md.
     network: NetworkMode = "auto"
 
     @field_validator("max_runtime", mode="before")
     @classmethod
     def _parse_duration(cls, value: Any) -> Any:
-        if isinstance(value, str) and not value.strip().isdigit():
-            match = _DURATION.match(value)
-            if not value.strip() or match is None:
-                raise fail(
-                    f"max_runtime={value!r} is not a duration",
-                    rule="durations are seconds or a mix of d/h/m/s units",
-                    fix="max_runtime='2h30m' or max_runtime=9000",
-                    field="max_runtime",
-                )
-            d, h, m, s = (int(g or 0) for g in match.groups())
-            return ((d * 24 + h) * 60 + m) * 60 + s
-        return value
+        return duration_seconds(value, "max_runtime")
 
     @model_validator(mode="before")
     @classmethod
