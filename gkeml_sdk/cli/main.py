@@ -66,7 +66,7 @@ def _parser(named: str | None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gkeml", description="GPU/TPU training and serving on GKE through Kueue."
     )
-    from gkeml_sdk.version import __version__
+    from gkeml_sdk import __version__
 
     parser.add_argument("--version", action="version", version=f"gkeml {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")

@@ -43,11 +43,5 @@ def _against_cluster(jobs: list[TrainingJob], args: argparse.Namespace) -> list[
 
 
 def _against_setup(jobs: list[TrainingJob], file: str) -> list[Preview]:
-    from gkeml_sdk.runs.explain.offline import queues_of
-    from gkeml_sdk.runs.explain.preview import preview
-
-    objects = ClusterSetup.from_file(file).compile().objects
-    return [
-        preview(job.compile().workload or {}, queues_of(objects, job.namespace, job.queue))
-        for job in jobs
-    ]
+    setup = ClusterSetup.from_file(file)
+    return [setup.preview(job) for job in jobs]

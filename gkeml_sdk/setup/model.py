@@ -19,6 +19,8 @@ from gkeml_sdk.scheduling.catalog import Mode, mode
 
 if TYPE_CHECKING:
     from gkeml_sdk.core.manifests import Manifests
+    from gkeml_sdk.runs.explain.explanation import Preview
+    from gkeml_sdk.training.model import TrainingJob
 
 
 class PoolOffer(Protocol):
@@ -251,3 +253,24 @@ class ClusterSetup(SpecModel):
         from gkeml_sdk.setup.manifests import compile_setup
 
         return compile_setup(self)
+
+    def preview(self, job: TrainingJob) -> Preview:
+        """What Kueue would do with `job` in a cluster holding this setup and nothing running
+        yet: "will it fit?" asked of a setup file, with no cluster.
+
+        Example:
+            >>> from gkeml_sdk import TrainingJob
+            >>> setup = ClusterSetup(
+            ...     capacity=[Capacity(accelerator=Accelerator("h100", count=8))],
+            ...     teams=[Team(name="team-a", namespaces=["ml"], quota={"h100": 16})])
+            >>> job = TrainingJob(name="ft", image="img", command=["python", "train.py"],
+            ...                   accelerator=Accelerator("h100", count=8), nodes=4,
+            ...                   namespace="ml", queue="team-a")
+            >>> setup.preview(job).verdict
+            <Verdict.NEVER_FITS: 'never fits'>
+        """
+        from gkeml_sdk.runs.explain.offline import queues_of
+        from gkeml_sdk.runs.explain.preview import preview
+
+        queues = queues_of(self.compile().objects, job.namespace, job.queue)
+        return preview(job.compile().workload or {}, queues)
