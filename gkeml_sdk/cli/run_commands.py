@@ -10,7 +10,6 @@ from typing import Any
 from gkeml_sdk import Client, RetryPolicy, Run, TrainingJob, load_specs
 from gkeml_sdk.errors import NoClusterError, SpecError
 
-
 # What a user without a cluster can still ask of a job: whether it fits a setup file.
 FITS = "ask whether it fits a setup with `gkeml preview FILE --setup SETUP.yaml`"
 

@@ -159,8 +159,9 @@ def _as_spec_error(cls: type[BaseModel], exc: ValidationError) -> SpecError:
     if first["type"] == "extra_forbidden":
         fields = list(cls.model_fields)
         close = get_close_matches(where, fields, n=1) if len(first["loc"]) == 1 else []
+        guess = f"; did you mean {close[0]!r}?" if close else ""
         return SpecError(
-            f"{model}: unknown field {where!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
+            f"{model}: unknown field {where!r}{guess}",
             rule=f"{model} accepts only its declared fields",
             fix=f"check the spelling; {model} fields are {', '.join(fields)}",
             field=where,

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.pricing.catalog import PriceBook, PriceOverrides
     from gkeml_sdk.pricing.model import CostEstimate
 
+
 class TrainingJob(SpecModel):
     """A training job: the image and command, the accelerators of each node, and how it
     survives preemption.

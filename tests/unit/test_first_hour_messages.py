@@ -30,7 +30,7 @@ def test_license_is_the_apache_2_text_pyproject_names() -> None:
 @pytest.mark.parametrize(
     ("spec", "says"),
     [
-        ({**JOB, "acelerator": {"model": "h100"}}, "unknown field 'acelerator'; did you mean 'accelerator'?"),
+        ({**JOB, "acelerator": {}}, "unknown field 'acelerator'; did you mean 'accelerator'?"),
         ({**JOB, "accelerator": {"modle": "h100"}}, "unknown field 'modle'; did you mean 'model'?"),
         ({**JOB, "zzz": 1}, "unknown field 'zzz' (rule"),
     ],
