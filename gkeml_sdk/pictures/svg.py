@@ -122,8 +122,9 @@ def legend_lines(items: list[tuple[str, str]], width: float) -> int:
     """How many lines `legend` wraps `items` to within `width`.
 
     Example:
-        >>> legend_lines([("#000", "weights 1.0 GB")] * 3, 1000), legend_lines([("#000", "a")] * 9, 40)
-        (1, 9)
+        >>> keys = [("#000", "weights 1.0 GB")] * 3
+        >>> legend_lines(keys, 1000), legend_lines(keys, 100)
+        (1, 3)
     """
     return len({cy for _, cy, _, _ in _legend_places(0, 0, items, width)}) or 1
 

@@ -72,7 +72,7 @@ def test_notebook_blocks_run_in_ipython(no_cluster: dict[str, str]) -> None:
             for rank, attempt in ((0, 0), (1, 0), (0, 1), (1, 1)):
                 assert f"[{rank}] hello from rank {rank} of 2 attempt {attempt}" in out, out
             timeline = captured.outputs[-1].data["text/html"]
-            assert "data-part=\"Preempted\"" in timeline and "attempt 2" in timeline
+            assert 'data-part="Preempted"' in timeline and "attempt 2" in timeline
         shown = [dict(o.data) for o in captured.outputs]
     status, jobs, cost = shown  # each magic of the last cell shows
     assert "first-hour (default): Succeeded" in status["text/plain"]

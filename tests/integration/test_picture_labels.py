@@ -62,9 +62,7 @@ def pictures() -> dict[str, str]:
         Step(2, 1.6, "Running", ""),
         Step(2, 2.7, "Succeeded", "every process exited 0"),
     ]
-    svc = ServeModel(
-        name="chat", model="Qwen/Qwen2.5-7B-Instruct", accelerator=Accelerator("l4")
-    )
+    svc = ServeModel(name="chat", model="Qwen/Qwen2.5-7B-Instruct", accelerator=Accelerator("l4"))
     return {
         "cost h100 x16 for 10000 h": h100.estimate_cost(hours=10000)._repr_html_(),
         "cost mig": mig.estimate_cost(hours=10)._repr_html_(),
@@ -109,8 +107,7 @@ def test_the_measure_finds_a_clipped_label(tmp_path: Path) -> None:
     clipped = clipped.replace("</svg>", '<text x="99999" y="10">far away</text></svg>')
     page = tmp_path / "pictures.html"
     page.write_text(
-        f"<!DOCTYPE html><html><body><div data-width='640'>{clipped}</div>{MEASURE}"
-        "</body></html>",
+        f"<!DOCTYPE html><html><body><div data-width='640'>{clipped}</div>{MEASURE}</body></html>",
         encoding="utf-8",
     )
     dom = nb._chromium(tmp_path, "--dump-dom", page.as_uri())
