@@ -55,8 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gkeml_sdk.cli.wording import cli_words
 
         # A command that can do something without a cluster says so (`without_cluster`).
-        words = cli_words(str(exc), hasattr(args, "local"), getattr(args, "without_cluster", ""))
-        print(f"gkeml: error: {words}", file=sys.stderr)
+        said = cli_words(str(exc), hasattr(args, "local"), getattr(args, "without_cluster", ""))
+        print(f"gkeml: error: {said}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

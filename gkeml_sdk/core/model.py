@@ -43,7 +43,7 @@ class SpecModel(BaseModel):
     model_config = ConfigDict(
         frozen=True, extra="forbid", validate_default=True, defer_build=True, allow_inf_nan=False
     )
-    __signature__ = _FieldsSignature()  # type: ignore[assignment]
+    __signature__ = _FieldsSignature()
 
     def __init__(self, **data: Any) -> None:
         try:
