@@ -35,9 +35,12 @@ class ModelFields(griffe.Extension):
 
 def fields_of(model: type[BaseModel]) -> list[tuple[str, str, str | None]]:
     """(name, meaning, default) of each field, in declaration order; the meaning is the
-    docstring's `Attributes:` entry ("" when the field has none), the default None when the
-    field is required."""
-    meanings = _attribute_meanings(model.__doc__ or "")
+    `Attributes:` entry of the model's docstring or of a base model's ("" when the field has
+    none), the default None when the field is required."""
+    meanings: dict[str, str] = {}
+    for cls in reversed(model.__mro__):  # a base's entries, unless the model says otherwise
+        if issubclass(cls, BaseModel) and "__doc__" in cls.__dict__:
+            meanings.update(_attribute_meanings(cls.__doc__ or ""))
     rows = []
     for name, info in model.model_fields.items():
         default = None

@@ -29,9 +29,8 @@ class _FieldsSignature:
     first ask builds it (a render that never asks keeps the build deferred)."""
 
     def __get__(self, instance: object, owner: type[BaseModel]) -> inspect.Signature:
-        if owner.__dict__.get("__signature__") is not self:  # SpecModel itself has no fields
-            owner.model_rebuild()
-        if "__signature__" not in owner.__dict__ or owner.__dict__["__signature__"] is self:
+        owner.model_rebuild()  # pydantic puts the fields' signature in place of this one
+        if owner.__dict__.get("__signature__", self) is self:
             return inspect.signature(owner.__init__)
         return owner.__signature__
 
@@ -43,7 +42,12 @@ class SpecModel(BaseModel):
     model_config = ConfigDict(
         frozen=True, extra="forbid", validate_default=True, defer_build=True, allow_inf_nan=False
     )
-    __signature__ = _FieldsSignature()
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        if "__signature__" not in cls.__dict__:  # a deferred build: no signature yet
+            cls.__signature__ = _FieldsSignature()  # type: ignore[assignment]
 
     def __init__(self, **data: Any) -> None:
         try:

@@ -24,6 +24,12 @@ class TpuSlice(SpecModel):
         >>> s = TpuSlice("v5e", "4x4")
         >>> s.chips, s.hosts, s.multi_host
         (16, 4, True)
+
+    Attributes:
+        generation: TPU generation: "v4", "v5e", "v5p", "v6e" or "tpu7x".
+        topology: The slice's sides in chips, AxB (v5e, v6e) or AxBxC (v4, v5p, TPU7x).
+        slices: Identical slices of the job (more than 1: multislice).
+        allocation: How pods claim the chips: "device-plugin" (DRA is refused for TPUs).
     """
 
     generation: str

@@ -28,6 +28,10 @@ class NodeNetwork(SpecModel):
     Example:
         >>> NodeNetwork(network="gpu-net-1", subnetwork="gpu-sub-1").network
         'gpu-net-1'
+
+    Attributes:
+        network: The VPC network of the extra interface.
+        subnetwork: Its subnetwork.
     """
 
     network: str

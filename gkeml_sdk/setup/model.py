@@ -45,6 +45,12 @@ class Capacity(SpecModel):
     Example:
         >>> Capacity(accelerator=Accelerator("h100", count=8), provisioning=["queued"]).name
         'h100'
+
+    Attributes:
+        accelerator: The hardware of the nodes: `Accelerator(...)` or `TpuSlice(...)`.
+        provisioning: Modes its node pools offer: "standard", "spot", "flex-start", "queued".
+        name: The capacity's name in quotas; "": the GPU model (and MIG profile) or TPU shape.
+        topology: Its nodes carry GKE's topology labels, so flavors serve topology placement.
     """
 
     accelerator: HardwareChoice
@@ -144,6 +150,14 @@ class Team(SpecModel):
     Example:
         >>> Team(name="team-a", quota={"h100": 16}).namespaces
         ('team-a',)
+
+    Attributes:
+        name: The team's name: its ClusterQueue and LocalQueues are named after it.
+        namespaces: The team's namespaces; empty: one namespace named after the team.
+        quota: Accelerators the team may use at once: capacity name -> units pods request.
+        borrowing_limit: Units it may borrow from the cohort beyond its quota; None: no limit.
+        cpu: CPU quota of the team's queues (a quantity).
+        memory: Memory quota of the team's queues (a quantity).
     """
 
     name: str

@@ -30,6 +30,12 @@ class TenantModel(SpecModel):
         ...                 weight=100, min_replicas=3, max_replicas=10)
         >>> m.name, m.gpus_per_replica
         ('llama-2-7b', 1)
+
+    Attributes:
+        model: The model to serve: `ServeModel(...)`.
+        weight: Its share of the tenant's GPUs and traffic, relative to its other models.
+        min_replicas: Fewest serving replicas.
+        max_replicas: Most serving replicas.
     """
 
     model: ServeModel
