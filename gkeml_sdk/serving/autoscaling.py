@@ -38,6 +38,8 @@ class Autoscaling(SpecModel):
         batch_size: Target of running requests per replica (latency-sensitive services).
         scale_up_pods_per_minute: Replicas added per minute at most.
         scale_down_delay_seconds: Quiet time before a replica is removed.
+        prometheus_address: Where KEDA reads the engine metrics (Google Managed Prometheus).
+        activation: Metric value above which a server scaled to zero wakes up.
     """
 
     min: int = 1

@@ -20,6 +20,7 @@ from gkeml_sdk.serving import weight_formats
 from gkeml_sdk.serving.autoscaling import Autoscaling
 from gkeml_sdk.serving.engine_row import DEFAULT_TOKEN_KEY, Engine
 from gkeml_sdk.serving.misfit import does_not_fit
+from gkeml_sdk.serving.model_fields import ATTRIBUTES
 from gkeml_sdk.serving.model_size import ModelSize, ResolvedModel, resolve_model
 from gkeml_sdk.serving.routing import Routing
 from gkeml_sdk.serving.sizing import MIN_SEQUENCES, Fit, SizingInput, choose
@@ -41,8 +42,10 @@ class ServeModel(SpecModel):
     `tensor_parallel="auto"` picks the smallest GPU count per replica whose memory holds the
     weights plus a KV cache for `concurrency` (default 2) sequences of `max_model_len`
     tokens, and spreads over nodes (vLLM pipeline parallelism) only when one node is too
-    small. Explicit `tensor_parallel` x `pipeline_parallel` fix the GPUs of each pod (x PP
-    pods when that exceeds one node).
+    small. The accelerator names the GPU model; its `count` (or `machine_type`) bounds the
+    GPUs of one node, and the default `count=1` means any machine of that GPU. Explicit
+    `tensor_parallel` x `pipeline_parallel` fix the GPUs of each pod (x PP pods when that
+    exceeds one node).
 
     Example:
         >>> svc = ServeModel(name="chat", model="meta-llama/Llama-3.1-70B-Instruct",
@@ -52,45 +55,6 @@ class ServeModel(SpecModel):
         >>> fit = svc.fit
         >>> fit.tensor_parallel, fit.pipeline_parallel, fit.gpus_per_pod
         (4, 1, 4)
-
-    Attributes:
-        name: The server's name (a DNS label); its Service and Deployment carry it.
-        model: Hugging Face repo id (or catalog name) of the model to serve.
-        accelerator: The GPU model; its `count` (or `machine_type`) bounds one node's GPUs, and
-            the default `count=1` means any machine of that GPU.
-        engine: Serving engine: "vllm", "tgi" or "triton".
-        tensor_parallel: GPUs a replica splits each layer over; "auto" sizes it from memory.
-        pipeline_parallel: Pipeline stages (nodes) of a replica; "auto" uses one node if it can.
-        max_model_len: Longest sequence in tokens; None: the model's context, at most 8192.
-        concurrency: Full-length sequences the KV cache must hold; None means 2.
-        dtype: Weight and activation type: "bfloat16", "float16" or "float32".
-        quantization: Weight quantization the engine applies (e.g. "awq", "fp8"); None: none.
-        kv_cache_dtype: KV cache type: "auto" (the model's dtype) or "fp8".
-        gpu_memory_utilization: Share of each GPU's memory the engine may use (0-1].
-        model_size: Size facts for a model the catalog lacks: `ModelSize(...)` or a catalog name.
-        served_model_name: The name clients request; None: the model id.
-        prefix_caching: Reuse the KV cache of shared prompt prefixes (vLLM).
-        max_batch_size: Sequences batched at once (vLLM --max-num-seqs); None means 256.
-        lora_adapters: LoRA adapters to load: name -> repo id or path.
-        max_lora_rank: Largest LoRA rank the engine reserves memory for.
-        replicas: Fixed replica count (0 stops the service), or `Autoscaling(...)`.
-        hf_token_secret: Kubernetes Secret holding the Hugging Face token (gated models).
-        hf_token_key: Key of the token inside `hf_token_secret`.
-        image: Server image; None: the engine's pinned image.
-        model_repository: Triton's model repository: gs://BUCKET/PATH, pvc://CLAIM/PATH or a path.
-        weights: A volume holding the model's files, instead of downloading from the Hub.
-        extra_args: Extra command-line arguments passed to the engine.
-        env: Environment variables of the server container.
-        namespace: Kubernetes namespace of the server.
-        queue: Kueue LocalQueue that admits the replicas; None: not managed by Kueue.
-        priority_class: Kubernetes PriorityClass of the pods.
-        service_account: Kubernetes service account of the pods.
-        spot: Run replicas on Spot VMs.
-        routing: Traffic split and gateway routes: `Routing(...)`; None: one Service only.
-        labels: Labels added to the server's objects and pods.
-        startup_timeout_seconds: Time a replica gets to load; None: derived from weight size.
-        longest_request_seconds: Longest request in flight; drives the graceful drain.
-        network: Multi-node replicas' networking: "auto" takes the machine's GPUDirect stack.
     """
 
     name: str
@@ -298,3 +262,6 @@ class ServeModel(SpecModel):
         import html
 
         return f"<pre>{html.escape(str(self.plan()))}</pre>"
+
+
+ServeModel.__doc__ = f"{ServeModel.__doc__}{ATTRIBUTES}"  # its fields, for help()
