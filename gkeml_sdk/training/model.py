@@ -63,6 +63,7 @@ class TrainingJob(SpecModel):
         annotations: Annotations added to the job's objects and pods.
         max_runtime: Longest the job may run, in seconds (or "90m", "2h", "1d12h").
         checkpoint_dir: Durable checkpoint location (gs://BUCKET/PATH) that survives restarts.
+        stateless: The job keeps no state, so it may lose pods without durable checkpoints.
         volumes: Data mounted into every pod (GcsFuse, Parallelstore, HyperdiskML, Pvc).
         service_account: Kubernetes service account of the pods (Workload Identity).
         cpu: CPU request of each pod (a Kubernetes quantity); None derives it from the machine.
@@ -93,6 +94,7 @@ class TrainingJob(SpecModel):
     annotations: dict[str, str] = Field(default_factory=dict)
     max_runtime: int | None = None  # seconds; also accepts "90m", "2h", "1d12h"
     checkpoint_dir: str | None = None
+    # Data mounted into every pod (GcsFuse, Parallelstore, HyperdiskML, Pvc); locally, folders.
     volumes: list[Volume] = Field(default_factory=list)
     service_account: str | None = None
     cpu: str | None = None
