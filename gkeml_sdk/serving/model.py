@@ -20,9 +20,9 @@ from gkeml_sdk.serving import weight_formats
 from gkeml_sdk.serving.autoscaling import Autoscaling
 from gkeml_sdk.serving.engine_row import DEFAULT_TOKEN_KEY, Engine
 from gkeml_sdk.serving.misfit import does_not_fit
-from gkeml_sdk.serving.model_fields import ATTRIBUTES
 from gkeml_sdk.serving.model_size import ModelSize, ResolvedModel, resolve_model
 from gkeml_sdk.serving.routing import Routing
+from gkeml_sdk.serving.serve_fields import ATTRIBUTES
 from gkeml_sdk.serving.sizing import MIN_SEQUENCES, Fit, SizingInput, choose
 from gkeml_sdk.serving.weights import check_weights
 from gkeml_sdk.storage.volumes import WeightsVolume
