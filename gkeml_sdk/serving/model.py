@@ -22,7 +22,6 @@ from gkeml_sdk.serving.engine_row import DEFAULT_TOKEN_KEY, Engine
 from gkeml_sdk.serving.misfit import does_not_fit
 from gkeml_sdk.serving.model_size import ModelSize, ResolvedModel, resolve_model
 from gkeml_sdk.serving.routing import Routing
-from gkeml_sdk.serving.serve_fields import ATTRIBUTES
 from gkeml_sdk.serving.sizing import MIN_SEQUENCES, Fit, SizingInput, choose
 from gkeml_sdk.serving.weights import check_weights
 from gkeml_sdk.storage.volumes import WeightsVolume
@@ -264,4 +263,7 @@ class ServeModel(SpecModel):
         return f"<pre>{html.escape(str(self.plan()))}</pre>"
 
 
-ServeModel.__doc__ = f"{ServeModel.__doc__}{ATTRIBUTES}"  # its fields, for help()
+# The fields' meanings, for help() and the API reference; kept beside to keep this file short.
+from gkeml_sdk.serving.serve_fields import ATTRIBUTES  # noqa: E402
+
+ServeModel.__doc__ = f"{ServeModel.__doc__}{ATTRIBUTES}"

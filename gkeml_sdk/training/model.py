@@ -20,7 +20,6 @@ from gkeml_sdk.scheduling.kueue import DEFAULT_LOCAL_QUEUE
 from gkeml_sdk.scheduling.placement import Placement
 from gkeml_sdk.scheduling.rules import spot_spelling
 from gkeml_sdk.storage.volumes import Volume
-from gkeml_sdk.training.job_fields import ATTRIBUTES
 from gkeml_sdk.training.rules import check_job
 from gkeml_sdk.training.secrets import SecretRef
 
@@ -258,4 +257,7 @@ class TrainingJob(SpecModel):
         return f"<code>{html.escape(repr(self))}</code>"
 
 
-TrainingJob.__doc__ = f"{TrainingJob.__doc__}{ATTRIBUTES}"  # its fields, for help()
+# The fields' meanings, for help() and the API reference; kept beside to keep this file short.
+from gkeml_sdk.training.job_fields import ATTRIBUTES  # noqa: E402
+
+TrainingJob.__doc__ = f"{TrainingJob.__doc__}{ATTRIBUTES}"
