@@ -67,21 +67,21 @@ class GkeMagics:
         with _usage_errors():
             ns = p.parse(p.config_parser(), line)
             self.defaults = o.apply_config(ns, self.defaults)
-        return ConfigView(self.defaults.rows())
+        return self._show(ConfigView(self.defaults.rows()))
 
     def gke_status(self, line: str) -> Any:
         """Show one run with its history (`%gke_status NAME`), or every run."""
         with _usage_errors():
             ns = p.parse(p.parsers()["gke_status"], line)
             if ns.name is None:
-                return self._run_table(ns.local)
-            return RunView(self._run(ns.name, ns.local))
+                return self._show(self._run_table(ns.local))
+            return self._show(RunView(self._run(ns.name, ns.local)))
 
     def gke_why(self, line: str) -> Any:
         """Why a run is where it is, with the evidence folded: `%gke_why NAME [--local]`."""
         with _usage_errors():
             ns = p.parse(p.parsers()["gke_why"], line)
-            return WhyView(ns.name, self._run(ns.name, ns.local).explain())
+            return self._show(WhyView(ns.name, self._run(ns.name, ns.local).explain()))
 
     def gke_logs(self, line: str) -> None:
         """Print a run's logs prefixed by rank: `%gke_logs NAME [--follow] [--rank 0]`."""
@@ -109,7 +109,7 @@ class GkeMagics:
         """List runs, newest first: `%gke_jobs [--local]`."""
         with _usage_errors():
             ns = p.parse(p.parsers()["gke_jobs"], line)
-            return self._run_table(ns.local)
+            return self._show(self._run_table(ns.local))
 
     def gke_cost(self, line: str) -> Any:
         """Estimate cost: `%gke_cost --gpu h100:8 --nodes 2 --spot --hours 10`."""
@@ -117,7 +117,7 @@ class GkeMagics:
             ns = p.parse(p.cost_parser(), line)
             fields = o.job_fields(ns, self.defaults)
             job = TrainingJob(name="cost-estimate", command=["true"], **fields)
-            return CostView(job.estimate_cost(hours=ns.hours))
+            return self._show(CostView(job.estimate_cost(hours=ns.hours)))
 
     def _follow(self, run: Run, timeout: float | None) -> None:
         started = time.monotonic()
@@ -167,6 +167,11 @@ class GkeMagics:
             return RunTable(self._runs_of(local).runs())
         except NoClusterError as exc:
             return RunTable(self._backend(True).runs(), note=no_cluster_note(exc))
+
+    def _show(self, view: Any) -> None:
+        """Line magics display what they show instead of returning it: IPython displays only
+        a cell's last value, and each of several magics in one cell should show."""
+        self._display(view)
 
     def _display(self, obj: Any, display_id: bool = False) -> Any:
         from IPython.display import display

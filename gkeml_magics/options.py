@@ -95,11 +95,15 @@ def _accelerator(ns: argparse.Namespace) -> Accelerator | TpuSlice | None:
         raise OptionError("use either --gpu or --tpu: a node has GPUs or TPU chips, not both")
     if ns.mig and not ns.gpu:
         raise OptionError("--mig needs --gpu MODEL, e.g. --gpu a100:1 --mig 1g.5gb")
+    if ns.sharing and not ns.gpu:
+        raise OptionError("--sharing needs --gpu MODEL, e.g. --gpu l4 --sharing time-sharing:4")
     if ns.gpu:
         model, _, count = ns.gpu.partition(":")
         if not model or (count and not count.isdigit()):
             raise OptionError(f"--gpu {ns.gpu!r}: expected MODEL[:COUNT], e.g. h100:8 or l4")
         extra: dict[str, Any] = {"mig": ns.mig} if ns.mig else {}
+        if ns.sharing:
+            extra.update(_sharing(ns.sharing))
         return Accelerator(model, count=int(count or 1), **extra)
     if ns.tpu:
         generation, sep, topology = ns.tpu.partition(":")
@@ -107,6 +111,17 @@ def _accelerator(ns: argparse.Namespace) -> Accelerator | TpuSlice | None:
             raise OptionError(f"--tpu {ns.tpu!r}: expected GEN:TOPOLOGY, e.g. v5e:2x4 or v5p:2x2x2")
         return TpuSlice(generation, topology)
     return None
+
+
+def _sharing(option: str) -> dict[str, Any]:
+    """`--sharing time-sharing:4` as Accelerator fields; the strategy itself is checked by
+    Accelerator, which names the valid ones."""
+    strategy, sep, clients = option.partition(":")
+    if not strategy or (sep and not clients.isdigit()):
+        raise OptionError(
+            f"--sharing {option!r}: expected STRATEGY[:CLIENTS], e.g. time-sharing:4 or mps:8"
+        )
+    return {"sharing": strategy, **({"clients_per_gpu": int(clients)} if sep else {})}
 
 
 def _key_value(item: str, option: str = "--env") -> tuple[str, str]:

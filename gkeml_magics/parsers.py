@@ -202,6 +202,10 @@ def parsers() -> dict[str, MagicParser]:
 def _job_options(parser: MagicParser) -> None:
     parser.add_argument("--gpu", metavar="MODEL[:COUNT]", help="GPUs per node, e.g. h100:8")
     parser.add_argument("--mig", metavar="PROFILE", help="one MIG slice per pod, e.g. 1g.10gb")
+    parser.add_argument(
+        "--sharing", metavar="STRATEGY[:CLIENTS]",
+        help="share each GPU: time-sharing or mps, with clients per GPU, e.g. time-sharing:4",
+    )  # fmt: skip
     parser.add_argument("--tpu", metavar="GEN:TOPOLOGY", help="a TPU slice, e.g. v5e:4x4")
     parser.add_argument("--nodes", type=int, metavar="N", help="nodes (pods) of the job")
     parser.add_argument(

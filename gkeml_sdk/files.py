@@ -28,6 +28,10 @@ def load_specs(path: str | Path) -> list[Any]:
         >>> os.unlink(f.name)
     """
     file = Path(path)
+    if file.is_dir():
+        raise SpecError(
+            f"{file}: a directory, not a file", fix="pass a .yaml spec or a .py file inside it"
+        )
     if not file.is_file():
         raise SpecError(
             f"{file}: no such file", fix="pass a .yaml spec or a .py file that defines a job"

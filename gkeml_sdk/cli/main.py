@@ -18,6 +18,7 @@ COMMANDS = {
     "validate": "render_commands",
     "catalog": "catalog_commands",
     "why": "why_commands",
+    "preview": "preview_commands",
     "setup": "setup_commands",
     **dict.fromkeys(("submit", "status", "logs", "cancel", "runs", "serve"), "run_commands"),
     "tenant": "tenant_commands",
@@ -42,7 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     word = next((w for w in words if not w.startswith("-")), "")
     if argv is None and word in NO_PLUGIN_SCAN:
         os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    parser = _parser(COMMANDS.get(word))
+    # `--version` alone needs no command module.
+    parser = _parser(COMMANDS.get(word) or ("" if words == ["--version"] else None))
     args = parser.parse_args(words)
     if not hasattr(args, "handler"):
         parser.print_help()
@@ -52,7 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GkemlError as exc:
         from gkeml_sdk.cli.wording import cli_words
 
-        print(f"gkeml: error: {cli_words(str(exc), hasattr(args, 'local'))}", file=sys.stderr)
+        # A command that can do something without a cluster says so (`without_cluster`).
+        said = cli_words(str(exc), hasattr(args, "local"), getattr(args, "without_cluster", ""))
+        print(f"gkeml: error: {said}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
@@ -62,9 +66,12 @@ def _parser(named: str | None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gkeml", description="GPU/TPU training and serving on GKE through Kueue."
     )
+    from gkeml_sdk import __version__
+
+    parser.add_argument("--version", action="version", version=f"gkeml {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     # Help, or a word that is no command: every command, so argparse lists them all.
-    modules = [named] if named else list(dict.fromkeys(COMMANDS.values()))
+    modules = [named] if named else [] if named == "" else list(dict.fromkeys(COMMANDS.values()))
     for module in modules:
         importlib.import_module(f"gkeml_sdk.cli.{module}").register(commands)
     return parser

@@ -10,6 +10,9 @@ from typing import Any
 from gkeml_sdk import Client, RetryPolicy, Run, TrainingJob, load_specs
 from gkeml_sdk.errors import NoClusterError, SpecError
 
+# What a user without a cluster can still ask of a job: whether it fits a setup file.
+FITS = "ask whether it fits a setup with `gkeml preview FILE --setup SETUP.yaml`"
+
 
 def register(commands: Any) -> None:
     """Add the run commands to the CLI."""
@@ -22,7 +25,7 @@ def register(commands: Any) -> None:
                         help="leave Spot for on-demand after N Spot losses")  # fmt: skip
     submit.add_argument("--preview", action="store_true",
                         help="say what Kueue would do with each job; submit nothing")  # fmt: skip
-    submit.set_defaults(handler=_submit)
+    submit.set_defaults(handler=_submit, without_cluster=f"run it here with --local, or {FITS}")
     status = commands.add_parser("status", help="state and history of a run (or of all runs)")
     status.add_argument("name", nargs="?")
     status.set_defaults(handler=_status)
@@ -38,7 +41,7 @@ def register(commands: Any) -> None:
     serve = commands.add_parser("serve", help="deploy the ServeModel specs of a file")
     serve.add_argument("file")
     serve.add_argument("--wait", type=float, metavar="SECONDS", help="wait until ready")
-    serve.set_defaults(handler=_serve)
+    serve.set_defaults(handler=_serve, without_cluster="see its objects with `gkeml render FILE`")
     for parser in (submit, status, logs, cancel, runs, serve):
         add_connection_options(parser)
 
@@ -110,14 +113,20 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_named(args: argparse.Namespace) -> Run:
+    """The run `args.name`; with no cluster configured the local runs are the only ones, so
+    it is the local run of that name, under a one-line note saying so."""
+    try:
+        return _client(args).get_run(args.name)
+    except NoClusterError as exc:
+        print(_no_cluster(exc, "this is a local run"))
+        return _local(args).get_run(args.name)
+
+
 def _status(args: argparse.Namespace) -> int:
     if args.name is None:
         return _runs(args)
-    try:
-        run = _client(args).get_run(args.name)
-    except NoClusterError as exc:  # with no cluster the local runs are the only ones
-        print(_no_cluster(exc, "this is a local run"))
-        run = _local(args).get_run(args.name)
+    run = run_named(args)
     print(f"{run.name}: {run.state}")
     for transition in run.history:
         print(f"  {transition.at:8.1f}s  attempt {transition.attempt}  {transition.status}")
@@ -125,7 +134,7 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _logs(args: argparse.Namespace) -> int:
-    run = _client(args).get_run(args.name)
+    run = run_named(args)
     for line in run.logs(follow=args.follow):
         print(line)
         sys.stdout.flush()
@@ -133,7 +142,7 @@ def _logs(args: argparse.Namespace) -> int:
 
 
 def _cancel(args: argparse.Namespace) -> int:
-    run = _client(args).get_run(args.name)
+    run = run_named(args)
     run.cancel()
     print(f"cancelled {run.namespace}/{run.name}")
     return 0

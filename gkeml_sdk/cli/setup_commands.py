@@ -16,9 +16,11 @@ def register(commands: Any) -> None:
     verbs = setup.add_subparsers(title="verbs", metavar="VERB")
     plan = verbs.add_parser("plan", help="print the objects and what apply would change")
     plan.add_argument("--offline", action="store_true", help="print the objects only")
-    plan.set_defaults(handler=_plan)
+    plan.set_defaults(handler=_plan, without_cluster="print the objects only with --offline")
     apply = verbs.add_parser("apply", help="server-side apply the objects that differ")
-    apply.set_defaults(handler=_apply)
+    apply.set_defaults(
+        handler=_apply, without_cluster="see the objects with `gkeml setup plan FILE --offline`"
+    )
     for parser in (plan, apply):
         parser.add_argument("file", help="a ClusterSetup YAML file")
         parser.add_argument("--context")

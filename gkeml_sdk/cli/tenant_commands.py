@@ -38,6 +38,7 @@ def register(commands: Any) -> None:
     for parser in (plan, apply, status, manage, drill):
         parser.add_argument("file", help="a YAML file of `kind: Tenant` documents")
     for parser in (apply, status, manage, drill):
+        parser.set_defaults(without_cluster="see their objects with `gkeml tenant plan FILE`")
         parser.add_argument("--context")
         parser.add_argument("--kubeconfig")
         parser.add_argument("--lease-namespace", default="default",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gkeml_sdk.cli.run_commands import add_connection_options, client_of
+from gkeml_sdk.cli.run_commands import add_connection_options, run_named
 
 
 def register(commands: Any) -> None:
@@ -18,7 +18,8 @@ def register(commands: Any) -> None:
 
 
 def _why(args: argparse.Namespace) -> int:
-    explanation = client_of(args).get_run(args.name).explain()
+    run = run_named(args)
+    explanation = run.explain()
     logs = f"gkeml logs {args.name}" + (" --local" if args.local else "")
     print(f"{args.name}: {explanation.sentence.replace('run.logs()', logs)}")
     if not args.quiet:

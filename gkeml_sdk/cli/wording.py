@@ -33,9 +33,10 @@ RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 
-def cli_words(message: str, has_local: bool = True) -> str:
+def cli_words(message: str, has_local: bool = True, without_cluster: str = "") -> str:
     """A library message with its Python advice replaced by `gkeml` commands and flags; for a
-    command with no `--local` (it needs a cluster), advice to run locally is left out.
+    command with no `--local` (it needs a cluster), advice to run locally is left out, and
+    `without_cluster` (what the command's user can do with no cluster) takes its place.
 
     Example:
         >>> cli_words("no kubeconfig: pass kubeconfig=/context=/api_client=, "
@@ -44,10 +45,17 @@ def cli_words(message: str, has_local: bool = True) -> str:
         >>> cli_words("no kubeconfig: pass kubeconfig=, or run on this machine with "
         ...           "Client(backend='local')", has_local=False)
         'no kubeconfig: pass kubeconfig='
+        >>> cli_words("no kubeconfig, or run on this machine with Client(backend='local')",
+        ...           without_cluster="print the objects only with --offline")
+        'no kubeconfig; without a cluster, print the objects only with --offline'
         >>> cli_words("still active (Client().get_run('ft').cancel())")
         'still active (gkeml cancel ft)'
     """
-    if not has_local:
+    if without_cluster:
+        local = r",? or run on this machine with " + LOCAL
+        instead = f"; without a cluster, {without_cluster}"
+        message = re.sub(local, instead, message)
+    elif not has_local:
         message = re.sub(r",? or run on this machine with " + LOCAL, "", message)
     for pattern, words in RULES:
         message = pattern.sub(words, message)

@@ -3,7 +3,9 @@ ValidationError, and lossless YAML round trips."""
 
 from __future__ import annotations
 
+import inspect
 import re
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any, Self
 
@@ -21,6 +23,18 @@ LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
 QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
 
 
+class _FieldsSignature:
+    """`inspect.signature(Model)`, and so `help(Model)`, lists the fields with their types and
+    defaults; pydantic writes that signature only once a deferred schema is built, so the
+    first ask builds it (a render that never asks keeps the build deferred)."""
+
+    def __get__(self, instance: object, owner: type[BaseModel]) -> inspect.Signature:
+        owner.model_rebuild()  # pydantic puts the fields' signature in place of this one
+        if owner.__dict__.get("__signature__", self) is self:
+            return inspect.signature(owner.__init__)
+        return owner.__signature__
+
+
 class SpecModel(BaseModel):
     """Frozen, strict about unknown fields, and raising `SpecError` for every mistake."""
 
@@ -28,6 +42,12 @@ class SpecModel(BaseModel):
     model_config = ConfigDict(
         frozen=True, extra="forbid", validate_default=True, defer_build=True, allow_inf_nan=False
     )
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        if "__signature__" not in cls.__dict__:  # a deferred build: no signature yet
+            cls.__signature__ = _FieldsSignature()  # type: ignore[assignment]
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -136,13 +156,18 @@ def _as_spec_error(cls: type[BaseModel], exc: ValidationError) -> SpecError:
         cause = (error.get("ctx") or {}).get("error")
         if isinstance(cause, SpecError):
             return cause
-    first = exc.errors()[0]
+    errors = exc.errors()
+    # A misspelt field is also a missing one: the spelling is the mistake to name.
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     where = ".".join(str(p) for p in first["loc"]) or model
     if first["type"] == "extra_forbidden":
+        fields = list(cls.model_fields)
+        close = get_close_matches(where, fields, n=1) if len(first["loc"]) == 1 else []
+        guess = f"; did you mean {close[0]!r}?" if close else ""
         return SpecError(
-            f"{model}: unknown field {where!r}",
+            f"{model}: unknown field {where!r}{guess}",
             rule=f"{model} accepts only its declared fields",
-            fix=f"check the spelling; {model} fields are {', '.join(cls.model_fields)}",
+            fix=f"check the spelling; {model} fields are {', '.join(fields)}",
             field=where,
         )
     if first["type"] == "missing":

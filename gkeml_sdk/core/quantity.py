@@ -1,6 +1,6 @@
 """Kubernetes resource quantities: the one grammar (apimachinery `resource.Quantity`,
 pkg/api/resource/quantity.go), the one parser to `Decimal`, and the check of the `cpu` and
-`memory` a user asks for."""
+`memory` a user asks for; durations written as seconds or d/h/m/s."""
 
 from __future__ import annotations
 
@@ -88,3 +88,30 @@ def check_quantity(field: str, value: str | None) -> None:
             fix=_EXAMPLES.get(field, f"{field}='1'"),
             field=field,
         )
+
+
+# Bounded digit runs: an int of thousands of digits would exceed Python's int parsing limit.
+_DURATION = re.compile(
+    r"^\s*(?:([0-9]{1,9})d)?\s*(?:([0-9]{1,9})h)?\s*(?:([0-9]{1,9})m)?\s*(?:([0-9]{1,9})s)?\s*\Z"
+)
+
+
+def duration_seconds(value: Any, field: str) -> Any:
+    """Seconds of a duration string ("90m", "2h", "1d12h"); other values pass unchanged.
+
+    Example:
+        >>> duration_seconds("1d12h", "max_runtime"), duration_seconds(60, "max_runtime")
+        (129600, 60)
+    """
+    if isinstance(value, str) and not value.strip().isdigit():
+        match = _DURATION.match(value)
+        if not value.strip() or match is None:
+            raise fail(
+                f"{field}={value!r} is not a duration",
+                rule="durations are seconds or a mix of d/h/m/s units",
+                fix=f"{field}='2h30m' or {field}=9000",
+                field=field,
+            )
+        d, h, m, s = (int(g or 0) for g in match.groups())
+        return ((d * 24 + h) * 60 + m) * 60 + s
+    return value

@@ -32,6 +32,10 @@ class SecretRef(SpecModel):
         ...                   secret_env={"WANDB_API_KEY": "wandb/api-key"})
         >>> job.secret_env["WANDB_API_KEY"] == SecretRef("wandb", "api-key")
         True
+
+    Attributes:
+        name: The Kubernetes Secret in the job's namespace.
+        key: The key inside that Secret whose value the variable gets.
     """
 
     name: str

@@ -17,7 +17,7 @@ from gkeml_sdk.hardware import pool_facts as node_pools
 from gkeml_sdk.hardware.dra import Allocation, DeviceRequest, check_dra, gpu_requests
 from gkeml_sdk.hardware.pool_shape import PoolShape
 from gkeml_sdk.hardware.protocol import Billing, toleration
-from gkeml_sdk.hardware.rules import check_mig, check_sharing, check_whole_count
+from gkeml_sdk.hardware.rules import check_mig, check_on_demand, check_sharing, check_whole_count
 
 SharingStrategy = Literal["time-sharing", "mps"]
 
@@ -32,6 +32,15 @@ class Accelerator(SpecModel):
         10.0
         >>> Accelerator("l4", sharing="time-sharing", clients_per_gpu=4).physical_gpus
         0.25
+
+    Attributes:
+        model: GPU model by short name ("h100", "a100-80gb", "l4") or GKE label value.
+        count: Whole GPUs per node (pod); a count some machine type of the GPU carries.
+        mig: A MIG profile ("1g.10gb"): each pod gets one slice of a GPU.
+        sharing: Share each GPU between pods: "time-sharing" or "mps".
+        clients_per_gpu: Pods sharing one GPU (with `sharing`).
+        machine_type: Compute Engine machine type; None picks the one that carries `count`.
+        allocation: "device-plugin", or "dra" to claim GPUs through DRA (docs/dra.md).
     """
 
     model: str
@@ -40,7 +49,6 @@ class Accelerator(SpecModel):
     sharing: SharingStrategy | None = None
     clients_per_gpu: int | None = None
     machine_type: str | None = None
-    # "dra": claim the GPUs through Dynamic Resource Allocation (docs/dra.md).
     allocation: Allocation = "device-plugin"
 
     def __init__(self, model: str | None = None, /, **data: Any) -> None:
@@ -88,25 +96,9 @@ class Accelerator(SpecModel):
         return self
 
     def check_provisioning(self, *, spot: bool) -> None:
-        """Refuse on-demand capacity on a machine type sold only as Spot or flex-start.
-
-        Example:
-            >>> Accelerator("h100", count=1).check_provisioning(spot=False)
-            Traceback (most recent call last):
-            ...
-            gkeml_sdk.errors.SpecError: a3-highgpu-1g is not sold on-demand ...
-        """
-        if spot or self.on_demand_offered:
-            return
-        machine = self.node_machine
-        on_demand = [m for m in self.gpu.machine_types if m.on_demand]
-        larger = f", or count={on_demand[0].gpus} ({on_demand[0].name})" if on_demand else ""
-        raise fail(
-            f"{machine.name} is not sold on-demand",
-            rule=f"Compute Engine offers {machine.name} only as Spot or flex-start capacity",
-            fix=f"spot=True{larger}",
-            field="spot",
-        )
+        """Refuse on-demand capacity on a machine type sold only as Spot or flex-start (the
+        rule is `hardware.rules.check_on_demand`)."""
+        check_on_demand(self, spot=spot)
 
     @property
     def on_demand_offered(self) -> bool:

@@ -118,3 +118,26 @@ def check_sharing(acc: Accelerator) -> None:
 
 def _counts(counts: tuple[int, ...]) -> str:
     return "/".join(str(c) for c in counts)
+
+
+def check_on_demand(acc: Accelerator, *, spot: bool) -> None:
+    """Refuse on-demand capacity on a machine type sold only as Spot or flex-start.
+
+    Example:
+        >>> from gkeml_sdk import Accelerator
+        >>> check_on_demand(Accelerator("h100", count=1), spot=False)
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.SpecError: a3-highgpu-1g is not sold on-demand ...
+    """
+    if spot or acc.on_demand_offered:
+        return
+    machine = acc.node_machine
+    on_demand = [m for m in acc.gpu.machine_types if m.on_demand]
+    larger = f", or count={on_demand[0].gpus} ({on_demand[0].name})" if on_demand else ""
+    raise fail(
+        f"{machine.name} is not sold on-demand",
+        rule=f"Compute Engine offers {machine.name} only as Spot or flex-start capacity",
+        fix=f"spot=True{larger}",
+        field="spot",
+    )

@@ -24,6 +24,12 @@ class TpuSlice(SpecModel):
         >>> s = TpuSlice("v5e", "4x4")
         >>> s.chips, s.hosts, s.multi_host
         (16, 4, True)
+
+    Attributes:
+        generation: TPU generation: "v4", "v5e", "v5p", "v6e" or "tpu7x".
+        topology: The slice's sides in chips, AxB (v5e, v6e) or AxBxC (v4, v5p, TPU7x).
+        slices: Identical slices of the job (more than 1: multislice).
+        allocation: How pods claim the chips: "device-plugin" (DRA is refused for TPUs).
     """
 
     generation: str
@@ -74,7 +80,10 @@ class TpuSlice(SpecModel):
             valid = row.topologies()
             shown = ", ".join(valid[:12]) + (", ..." if len(valid) > 12 else "")
             form = "AxB" if row.dims == 2 else "AxBxC"
-            rule = f"{row.display} topologies are {form}"
+            if self.topology.count("x") + 1 != row.dims:
+                rule = f"{row.display} topologies are {form}"
+            else:  # the right shape, but not a slice GKE offers
+                rule = f"{row.display} offers a fixed set of {form} slices, and not this one"
             if row.dims == 3:
                 rule += "; beyond 2x2x1/2x2x2/2x2x4/2x4x4 every side is a multiple of 4, A<=B<=C"
             ordered = "x".join(sorted(self.topology.split("x"), key=int))

@@ -28,6 +28,10 @@ class NodeNetwork(SpecModel):
     Example:
         >>> NodeNetwork(network="gpu-net-1", subnetwork="gpu-sub-1").network
         'gpu-net-1'
+
+    Attributes:
+        network: The VPC network of the extra interface.
+        subnetwork: Its subnetwork.
     """
 
     network: str
@@ -63,6 +67,24 @@ class NodePool(SpecModel):
         >>> (request,) = pool.to_dict()["nodePools"]
         >>> request["queuedProvisioning"], request["config"].get("flexStart")
         ({'enabled': True}, True)
+
+    Attributes:
+        name: The node pool's name (a multi-host TPU slice adds -0, -1, ... per slice).
+        hardware: The accelerator of each node: `Accelerator(...)` or `TpuSlice(...)`.
+        spot: Spot VMs (cheaper, preemptible).
+        provisioning: How VMs are obtained: "standard", "flex-start" or "queued" (DWS).
+        machine_type: Compute Engine machine type; None derives it from the hardware.
+        min_nodes: Autoscaling floor.
+        max_nodes: Autoscaling ceiling; None: the slice's VMs (multi-host TPU), else 1.
+        initial_nodes: Nodes created with the pool.
+        zones: Zones of the pool's nodes; empty: the cluster's.
+        reservation: A specific reservation to consume (shared: projects/P/reservations/R).
+        compact: Compact placement (VMs close together for low latency).
+        placement_policy: A Compute Engine resource or workload policy name.
+        gpu_driver: GPU driver GKE installs ("latest", "default"); None: "latest" on GPUs.
+        max_run_seconds: Run limit of flex-start VMs.
+        additional_networks: Extra VPC networks of the nodes (GPUDirect NICs).
+        labels: Kubernetes labels of the nodes.
     """
 
     name: str

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gkeml_sdk.pictures.svg import legend, rect, svg, text
+from gkeml_sdk.pictures.svg import legend, legend_lines, rect, svg, text, text_width
 
 WIDTH = 640
 LEFT = 12
 BAR = 28
+COST_BAR = 300  # px of the dearest bar
 PART_COLOURS = {
     "weights": "#5b7db1",
     "activations": "#b07cc6",
@@ -50,50 +51,63 @@ def memory_svg(title: str, total_gb: float, parts: list[Part], summary: list[str
     `summary` lines (replicas, cost) below it."""
     used = sum(p.gb for p in parts)
     parts = [*parts, Part("free", max(total_gb - used, 0.0))]
-    inner = WIDTH - 2 * LEFT
+    texts = [text_width(title, 12), *(text_width(line) for line in summary)]
+    width = max(WIDTH, LEFT + max(texts) + LEFT)
+    inner = width - 2 * LEFT
     body = [text(LEFT, 16, title, size=12)]
     x = float(LEFT)
     for part in parts:
-        width = inner * part.gb / total_gb if total_gb else 0.0
+        span = inner * part.gb / total_gb if total_gb else 0.0
         colour = PART_COLOURS.get(part.name, "#999")
         tip = f"{part.name}: {part.gb:.1f} GB of {total_gb:.0f} GB"
-        body.append(rect(x, 24, width, BAR, colour, tip, part.name))
-        if width > 7 * len(f"{part.gb:.1f} GB") + 6:
+        body.append(rect(x, 24, span, BAR, colour, tip, part.name))
+        if span > text_width(f"{part.gb:.1f} GB", 10) + 6:
             fill = "#222" if part.name == "free" else "#fff"
-            body.append(text(x + width / 2, 24 + 18, f"{part.gb:.1f} GB", 10, "middle", fill))
-        x += width
-    body.append(text(WIDTH - LEFT, 24 + BAR + 13, f"{total_gb:.0f} GB", 10, "end", "#555"))
+            body.append(text(x + span / 2, 24 + 18, f"{part.gb:.1f} GB", 10, "middle", fill))
+        x += span
+    body.append(text(width - LEFT, 24 + BAR + 13, f"{total_gb:.0f} GB", 10, "end", "#555"))
     keys = [(PART_COLOURS.get(p.name, "#999"), f"{p.name} {p.gb:.1f} GB") for p in parts]
-    body += legend(LEFT, 24 + BAR + 30, keys, inner)
-    y = 24 + BAR + 52
+    body += legend(LEFT, 24 + BAR + 32, keys, inner)
+    y = 24 + BAR + 32 + 16 * legend_lines(keys, inner) + 6
     for line in summary:
         body.append(text(LEFT, y, line))
         y += 16
     label = f"{title}: " + ", ".join(f"{p.name} {p.gb:.1f} GB" for p in parts)
-    return svg("gpu-memory", label, WIDTH, y, body)
+    return svg("gpu-memory", label, width, y - 8, body)
 
 
 def cost_svg(title: str, bars: list[CostBar], footnote: str) -> str:
     """Horizontal bars, one per provisioning model, scaled to the dearest; a model without
-    a price shows why instead of a bar."""
+    a price shows why instead of a bar. The picture is as wide as its longest label needs."""
     known = [b.total for b in bars if b.total is not None]
     top = max(known) if known else 0.0
-    label_w = 96
-    inner = WIDTH - LEFT - label_w - 150
+    names = [b.model + (" (this job)" if b.chosen else "") for b in bars]
+    label_w = max(text_width(name) for name in names) + 12 if bars else 0.0
+    # Right of the names: a bar and its label, or why there is no price.
+    right = [
+        COST_BAR + 6 + text_width(b.label, 10)
+        if b.total is not None
+        else text_width(f"no price: {b.missing}", 10)
+        for b in bars
+    ]
+    width = max(
+        LEFT + label_w + max(right, default=0.0) + LEFT,
+        LEFT + text_width(title, 12) + LEFT,
+        LEFT + text_width(footnote, 9) + LEFT,
+    )
     body = [text(LEFT, 16, title, size=12)]
     y = 26
-    for bar in bars:
-        name = bar.model + (" (this job)" if bar.chosen else "")
+    for bar, name in zip(bars, names, strict=True):
         body.append(text(LEFT, y + 14, name, 11))
         if bar.total is None:
             body.append(text(LEFT + label_w, y + 14, f"no price: {bar.missing}", 10, "", "#a04000"))
         else:
-            width = max(inner * bar.total / top, 2.0) if top else 2.0
+            span = max(COST_BAR * bar.total / top, 2.0) if top else 2.0
             colour = COST_COLOURS.get(bar.model, "#999")
             part = f"{bar.model}-bar"
-            body.append(rect(LEFT + label_w, y + 3, width, 16, colour, bar.label, part))
-            body.append(text(LEFT + label_w + width + 6, y + 15, bar.label, 10))
+            body.append(rect(LEFT + label_w, y + 3, span, 16, colour, bar.label, part))
+            body.append(text(LEFT + label_w + span + 6, y + 15, bar.label, 10))
         y += 24
     body.append(text(LEFT, y + 10, footnote, 9, "", "#555"))
     label = f"{title}: " + "; ".join(f"{b.model} {b.label or b.missing}" for b in bars)
-    return svg("cost-bars", label, WIDTH, y + 18, body)
+    return svg("cost-bars", label, width, y + 18, body)

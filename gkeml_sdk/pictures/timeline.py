@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gkeml_sdk.pictures.svg import legend, rect, state_colour, svg, text
+from gkeml_sdk.pictures.svg import legend, legend_lines, rect, state_colour, svg, text, text_width
 
 WIDTH = 640
 LEFT = 78  # room for the lane labels
@@ -38,15 +38,18 @@ def timeline_svg(name: str, steps: list[Step], now: float | None = None) -> str:
     """The timeline of run `name`; an unfinished run's last state lasts until `now`
     (seconds since submission, default: its last transition)."""
     if not steps:
-        return svg("run-timeline", f"run {name}: no history yet", WIDTH, 24,
-                   [text(4, 16, f"{name}: no history yet")])  # fmt: skip
+        empty = f"{name}: no history yet"
+        return svg("run-timeline", f"run {empty}", max(WIDTH, 8 + text_width(empty)), 24,
+                   [text(4, 16, empty)])  # fmt: skip
     attempts = sorted({s.attempt for s in steps})
     finished = steps[-1].state in TERMINAL
     end = steps[-1].at if finished or now is None else max(now, steps[-1].at)
     span = max(end, 1e-9)
-    inner = WIDTH - LEFT - RIGHT
+    title = f"{name}: {steps[-1].state} after {end:.1f} s"
+    picture_w = max(WIDTH, 4 + text_width(title, 12) + RIGHT)
+    inner = picture_w - LEFT - RIGHT
     top = 22
-    body = [text(4, 14, f"{name}: {steps[-1].state} after {end:.1f} s", size=12)]
+    body = [text(4, 14, title, size=12)]
 
     def x_of(seconds: float) -> float:
         return LEFT + inner * seconds / span
@@ -71,7 +74,8 @@ def timeline_svg(name: str, steps: list[Step], now: float | None = None) -> str:
         anchor = "start" if k == 0 else "end" if k == 4 else "middle"
         body.append(text(x_of(seconds), axis_y, f"{seconds:.1f} s", 10, anchor, "#555"))
     seen = list(dict.fromkeys(s.state for s in steps))
-    body += legend(LEFT, axis_y + 18, [(state_colour(s), s) for s in seen], inner)
-    height = axis_y + 30 + 16 * (len(seen) // 6)
+    keys = [(state_colour(s), s) for s in seen]
+    body += legend(LEFT, axis_y + 18, keys, inner)
+    height = axis_y + 14 + 16 * legend_lines(keys, inner)
     label = f"run timeline of {name}: " + ", ".join(seen)
-    return svg("run-timeline", label, WIDTH, height, body)
+    return svg("run-timeline", label, picture_w, height, body)

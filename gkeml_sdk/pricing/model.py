@@ -107,8 +107,10 @@ def estimate_training_cost(
     """Cost of `job` running `hours` (see `TrainingJob.estimate_cost`)."""
     from gkeml_sdk.errors import SpecError
 
-    if hours <= 0:
-        raise SpecError(f"hours={hours}", rule="a cost is for a positive duration", fix="hours=1")
+    if not 0 < hours < float("inf"):  # also nan, which compares false with everything
+        raise SpecError(
+            f"hours={hours}", rule="a cost is for a positive, finite duration", fix="hours=1"
+        )
     book = PriceBook.of(prices)
     billed = job.hardware.billing(job.nodes)
     price = book.price(billed.key)

@@ -19,6 +19,12 @@ class RetryPolicy(SpecModel):
         >>> p = RetryPolicy(max_resubmits=3, fallback_to_on_demand_after=2)
         >>> p.delay(1), p.delay(10)
         (30.0, 600.0)
+
+    Attributes:
+        max_resubmits: Resubmissions after infrastructure loss before giving up.
+        fallback_to_on_demand_after: Spot losses before leaving Spot for on-demand; None: never.
+        backoff_seconds: Wait before the first resubmission; later waits grow from it.
+        max_backoff_seconds: Longest wait before a resubmission.
     """
 
     max_resubmits: int = 2

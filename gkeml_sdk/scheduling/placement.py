@@ -30,6 +30,11 @@ class TopologyPlacement(SpecModel):
     Example:
         >>> TopologyPlacement(level="cloud.google.com/gce-topology-block", mode="required").level
         'block'
+
+    Attributes:
+        level: The topology level the pods share: "block", "subblock", "host" or a node label.
+        mode: "preferred" (as close as Kueue can) or "required" (all within one such level).
+        exclusive: Keep the job alone in a "nodepool", "block" or "subblock"; None: share.
     """
 
     level: str

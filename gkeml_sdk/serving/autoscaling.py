@@ -31,6 +31,16 @@ class Autoscaling(SpecModel):
         >>> a = Autoscaling(min=1, max=4, queue_depth=5)
         >>> a.signal, a.target
         ('queue_depth', 5.0)
+
+    Attributes:
+        min: Fewest replicas (0 scales to zero when idle).
+        max: Most replicas.
+        queue_depth: Target of waiting requests per replica (throughput and cost).
+        batch_size: Target of running requests per replica (latency-sensitive services).
+        scale_up_pods_per_minute: Replicas added per minute at most.
+        scale_down_delay_seconds: Quiet time before a replica is removed.
+        prometheus_address: Where KEDA reads the engine metrics (Google Managed Prometheus).
+        activation: Metric value above which a server scaled to zero wakes up.
     """
 
     min: int = 1

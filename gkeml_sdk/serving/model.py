@@ -280,3 +280,9 @@ class ServeModel(SpecModel):
         import html
 
         return f"<pre>{html.escape(str(self.plan()))}</pre>"
+
+
+# The fields' meanings, for help() and the API reference; kept beside to keep this file short.
+from gkeml_sdk.serving.serve_fields import ATTRIBUTES  # noqa: E402
+
+ServeModel.__doc__ = f"{ServeModel.__doc__}{ATTRIBUTES}"

@@ -19,6 +19,16 @@ class ModelSize(SpecModel):
         >>> ModelSize(params_b=13.0, layers=40, attention_heads=40, kv_heads=40,
         ...           head_dim=128).shape.kv_heads
         40
+
+    Attributes:
+        params_b: Billions of parameters, all experts included.
+        layers: Transformer layers (num_hidden_layers).
+        attention_heads: Attention heads (num_attention_heads).
+        kv_heads: Key/value heads (num_key_value_heads).
+        head_dim: Dimension of a head (head_dim, or hidden_size / num_attention_heads).
+        max_context: Longest context (max_position_embeddings); None: not checked.
+        kv_latent: MLA models only: kv_lora_rank + qk_rope_head_dim; 0: not MLA.
+        gated: The Hub asks for a token to download it.
     """
 
     params_b: float  # billions of parameters, all experts included

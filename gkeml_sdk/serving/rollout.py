@@ -34,6 +34,20 @@ class Rollout(SpecModel):
         >>> r = Rollout(strategy="canary", canary_weight=5, max_error_ratio=0.02)
         >>> r.strategy, r.canary_weight, r.max_latency_seconds
         ('canary', 5, None)
+
+    Attributes:
+        strategy: "surge" replaces replicas one at a time; "canary" runs the new version
+            beside the old one behind a share of the requests first.
+        ready_deadline_seconds: How long the new version may take to be ready before it is
+            rolled back (default: the plan's start-up budget per replica, plus 5 minutes).
+        canary_weight: Percent of the requests the canary receives (1 to 99).
+        canary_replicas: Replicas of the new version during the canary.
+        analysis_seconds: How long the canary is watched before it is promoted.
+        max_error_ratio: Failed requests over all the canary answered, above which it is
+            rolled back.
+        max_latency_seconds: p95 end-to-end request latency above which the canary is rolled
+            back (None: latency is not judged).
+        min_requests: A canary that answered fewer requests is not judged good.
     """
 
     strategy: Literal["surge", "canary"] = "surge"

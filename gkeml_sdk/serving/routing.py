@@ -22,6 +22,10 @@ class Route(SpecModel):
     Example:
         >>> Route(model="llama-70b", backends={"chat": 90, "chat-v2": 10}).share("chat-v2")
         0.1
+
+    Attributes:
+        model: The model name clients request.
+        backends: ServeModel name -> traffic weight.
     """
 
     model: str
@@ -77,6 +81,18 @@ class Routing(SpecModel):
         >>> r = Routing(via="istio", routes=[Route(model="llama", backends={"a": 1, "b": 1})])
         >>> r.via, r.attempts
         ('istio', 1)
+
+    Attributes:
+        via: How traffic arrives: "istio" (the mesh) or "inference-gateway" (GKE's).
+        routes: Model name routes with weighted backends: `Route(...)`.
+        backend_only: Compile only the backend objects; another service owns the routes.
+        gateway: [namespace/]name of the Gateway (Istio: besides the mesh).
+        hosts: Hosts the routes bind; empty: the Service's DNS name (Istio).
+        match_model_header: Route by the request's model name header.
+        timeout_seconds: Request timeout; streaming generations need minutes.
+        retries: Retries of connection failures and 503s (Istio only); None means 1.
+        endpoint_picker: Inference Gateway's endpoint picker Service; None: <name>-epp.
+        failure_mode: What the gateway does when the endpoint picker is down.
     """
 
     via: Via

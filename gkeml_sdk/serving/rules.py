@@ -154,7 +154,7 @@ def check_deployment(svc: ServeModel) -> None:
     if isinstance(svc.replicas, int) and svc.replicas < 0:
         raise fail(
             f"replicas={svc.replicas}",
-            rule="a replica count (0 keeps the service defined but stopped)",
+            rule="replicas must be ≥ 0 (0 keeps the service defined but stopped)",
             fix="replicas=1",
             field="replicas",
         )

@@ -28,6 +28,9 @@ class SpotMix(SpecModel):
         ...                  replicas=Autoscaling(min=1, max=6))
         >>> [o["metadata"]["name"] for o in svc.compile().of_kind("Deployment")]
         ['chat-spot', 'chat']
+
+    Attributes:
+        on_demand_min: On-demand replicas that always run, whatever Spot capacity does.
     """
 
     on_demand_min: int = 1

@@ -19,6 +19,8 @@ from gkeml_sdk.scheduling.catalog import Mode, mode
 
 if TYPE_CHECKING:
     from gkeml_sdk.core.manifests import Manifests
+    from gkeml_sdk.runs.explain.explanation import Preview
+    from gkeml_sdk.training.model import TrainingJob
 
 
 class PoolOffer(Protocol):
@@ -43,6 +45,12 @@ class Capacity(SpecModel):
     Example:
         >>> Capacity(accelerator=Accelerator("h100", count=8), provisioning=["queued"]).name
         'h100'
+
+    Attributes:
+        accelerator: The hardware of the nodes: `Accelerator(...)` or `TpuSlice(...)`.
+        provisioning: Modes its node pools offer: "standard", "spot", "flex-start", "queued".
+        name: The capacity's name in quotas; "": the GPU model (and MIG profile) or TPU shape.
+        topology: Its nodes carry GKE's topology labels, so flavors serve topology placement.
     """
 
     accelerator: HardwareChoice
@@ -142,6 +150,14 @@ class Team(SpecModel):
     Example:
         >>> Team(name="team-a", quota={"h100": 16}).namespaces
         ('team-a',)
+
+    Attributes:
+        name: The team's name: its ClusterQueue and LocalQueues are named after it.
+        namespaces: The team's namespaces; empty: one namespace named after the team.
+        quota: Accelerators the team may use at once: capacity name -> units pods request.
+        borrowing_limit: Units it may borrow from the cohort beyond its quota; None: no limit.
+        cpu: CPU quota of the team's queues (a quantity).
+        memory: Memory quota of the team's queues (a quantity).
     """
 
     name: str
@@ -191,6 +207,16 @@ class ClusterSetup(SpecModel):
         >>> queues = setup.compile().of_kind("LocalQueue")
         >>> print(*(queue.get("metadata", {}).get("name") for queue in queues))
         team-a team-a-queued
+
+    Attributes:
+        capacity: The hardware the cluster's node pools offer: `Capacity(...)` per kind.
+        teams: Teams with their namespaces and quota: `Team(...)`, one ClusterQueue each.
+        cohort: Kueue cohort of the teams' ClusterQueues, where unused quota is lent.
+        priorities: WorkloadPriorityClasses: name -> value; jobs pick one with priority=.
+        reclaim_within_cohort: Kueue preemption: take lent quota back from borrowers ("Any").
+        within_cluster_queue: Kueue preemption inside a team's queue ("LowerPriority").
+        borrow_within_cohort: Kueue preemption while borrowing, elsewhere in the cohort.
+        queued_retries: New ProvisioningRequests after a failed one, then deactivated.
     """
 
     capacity: list[Capacity]
@@ -241,3 +267,24 @@ class ClusterSetup(SpecModel):
         from gkeml_sdk.setup.manifests import compile_setup
 
         return compile_setup(self)
+
+    def preview(self, job: TrainingJob) -> Preview:
+        """What Kueue would do with `job` in a cluster holding this setup and nothing running
+        yet: "will it fit?" asked of a setup file, with no cluster.
+
+        Example:
+            >>> from gkeml_sdk import TrainingJob
+            >>> setup = ClusterSetup(
+            ...     capacity=[Capacity(accelerator=Accelerator("h100", count=8))],
+            ...     teams=[Team(name="team-a", namespaces=["ml"], quota={"h100": 16})])
+            >>> job = TrainingJob(name="ft", image="img", command=["python", "train.py"],
+            ...                   accelerator=Accelerator("h100", count=8), nodes=4,
+            ...                   namespace="ml", queue="team-a")
+            >>> setup.preview(job).verdict
+            <Verdict.NEVER_FITS: 'never fits'>
+        """
+        from gkeml_sdk.runs.explain.offline import queues_of
+        from gkeml_sdk.runs.explain.preview import preview
+
+        queues = queues_of(self.compile().objects, job.namespace, job.queue)
+        return preview(job.compile().workload or {}, queues)

@@ -29,6 +29,15 @@ class HyperdiskML(VolumeBase):
         >>> v = HyperdiskML(bucket="llm-weights", path="llama-3.1-70b", size="200Gi")
         >>> v.volume_name, v.mounted_read_only, round(v.read_gb_per_second, 2)
         ('llm-weights-llama-3-1-70b', True, 2.52)
+
+    Attributes:
+        pvc: An existing, already filled claim to mount.
+        snapshot: A VolumeSnapshot to restore into a new disk of `size`.
+        bucket: A bucket GKE's Volume Populator copies into a new disk of `size`.
+        path: Folder of `bucket` to copy; "": the whole bucket.
+        size: Size of a new disk, e.g. "200Gi" (with `snapshot` or `bucket`).
+        throughput_mib: Provisioned throughput of the disk, in MiB/s.
+        read_only_many: Attach read-only to every node; False: read-write to one node.
     """
 
     kind: Literal["hyperdisk-ml"] = "hyperdisk-ml"
@@ -117,6 +126,15 @@ class Parallelstore(VolumeBase):
         ...                   access_points=["10.0.0.2", "10.0.0.3", "10.0.0.4"])
         >>> v.volume_handle
         'p/us-central1-a/scratch/default-pool/default-container'
+
+    Attributes:
+        pvc: An existing claim of a Parallelstore volume.
+        instance: The Parallelstore instance, for a static volume.
+        location: The instance's zone.
+        project: The instance's project.
+        access_points: The instance's access point IPs.
+        capacity: The instance's capacity (a quantity).
+        mount_locality: Where the DFUSE client runs: "pod" (a sidecar) or "node".
     """
 
     kind: Literal["parallelstore"] = "parallelstore"

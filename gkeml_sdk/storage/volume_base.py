@@ -15,7 +15,14 @@ VOLUME_ENV_PREFIX = "GKEML_VOLUME_"
 
 
 class VolumeBase(SpecModel):
-    """Fields and derived names every volume type has."""
+    """Fields and derived names every volume type has.
+
+    Attributes:
+        name: The pod volume's name; None derives it from the source.
+        mount: Absolute path in the container; None: /gkeml/volumes/<name>.
+        read_only: Mount it read-only.
+        kind: Which volume type this is, as YAML names it.
+    """
 
     name: str | None = None  # the pod volume's name; default derived from the source
     mount: str | None = None  # absolute path in the container; default /gkeml/volumes/<name>

@@ -29,6 +29,12 @@ class GcsCache(SpecModel):
     Example:
         >>> GcsCache(size="100Gi").metadata_ttl_seconds
         -1
+
+    Attributes:
+        size: File cache capacity: "-1" (all of the cache volume) or a quantity ("100Gi").
+        range_reads: Cache a whole file on its first ranged read (safetensors loads).
+        metadata_ttl_seconds: How long stat and type entries live (-1: forever).
+        in_memory: Keep the cache on a RAM disk, counted against the pod's memory.
     """
 
     size: str = "-1"
@@ -45,6 +51,13 @@ class GcsFuse(VolumeBase):
         ...             cache=GcsCache(size="200Gi"), parallel_download=True)
         >>> v.volume_name, v.mount_path, v.source_uri
         ('my-data', '/data', 'gs://my-data/imagenet')
+
+    Attributes:
+        bucket: The Cloud Storage bucket.
+        path: Folder inside the bucket to mount (the mount's only-dir); "": the whole bucket.
+        cache: File and metadata caches: `GcsCache(...)`; None: no file cache.
+        parallel_download: Several workers fill the file cache, so large files load fast.
+        sidecar: GCS FUSE sidecar resources, e.g. {"cpu-limit": "2", "memory-request": "4Gi"}.
     """
 
     kind: Literal["gcsfuse"] = "gcsfuse"
@@ -119,6 +132,9 @@ class Pvc(VolumeBase):
     Example:
         >>> Pvc("shared-data", mount="/data", read_only=True).source_uri
         'pvc://shared-data'
+
+    Attributes:
+        name: The PersistentVolumeClaim's name (also the pod volume's).
     """
 
     kind: Literal["pvc"] = "pvc"

@@ -35,6 +35,12 @@ class TenantModel(SpecModel):
         ...                 weight=100, min_replicas=3, max_replicas=10)
         >>> m.name, m.gpus_per_replica
         ('llama-2-7b', 1)
+
+    Attributes:
+        model: The model to serve: `ServeModel(...)`.
+        weight: Its share of the tenant's GPUs and traffic, relative to its other models.
+        min_replicas: Fewest serving replicas.
+        max_replicas: Most serving replicas.
     """
 
     model: ServeModel
@@ -77,6 +83,18 @@ class Tenant(SpecModel):
         ...                                max_replicas=10)])
         >>> t.tier.standbys, t.tier.rto_seconds, t.reserved_gpus
         (2, 5.0, 5)
+
+    Attributes:
+        name: The tenant's name; also its namespace unless `namespace` is set.
+        tier: Isolation tier "A", "B" or "C", or a `Tier(...)`: sharing, standbys, recovery.
+        gpu_quota: GPUs the tenant may hold at once, standbys included.
+        models: The tenant's models: `TenantModel(model=ServeModel(...), weight=..., ...)`.
+        namespace: Kubernetes namespace of the tenant; "" means the tenant's name.
+        gateway: namespace/name of the Istio ingress gateway its routes bind to.
+        hosts: Hosts the Istio routing rules bind.
+        routing: How traffic reaches the models: "istio" or "inference-gateway".
+        gateway_cidrs: Inference Gateway's proxy-only subnet, let in by NetworkPolicies.
+        standby_share: Percent of a model's traffic a hot standby takes.
     """
 
     name: str

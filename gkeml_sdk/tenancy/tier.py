@@ -54,6 +54,16 @@ class Tier(SpecModel):
         (5.0, 3)
         >>> Tier(name="gold", like="A", rto_seconds=2).isolation
         'exclusive'
+
+    Attributes:
+        name: The tier's name.
+        like: A built-in tier ("A", "B" or "C") whose values the others default to.
+        isolation: How the tenant's GPUs are held: "exclusive", "shared" or "preemptible".
+        standbys: Standby replicas per model, ready to take over.
+        standby_level: How ready a standby is: "hot" (serving), "warm" (asleep) or "cold".
+        rto_seconds: Recovery time objective: longest time to recover from a lost primary.
+        recovery_priority: Order of failover; higher fails over first.
+        priority: PriorityClass (and Kueue WorkloadPriorityClass) value of the serving pods.
     """
 
     name: str

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator, model_validator
 
-from gkeml_sdk.core.model import SpecModel, fail
+from gkeml_sdk.core.model import SpecModel
+from gkeml_sdk.core.quantity import duration_seconds
 from gkeml_sdk.hardware.accelerator import Accelerator
 from gkeml_sdk.hardware.choice import HardwareChoice, hardware_from_data
 from gkeml_sdk.hardware.network import NetworkChoice, NetworkMode, choose_network
@@ -28,11 +28,6 @@ if TYPE_CHECKING:
     from gkeml_sdk.pricing.catalog import PriceBook, PriceOverrides
     from gkeml_sdk.pricing.model import CostEstimate
     from gkeml_sdk.runs.retry import RetryPolicy
-
-# Bounded digit runs: an int of thousands of digits would exceed Python's int parsing limit.
-_DURATION = re.compile(
-    r"^\s*(?:([0-9]{1,9})d)?\s*(?:([0-9]{1,9})h)?\s*(?:([0-9]{1,9})m)?\s*(?:([0-9]{1,9})s)?\s*\Z"
-)
 
 
 class TrainingJob(SpecModel):
@@ -53,15 +48,12 @@ class TrainingJob(SpecModel):
     command: list[str] | None = None
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
-    # Env from Kubernetes Secrets (valueFrom.secretKeyRef): name -> SecretRef or "SECRET/KEY".
-    # A local run reads each value from the caller's variable of the same name.
     secret_env: dict[str, SecretRef] = Field(default_factory=dict)
     accelerator: HardwareChoice | None = None
     nodes: int = 0  # 0 = derived: the TPU slice's hosts, else 1
     procs_per_node: int = 0  # 0 = derived: one per whole GPU, else 1
     gang: bool | None = None  # None = derived: True when several pods must run together
     spot: bool = False
-    # Dynamic Workload Scheduler: "flex-start" nodes, or "queued" (all nodes at once).
     provisioning: Mode = "standard"
     placement: Placement | None = None  # "compact" or TopologyPlacement(level=..., mode=...)
     queue: str = DEFAULT_LOCAL_QUEUE
@@ -79,28 +71,13 @@ class TrainingJob(SpecModel):
     cpu: str | None = None
     memory: str | None = None
     termination_grace_seconds: int | None = None
-    # Code that travels with the job: relative path -> text. On GKE a ConfigMap mounted
-    # read-only at CODE_MOUNT (the working directory); locally the run directory's code/.
     files: dict[str, str] = Field(default_factory=dict)
-    # Inter-node networking: "auto" takes the machine type's stack (GPUDirect, Fast Socket)
-    # for multi-node jobs; see docs/networking.md.
     network: NetworkMode = "auto"
 
     @field_validator("max_runtime", mode="before")
     @classmethod
     def _parse_duration(cls, value: Any) -> Any:
-        if isinstance(value, str) and not value.strip().isdigit():
-            match = _DURATION.match(value)
-            if not value.strip() or match is None:
-                raise fail(
-                    f"max_runtime={value!r} is not a duration",
-                    rule="durations are seconds or a mix of d/h/m/s units",
-                    fix="max_runtime='2h30m' or max_runtime=9000",
-                    field="max_runtime",
-                )
-            d, h, m, s = (int(g or 0) for g in match.groups())
-            return ((d * 24 + h) * 60 + m) * 60 + s
-        return value
+        return duration_seconds(value, "max_runtime")
 
     @model_validator(mode="before")
     @classmethod
@@ -298,3 +275,9 @@ class TrainingJob(SpecModel):
         import html
 
         return f"<code>{html.escape(repr(self))}</code>"
+
+
+# The fields' meanings, for help() and the API reference; kept beside to keep this file short.
+from gkeml_sdk.training.job_fields import ATTRIBUTES  # noqa: E402
+
+TrainingJob.__doc__ = f"{TrainingJob.__doc__}{ATTRIBUTES}"

@@ -61,18 +61,24 @@ def test_shell_blocks_run_and_say_what_the_page_says(no_cluster: dict[str, str])
 
 def test_notebook_blocks_run_in_ipython(no_cluster: dict[str, str]) -> None:
     shell = InteractiveShell.instance()
+    shown: list[dict[str, str]] = []
     for block in blocks("ipython"):
-        cells = [block] if block.startswith("%%") else block.splitlines()
-        for cell in cells:
-            with capture_output() as captured:
-                result = shell.run_cell(cell)
-            assert result.success, f"{cell}: {result.error_in_exec}"
-            assert "Traceback" not in captured.stderr
-            if cell.startswith("%gke_cost"):
-                assert repr(result.result).startswith("1/7 of one NVIDIA A100 80GB GPU")
-            if cell.startswith("%gke_status"):
-                assert "first-hour (default): Succeeded" in repr(result.result)
-                assert 'data-picture="run-timeline"' in result.result._repr_html_()
+        with capture_output() as captured:
+            result = shell.run_cell(block)  # a block is one cell, as the page shows it
+        assert result.success, f"{block}: {result.error_in_exec}"
+        assert "Traceback" not in captured.stderr
+        if block.startswith("%%gke_train"):  # the hello-world chaos: one preemption
+            out = captured.stdout
+            for rank, attempt in ((0, 0), (1, 0), (0, 1), (1, 1)):
+                assert f"[{rank}] hello from rank {rank} of 2 attempt {attempt}" in out, out
+            timeline = captured.outputs[-1].data["text/html"]
+            assert 'data-part="Preempted"' in timeline and "attempt 2" in timeline
+        shown = [dict(o.data) for o in captured.outputs]
+    status, jobs, cost = shown  # each magic of the last cell shows
+    assert "first-hour (default): Succeeded" in status["text/plain"]
+    assert 'data-picture="run-timeline"' in status["text/html"]
+    assert "first-hour" in jobs["text/plain"]
+    assert cost["text/plain"].startswith("1/7 of one NVIDIA A100 80GB GPU")
 
 
 def test_python_blocks_run(capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,6 +12,8 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
+from gkeml_sdk import Accelerator
+
 
 @pytest.fixture(scope="module")
 def shell() -> InteractiveShell:
@@ -167,12 +169,28 @@ def test_with_no_cluster_jobs_and_status_show_the_local_runs_and_say_so_once(
         assert note.startswith("no cluster configured (") and "get-credentials" in note, note
         assert "%gke_config --kubeconfig" in note and rows[0].startswith("here ")
         assert "ConfigError" not in texts[-1] + stderr
-    table = shell.run_line_magic("gke_jobs", "")._repr_html_()
-    assert 'data-picture="runs-table"' in table and "data-state='Succeeded'" in table
-    assert "no cluster configured" in table
-    status = shell.run_line_magic("gke_status", "here")
-    assert 'data-picture="run-timeline"' in status._repr_html_()
-    assert "here (default): Succeeded" in repr(status)
+    table, status = shown(shell, "%gke_jobs\n%gke_status here\n")
+    assert 'data-picture="runs-table"' in table["text/html"]
+    assert "data-state='Succeeded'" in table["text/html"]
+    assert "no cluster configured" in table["text/html"]
+    assert 'data-picture="run-timeline"' in status["text/html"]
+    assert "here (default): Succeeded" in status["text/plain"]
+
+
+def shown(shell: InteractiveShell, cell: str) -> list[dict[str, str]]:
+    """What a cell displayed, one mime bundle per display; the cell's value shows nothing."""
+    with capture_output() as captured:
+        result = shell.run_cell(cell)
+    assert result.success and result.result is None, result.error_in_exec
+    return [dict(output.data) for output in captured.outputs]
+
+
+def test_each_magic_of_a_cell_shows(shell: InteractiveShell) -> None:
+    cell = "%gke_config\n%gke_cost --gpu l4 --hours 2\n%gke_jobs --local\n"
+    config, cost, jobs = shown(shell, cell)
+    assert "namespace" in config["text/plain"]
+    assert 'data-picture="cost-bars"' in cost["text/html"] and "2 h" in cost["text/plain"]
+    assert jobs["text/plain"] == "no runs"
 
 
 def test_provisioning_and_network_options_reach_the_job_and_its_price(
@@ -194,3 +212,16 @@ def test_provisioning_and_network_options_reach_the_job_and_its_price(
     assert chosen.lstrip().startswith("flex-start"), cost[-1]
     _, _, stderr, _ = run(shell, "%gke_cost --gpu h100:8 --provisioning flex-start --spot")
     assert "--spot with --provisioning flex-start" in stderr and "Traceback" not in stderr
+
+
+def test_sharing_option_becomes_gpu_sharing(shell: InteractiveShell) -> None:
+    from gkeml_magics.options import MagicDefaults, train_job
+    from gkeml_magics.parsers import parse, train_parser
+
+    line = "--gpu l4 --sharing time-sharing:4"
+    job = train_job(parse(train_parser(), line), MagicDefaults(), "print(1)")
+    assert job.accelerator == Accelerator("l4", sharing="time-sharing", clients_per_gpu=4)
+    _, _, _, cost = run(shell, "%gke_cost --gpu l4 --sharing mps:8 --hours 1")
+    assert "<- this job" in cost[-1]
+    _, _, stderr, _ = run(shell, "%gke_cost --gpu l4 --sharing mps:many")
+    assert "expected STRATEGY[:CLIENTS]" in stderr and "Traceback" not in stderr

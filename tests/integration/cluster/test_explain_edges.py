@@ -121,7 +121,10 @@ def test_magics_why_preview_and_the_wait_line(shell, kueue, client):
     thread.join()
     lines = [o.data.get("text/plain", "") for o in captured.outputs]
     assert any("why: Never admitted: it asks for 32 nvidia.com/gpu" in t for t in lines), lines
-    why = shell.run_line_magic("gke_why", "huge")
-    assert repr(why).startswith("huge: Never admitted") and "category: quota" in repr(why)
-    page = why._repr_html_()
+    with capture_output() as captured:
+        shell.run_line_magic("gke_why", "huge")
+    (why,) = (o.data for o in captured.outputs)
+    text = why["text/plain"]
+    assert text.startswith("huge: Never admitted") and "category: quota" in text
+    page = why["text/html"]
     assert "<details><summary>evidence" in page and "ExceedsMaxQuota" in page

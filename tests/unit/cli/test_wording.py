@@ -28,9 +28,11 @@ def error_of(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     return err
 
 
-def test_no_cluster_names_the_cli_flags(capsys):
-    err = error_of(capsys, "logs", "nope")
-    assert "--kubeconfig/--context" in err and "on this machine with --local" in err
+def test_no_cluster_names_the_cli_flags(capsys, tmp_path):
+    spec = tmp_path / "job.yaml"
+    spec.write_text("name: a\nimage: img\ncommand: [python, train.py]\n")
+    err = error_of(capsys, "submit", str(spec))
+    assert "--kubeconfig/--context" in err and "run it here with --local" in err
 
 
 @pytest.mark.parametrize(

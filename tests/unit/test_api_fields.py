@@ -1,0 +1,110 @@
+"""The API reference lists every field of the public models with its type, default and
+one-line meaning, and `help()` shows the same fields: rendered by mkdocs with the Griffe
+extension in docs/griffe_fields.py, from the models' `Attributes:` docstring sections."""
+
+from __future__ import annotations
+
+import html
+import inspect
+import pydoc
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+import gkeml_sdk
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "docs"))
+from griffe_fields import fields_of  # noqa: E402
+
+REQUIRED = ("TrainingJob", "ServeModel", "Tenant", "NodePool", "ClusterSetup")
+MODELS = tuple(
+    name
+    for name in gkeml_sdk.__all__
+    if isinstance(model := getattr(gkeml_sdk, name), type) and issubclass(model, BaseModel)
+)
+
+
+@pytest.fixture(scope="module")
+def api_page(tmp_path_factory: pytest.TempPathFactory) -> str:
+    site = tmp_path_factory.mktemp("site")
+    subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)],
+        cwd=ROOT, check=True, capture_output=True,
+    )  # fmt: skip
+    return (site / "reference" / "api" / "index.html").read_text()
+
+
+def _fields_table(page: str, name: str) -> list[tuple[str, str, str, str]]:
+    """(name, type, meaning, default) rows of the Fields table in `name`'s section."""
+    start = page.index(f'id="gkeml_sdk.{name}"')
+    section = page[start : page.find('class="doc doc-heading"', start + 50)]
+    table = section[section.index(">Fields<") :]
+    table = table[: table.index("</table>")]
+    rows = []
+    for row in re.findall(r"<tr class=\"doc-section-item\">(.*?)</tr>", table, flags=re.S):
+        cells = [
+            html.unescape(re.sub(r"<[^>]+>|\s+", " ", cell)).strip()
+            for cell in re.findall(r"<td>(.*?)</td>", row, flags=re.S)
+        ]
+        rows.append((cells[0], cells[1], cells[2], cells[3]))
+    return rows
+
+
+def test_the_required_models_are_public_models() -> None:
+    assert set(REQUIRED) <= set(MODELS) and len(MODELS) > 20
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_the_reference_lists_every_field(api_page: str, name: str) -> None:
+    model = getattr(gkeml_sdk, name)
+    rows = _fields_table(api_page, name)
+    assert [row[0] for row in rows] == list(model.model_fields)
+    for field, kind, meaning, default in rows:
+        info = model.model_fields[field]
+        assert kind and meaning, f"{name}.{field} has no type or meaning"
+        value = None if info.is_required() else info.get_default(call_default_factory=True)
+        assert default == ("required" if value is None and info.is_required() else repr(value))
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_help_shows_the_same_fields(name: str) -> None:
+    model = getattr(gkeml_sdk, name)
+    text = pydoc.render_doc(model, renderer=pydoc.plaintext)
+    # A field a base model declares (every volume's name, mount, ...) is explained in the
+    # help of that base, which `help(model)` names; the API page shows it in each table.
+    bases = [
+        b for b in model.__mro__ if issubclass(b, BaseModel) and b.__module__ != "pydantic.main"
+    ]
+    flat = " ".join(
+        " ".join(pydoc.render_doc(b, renderer=pydoc.plaintext).replace(" |", "").split())
+        for b in bases
+    )
+    # pydantic's signature, on help()'s second line: each field's type and default.
+    shown = next(line for line in text.splitlines() if line.startswith(f" |  {name}("))
+    signature = inspect.signature(model)
+    for field, meaning, default in fields_of(model):
+        assert meaning, f"{name}.{field} has no meaning in its Attributes: section"
+        assert " ".join(f"{field}: {meaning}".split()) in flat
+        assert re.search(rf"[(, ]{field}: ", shown), shown
+        parameter = signature.parameters[field]
+        assert parameter.annotation is not inspect.Parameter.empty
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY:  # not a positional shortcut
+            assert (parameter.default is inspect.Parameter.empty) == (default is None)
+
+
+def test_fields_tables_only_for_models(api_page: str) -> None:
+    public = [getattr(gkeml_sdk, n) for n in gkeml_sdk.__all__ if n != "__version__"]
+    models = [o for o in public if isinstance(o, type) and issubclass(o, BaseModel)]
+    assert api_page.count(">Fields<") == len(models)
+
+
+def test_examples_render_as_code(api_page: str) -> None:
+    start = api_page.index('id="gkeml_sdk.TrainingJob"')
+    section = api_page[start : api_page.find('class="doc doc-heading"', start + 50)]
+    assert "<blockquote>" not in section
+    assert '<span class="gp">&gt;&gt;&gt; </span><span class="n">job</span>' in section
