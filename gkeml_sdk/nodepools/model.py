@@ -85,6 +85,8 @@ class NodePool(SpecModel):
         max_run_seconds: Run limit of flex-start VMs.
         additional_networks: Extra VPC networks of the nodes (GPUDirect NICs).
         labels: Kubernetes labels of the nodes.
+        taints: Taints of the nodes beside the accelerator's and the capacity mode's, e.g. a
+            tenant's dedicated-node taint.
     """
 
     name: str

@@ -95,6 +95,9 @@ class Tenant(SpecModel):
         routing: How traffic reaches the models: "istio" or "inference-gateway".
         gateway_cidrs: Inference Gateway's proxy-only subnet, let in by NetworkPolicies.
         standby_share: Percent of a model's traffic a hot standby takes.
+        weight_sources: CIDRs the models' weights are pulled from, let out over HTTPS
+            (NetworkPolicy cannot name hosts: declare the source's address ranges).
+        google_api_cidrs: The Google API ranges the tenant may reach over HTTPS.
     """
 
     name: str
