@@ -1,0 +1,124 @@
+r"""YAML of plain data (dict, list, str, int, float, bool, None) through libyaml: PyYAML's
+`CSafeDumper` when PyYAML was built with it, else the pure `SafeDumper`, with the same bytes.
+
+Two things cost more than libyaml's emitter itself and are done here instead: building the
+node tree (PyYAML's representer dispatches and tracks aliases per value; plain data needs
+neither, and aliases are never written) and resolving each scalar's implicit tag (a regular
+expression per scalar, memoised: the result depends on the text only). Documents where the
+two emitters are known to write different bytes go to the pure emitter (`_pure_only`).
+
+Example:
+    >>> dump_all([{"a": "x\ny\n", "b": [1, 2.5, None, True]}])
+    'a: |\n  x\n  y\nb:\n- 1\n- 2.5\n- null\n- true\n'
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+_STR, _INT = "tag:yaml.org,2002:str", "tag:yaml.org,2002:int"
+_BOOL, _NULL = "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"
+_MAP, _SEQ = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+# What libyaml and the pure emitter both write alike: printable ASCII and line breaks.
+_ASCII = re.compile(r"[\x20-\x7e\n]*\Z")
+
+
+def dump_all(documents: Iterable[Any], *, literal: bool = True, native: bool = True) -> str:
+    r"""`documents` as one YAML stream, keys in their given order, block style, no aliases;
+    with `literal`, multi-line strings as literal blocks (`|`). `native=False` forces the pure
+    emitter (tests compare the two).
+
+    Example:
+        >>> dump_all([{"kind": "A"}, {"kind": "B"}], literal=False)
+        'kind: A\n---\nkind: B\n'
+    """
+    docs = list(documents)
+    base = _dumper(literal, native and yaml.__with_libyaml__ and not _pure_only(docs))
+    return str(yaml.dump_all(docs, Dumper=base, sort_keys=False, default_flow_style=False))
+
+
+def _pure_only(docs: list[Any]) -> bool:
+    """True when some string is one the emitters write differently, found by the property
+    test: a key that is empty, multi-line or over 100 characters (libyaml writes some as
+    simple keys, the pure emitter as `? ` keys), some multi-line text (`_apart`), and any text
+    with characters other than printable ASCII and line breaks (they fold escaped
+    double-quoted lines differently)."""
+    stack = list(docs)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if isinstance(key, str) and (not key or len(key) > 100 or "\n" in key):
+                    return True
+                stack.append(key)
+                stack.append(value)
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str) and "\n" in item and _apart(item):
+            return True
+        elif isinstance(item, str) and not _ASCII.match(item):
+            return True
+    return False
+
+
+def _apart(text: str) -> bool:
+    """Multi-line text the emitters write apart: a literal block that keeps its final blank
+    lines (`|+`; libyaml then ends the document with `...` when plain scalars follow), or long
+    text PyYAML cannot write as a literal block (a space before a line break or at the end),
+    which goes double-quoted and is folded differently."""
+    if text == "\n" or text.endswith("\n\n"):
+        return True
+    return len(text) > 40 and (text.endswith(" ") or " \n" in text)
+
+
+@functools.cache
+def _dumper(literal: bool, native: bool) -> Any:
+    base = yaml.CSafeDumper if native else yaml.SafeDumper
+
+    class PlainDumper(base):  # type: ignore[misc, valid-type]
+        def ignore_aliases(self, data: Any) -> bool:
+            return True
+
+        def represent_data(self, data: Any) -> Node:
+            return _node(self, data, literal)
+
+        def resolve(self, kind: Any, value: Any, implicit: tuple[bool, bool]) -> str:
+            if kind is ScalarNode:
+                return _resolved(value, implicit)
+            return str(super().resolve(kind, value, implicit))
+
+    return PlainDumper
+
+
+def _node(dumper: Any, data: Any, literal: bool) -> Node:
+    kind = type(data)
+    if kind is str:
+        style = "|" if literal and "\n" in data else None
+        return ScalarNode(_STR, data, style=style)
+    if kind is dict:
+        pairs = [(_node(dumper, k, literal), _node(dumper, v, literal)) for k, v in data.items()]
+        return MappingNode(_MAP, pairs, flow_style=False)
+    if kind is list:
+        return SequenceNode(_SEQ, [_node(dumper, v, literal) for v in data], flow_style=False)
+    if kind is bool:
+        return ScalarNode(_BOOL, "true" if data else "false")
+    if kind is int:
+        return ScalarNode(_INT, str(data))
+    if data is None:
+        return ScalarNode(_NULL, "null")
+    return yaml.SafeDumper.represent_data(dumper, data)  # floats, and the rest as PyYAML does
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _resolved(value: str, implicit: tuple[bool, bool]) -> str:
+    # SafeDumper's resolver has no path resolvers, so the tag depends on the text alone.
+    return str(yaml.SafeDumper.resolve(_RESOLVER, ScalarNode, value, implicit))
+
+
+_RESOLVER = yaml.resolver.Resolver()
