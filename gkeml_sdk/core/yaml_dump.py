@@ -60,9 +60,7 @@ def _pure_only(docs: list[Any]) -> bool:
                 stack.append(value)
         elif isinstance(item, list):
             stack.extend(item)
-        elif isinstance(item, str) and "\n" in item and _apart(item):
-            return True
-        elif isinstance(item, str) and not _ASCII.match(item):
+        elif isinstance(item, str) and (("\n" in item and _apart(item)) or not _ASCII.match(item)):
             return True
     return False
 

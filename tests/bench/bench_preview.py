@@ -3,9 +3,10 @@
 
 The fake API server holds Kueue's objects of the recordings, one Workload holding all 16 GPUs
 of acc-cq and N pending Workloads (the recorded `second`, a realistic 1.5 KB each) for N = 0,
-1,000 and 4,000. For each N: API requests of one preview and the client's CPU (the calling thread's process time: the server runs in other threads) as a ratio
-to the preview at N = 0 measured in the same run. The goal: requests constant, CPU
-ratio close to 1 (the reads do not grow with what waits).
+1,000 and 4,000. For each N: API requests of one preview and the client's CPU (the calling
+thread's process time: the server runs in other threads) as a ratio to the preview at N = 0
+measured in the same run. The goal: requests constant, CPU ratio close to 1 (the reads do not
+grow with what waits).
 """
 
 from __future__ import annotations
@@ -92,8 +93,9 @@ def measure(server: KubeAPIServer, client: Client, job: TrainingJob) -> tuple[in
 
 def main() -> None:
     _, pending = recorded_workloads()
-    job = TrainingJob(name="second", image="busybox", command=["true"],
-                      accelerator=Accelerator("h100", count=8), nodes=1, queue="team-a")  # fmt: skip
+    gpus = Accelerator("h100", count=8)
+    job = TrainingJob(name="second", image="busybox", command=["true"], accelerator=gpus,
+                      nodes=1, queue="team-a")  # fmt: skip
     with cluster() as server:
         api_client = server.api_client()
         client = Client(kubernetes=KubernetesSettings(api_client=api_client, namespace="ml"))

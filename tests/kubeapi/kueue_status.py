@@ -76,7 +76,9 @@ class ClusterQueueStatus:
             events, rv = self.store.events_after(self._seen_rv)
             self._seen_rv = rv
             if events is None:  # history compacted: every queue may have changed
-                names = [q["metadata"]["name"] for q in self.store.items("clusterqueues.kueue.x-k8s.io")]
+                names = [
+                    q["metadata"]["name"] for q in self.store.items("clusterqueues.kueue.x-k8s.io")
+                ]
             else:
                 names = [
                     cq
@@ -143,7 +145,9 @@ def _true(workload: dict[str, Any], ctype: str) -> bool:
 def _holds(workload: dict[str, Any], cq: str, ctype: str) -> bool:
     admission = (workload.get("status") or {}).get("admission") or {}
     return (
-        admission.get("clusterQueue") == cq and _true(workload, ctype) and not _true(workload, "Finished")
+        admission.get("clusterQueue") == cq
+        and _true(workload, ctype)
+        and not _true(workload, "Finished")
     )
 
 
@@ -178,7 +182,11 @@ def _flavors(cq: dict[str, Any], workloads: list[dict[str, Any]]) -> list[dict[s
                 over = total - quantity(res.get("nominalQuota", 0))
                 borrowed = over if spec.get("cohortName") and over > 0 else Decimal(0)
                 resources.append(
-                    {"name": res["name"], "total": canonical(total), "borrowed": canonical(borrowed)}
+                    {
+                        "name": res["name"],
+                        "total": canonical(total),
+                        "borrowed": canonical(borrowed),
+                    }
                 )
             out.append({"name": flavor["name"], "resources": resources})
     return out

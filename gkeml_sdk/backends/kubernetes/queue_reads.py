@@ -84,7 +84,9 @@ def quota_holders(
         if exc.status == 400:
             found = _admitted_to(list_pages(kube, workloads), queues)
         elif exc.status == 403:
-            return Holders(tuple(_admitted_to(list_pages(kube, workloads, namespace), queues)), False)
+            return Holders(
+                tuple(_admitted_to(list_pages(kube, workloads, namespace), queues)), False
+            )
         else:
             raise
     return Holders(tuple(_admitted_to(found, queues)), True)

@@ -127,9 +127,9 @@ def _quota(
     return Finding(
         Category.QUOTA,
         f"{lead}: cluster queue {tree.name} uses {amount(used)} of {amount(quota.nominal)} {res}"
-        f"{f' (flavor {fr[0]})' if fr[0] else ''}{reading.note(tree.name, fr)} and {borrow}; {ahead}this run needs "
-        f"{amount(asked)}. Wait for running workloads to finish, ask for fewer, or "
-        f"{_raise(workload, queues)}.",
+        f"{f' (flavor {fr[0]})' if fr[0] else ''}{reading.note(tree.name, fr)} and {borrow}; "
+        f"{ahead}this run needs {amount(asked)}. Wait for running workloads to finish, ask for "
+        f"fewer, or {_raise(workload, queues)}.",
         evidence,
     )
 

@@ -69,7 +69,8 @@ _TEXT = (
 )
 _SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | _TEXT
 _DATA = st.recursive(
-    _SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4),
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4),
     max_leaves=16,
 )
 
@@ -77,5 +78,7 @@ _DATA = st.recursive(
 @libyaml
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(st.dictionaries(_TEXT, _DATA, max_size=4), min_size=1, max_size=2), st.booleans())
-def test_plain_data_is_written_as_the_stock_dumper_writes_it(docs: list[Any], literal: bool) -> None:
+def test_plain_data_is_written_as_the_stock_dumper_writes_it(
+    docs: list[Any], literal: bool
+) -> None:
     assert dump_all(docs, literal=literal) == stock(docs, literal)
