@@ -116,7 +116,7 @@ def _node(dumper: Any, data: Any, literal: bool) -> Node:
 @functools.lru_cache(maxsize=1 << 16)
 def _resolved(value: str, implicit: tuple[bool, bool]) -> str:
     # SafeDumper's resolver has no path resolvers, so the tag depends on the text alone.
-    return str(yaml.SafeDumper.resolve(_RESOLVER, ScalarNode, value, implicit))
+    return str(_RESOLVER.resolve(ScalarNode, value, implicit))
 
 
-_RESOLVER = yaml.resolver.Resolver()
+_RESOLVER: Any = yaml.resolver.Resolver()
