@@ -108,9 +108,9 @@ def main() -> None:
                 server.store.put(_in_ml(pending, f"pending-{i:05d}"))
             rows.append((size, *measure(server, client, job)))
     base_cpu = rows[0][2]
-    print(f"{'pending':>8} {'requests':>9} {'cpu/cpu@0':>10}  (client CPU best of {RUNS})")
+    print(f"{'pending':>8} {'requests':>9} {'cpu/cpu@0':>10} {'cpu ms':>7}  (best of {RUNS})")
     for size, requests, cpu in rows:
-        print(f"{size:>8} {requests:>9} {cpu / base_cpu:>10.2f}")
+        print(f"{size:>8} {requests:>9} {cpu / base_cpu:>10.2f} {cpu * 1000:>7.1f}")
 
 
 if __name__ == "__main__":
