@@ -5,7 +5,7 @@ Two things cost more than libyaml's emitter itself and are done here instead: bu
 node tree (PyYAML's representer dispatches and tracks aliases per value; plain data needs
 neither, and aliases are never written) and resolving each scalar's implicit tag (a regular
 expression per scalar, memoised: the result depends on the text only). Documents where the
-two emitters are known to write different bytes go to the pure emitter (`_pure_only`).
+two emitters are known to write different bytes go to the pure emitter (`_Nodes.pure_only`).
 
 Example:
     >>> dump_all([{"a": "x\ny\n", "b": [1, 2.5, None, True]}])
@@ -39,30 +39,53 @@ def dump_all(documents: Iterable[Any], *, literal: bool = True, native: bool = T
         'kind: A\n---\nkind: B\n'
     """
     docs = list(documents)
-    base = _dumper(literal, native and yaml.__with_libyaml__ and not _pure_only(docs))
-    return str(yaml.dump_all(docs, Dumper=base, sort_keys=False, default_flow_style=False))
+    if native and yaml.__with_libyaml__:
+        build = _Nodes(literal)
+        nodes = [build.node(doc) for doc in docs]
+        if not build.pure_only:
+            return str(yaml.serialize_all(nodes, Dumper=_dumper(literal, True)))
+    dumper = _dumper(literal, False)
+    return str(yaml.dump_all(docs, Dumper=dumper, sort_keys=False, default_flow_style=False))
 
 
-def _pure_only(docs: list[Any]) -> bool:
-    """True when some string is one the emitters write differently, found by the property
-    test: a key that is empty, multi-line or over 100 characters (libyaml writes some as
-    simple keys, the pure emitter as `? ` keys), some multi-line text (`_apart`), and any text
-    with characters other than printable ASCII and line breaks (they fold escaped
-    double-quoted lines differently)."""
-    stack = list(docs)
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            for key, value in item.items():
-                if isinstance(key, str) and (not key or len(key) > 100 or "\n" in key):
-                    return True
-                stack.append(key)
-                stack.append(value)
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, str) and (("\n" in item and _apart(item)) or not _ASCII.match(item)):
-            return True
-    return False
+class _Nodes:
+    """Builds the node tree PyYAML's SafeRepresenter would (block style, no aliases) and
+    notes whether some value is one the emitters write differently, found by the property
+    test (`pure_only`): a key that is empty, multi-line or over 100 characters (libyaml
+    writes some as simple keys, the pure emitter as `? ` keys), some multi-line text
+    (`_apart`), text with characters other than printable ASCII and line breaks (they fold
+    escaped double-quoted lines differently), and any type but plain data's."""
+
+    def __init__(self, literal: bool) -> None:
+        self.literal = literal
+        self.pure_only = False
+
+    def node(self, data: Any) -> Node:
+        kind = type(data)
+        if kind is str:
+            multi_line = "\n" in data
+            if (multi_line and _apart(data)) or not _ASCII.match(data):
+                self.pure_only = True
+            return ScalarNode(_STR, data, style="|" if self.literal and multi_line else None)
+        if kind is dict:
+            pairs = []
+            for key, value in data.items():
+                if type(key) is str and (not key or len(key) > 100 or "\n" in key):
+                    self.pure_only = True
+                pairs.append((self.node(key), self.node(value)))
+            return MappingNode(_MAP, pairs, flow_style=False)
+        if kind is list:
+            return SequenceNode(_SEQ, [self.node(v) for v in data], flow_style=False)
+        if kind is bool:
+            return ScalarNode(_BOOL, "true" if data else "false")
+        if kind is int:
+            return ScalarNode(_INT, str(data))
+        if data is None:
+            return ScalarNode(_NULL, "null")
+        if kind is float:
+            return _REPRESENTER.represent_float(data)  # type: ignore[no-any-return]
+        self.pure_only = True  # anything else: PyYAML's own representer (or its error)
+        return ScalarNode(_NULL, "null")
 
 
 def _apart(text: str) -> bool:
@@ -77,40 +100,28 @@ def _apart(text: str) -> bool:
 
 @functools.cache
 def _dumper(literal: bool, native: bool) -> Any:
-    base = yaml.CSafeDumper if native else yaml.SafeDumper
+    if native:
 
-    class PlainDumper(base):  # type: ignore[misc, valid-type]
+        class Emitter(yaml.CSafeDumper):
+            def resolve(self, kind: Any, value: Any, implicit: tuple[bool, bool]) -> str:
+                if kind is ScalarNode:
+                    return _resolved(value, implicit)
+                return str(_RESOLVER.resolve(kind, value, implicit))
+
+        return Emitter
+
+    class PureDumper(yaml.SafeDumper):
         def ignore_aliases(self, data: Any) -> bool:
             return True
 
-        def represent_data(self, data: Any) -> Node:
-            return _node(self, data, literal)
-
-        def resolve(self, kind: Any, value: Any, implicit: tuple[bool, bool]) -> str:
-            if kind is ScalarNode:
-                return _resolved(value, implicit)
-            return str(super().resolve(kind, value, implicit))
-
-    return PlainDumper
+    if literal:
+        PureDumper.add_representer(str, _literal_text)
+    return PureDumper
 
 
-def _node(dumper: Any, data: Any, literal: bool) -> Node:
-    kind = type(data)
-    if kind is str:
-        style = "|" if literal and "\n" in data else None
-        return ScalarNode(_STR, data, style=style)
-    if kind is dict:
-        pairs = [(_node(dumper, k, literal), _node(dumper, v, literal)) for k, v in data.items()]
-        return MappingNode(_MAP, pairs, flow_style=False)
-    if kind is list:
-        return SequenceNode(_SEQ, [_node(dumper, v, literal) for v in data], flow_style=False)
-    if kind is bool:
-        return ScalarNode(_BOOL, "true" if data else "false")
-    if kind is int:
-        return ScalarNode(_INT, str(data))
-    if data is None:
-        return ScalarNode(_NULL, "null")
-    return yaml.SafeDumper.represent_data(dumper, data)  # floats, and the rest as PyYAML does
+def _literal_text(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -120,3 +131,4 @@ def _resolved(value: str, implicit: tuple[bool, bool]) -> str:
 
 
 _RESOLVER: Any = yaml.resolver.Resolver()
+_REPRESENTER: Any = yaml.representer.SafeRepresenter()
