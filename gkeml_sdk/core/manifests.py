@@ -75,42 +75,15 @@ class Manifests:
 
 
 def dump_yaml(objects: list[Obj], *, native: bool = True) -> str:
-    r"""Objects as a multi-document YAML stream, keys in their given order.
+    r"""Objects as a multi-document YAML stream, keys in their given order, repeated sub-dicts
+    written in full (anchors such as &id001 confuse readers), multi-line strings as literal
+    blocks (code and config files in ConfigMaps read as files), through libyaml where PyYAML
+    has it (`native=False`: the pure-Python emitter, which writes the same bytes).
 
     Example:
         >>> dump_yaml([{"kind": "A"}, {"kind": "B"}])
         'kind: A\n---\nkind: B\n'
     """
-    import yaml
+    from gkeml_sdk.core.yaml_dump import dump_all
 
-    dumper = manifest_dumper(native)
-    return str(yaml.dump_all(objects, Dumper=dumper, sort_keys=False, default_flow_style=False))
-
-
-@functools.cache
-def manifest_dumper(native: bool = True) -> Any:
-    r"""The YAML dumper of manifests: repeated sub-dicts written in full (anchors such as
-    &id001 confuse readers), multi-line strings as literal blocks, and libyaml's emitter when
-    PyYAML has it (4-5x faster; a test checks it writes the same bytes as the pure-Python one,
-    so machines with and without libyaml agree).
-
-    Example:
-        >>> import yaml
-        >>> yaml.dump({"a": "x\ny\n"}, Dumper=manifest_dumper())
-        'a: |\n  x\n  y\n'
-    """
-    import yaml
-
-    base = yaml.CSafeDumper if native and yaml.__with_libyaml__ else yaml.SafeDumper
-
-    class ManifestDumper(base):  # type: ignore[misc, valid-type]
-        def ignore_aliases(self, data: Any) -> bool:
-            return True
-
-    def text(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
-        # Code and config files shipped in ConfigMaps read as files, not escaped strings.
-        style = "|" if "\n" in data else None
-        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
-
-    ManifestDumper.add_representer(str, text)
-    return ManifestDumper
+    return dump_all(objects, literal=True, native=native)

@@ -73,9 +73,9 @@ class SpecModel(BaseModel):
 
     def to_yaml(self) -> str:
         """The spec as YAML; `from_yaml` reads it back to an equal object."""
-        import yaml
+        from gkeml_sdk.core.yaml_dump import dump_all
 
-        return yaml.safe_dump(self.model_dump(mode="json", exclude_defaults=True), sort_keys=False)
+        return dump_all([self.model_dump(mode="json", exclude_defaults=True)], literal=False)
 
     @classmethod
     def from_yaml(cls, text: str) -> Self:

@@ -32,7 +32,8 @@ class Reads:
     def matcher(self, call: Call) -> Any:
         try:
             labels = parse_label_selector(call.q("labelSelector"))
-            fields = parse_field_selector(call.q("fieldSelector"), call.rt.key)
+            selectable = call.rt.selectable.get(call.version, frozenset())
+            fields = parse_field_selector(call.q("fieldSelector"), call.rt.key, selectable)
         except ValueError as exc:
             raise errors.bad_request(str(exc)) from exc
         return lambda obj: labels(obj) and fields(obj)

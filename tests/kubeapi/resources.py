@@ -29,6 +29,8 @@ class ResourceType:
     # version -> openAPIV3Schema, for CRDs only (built-ins use kubernetes-validate).
     schemas: dict[str, dict[str, Any]] = field(default_factory=dict, compare=False, hash=False)
     crd_name: str = ""
+    # version -> the CRD's `selectableFields` paths (field selectors beyond metadata.*).
+    selectable: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def key(self) -> str:
@@ -155,9 +157,12 @@ def resource_from_crd(crd: dict[str, Any]) -> ResourceType:
     served.sort(key=lambda v: version_priority(v["name"]), reverse=True)
     subs: set[str] = set()
     schemas: dict[str, dict[str, Any]] = {}
+    selectable: dict[str, frozenset[str]] = {}
     for v in served:
         subs.update((v.get("subresources") or {}).keys())
         schemas[v["name"]] = (v.get("schema") or {}).get("openAPIV3Schema") or {}
+        paths = (f["jsonPath"].lstrip(".") for f in v.get("selectableFields") or ())
+        selectable[v["name"]] = frozenset(paths)
     # The scale subresource is not implemented, so it is not advertised either.
     subs.discard("scale")
     return ResourceType(
@@ -173,6 +178,7 @@ def resource_from_crd(crd: dict[str, Any]) -> ResourceType:
         categories=tuple(names.get("categories") or ()),
         schemas=schemas,
         crd_name=crd["metadata"]["name"],
+        selectable=selectable,
     )
 
 

@@ -144,11 +144,16 @@ def _lookup(obj: dict[str, Any], path: str) -> str:
     return "" if cur is None else str(cur)
 
 
-def parse_field_selector(text: str | None, resource_key: str) -> Matcher:
-    """Return a predicate; raises ValueError for syntax errors or unsupported field labels."""
+def parse_field_selector(
+    text: str | None, resource_key: str, selectable: frozenset[str] = frozenset()
+) -> Matcher:
+    """Return a predicate; raises ValueError for syntax errors or unsupported field labels.
+    `selectable` are a CRD version's `selectableFields` (GA in Kubernetes 1.32): as in
+    apiextensions-apiserver, a path absent from an object selects as the empty string."""
     if not text:
         return lambda obj: True
     allowed = {"metadata.name", "metadata.namespace"} | EXTRA_FIELDS.get(resource_key, set())
+    allowed |= selectable
     terms: list[tuple[str, bool, str]] = []
     for part in _split_top(text):
         m = re.fullmatch(r"([^=!\s]+)\s*(==|=|!=)\s*(.*)", part)

@@ -18,6 +18,7 @@ from .crds import crd_object, load_crd_dir, load_crd_file, select_crds
 from .dispatch import Dispatcher
 from .faults import FaultInjector
 from .handler import Handler
+from .kueue_status import UPDATES_BATCH_PERIOD, ClusterQueueStatus, ManualClock
 from .podlogs import PodLogs
 from .podproxy import PodProxy
 from .rbac import Rbac
@@ -220,6 +221,13 @@ class KubeAPIServer(Tracking):
         """Answer GETs of `path` with `answer` (a JSON document, or a callable returning one),
         as an aggregated API server such as Kueue's visibility API would."""
         self.aggregated[path.rstrip("/")] = answer
+
+    def play_cluster_queue_status(
+        self, clock: ManualClock, delay: float = UPDATES_BATCH_PERIOD
+    ) -> ClusterQueueStatus:
+        """Write ClusterQueue status from the Workloads as Kueue's controller does, `delay`
+        seconds of `clock` after the Workload events (see kueue_status.py)."""
+        return ClusterQueueStatus(self.store, clock, delay)
 
     def forbid_namespace(self, namespace: str) -> None:
         self.forbidden_namespaces.add(namespace)

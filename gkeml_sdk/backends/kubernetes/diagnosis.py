@@ -11,14 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.backends.kubernetes.attempts import job_resource
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.queue_reads import Holders, list_pages, quota_holders
 from gkeml_sdk.backends.kubernetes.resources import Resource, resource
 from gkeml_sdk.core import kinds
-from gkeml_sdk.core.objects import name, uid
+from gkeml_sdk.core.objects import Obj, name, uid
 from gkeml_sdk.errors import ClusterError
 from gkeml_sdk.runs.explain.explain_run import explain_run
 from gkeml_sdk.runs.explain.explanation import Explanation, Preview
 from gkeml_sdk.runs.explain.inputs import QueueObjects, RunObjects
 from gkeml_sdk.runs.explain.preview import preview
+from gkeml_sdk.runs.workload import read_workload
 from gkeml_sdk.scheduling.kueue import JOB_UID_LABEL
 from gkeml_sdk.training.model import TrainingJob
 
@@ -39,31 +41,40 @@ PODS = resource(kinds.CORE, "Pod")
 PROVISIONING = resource(kinds.PROVISIONING_REQUEST, "ProvisioningRequest")
 
 
-def queue_objects(kube: KubeClient, namespace: str, queue: str) -> QueueObjects:
-    """The LocalQueue `queue` of `namespace` and everything behind it.
+def queue_objects(
+    kube: KubeClient, namespace: str, queue: str, *, waiting: bool = False
+) -> QueueObjects:
+    """The LocalQueue `queue` of `namespace` and everything behind it: the Workloads holding
+    quota in its ClusterQueue and cohort (selected by the API server), and, for a run still
+    `waiting`, its namespace's Workloads (those ahead of it) and its place in Kueue's
+    visibility API.
 
     Example:
         >>> queue_objects(kube, "ml", "team-a").cluster_queue["spec"]  # doctest: +SKIP
     """
-    local_queues = _try(lambda: kube.list(LOCAL_QUEUES, namespace)[0], [])
+    local_queues = _try(lambda: list_pages(kube, LOCAL_QUEUES, namespace), [])
     lq = next((q for q in local_queues if name(q) == queue), None)
     found = QueueObjects(queue, namespace, lq, local_queues=tuple(name(q) for q in local_queues))
     if lq is None:
         return found
     cq_name = str((lq.get("spec") or {}).get("clusterQueue") or "")
-    queues = _try(lambda: kube.list(CLUSTER_QUEUES)[0], [])
-    cq = next((q for q in queues if name(q) == cq_name), None)
-    spec = (cq or {}).get("spec") or {}
-    cohort = str(spec.get("cohortName") or "")
-    members = tuple(
-        q
-        for q in queues
-        if cohort and ((q.get("spec") or {}).get("cohortName") == cohort) and name(q) != cq_name
+    cq = _try(lambda: kube.find(CLUSTER_QUEUES, cq_name), None) if cq_name else None
+    cohort = str(((cq or {}).get("spec") or {}).get("cohortName") or "")
+    members: tuple[Obj, ...] = ()
+    if cohort:  # no selector picks a cohort's members: ClusterQueues are few, list them
+        members = tuple(
+            q
+            for q in _try(lambda: list_pages(kube, CLUSTER_QUEUES), [])
+            if (q.get("spec") or {}).get("cohortName") == cohort and name(q) != cq_name
+        )
+    holders = _try(
+        lambda: quota_holders(kube, WORKLOADS, {cq_name, *map(name, members)}, namespace),
+        Holders((), False),
     )
-    workloads = _try(lambda: kube.list(WORKLOADS)[0], None)
-    if workloads is None:  # no cluster-wide read: this namespace's workloads still help
-        workloads = _try(lambda: kube.list(WORKLOADS, namespace)[0], [])
-    pending = pending_workloads(kube, namespace, queue)
+    workloads = {_key(w): w for w in holders.workloads}
+    if waiting:
+        for w in _try(lambda: list_pages(kube, WORKLOADS, namespace), []):
+            workloads.setdefault(_key(w), w)
     return QueueObjects(
         queue,
         namespace,
@@ -71,12 +82,13 @@ def queue_objects(kube: KubeClient, namespace: str, queue: str) -> QueueObjects:
         cq,
         members,
         _try(lambda: kube.find(COHORTS, cohort), None) if cohort else None,
-        {name(f): f for f in _try(lambda: kube.list(FLAVORS)[0], [])},
-        tuple(workloads),
-        {name(p): int(p.get("value") or 0) for p in _try(lambda: kube.list(PRIORITIES)[0], [])},
-        {name(c): c for c in _try(lambda: kube.list(CHECKS)[0], [])},
+        {name(f): f for f in _try(lambda: list_pages(kube, FLAVORS), [])},
+        tuple(workloads.values()),
+        {name(p): int(p.get("value") or 0) for p in _try(lambda: list_pages(kube, PRIORITIES), [])},
+        {name(c): c for c in _try(lambda: list_pages(kube, CHECKS), [])},
         found.local_queues,
-        pending,
+        pending_workloads(kube, namespace, queue) if waiting else None,
+        quota_complete=holders.complete,
     )
 
 
@@ -131,9 +143,17 @@ def run_objects(kube: KubeClient, run: KubeRun) -> RunObjects:
         tuple(pods),
         tuple(_try(lambda: kube.list(EVENTS, ns)[0], [])),
         tuple(requests),
-        queue_objects(kube, ns, run.record.job.queue),
+        queue_objects(kube, ns, run.record.job.queue, waiting=_waiting(workload)),
         job_deleted=job is None and (run.record.cancelled or run.seen_job()),
     )
+
+
+def _key(obj: Obj) -> tuple[str, str]:
+    return str((obj.get("metadata") or {}).get("namespace") or ""), name(obj)
+
+
+def _waiting(workload: Obj | None) -> bool:
+    return workload is not None and not read_workload(workload).quota_reserved.true
 
 
 def _try(read: Callable[[], Any], default: Any) -> Any:

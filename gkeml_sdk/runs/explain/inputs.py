@@ -13,7 +13,8 @@ class QueueObjects:
     """A LocalQueue and what stands behind it: its ClusterQueue, the other ClusterQueues of its
     cohort (and the Cohort object when there is one), the ResourceFlavors they name, the
     Workloads the reader could see, WorkloadPriorityClass values, AdmissionChecks, and the
-    visibility API's pending list.
+    visibility API's pending list. `quota_complete` says the Workloads include every one
+    admitted to the ClusterQueue and its cohort, so quota is counted from them.
 
     Example:
         >>> QueueObjects("team-a", "ml").cluster_queue is None
@@ -32,6 +33,7 @@ class QueueObjects:
     admission_checks: Mapping[str, ObjView] = field(default_factory=dict)
     local_queues: tuple[str, ...] = ()  # names of the LocalQueues in the namespace
     pending: ObjView | None = None  # visibility API: pendingworkloads of the LocalQueue
+    quota_complete: bool = False
 
 
 @dataclass(frozen=True)

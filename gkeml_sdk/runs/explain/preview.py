@@ -12,6 +12,7 @@ from gkeml_sdk.runs.explain.explanation import Evidence, Preview, Verdict
 from gkeml_sdk.runs.explain.inputs import QueueObjects
 from gkeml_sdk.runs.explain.quota import ZERO, QuotaTree
 from gkeml_sdk.runs.explain.reading import amount, condition_evidence, name_of
+from gkeml_sdk.runs.explain.usage import QuotaUsage, quota_usage
 
 _VERDICTS = {
     "fit": Verdict.FITS,
@@ -53,7 +54,9 @@ def preview(workload: ObjView, queues: QueueObjects) -> Preview:
         )
     priority, named = _priority(workload, queues)
     tree = QuotaTree(cq, queues.cohort_queues, queues.cohort)
-    usage = tree.usage_now([cq, *queues.cohort_queues])
+    reading = quota_usage(tree, queues)
+    usage = reading.used
+    evidence += reading.evidence()
     admitted = admitted_workloads(list(queues.workloads), tree)
     outcomes, missing = decide(workload, tree, cq, usage, admitted, queues.flavors, priority)
     if missing:
@@ -66,21 +69,22 @@ def preview(workload: ObjView, queues: QueueObjects) -> Preview:
     if not outcomes:
         return Preview(Verdict.FITS, f"Fits now: the job asks for nothing {tree.name} limits.")
     worst = min(outcomes, key=lambda o: MODES.index(o.mode))
-    text = _sentence(worst, tree, usage, priority, named, queues)
+    text = _sentence(worst, tree, reading, priority, named, queues)
     victims = tuple(wls.label(w) for o in outcomes for w in o.victims)
     waits = max(o.waits_for for o in outcomes)
     return Preview(_VERDICTS[worst.mode], text, evidence, victims, waits)
 
 
 def _sentence(
-    o: Outcome, tree: QuotaTree, usage: Any, priority: int, named: str, queues: QueueObjects
-) -> str:
-    (flavor, res), need = _deciding(o, tree, usage)
+    o: Outcome, tree: QuotaTree, reading: QuotaUsage, priority: int, named: str,
+    queues: QueueObjects,
+) -> str:  # fmt: skip
+    (flavor, res), need = _deciding(o, tree, reading.used)
     q = tree.quota((flavor, res))
-    used = usage.get(tree.name, {}).get((flavor, res), ZERO)
+    used = reading.used.get(tree.name, {}).get((flavor, res), ZERO)
     state = (
         f"cluster queue {tree.name} uses {amount(used)} of {amount(q.nominal)} {res} in "
-        f"flavor {flavor}"
+        f"flavor {flavor}{reading.note(tree.name, (flavor, res))}"
     )
     asks = f"this job needs {amount(need)}"
     if o.mode == "fit":

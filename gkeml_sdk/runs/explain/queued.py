@@ -13,6 +13,7 @@ from gkeml_sdk.runs.explain.inputs import QueueObjects
 from gkeml_sdk.runs.explain.pod_reasons import Finding
 from gkeml_sdk.runs.explain.quota import ZERO, QuotaTree
 from gkeml_sdk.runs.explain.reading import amount, name_of, ordinal
+from gkeml_sdk.runs.explain.usage import quota_usage
 from gkeml_sdk.runs.workload import WorkloadView, read_workload
 
 _SHORT = re.compile(r"for ([\w./-]+) in flavor ([\w.-]+)")
@@ -101,8 +102,10 @@ def _quota(
             f"{amount(most)} (fewer nodes or accelerators), or use a queue with more quota.",
             evidence,
         )
-    usage = tree.usage_now([cq, *queues.cohort_queues])
+    reading = quota_usage(tree, queues)
+    usage = reading.used
     used = usage.get(tree.name, {}).get(fr, ZERO)
+    evidence += reading.evidence()
     free = amount(tree.cohort_available(fr, usage))
     borrow = (
         f"cannot borrow enough from cohort {tree.cohort} ({free} free there)"
@@ -124,9 +127,9 @@ def _quota(
     return Finding(
         Category.QUOTA,
         f"{lead}: cluster queue {tree.name} uses {amount(used)} of {amount(quota.nominal)} {res}"
-        f"{f' (flavor {fr[0]})' if fr[0] else ''} and {borrow}; {ahead}this run needs "
-        f"{amount(asked)}. Wait for running workloads to finish, ask for fewer, or "
-        f"{_raise(workload, queues)}.",
+        f"{f' (flavor {fr[0]})' if fr[0] else ''}{reading.note(tree.name, fr)} and {borrow}; "
+        f"{ahead}this run needs {amount(asked)}. Wait for running workloads to finish, ask for "
+        f"fewer, or {_raise(workload, queues)}.",
         evidence,
     )
 

@@ -1,0 +1,47 @@
+"""Compile + YAML of 1,000 varied specs against `json.dumps` of the same output (issue 25
+item 4; not a timed test): `python tests/bench/bench_yaml.py`. Ratios of best-of-3 times
+measured in one run: compile alone, YAML alone, compile + YAML, and YAML through PyYAML's
+stock `safe_dump` path for comparison. The issue's goal is compile + YAML <= 3.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import yaml
+
+from gkeml_sdk.core.manifests import dump_yaml
+from tests.bench.bench_core import varied_jobs
+
+
+def best(fn: Callable[[], object], runs: int = 3) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.process_time()
+        fn()
+        times.append(time.process_time() - start)
+    return min(times)
+
+
+def main() -> None:
+    jobs = varied_jobs(1000)
+    payload = [job.compile().objects for job in jobs]
+    floor = best(lambda: [json.dumps(p) for p in payload])
+    compile_s = best(lambda: [job.compile() for job in jobs])
+    yaml_s = best(lambda: [dump_yaml(p) for p in payload])
+    both = best(lambda: [job.compile().to_yaml() for job in jobs])
+    pure = best(lambda: [yaml.safe_dump_all(p, sort_keys=False) for p in payload], runs=1)
+    print(f"compile / json.dumps            = {compile_s / floor:6.2f}")
+    print(f"YAML (libyaml path) / json.dumps = {yaml_s / floor:6.2f}")
+    print(f"compile + YAML / json.dumps      = {both / floor:6.2f} (goal 3)")
+    print(f"pure-Python safe_dump / json.dumps = {pure / floor:6.2f}")
+
+
+if __name__ == "__main__":
+    main()
