@@ -13,6 +13,7 @@ from gkeml_sdk.core.rules import check_labels, check_name
 from gkeml_sdk.hardware import gpus
 from gkeml_sdk.hardware.pool_facts import POOL_NAME_MAX
 from gkeml_sdk.scheduling.catalog import DWS_MAX_RUN_SECONDS
+from gkeml_sdk.scheduling.reservation import reservation_of
 from gkeml_sdk.scheduling.rules import check_capacity_mode, check_run_limit
 
 if TYPE_CHECKING:
@@ -70,6 +71,8 @@ def pool_notes(pool: NodePool) -> list[str]:
 
 def _check_provisioning(pool: NodePool) -> None:
     mode = pool.provisioning
+    if pool.reservation is not None:
+        reservation_of(pool.reservation)  # a name Compute Engine refuses raises here
     # The same rules as a job's: a pool is refused exactly where a job could not run.
     check_capacity_mode(pool.hardware, mode, spot=pool.spot)
     if mode != "standard" and pool.reservation is not None:

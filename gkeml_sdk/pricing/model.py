@@ -46,8 +46,10 @@ class CostEstimate:
     lines: tuple[CostLine, ...]
     source: str
     as_of: str
-    chosen: str  # the provisioning model the job asks for
+    chosen: str  # the provisioning model the job asks for (its first choice)
     price_key: str = ""  # the catalog key a price override uses ("a100-80gb")
+    # Every price model a job with a capacity order may be admitted to, in its order.
+    may_get: tuple[str, ...] = ()
 
     def total(self, model: str = "") -> float | None:
         """Total for a provisioning model (default: the one the job uses)."""
@@ -83,6 +85,8 @@ class CostEstimate:
         rows = [f"{self.amount} for {self.hours:g} h"]
         for line in self.lines:
             mark = " <- this job" if line.model == self.chosen else ""
+            if line.model != self.chosen and line.model in self.may_get:
+                mark = " <- this job, when the modes before it are full"
             if line.total is None:
                 rows.append(f"  {line.model:<11} no price: {line.why}{mark}")
             else:
@@ -109,7 +113,11 @@ def estimate_training_cost(
 
     if hours <= 0:
         raise SpecError(f"hours={hours}", rule="a cost is for a positive duration", fix="hours=1")
+    from gkeml_sdk.scheduling.capacity_order import accepted_modes
+
     book = PriceBook.of(prices)
+    # Reserved VMs bill at the on-demand rate: the order of modes, by the price each pays.
+    modes = tuple(dict.fromkeys(provisioning_mode(m).price_model for m in accepted_modes(job)))
     billed = job.hardware.billing(job.nodes)
     price = book.price(billed.key)
     # A machine sold only as Spot or flex-start has no on-demand price to quote.
@@ -127,8 +135,9 @@ def estimate_training_cost(
         lines=tuple(lines),
         source=book.source,
         as_of=book.as_of,
-        chosen="spot" if job.spot else provisioning_mode(job.provisioning).price_model,
+        chosen=modes[0],
         price_key=billed.key,
+        may_get=modes if len(modes) > 1 else (),
     )
 
 

@@ -21,7 +21,7 @@ def check_setup(setup: ClusterSetup) -> None:
     _unique("capacity", [c.name for c in setup.capacity])
     _unique("team", [t.name for t in setup.teams])
     check_name("cohort", setup.cohort, DNS1123_SUBDOMAIN, 253)
-    for name, value in setup.priorities.items():
+    for name, value in (setup.priorities or {}).items():
         check_name("priority", name, DNS1123_SUBDOMAIN, 253)
         if not -(2**31) <= value < 2**31:
             raise fail(f"priority {name}={value}", rule="a priority is an int32", fix="1000")

@@ -15,7 +15,8 @@ from gkeml_sdk.hardware.choice import HardwareChoice, hardware_from_data
 from gkeml_sdk.hardware.network import NetworkChoice, NetworkMode, choose_network
 from gkeml_sdk.hardware.protocol import CPU_ONLY, Hardware
 from gkeml_sdk.hardware.tpu_slice import TpuSlice
-from gkeml_sdk.scheduling.catalog import Mode
+from gkeml_sdk.scheduling.capacity_order import capacity_spelling
+from gkeml_sdk.scheduling.catalog import CapacityMode, Mode
 from gkeml_sdk.scheduling.kueue import DEFAULT_LOCAL_QUEUE
 from gkeml_sdk.scheduling.placement import Placement
 from gkeml_sdk.scheduling.rules import spot_spelling
@@ -62,6 +63,11 @@ class TrainingJob(SpecModel):
     spot: bool = False
     # Dynamic Workload Scheduler: "flex-start" nodes, or "queued" (all nodes at once).
     provisioning: Mode = "standard"
+    # Several modes in preference order, for a ClusterSetup(queues="ordered") queue: Kueue
+    # admits to the first with room, and the pods carry no selector pinning one.
+    capacity: tuple[CapacityMode, ...] = ()
+    reservation: str | None = None  # a specific reservation (shared: projects/P/reservations/R)
+    reservation_project: str | None = None
     placement: Placement | None = None  # "compact" or TopologyPlacement(level=..., mode=...)
     queue: str = DEFAULT_LOCAL_QUEUE
     priority: str | None = None
@@ -105,7 +111,7 @@ class TrainingJob(SpecModel):
     def _derive(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        data = dict(spot_spelling(data))
+        data = dict(capacity_spelling(spot_spelling(data)))
         accelerator = hardware_from_data(data.get("accelerator"))
         if "accelerator" in data:
             data["accelerator"] = accelerator
@@ -234,6 +240,9 @@ class TrainingJob(SpecModel):
             later: dict[str, Any] = {
                 "secret_env": {},
                 "provisioning": "standard",
+                "capacity": (),
+                "reservation": None,
+                "reservation_project": None,
                 "placement": None,
                 "network": "auto",
                 "volumes": [],

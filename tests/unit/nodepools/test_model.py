@@ -49,7 +49,7 @@ def test_driver_choice_and_specific_reservation() -> None:
         name="h100",
         hardware=Accelerator("h100", count=8),
         gpu_driver="default",
-        reservation="projects/owner/reservations/h100-res",
+        reservation="projects/owner-proj/reservations/h100-res",
     )
     config = _one(pool).config
     assert config.accelerators[0].gpu_driver_installation_config.gpu_driver_version.name == (
@@ -59,7 +59,7 @@ def test_driver_choice_and_specific_reservation() -> None:
     assert affinity.consume_reservation_type == c.ReservationAffinity.Type.SPECIFIC_RESERVATION
     assert (affinity.key, list(affinity.values)) == (
         "compute.googleapis.com/reservation-name",
-        ["projects/owner/reservations/h100-res"],
+        ["projects/owner-proj/reservations/h100-res"],
     )
 
 
