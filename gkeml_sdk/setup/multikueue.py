@@ -15,8 +15,8 @@ from gkeml_sdk.core.labels import sdk_labels
 from gkeml_sdk.core.model import DNS1123_SUBDOMAIN, SpecModel
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.core.rules import check_name
+from gkeml_sdk.scheduling.kueue import MULTIKUEUE_CONTROLLER
 
-MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 MULTIKUEUE_CHECK = "gkeml-multikueue"
 MULTIKUEUE_CONFIG = "gkeml-multikueue"
 # Kueue's controller manager namespace: MultiKueueCluster kubeconfig Secrets live there, under

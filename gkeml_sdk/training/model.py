@@ -68,6 +68,7 @@ class TrainingJob(SpecModel):
     capacity: tuple[CapacityMode, ...] = ()
     reservation: str | None = None  # a specific reservation (shared: projects/P/reservations/R)
     reservation_project: str | None = None
+    multikueue: bool = False  # its queue dispatches to MultiKueue workers: spec.managedBy
     placement: Placement | None = None  # "compact" or TopologyPlacement(level=..., mode=...)
     queue: str = DEFAULT_LOCAL_QUEUE
     priority: str | None = None
@@ -243,6 +244,7 @@ class TrainingJob(SpecModel):
                 "capacity": (),
                 "reservation": None,
                 "reservation_project": None,
+                "multikueue": False,
                 "placement": None,
                 "network": "auto",
                 "volumes": [],

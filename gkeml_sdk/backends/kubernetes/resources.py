@@ -78,6 +78,8 @@ _KNOWN = [
         namespaced=False,
     ),
     Resource(kinds.KUEUE, "AdmissionCheck", "admissionchecks", namespaced=False),
+    Resource(kinds.KUEUE, "MultiKueueCluster", "multikueueclusters", namespaced=False),
+    Resource(kinds.KUEUE, "MultiKueueConfig", "multikueueconfigs", namespaced=False),
     Resource(
         kinds.KUEUE,
         "ProvisioningRequestConfig",

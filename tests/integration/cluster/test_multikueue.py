@@ -1,0 +1,107 @@
+"""MultiKueue against the test API server: a manager and two workers set up from one
+ClusterSetup, a job compiled with managedBy, dispatched to a worker (status.clusterName, as
+Kueue's MultiKueue workload controller writes it), followed from the manager, logs read on the
+worker."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from gkeml_sdk import Accelerator, Capacity, ClusterSetup, KubernetesSettings, Team, TrainingJob
+from gkeml_sdk.setup.multikueue import WorkerCluster
+from tests.schemas import validate_object
+
+from .conftest import make_client
+from .replay import SERVER_FIELDS, Replayer
+
+WORKERS = ["worker-1", "worker-2"]
+
+
+def manager_setup() -> ClusterSetup:
+    return ClusterSetup(
+        capacity=[Capacity(accelerator=Accelerator("h100", count=8),
+                           provisioning=["standard", "spot", "queued"])],
+        teams=[Team(name="team-a", namespaces=["ml"], quota={"h100": 16})],
+        workers=[WorkerCluster(name=w) for w in WORKERS], queues="ordered",
+    )  # fmt: skip
+
+
+def job() -> TrainingJob:
+    return TrainingJob(name="train", image="busybox", command=["true"], queue="team-a",
+                       accelerator=Accelerator("h100", count=8), nodes=2,
+                       capacity=["standard", "spot"], multikueue=True)  # fmt: skip
+
+
+def test_a_manager_and_two_workers_compile_and_validate() -> None:
+    manager = manager_setup().compile().objects
+    for obj in manager:
+        validate_object(obj)
+    kinds = [o["kind"] for o in manager]
+    assert kinds.count("MultiKueueCluster") == 2 and "ProvisioningRequestConfig" not in kinds
+    config = next(o for o in manager if o["kind"] == "MultiKueueConfig")
+    assert config["spec"] == {"clusters": WORKERS}
+    clusters = [o for o in manager if o["kind"] == "MultiKueueCluster"]
+    assert clusters[1]["spec"]["clusterSource"]["kubeConfig"] == {
+        "locationType": "Secret",
+        "location": "worker-2-kubeconfig",
+    }
+    (queue,) = (o for o in manager if o["kind"] == "ClusterQueue")
+    assert queue["spec"]["admissionChecksStrategy"] == {
+        "admissionChecks": [{"name": "gkeml-multikueue"}]
+    }
+    worker = manager_setup().for_worker().compile().objects
+    for obj in worker:
+        validate_object(obj)
+    assert "MultiKueueCluster" not in {o["kind"] for o in worker}
+    (worker_queue,) = (o for o in worker if o["kind"] == "ClusterQueue")
+    # The worker provisions: its queue keeps the queued flavor's ProvisioningRequest check.
+    assert worker_queue["spec"]["admissionChecksStrategy"]["admissionChecks"][0]["onFlavors"] == [
+        "h100-queued"
+    ]
+    main = job().compile().main
+    validate_object(main)
+    assert main["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
+
+
+def test_a_run_reports_its_worker_and_reads_its_logs_there(
+    kube_api: Any, kube_api_factory: Any
+) -> None:
+    cluster = kube_api
+    workers = {name: kube_api_factory() for name in WORKERS}
+    manager = make_client(cluster)
+    manager.apply_setup(manager_setup())
+    for server in workers.values():
+        make_client(server).apply_setup(manager_setup().for_worker())
+    assert cluster.store.get("multikueueconfigs", None, "gkeml-multikueue")["spec"]["clusters"] == [
+        "worker-1",
+        "worker-2",
+    ]
+    run = manager.submit(job())
+    # The manager's Kueue admits the Workload; its JobSet controller leaves the job alone.
+    Replayer(cluster, "ml", "train", 1, "train").play(
+        "jobset-succeeded", "train", until=2.0, kinds=("Workload",)
+    )
+    assert run.dispatched_to is None
+    (workload,) = cluster.objects("workloads", "ml")
+    # Kueue's MultiKueue workload controller (pkg/controller/admissionchecks/multikueue/
+    # workload.go) records the worker that reserved quota first in status.clusterName.
+    cluster.store.patch("workloads", "ml", workload["metadata"]["name"],
+                        {"status": {"clusterName": "worker-2"}}, manager="kueue")  # fmt: skip
+    assert run.dispatched_to == "worker-2"
+    # MultiKueue creates the job on the worker as it is, without managedBy.
+    remote = copy.deepcopy(cluster.store.get("jobsets", "ml", "train"))
+    for key in SERVER_FIELDS:
+        remote["metadata"].pop(key, None)
+    remote.pop("status", None)
+    del remote["spec"]["managedBy"]
+    worker = workers["worker-2"]
+    worker.store.put(remote)
+    Replayer(worker, "ml", "train", 1, "train").play("jobset-succeeded", "train", until=2.0)
+    pods = sorted(p["metadata"]["name"] for p in worker.objects("pods", "ml"))
+    assert pods and cluster.objects("pods", "ml") == []
+    for rank, pod in enumerate(pods):
+        worker.set_pod_log("ml", pod, f"step {rank}\n")
+    settings = KubernetesSettings(api_client=worker.api_client(), namespace="ml")
+    lines = sorted(run.worker_logs(settings))
+    assert [line.split()[-1] for line in lines] == [str(r) for r in range(len(pods))]
