@@ -6,9 +6,20 @@ worker."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
-from gkeml_sdk import Accelerator, Capacity, ClusterSetup, KubernetesSettings, Team, TrainingJob
+import pytest
+
+from gkeml_sdk import (
+    Accelerator,
+    Capacity,
+    ClusterSetup,
+    KubernetesSettings,
+    SpecError,
+    Team,
+    TrainingJob,
+)
 from gkeml_sdk.setup.multikueue import WorkerCluster
 from tests.schemas import validate_object
 
@@ -105,3 +116,30 @@ def test_a_run_reports_its_worker_and_reads_its_logs_there(
     settings = KubernetesSettings(api_client=worker.api_client(), namespace="ml")
     lines = sorted(run.worker_logs(settings))
     assert [line.split()[-1] for line in lines] == [str(r) for r in range(len(pods))]
+
+
+def test_apply_writes_each_workers_kubeconfig_secret_outside_the_plan(kube_api: Any) -> None:
+    kube_api.store.put({"apiVersion": "v1", "kind": "Namespace",
+                        "metadata": {"name": "kueue-system"}})  # fmt: skip
+    manager = make_client(kube_api)
+    kubeconfigs = {w: f"apiVersion: v1\nkind: Config\n# {w}\n" for w in WORKERS}
+    plan = manager.apply_setup(manager_setup(), worker_kubeconfigs=kubeconfigs)
+    assert "Secret" not in str(plan)
+    secret = kube_api.store.get("secrets", "kueue-system", "worker-2-kubeconfig")
+    data = secret.get("stringData") or secret["data"]
+    assert "kubeconfig" in data
+    with pytest.raises(SpecError, match="no worker of the setup.*worker-1, worker-2"):
+        manager.apply_setup(manager_setup(), worker_kubeconfigs={"worker-9": "x"})
+
+
+def test_the_cli_plans_either_side_from_one_file(tmp_path: Path, capsys: Any) -> None:
+    from gkeml_sdk.cli.main import main
+
+    spec = tmp_path / "setup.yaml"
+    spec.write_text(manager_setup().to_yaml())
+    assert main(["setup", "plan", str(spec), "--offline"]) == 0
+    manager = capsys.readouterr().out
+    assert main(["setup", "plan", str(spec), "--offline", "--side", "worker"]) == 0
+    worker = capsys.readouterr().out
+    assert "kind: MultiKueueConfig" in manager and "kind: MultiKueueConfig" not in worker
+    assert "gkeml-queued-provisioning" in worker and "gkeml-queued-provisioning" not in manager
