@@ -149,7 +149,8 @@ def test_cli_plans_then_applies_a_setup_file(kube_api: Any, tmp_path: Any, capsy
     assert "+ create LocalQueue team-a-queued (namespace ml)" in plan
     assert writes(kube_api) == []
     assert main(["setup", "apply", str(path), "--kubeconfig", kubeconfig]) == 0
-    assert "applied 8 object(s)" in capsys.readouterr().out
+    # 8 queue objects and the default low, normal and high WorkloadPriorityClasses.
+    assert "applied 11 object(s)" in capsys.readouterr().out
     assert kube_api.store.get("admissionchecks", None, "gkeml-queued-provisioning")
     assert main(["setup", "plan", str(path), "--kubeconfig", kubeconfig]) == 0
     assert "0 to create, 0 to update" in capsys.readouterr().out
