@@ -35,6 +35,7 @@ def _tcp_direct(key: str, display: str, nics: int, daemon: Daemon, **extra: obje
         gpudirect=True,
         networks=tuple(f"vpc{i}" for i in range(1, nics + 1)),
         daemon=daemon,
+        network_profile=True,
         **extra,  # type: ignore[arg-type]
     )
 
@@ -204,6 +205,7 @@ def _rdma(key: str, nics: int, tuner: str | None, installer: str, **extra: objec
         display="GPUDirect-RDMA",
         gpudirect=True,
         networks=("gvnic-1", *(f"rdma-{i}" for i in range(nics))),
+        network_profile=True,
         volumes=(
             HostVolume("nvidia", NVIDIA_HOST, "/usr/local/nvidia"),
             HostVolume("gib", GIB_HOST, "/usr/local/gib"),

@@ -72,7 +72,7 @@ def node_pool_json(pool: NodePool, name: str) -> Obj:
             # Auto-repair would recreate flex-start VMs outside their ProvisioningRequest.
             "management": _fields({"autoUpgrade": True, "autoRepair": not flex}),
             "locations": list(pool.zones),
-            "networkConfig": {"additionalNodeNetworkConfigs": networks} if networks else None,
+            "networkConfig": _network_config(pool, networks),
             "placementPolicy": _placement(pool),
             "queuedProvisioning": {"enabled": True} if pool.provisioning == "queued" else None,
         }
@@ -149,6 +149,12 @@ def _reservation(pool: NodePool) -> Obj | None:
     if pool.provisioning != "standard":
         return {"consumeReservationType": _NO_RESERVATION}
     return None  # GKE's default: any matching reservation, else on-demand (or Spot)
+
+
+def _network_config(pool: NodePool, networks: list[Obj]) -> Obj | None:
+    if pool.network_profile == "auto":
+        return {"acceleratorNetworkProfile": "auto"}
+    return {"additionalNodeNetworkConfigs": networks} if networks else None
 
 
 def _reservation_labels(pool: NodePool) -> dict[str, str]:

@@ -253,6 +253,8 @@ CASES: list[tuple[str, NodePool, dict[str, Any]]] = [
                         "totalMaxNodeCount": 4,
                     },
                     "management": {"autoUpgrade": True},
+                    # A3 High: GKE brings up the GPUDirect-TCPX networks by default.
+                    "networkConfig": {"acceleratorNetworkProfile": "auto"},
                     "queuedProvisioning": {"enabled": True},
                 }
             ]
