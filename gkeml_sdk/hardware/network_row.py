@@ -62,6 +62,7 @@ class NetworkStack:
     # NodeNetworkConfig.accelerator_network_profile="auto" (XPK's
     # supports_accelerator_network_profile rows: A3 High and Mega, A3 Ultra, A4, A4X).
     network_profile: bool = False
+    nccl_installer: str | None = None  # key of its row in hardware.nccl_installers
 
     @property
     def pool_networks(self) -> int:

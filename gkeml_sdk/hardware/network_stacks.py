@@ -36,6 +36,7 @@ def _tcp_direct(key: str, display: str, nics: int, daemon: Daemon, **extra: obje
         networks=tuple(f"vpc{i}" for i in range(1, nics + 1)),
         daemon=daemon,
         network_profile=True,
+        nccl_installer=key,
         **extra,  # type: ignore[arg-type]
     )
 
@@ -231,6 +232,7 @@ STACKS: tuple[NetworkStack, ...] = (
         "tuner_config_a3u.txtpb",
         "nccl-rdma-installer.yaml",
         gpu_direct_strategy="RDMA",
+        nccl_installer="rdma",  # A3 Ultra and A4 share the gIB plugin installer
     ),
     _rdma(
         "rdma-a4",
@@ -238,6 +240,7 @@ STACKS: tuple[NetworkStack, ...] = (
         "tuner_config_a4.txtpb",
         "nccl-rdma-installer.yaml",
         gpu_direct_strategy="RDMA",
+        nccl_installer="rdma",
     ),
     _rdma(
         "rdma-a4x",
@@ -245,6 +248,7 @@ STACKS: tuple[NetworkStack, ...] = (
         None,
         "nccl-rdma-installer-a4x.yaml",
         compute_domain=True,
+        nccl_installer="rdma-a4x",
     ),
 )
 _BY_KEY = {s.key: s for s in STACKS}

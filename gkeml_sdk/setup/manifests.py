@@ -14,6 +14,7 @@ from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.scheduling.catalog import PROVISIONING_CONTROLLER, QUEUED_PROVISIONING_CLASS, mode
 from gkeml_sdk.scheduling.kueue import DEFAULT_PRIORITIES
 from gkeml_sdk.scheduling.topology import DEFAULT_TOPOLOGY, LEVELS
+from gkeml_sdk.setup.gpudirect import gpudirect_objects
 from gkeml_sdk.setup.multikueue import MULTIKUEUE_CHECK, manager_objects
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ def compile_setup(setup: ClusterSetup) -> Manifests:
         for team in setup.teams
         for ns in team.namespaces
     ]
+    objects += gpudirect_objects(setup)
     priorities = DEFAULT_PRIORITIES if setup.priorities is None else setup.priorities
     objects += [_kueue("WorkloadPriorityClass", n, value=v) for n, v in priorities.items()]
     if any(c.topology for c in setup.capacity):

@@ -61,6 +61,9 @@ class Capacity(SpecModel):
     topology: bool = False
     reservation: str | None = None
     reservation_project: str | None = None
+    # GPUDirect VPCs made by hand, named <prefix>-<network> (None: the node pools' accelerator
+    # network profile brings them up): `gkeml setup` then writes their GKE Network objects.
+    gpudirect_vpc: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -231,6 +234,7 @@ class ClusterSetup(SpecModel):
     queued_retries: int = 3  # new ProvisioningRequests after a failed one, then deactivated
     # MultiKueue: with workers this setup is the manager's, dispatching to them (for_worker()).
     workers: list[WorkerCluster] = Field(default_factory=list)
+    nccl_installers: bool = True  # the NCCL plugin DaemonSet of each GPUDirect capacity
 
     @field_validator("teams", "capacity")
     @classmethod

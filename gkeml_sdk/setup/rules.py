@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gkeml_sdk.core.model import DNS1123_SUBDOMAIN, fail
+from gkeml_sdk.core.model import DNS1035_LABEL, DNS1123_SUBDOMAIN, fail
 from gkeml_sdk.core.rules import check_name
 
 if TYPE_CHECKING:
@@ -42,6 +42,7 @@ def check_setup(setup: ClusterSetup) -> None:
     if setup.queued_retries < 0:
         raise fail(f"queued_retries={setup.queued_retries}", fix="0 or more")
     names = [c.name for c in setup.capacity]
+    _check_gpudirect(setup)
     namespaces: dict[str, str] = {}
     for team in setup.teams:
         for key in team.quota:
@@ -79,3 +80,29 @@ def _unique(what: str, names: list[str]) -> None:
             rule=f"each {what} names its own Kueue objects",
             fix=f"give each {what} a distinct name=",
         )
+
+
+def _check_gpudirect(setup: ClusterSetup) -> None:
+    from gkeml_sdk.setup.gpudirect import capacity_stack, vpc_names
+
+    networks: dict[str, tuple[str, str]] = {}
+    for capacity in setup.capacity:
+        stack = capacity_stack(capacity)
+        if capacity.gpudirect_vpc is None:
+            continue
+        if stack is None:
+            raise fail(
+                f"capacity {capacity.name!r}: gpudirect_vpc={capacity.gpudirect_vpc!r}",
+                rule=f"{capacity.accelerator} has no GPUDirect NICs to attach networks to",
+                fix="drop gpudirect_vpc",
+                field="gpudirect_vpc",
+            )
+        check_name("gpudirect_vpc", capacity.gpudirect_vpc, DNS1035_LABEL, 40)
+        for name, vpc, subnet in vpc_names(stack, capacity.gpudirect_vpc):
+            if networks.setdefault(name, (vpc, subnet)) != (vpc, subnet):
+                raise fail(
+                    f"GKE Network {name!r} names two VPCs: {networks[name][0]} and {vpc}",
+                    rule="a Network object is cluster-wide: one VPC and subnet per name",
+                    fix="give those capacities the same gpudirect_vpc",
+                    field="gpudirect_vpc",
+                )

@@ -29,6 +29,14 @@ from .replay import SERVER_FIELDS, Replayer
 WORKERS = ["worker-1", "worker-2"]
 
 
+@pytest.fixture(autouse=True)
+def kube_system(kube_api: Any) -> None:
+    """Setups install node DaemonSets in kube-system, which every real cluster has."""
+    kube_api.store.put(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kube-system"}}
+    )
+
+
 def manager_setup() -> ClusterSetup:
     return ClusterSetup(
         capacity=[Capacity(accelerator=Accelerator("h100", count=8),
@@ -79,7 +87,9 @@ def test_a_run_reports_its_worker_and_reads_its_logs_there(
     kube_api: Any, kube_api_factory: Any
 ) -> None:
     cluster = kube_api
-    workers = {name: kube_api_factory() for name in WORKERS}
+    workers = {
+        name: kube_api_factory(namespaces=("default", "ml", "kube-system")) for name in WORKERS
+    }
     manager = make_client(cluster)
     manager.apply_setup(manager_setup())
     for server in workers.values():

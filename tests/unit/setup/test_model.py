@@ -37,7 +37,8 @@ def test_every_object_passes_schemas_and_admission_and_yaml_round_trips() -> Non
         validate_object(obj)
     assert ClusterSetup.from_yaml(built.to_yaml()) == built
     kinds = [o["kind"] for o in objects]
-    order = ["Namespace", "WorkloadPriorityClass", "Topology", "ResourceFlavor"]
+    # The H100 (A3 High) capacity brings its GPUDirect-TCPX NCCL plugin installer.
+    order = ["Namespace", "DaemonSet", "WorkloadPriorityClass", "Topology", "ResourceFlavor"]
     order += ["ProvisioningRequestConfig", "AdmissionCheck", "ClusterQueue", "LocalQueue"]
     assert sorted(set(kinds), key=kinds.index) == order
 
