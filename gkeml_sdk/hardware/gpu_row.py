@@ -5,19 +5,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gkeml_sdk.hardware.gpu_labels import ACCELERATOR_LABEL, GPU_RESOURCE, GPU_TAINT_KEY
+from gkeml_sdk.hardware.gpu_labels import (
+    ACCELERATOR_LABEL,
+    ARCH_LABEL,
+    DEFAULT_ARCH,
+    GPU_RESOURCE,
+    GPU_TAINT_KEY,
+)
 
 
 @dataclass(frozen=True)
 class MachineType:
     """A Compute Engine machine type and a number of GPUs it carries; `on_demand` is False
     for shapes sold only as Spot or flex-start; `network` names the inter-node networking
-    stack its nodes offer (`gkeml_sdk.hardware.network_stacks`), None for plain pod networking."""
+    stack its nodes offer (`gkeml_sdk.hardware.network_stacks`), None for plain pod networking;
+    `topology`: its nodes carry GKE's gce-topology block/subblock/host labels (A3 and newer),
+    which Kueue's Topology-Aware Scheduling places pods by."""
 
     name: str
     gpus: int
     on_demand: bool = True
     network: str | None = None
+    topology: bool = False
 
 
 @dataclass(frozen=True)
@@ -55,6 +64,23 @@ class GpuModel:
     # The start of NVML's product name, which NVIDIA's DRA driver publishes as the
     # `productName` device attribute; "" selects by memory alone.
     nvml_name: str = field(default="", kw_only=True)
+
+    @property
+    def arch_labels(self) -> dict[str, str]:
+        """The architecture label pods select on non-x86 nodes (A4X: arm64), whose
+        `kubernetes.io/arch` taint they then tolerate (`arch_taints`).
+
+        Example:
+            >>> from gkeml_sdk.hardware.gpus import gpu
+            >>> gpu("gb200").arch_labels, gpu("h100").arch_labels
+            ({'kubernetes.io/arch': 'arm64'}, {})
+        """
+        return {} if self.arch == DEFAULT_ARCH else {ARCH_LABEL: self.arch}
+
+    @property
+    def arch_taints(self) -> tuple[str, ...]:
+        """Taint keys of the architecture GKE puts on non-x86 nodes."""
+        return tuple(self.arch_labels)
 
     @property
     def counts(self) -> tuple[int, ...]:

@@ -43,6 +43,7 @@ def check_setup(setup: ClusterSetup) -> None:
         raise fail(f"queued_retries={setup.queued_retries}", fix="0 or more")
     names = [c.name for c in setup.capacity]
     _check_gpudirect(setup)
+    _check_topology(setup)
     namespaces: dict[str, str] = {}
     for team in setup.teams:
         for key in team.quota:
@@ -106,3 +107,21 @@ def _check_gpudirect(setup: ClusterSetup) -> None:
                     fix="give those capacities the same gpudirect_vpc",
                     field="gpudirect_vpc",
                 )
+
+
+def _check_topology(setup: ClusterSetup) -> None:
+    from gkeml_sdk.hardware.gpus import GPUS, carries_topology
+
+    for capacity in setup.capacity:
+        machine = capacity.accelerator.pool_shape().machine_type
+        # TPU machine types have no GPU row: which TPU nodes carry the labels is not checked.
+        if capacity.topology and carries_topology(machine) is False:
+            with_labels = [g.key for g in GPUS if any(m.topology for m in g.machine_types)]
+            raise fail(
+                f"capacity {capacity.name!r}: topology=True on {machine}",
+                rule="a Topology-Aware Scheduling flavor needs nodes with GKE's gce-topology "
+                "labels, which only A3-and-newer GPU nodes carry; Kueue would never admit a "
+                "placed job there",
+                fix="topology=False, or a capacity of " + ", ".join(with_labels),
+                field="topology",
+            )

@@ -144,3 +144,29 @@ def test_capacity_orders_gke_cannot_serve_are_refused(fields: dict[str, Any], me
 def test_a_reservation_mode_needs_its_reservation() -> None:
     with pytest.raises(SpecError, match="reservation='NAME'"):
         Capacity(accelerator=H100, provisioning=["reservation", "standard"])
+
+
+def test_topology_placement_needs_nodes_with_topology_labels() -> None:
+    with pytest.raises(SpecError, match=r"gce-topology labels.*Try: drop placement="):
+        TrainingJob(name="a", command=["x"], accelerator=Accelerator("l4"), placement="compact")
+    assert TrainingJob(name="a", command=["x"], accelerator=H100, placement="compact").placement
+    with pytest.raises(SpecError, match=r"topology=True on a2-highgpu-1g.*Try: topology=False"):
+        ClusterSetup(capacity=[Capacity(accelerator=Accelerator("a100-40gb"), topology=True)],
+                     teams=[Team(name="a", quota={"a100-40gb": 1})])  # fmt: skip
+
+
+def test_gb200_pods_select_and_tolerate_arm64_nodes() -> None:
+    job = TrainingJob(name="gb", image="img", command=["x"], nodes=2,
+                      accelerator=Accelerator("gb200", count=4))  # fmt: skip
+    manifests = job.compile()
+    for obj in manifests.objects:
+        validate_object(obj)
+    pod = manifests.main["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert pod["nodeSelector"]["kubernetes.io/arch"] == "arm64"
+    assert "kubernetes.io/arch" in {t["key"] for t in pod["tolerations"]}
+    flavor = of_kind(ClusterSetup(capacity=[Capacity(accelerator=Accelerator("gb200", count=4))],
+                                  teams=[Team(name="a", quota={"gb200": 4})]).compile().objects,
+                     "ResourceFlavor")["gb200-standard"]  # fmt: skip
+    assert flavor["spec"]["nodeLabels"]["kubernetes.io/arch"] == "arm64"
+    x86 = TrainingJob(name="h", image="img", command=["x"], accelerator=H100).compile()
+    assert "kubernetes.io/arch" not in x86.main["spec"]["template"]["spec"]["nodeSelector"]
