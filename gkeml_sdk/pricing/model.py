@@ -7,7 +7,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from gkeml_sdk.pricing.catalog import PROVISIONING_MODELS, Price, PriceBook, PriceOverrides
+from gkeml_sdk.pricing.catalog import (
+    MISSING,
+    PROVISIONING_MODELS,
+    Price,
+    PriceBook,
+    PriceOverrides,
+)
 from gkeml_sdk.scheduling.catalog import mode as provisioning_mode
 
 if TYPE_CHECKING:
@@ -148,4 +154,4 @@ def _why(model: str, price: Price, no_on_demand: bool) -> str:
         return ""
     if model == "on-demand" and price.note:
         return price.note
-    return f"the price catalog has no {model} price for it"
+    return MISSING.get(model, f"the price catalog has no {model} price for it")
