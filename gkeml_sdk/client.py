@@ -4,7 +4,6 @@ same kind of run handle."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from gkeml_sdk.errors import ConfigError

@@ -106,7 +106,8 @@ class GpuModel:
         Example:
             >>> from gkeml_sdk.hardware.gpus import gpu
             >>> gpu("t4").machine_named("n1-standard-4", 2)
-            MachineType(name='n1-standard-4', gpus=2, on_demand=True, network='fast-socket')
+            MachineType(name='n1-standard-4', gpus=2, on_demand=True, network='fast-socket',
+                        topology=False)
         """
         named = [m for m in self.machine_types if m.name == name]
         return next((m for m in named if m.gpus == gpus), named[0] if named else None)

@@ -44,7 +44,9 @@ class NcclInstaller:
     host_step: str = ""
 
 
-def _rdma(key: str, name: str, image: str, accelerators: tuple[str, ...], arch: str):
+def _rdma(
+    key: str, name: str, image: str, accelerators: tuple[str, ...], arch: str
+) -> NcclInstaller:
     steps = (
         f"set -ex; {_ENTRY}; cp -r /var/lib/gib/lib64/. /usr/local/home/kubernetes/bin/nvidia/"
         "lib64; cp -r /var/lib/gib/. /usr/local/home/kubernetes/bin/gib"

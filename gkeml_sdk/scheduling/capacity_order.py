@@ -6,11 +6,12 @@ https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations)."
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from gkeml_sdk.core.model import fail
-from gkeml_sdk.scheduling.catalog import CapacityMode, mode
+from gkeml_sdk.scheduling.catalog import CapacityMode, Mode, mode
 from gkeml_sdk.scheduling.reservation import Reservation, reservation_of
+from gkeml_sdk.scheduling.rules import check_capacity_mode, check_run_limit
 
 if TYPE_CHECKING:
     from gkeml_sdk.training.model import TrainingJob
@@ -84,8 +85,6 @@ def accepted_modes(job: TrainingJob) -> tuple[CapacityMode, ...]:
 def check_capacity_order(job: TrainingJob) -> None:
     """Raise `SpecError` when the capacity order or reservation cannot hold `job`; each mode
     of the order must meet the rules of a job pinned to it."""
-    from gkeml_sdk.scheduling.rules import check_capacity_mode, check_run_limit
-
     job_reservation(job)  # a name Compute Engine refuses raises here
     order = job.capacity
     if order and (job.spot or job.provisioning != "standard"):
@@ -113,7 +112,8 @@ def check_capacity_order(job: TrainingJob) -> None:
             field="reservation",
         )
     for each in order:
-        pinned = "standard" if each in ("reservation", "spot") else each
+        # Reserved and Spot VMs are standard VMs to the DWS rules; DWS modes are themselves.
+        pinned = "standard" if each in ("reservation", "spot") else cast(Mode, each)
         check_capacity_mode(job.accelerator, pinned, spot=each == "spot", field="capacity")
         check_run_limit(job.max_runtime, pinned, field="max_runtime", most="'7d'")
     if any(mode(m).atomic for m in order) and job.hardware.slices > 1:
@@ -123,3 +123,4 @@ def check_capacity_order(job: TrainingJob) -> None:
             fix="drop 'queued' from capacity, or slices=1",
             field="capacity",
         )
+

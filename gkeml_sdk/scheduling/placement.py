@@ -132,7 +132,7 @@ def _check_topology_labels(job: TrainingJob, placement: TopologyPlacement) -> No
         return  # every node carries kubernetes.io/hostname
     if job.accelerator is None:
         return
-    machine = job.hardware.pool_shape().machine_type
+    machine = job.accelerator.pool_shape().machine_type
     # TPU machine types have no GPU row: which TPU nodes carry the labels is not checked.
     if carries_topology(machine) is not False:
         return

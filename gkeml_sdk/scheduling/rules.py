@@ -123,11 +123,8 @@ def check_provisioning_mode(job: TrainingJob) -> None:
         ...
         gkeml_sdk.errors.SpecError: spot=True with provisioning='queued' ...
     """
-    from gkeml_sdk.scheduling.capacity_order import check_capacity_order
-
     check_capacity_mode(job.accelerator, job.provisioning, spot=job.spot)
     check_run_limit(job.max_runtime, job.provisioning, field="max_runtime", most="'7d'")
-    check_capacity_order(job)
     if mode(job.provisioning).atomic:
         _check_one_pod_set(job)
 

@@ -65,9 +65,14 @@ def _queues(setup: ClusterSetup, team: Team) -> list[tuple[str, list[tuple[Capac
     """Each ClusterQueue of `team` with its (capacity, mode) flavors in preference order."""
     held = [c for c in setup.capacity if c.name in team.quota]
     if setup.queues == "ordered":
-        return [(team.name, [(c, m) for c in held for m in c.provisioning])]
-    per_mode = [(m, [(c, m) for c in held if m in c.provisioning]) for m in setup.modes()]
-    return [(team.queue(m), offered) for m, offered in per_mode if offered]
+        ordered: list[tuple[Capacity, str]] = [(c, m) for c in held for m in c.provisioning]
+        return [(team.name, ordered)]
+    queues = []
+    for m in setup.modes():
+        offered: list[tuple[Capacity, str]] = [(c, m) for c in held if m in c.provisioning]
+        if offered:
+            queues.append((team.queue(m), offered))
+    return queues
 
 
 def _kueue(kind: str, name: str, **fields: Any) -> Obj:

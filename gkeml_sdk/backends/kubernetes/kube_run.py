@@ -113,9 +113,8 @@ class KubeRun(Run):
         """Log lines of the current attempt's pods on the MultiKueue worker it was dispatched
         to (`dispatched_to`); `worker` reaches that cluster (e.g. its kubeconfig context).
         MultiKueue copies the job with its labels, so the pods are found as here."""
-        from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend
-
-        return KubernetesBackend(worker).logs(self, follow)
+        # A backend of the same kind, on the worker cluster.
+        return type(self._backend)(worker).logs(self, follow)
 
     def explain(self) -> Explanation:
         """Why the run is where it is, read from its job, Workload, pods, events and queues.

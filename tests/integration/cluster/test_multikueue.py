@@ -19,8 +19,8 @@ from gkeml_sdk import (
     SpecError,
     Team,
     TrainingJob,
+    WorkerCluster,
 )
-from gkeml_sdk.setup.multikueue import WorkerCluster
 from tests.schemas import validate_object
 
 from .conftest import make_client
@@ -138,7 +138,7 @@ def test_apply_writes_each_workers_kubeconfig_secret_outside_the_plan(kube_api: 
     secret = kube_api.store.get("secrets", "kueue-system", "worker-2-kubeconfig")
     data = secret.get("stringData") or secret["data"]
     assert "kubeconfig" in data
-    with pytest.raises(SpecError, match="no worker of the setup.*worker-1, worker-2"):
+    with pytest.raises(SpecError, match=r"no worker of the setup.*worker-1, worker-2"):
         manager.apply_setup(manager_setup(), worker_kubeconfigs={"worker-9": "x"})
 
 

@@ -12,8 +12,8 @@ from tests.schemas import validate_object
 
 
 def setup(*capacity: Capacity, **kw: Any) -> ClusterSetup:
-    return ClusterSetup(capacity=list(capacity),
-                        teams=[Team(name="a", quota={c.name: 8 for c in capacity})], **kw)  # fmt: skip
+    team = Team(name="a", quota={c.name: 8 for c in capacity})
+    return ClusterSetup(capacity=list(capacity), teams=[team], **kw)
 
 
 def of_kind(built: ClusterSetup, kind: str) -> dict[str, dict[str, Any]]:
