@@ -204,6 +204,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.serving.plan import ServePlan
     from gkeml_sdk.serving.routing import Route, Routing
     from gkeml_sdk.setup.model import Capacity, ClusterSetup, Team
+    from gkeml_sdk.setup.multikueue import WorkerCluster
     from gkeml_sdk.storage.disks import HyperdiskML, Parallelstore
     from gkeml_sdk.storage.volumes import GcsCache, GcsFuse, Pvc
     from gkeml_sdk.tenancy.manifests import compile_tenants
