@@ -63,7 +63,7 @@ def vpc_names(stack: NetworkStack, prefix: str) -> list[tuple[str, str, str]]:
     """(network, VPC, subnet) of each extra NIC: one VPC per NIC, except RDMA's NICs, which
     share one RDMA VPC with a subnet each (GKE's A3 Ultra / A4 / A4X networking)."""
     return [
-        (name, f"{prefix}-rdma" if _rdma(name) else f"{prefix}-{name}", f"{prefix}-{name}")
+        (name, f"{prefix}-rdma" if is_rdma(name) else f"{prefix}-{name}", f"{prefix}-{name}")
         for name in stack.networks
     ]
 
@@ -75,7 +75,7 @@ def network_objects(stack: NetworkStack, prefix: str) -> list[Obj]:
         params = {
             "vpc": vpc,
             "vpcSubnet": subnet,
-            "deviceMode": "RDMA" if _rdma(name) else "NetDevice",
+            "deviceMode": "RDMA" if is_rdma(name) else "NetDevice",
         }
         objects.append(_gke("GKENetworkParamSet", name, params))
     for name in stack.networks:
@@ -125,8 +125,9 @@ def installer_daemonset(row: NcclInstaller) -> Obj:
     }  # fmt: skip
 
 
-def _rdma(network: str) -> bool:
-    # The stack rows name RDMA NICs rdma-<i> (network_stacks); the rest are gVNICs.
+def is_rdma(network: str) -> bool:
+    """Whether GKE Network `network` of a stack row is an RDMA NIC's (rows name them
+    rdma-<i>, gVNICs vpc<i> or gvnic-<i>)."""
     return network.startswith("rdma")
 
 
