@@ -94,3 +94,23 @@ def reservation_of(
             field=f"{field}_project",
         )
     return Reservation(name, project)
+
+
+def check_reserved_machine(reservation: Reservation, reserved: str, wanted: str) -> None:
+    """Raise `SpecError` when `reservation` holds VMs of machine type `reserved` but the job
+    or pool runs on `wanted`: GKE would never create its nodes from it.
+
+    Example:
+        >>> check_reserved_machine(Reservation("r1"), "a3-highgpu-8g", "a3-megagpu-8g")
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.SpecError: reservation 'r1' holds a3-highgpu-8g VMs, ...
+    """
+    if reserved and reserved != wanted:
+        raise fail(
+            f"reservation {reservation.name!r} holds {reserved} VMs, not {wanted}",
+            rule="nodes consume a specific reservation only when their machine type is the "
+            "reservation's",
+            fix=f"an accelerator on {reserved}, or a reservation of {wanted}",
+            field="reservation",
+        )

@@ -23,6 +23,7 @@ _ROUTES = [
     ("GET", rf"{_P}/regions/([^/]+)/subnetworks/([^/]+)", "get_subnet"),
     ("GET", rf"{_P}/global/operations/([^/]+)", "get_global_op"),
     ("GET", rf"{_P}/regions/([^/]+)/operations/([^/]+)", "get_region_op"),
+    ("GET", rf"{_P}/zones/([^/]+)/reservations/([^/]+)", "get_reservation"),
 ]
 _STATES = ("PENDING", "RUNNING", "DONE")
 
@@ -39,6 +40,7 @@ class ComputeAPIServer:
         self.networks: dict[str, dict[str, Any]] = {}
         self.subnets: dict[str, dict[str, Any]] = {}
         self.operations: dict[str, dict[str, Any]] = {}
+        self.reservations: dict[str, dict[str, Any]] = {}  # "project/zone/name" -> resource
         self.requests: list[tuple[str, str]] = []
         self.lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -120,6 +122,18 @@ class ComputeAPIServer:
 
     def get_region_op(self, project: str, region: str, name: str) -> dict[str, Any]:
         return self._advance(name)
+
+    def get_reservation(self, project: str, zone: str, name: str) -> dict[str, Any]:
+        path = f"projects/{project}/zones/{zone}/reservations/{name}"
+        return self._found(self.reservations, f"{project}/{zone}/{name}", path)
+
+    def reserve(self, project: str, zone: str, name: str, machine_type: str, count: int) -> None:
+        """A specific reservation of `count` VMs, as reservations.get shows it."""
+        self.reservations[f"{project}/{zone}/{name}"] = {
+            "kind": "compute#reservation", "name": name, "zone": zone, "status": "READY",
+            "specificReservation": {"count": str(count), "inUseCount": "0",
+                                    "instanceProperties": {"machineType": machine_type}},
+        }  # fmt: skip
 
     def _operation(
         self, project: str, region: str | None, kind: str, target: str

@@ -53,3 +53,24 @@ def test_what_cannot_be_created_says_why(compute: ComputeAPIServer) -> None:
         nets.create(Capacity(accelerator=Accelerator("h200", count=8), gpudirect_vpc="gd"))
     with pytest.raises(ConfigError, match="accelerator_network_profile='auto'"):
         nets.create(Capacity(accelerator=Accelerator("h100-mega", count=8)))
+
+
+def test_a_reservation_of_another_machine_type_is_refused(compute: ComputeAPIServer) -> None:
+    from google.auth.credentials import AnonymousCredentials
+
+    from gkeml_sdk import SpecError, TrainingJob
+    from gkeml_sdk.backends.gke.reservations import ReservationCheck
+    from gkeml_sdk.scheduling.capacity_order import job_reservation
+
+    compute.reserve("owner-proj", "us-central1-a", "h100-res", "a3-highgpu-8g", 4)
+    check = ReservationCheck("my-proj", "us-central1-a", credentials=AnonymousCredentials(),
+                             client_options={"api_endpoint": compute.url})  # fmt: skip
+    job = TrainingJob(name="a", command=["x"], accelerator=Accelerator("h100-mega", count=8),
+                      reservation="projects/owner-proj/reservations/h100-res")  # fmt: skip
+    reservation = job_reservation(job)
+    assert reservation is not None and check.machine_type(reservation) == "a3-highgpu-8g"
+    with pytest.raises(SpecError, match=r"holds a3-highgpu-8g VMs, not a3-megagpu-8g"):
+        check.check(reservation, job.accelerator)
+    check.check(reservation, Accelerator("h100", count=8))  # the reservation's machine type
+    with pytest.raises(ConfigError, match=r"does not exist in project my-proj"):
+        check.machine_type(job_reservation(job.with_changes(reservation="other")))  # type: ignore[arg-type]

@@ -50,14 +50,21 @@ class GpuNetworks:
         if clients is None:
             from google.cloud import compute_v1
 
-            kw = {"credentials": credentials, "transport": "rest", "client_options": client_options}
+            kw: dict[str, Any] = {
+                "credentials": credentials,
+                "transport": "rest",
+                "client_options": client_options,
+            }
             clients = (
                 compute_v1.NetworksClient(**kw),
                 compute_v1.SubnetworksClient(**kw),
                 compute_v1.GlobalOperationsClient(**kw),
                 compute_v1.RegionOperationsClient(**kw),
             )
-        self.networks, self.subnetworks, self.global_ops, self.region_ops = clients
+        self.networks: Any = clients[0]
+        self.subnetworks: Any = clients[1]
+        self.global_ops: Any = clients[2]
+        self.region_ops: Any = clients[3]
         self.poll_seconds, self.timeout_seconds, self._sleep = poll_seconds, timeout_seconds, sleep
 
     def create(self, capacity: Capacity) -> list[str]:
