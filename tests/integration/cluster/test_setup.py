@@ -201,3 +201,16 @@ def test_cli_names_a_missing_setup_file_in_one_line(tmp_path: Any, capsys: Any) 
     assert main(["setup", "plan", str(missing), "--offline"]) != 0
     err = capsys.readouterr().err
     assert f"{missing}: no such file" in err and "Traceback" not in err
+
+
+def test_preflight_refuses_placement_on_a_queue_without_a_topology(kube_api: Any) -> None:
+    client = make_client(kube_api)
+    flat = platform().model_copy(
+        update={"capacity": [platform().capacity[0].model_copy(update={"topology": False})]}
+    )
+    client.apply_setup(flat)
+    placed = job("team-a", placement=TopologyPlacement("subblock"))
+    with pytest.raises(ConfigError, match=r"no flavor with a topology.*topology=True"):
+        client.submit(placed)
+    assert kube_api.objects("jobsets", "ml") == []
+    assert client.submit(job("team-a")).attempt == 1  # without placement it is admitted
