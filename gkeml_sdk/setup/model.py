@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from pydantic import Field, field_validator, model_validator
 
@@ -17,6 +17,7 @@ from gkeml_sdk.hardware.choice import HardwareChoice, hardware_from_data
 from gkeml_sdk.hardware.tpu_slice import TpuSlice
 from gkeml_sdk.scheduling.catalog import CapacityMode, Mode, mode
 from gkeml_sdk.scheduling.reservation import Reservation, reservation_of
+from gkeml_sdk.scheduling.rules import check_capacity_mode
 from gkeml_sdk.setup.multikueue import WorkerCluster
 
 if TYPE_CHECKING:
@@ -121,6 +122,10 @@ class Capacity(SpecModel):
                 fix="provisioning=['queued']",
                 field="provisioning",
             )
+        # DWS modes only: a capacity may stand for several machine shapes (h100 x4 and x8),
+        # so on-demand availability is the pools' to check.
+        for each in (cast(Mode, m) for m in self.provisioning if mode(m).dws):
+            check_capacity_mode(self.accelerator, each, spot=False)
         return self
 
     @classmethod
