@@ -25,6 +25,7 @@ _EXPORTS = {
     "ClusterSetup": "gkeml_sdk.setup.model",
     "Capacity": "gkeml_sdk.setup.model",
     "Team": "gkeml_sdk.setup.model",
+    "WorkerCluster": "gkeml_sdk.setup.multikueue",
     "SetupPlan": "gkeml_sdk.backends.kubernetes.setup_apply",
     "ServeModel": "gkeml_sdk.serving.model",
     "Autoscaling": "gkeml_sdk.serving.autoscaling",
@@ -151,6 +152,7 @@ __all__ = [
     "TrainingJob",
     "Transition",
     "Verdict",
+    "WorkerCluster",
     "__version__",
     "compile_tenants",
     "gpu_models",
@@ -209,6 +211,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.serving.routing import Route, Routing
     from gkeml_sdk.serving.spot_mix import SpotMix
     from gkeml_sdk.setup.model import Capacity, ClusterSetup, Team
+    from gkeml_sdk.setup.multikueue import WorkerCluster
     from gkeml_sdk.storage.disks import HyperdiskML, Parallelstore
     from gkeml_sdk.storage.volumes import GcsCache, GcsFuse, Pvc
     from gkeml_sdk.tenancy.manifests import compile_tenants

@@ -3,6 +3,7 @@ same kind of run handle."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from gkeml_sdk.errors import ConfigError
@@ -129,11 +130,15 @@ class Client:
 
         return plan_setup(self._kube("plan_setup"), setup)
 
-    def apply_setup(self, setup: ClusterSetup) -> SetupPlan:
-        """Server-side apply `setup`'s Kueue objects that differ from the cluster's."""
+    def apply_setup(
+        self, setup: ClusterSetup, *, worker_kubeconfigs: Mapping[str, str] | None = None
+    ) -> SetupPlan:
+        """Server-side apply `setup`'s Kueue objects that differ from the cluster's;
+        `worker_kubeconfigs` (MultiKueue worker name -> kubeconfig text) become the Secrets
+        the manager's MultiKueueClusters read."""
         from gkeml_sdk.backends.kubernetes.setup_apply import apply_setup
 
-        return apply_setup(self._kube("apply_setup"), setup)
+        return apply_setup(self._kube("apply_setup"), setup, worker_kubeconfigs or {})
 
     def __repr__(self) -> str:
         return f"Client(backend={self.backend_name!r})"

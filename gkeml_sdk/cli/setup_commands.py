@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from gkeml_sdk import Client, ClusterSetup, KubernetesSettings
+from gkeml_sdk.errors import SpecError
 
 
 def register(commands: Any) -> None:
@@ -21,8 +23,21 @@ def register(commands: Any) -> None:
     apply.set_defaults(
         handler=_apply, without_cluster="see the objects with `gkeml setup plan FILE --offline`"
     )
+    apply.add_argument(
+        "--worker-kubeconfig",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="MultiKueue: write worker NAME's kubeconfig file as the Secret the manager reads",
+    )
     for parser in (plan, apply):
         parser.add_argument("file", help="a ClusterSetup YAML file")
+        parser.add_argument(
+            "--side",
+            choices=("manager", "worker"),
+            default="manager",
+            help="MultiKueue: the manager's objects (default) or a worker cluster's",
+        )
         parser.add_argument("--context")
         parser.add_argument("--kubeconfig")
 
@@ -31,8 +46,13 @@ def _client(args: argparse.Namespace) -> Client:
     return Client(kubernetes=KubernetesSettings(context=args.context, kubeconfig=args.kubeconfig))
 
 
-def _plan(args: argparse.Namespace) -> int:
+def _setup(args: argparse.Namespace) -> ClusterSetup:
     setup = ClusterSetup.from_file(args.file)
+    return setup.for_worker() if args.side == "worker" else setup
+
+
+def _plan(args: argparse.Namespace) -> int:
+    setup = _setup(args)
     sys.stdout.write(setup.compile().to_yaml())
     if not args.offline:
         print(
@@ -42,7 +62,17 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _apply(args: argparse.Namespace) -> int:
-    plan = _client(args).apply_setup(ClusterSetup.from_file(args.file))
+    kubeconfigs = {}
+    for pair in args.worker_kubeconfig:
+        name, _, path = pair.partition("=")
+        if not path:
+            raise SpecError(
+                f"--worker-kubeconfig {pair!r}",
+                rule="each worker's kubeconfig is given as NAME=PATH",
+                fix="--worker-kubeconfig worker-1=~/.kube/worker-1.yaml",
+            )
+        kubeconfigs[name] = Path(path).expanduser().read_text()
+    plan = _client(args).apply_setup(_setup(args), worker_kubeconfigs=kubeconfigs)
     print(plan)
     print(f"applied {len(plan.pending)} object(s)")
     return 0

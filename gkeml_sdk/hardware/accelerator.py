@@ -199,9 +199,9 @@ class Accelerator(SpecModel):
         return None
 
     def node_selector(self) -> dict[str, str]:
-        """The GPU model's label, and the MIG partition size when slicing."""
+        """The GPU model's label (Arm nodes: and arch), and the MIG partition size."""
         row = self.gpu
-        selector = {row.selector_label: row.label}
+        selector = {row.selector_label: row.label, **row.arch_labels}
         # GKE labels partitions it made itself; with DRA the driver's MIG instances are claimed.
         if self.mig and self.allocation != "dra":
             selector[gpu_labels.PARTITION_LABEL] = self.mig
@@ -236,7 +236,7 @@ class Accelerator(SpecModel):
 
     def tolerations(self) -> list[Obj]:
         """The GPU nodes' taint."""
-        return [toleration(self.gpu.taint_key)]
+        return [toleration(key) for key in (self.gpu.taint_key, *self.gpu.arch_taints)]
 
     def resources(self) -> dict[str, int]:
         """`count` GPUs (or MIG slices, or shares); none when DRA claims them."""

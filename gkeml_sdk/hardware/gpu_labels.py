@@ -17,3 +17,6 @@ MIN_SHARED_CLIENTS = 2
 MAX_SHARED_CLIENTS = 48
 # Node label spellings differ between GKE pages; match both.
 SHARING_LABEL_VALUES = {"time-sharing": ("time-sharing", "TIME_SHARING"), "mps": ("mps", "MPS")}
+# Kubernetes' node architecture label; GKE also taints Arm nodes with it (NoSchedule).
+ARCH_LABEL = "kubernetes.io/arch"
+DEFAULT_ARCH = "amd64"

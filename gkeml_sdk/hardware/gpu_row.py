@@ -5,19 +5,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gkeml_sdk.hardware.gpu_labels import ACCELERATOR_LABEL, GPU_RESOURCE, GPU_TAINT_KEY
+from gkeml_sdk.hardware.gpu_labels import (
+    ACCELERATOR_LABEL,
+    ARCH_LABEL,
+    DEFAULT_ARCH,
+    GPU_RESOURCE,
+    GPU_TAINT_KEY,
+)
 
 
 @dataclass(frozen=True)
 class MachineType:
     """A Compute Engine machine type and a number of GPUs it carries; `on_demand` is False
     for shapes sold only as Spot or flex-start; `network` names the inter-node networking
-    stack its nodes offer (`gkeml_sdk.hardware.network_stacks`), None for plain pod networking."""
+    stack its nodes offer (`gkeml_sdk.hardware.network_stacks`), None for plain pod networking;
+    `topology`: its nodes carry GKE's gce-topology block/subblock/host labels (A3 and newer),
+    which Kueue's Topology-Aware Scheduling places pods by."""
 
     name: str
     gpus: int
     on_demand: bool = True
     network: str | None = None
+    topology: bool = False
 
 
 @dataclass(frozen=True)
@@ -57,6 +66,23 @@ class GpuModel:
     nvml_name: str = field(default="", kw_only=True)
 
     @property
+    def arch_labels(self) -> dict[str, str]:
+        """The architecture label pods select on non-x86 nodes (A4X: arm64), whose
+        `kubernetes.io/arch` taint they then tolerate (`arch_taints`).
+
+        Example:
+            >>> from gkeml_sdk.hardware.gpus import gpu
+            >>> gpu("gb200").arch_labels, gpu("h100").arch_labels
+            ({'kubernetes.io/arch': 'arm64'}, {})
+        """
+        return {} if self.arch == DEFAULT_ARCH else {ARCH_LABEL: self.arch}
+
+    @property
+    def arch_taints(self) -> tuple[str, ...]:
+        """Taint keys of the architecture GKE puts on non-x86 nodes."""
+        return tuple(self.arch_labels)
+
+    @property
     def counts(self) -> tuple[int, ...]:
         """GPU counts per node that some machine type offers, ascending."""
         return tuple(sorted({m.gpus for m in self.machine_types}))
@@ -80,7 +106,8 @@ class GpuModel:
         Example:
             >>> from gkeml_sdk.hardware.gpus import gpu
             >>> gpu("t4").machine_named("n1-standard-4", 2)
-            MachineType(name='n1-standard-4', gpus=2, on_demand=True, network='fast-socket')
+            MachineType(name='n1-standard-4', gpus=2, on_demand=True, network='fast-socket',
+                        topology=False)
         """
         named = [m for m in self.machine_types if m.name == name]
         return next((m for m in named if m.gpus == gpus), named[0] if named else None)

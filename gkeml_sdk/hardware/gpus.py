@@ -122,7 +122,7 @@ GPUS: tuple[GpuModel, ...] = (
             # A3 High with 1, 2 or 4 GPUs is sold only as Spot or flex-start: Compute Engine
             # "GPU machine types", A3 High (https://cloud.google.com/compute/docs/gpus).
             *(MachineType(f"a3-highgpu-{c}g", c, on_demand=False) for c in (1, 2, 4)),
-            MachineType("a3-highgpu-8g", 8, network="tcpx"),
+            MachineType("a3-highgpu-8g", 8, network="tcpx", topology=True),
             MachineType("a3-edgegpu-8g", 8, network="tcpx"),
         ),
         mig_profiles=_H100_MIG,
@@ -137,7 +137,7 @@ GPUS: tuple[GpuModel, ...] = (
         "nvidia-h100-mega-80gb",
         "NVIDIA H100 Mega 80GB",
         80,
-        (MachineType("a3-megagpu-8g", 8, network="tcpxo"),),
+        (MachineType("a3-megagpu-8g", 8, network="tcpxo", topology=True),),
         mig_profiles=_H100_MIG,
         aliases=("h100-mega-80gb",),
         compute_capability=9.0,
@@ -149,7 +149,7 @@ GPUS: tuple[GpuModel, ...] = (
         "nvidia-h200-141gb",
         "NVIDIA H200 141GB",
         141,
-        (MachineType("a3-ultragpu-8g", 8, network="rdma-a3u"),),
+        (MachineType("a3-ultragpu-8g", 8, network="rdma-a3u", topology=True),),
         mig_profiles=(
             ("1g.18gb", 7),
             ("1g.35gb", 4),
@@ -168,7 +168,7 @@ GPUS: tuple[GpuModel, ...] = (
         "nvidia-b200",
         "NVIDIA B200",
         180,
-        (MachineType("a4-highgpu-8g", 8, network="rdma-a4"),),
+        (MachineType("a4-highgpu-8g", 8, network="rdma-a4", topology=True),),
         mig_profiles=(
             ("1g.23gb", 7),
             ("1g.45gb", 4),
@@ -186,7 +186,7 @@ GPUS: tuple[GpuModel, ...] = (
         "nvidia-gb200",
         "NVIDIA GB200",
         186,
-        (MachineType("a4x-highgpu-4g", 4, network="rdma-a4x"),),
+        (MachineType("a4x-highgpu-4g", 4, network="rdma-a4x", topology=True),),
         arch="arm64",
         mig_profiles=(
             ("1g.23gb", 7),
@@ -267,3 +267,15 @@ def gpu(name: str) -> GpuModel:
 def gpu_names() -> list[str]:
     """Canonical short names of every GPU, in catalog order."""
     return [row.key for row in GPUS]
+
+
+def carries_topology(machine_type: str) -> bool | None:
+    """Whether nodes of GPU machine type `machine_type` carry GKE's topology labels
+    (`MachineType.topology`); None for a machine type that is no GPU row's.
+
+    Example:
+        >>> carries_topology("a3-megagpu-8g"), carries_topology("g2-standard-8")
+        (True, False)
+    """
+    rows = [m for g in GPUS for m in g.machine_types if m.name == machine_type]
+    return rows[0].topology if rows else None

@@ -58,6 +58,11 @@ class NetworkStack:
     # A3 Ultra and A4), NCCL Fast Socket (NodeConfig.fast_socket); every stack needs gVNIC.
     gpu_direct_strategy: str | None = None
     fast_socket: bool = False
+    # GKE creates and attaches the extra networks itself for pools with
+    # NodeNetworkConfig.accelerator_network_profile="auto" (XPK's
+    # supports_accelerator_network_profile rows: A3 High and Mega, A3 Ultra, A4, A4X).
+    network_profile: bool = False
+    nccl_installer: str | None = None  # key of its row in hardware.nccl_installers
 
     @property
     def pool_networks(self) -> int:

@@ -35,6 +35,8 @@ def _tcp_direct(key: str, display: str, nics: int, daemon: Daemon, **extra: obje
         gpudirect=True,
         networks=tuple(f"vpc{i}" for i in range(1, nics + 1)),
         daemon=daemon,
+        network_profile=True,
+        nccl_installer=key,
         **extra,  # type: ignore[arg-type]
     )
 
@@ -204,6 +206,7 @@ def _rdma(key: str, nics: int, tuner: str | None, installer: str, **extra: objec
         display="GPUDirect-RDMA",
         gpudirect=True,
         networks=("gvnic-1", *(f"rdma-{i}" for i in range(nics))),
+        network_profile=True,
         volumes=(
             HostVolume("nvidia", NVIDIA_HOST, "/usr/local/nvidia"),
             HostVolume("gib", GIB_HOST, "/usr/local/gib"),
@@ -229,6 +232,7 @@ STACKS: tuple[NetworkStack, ...] = (
         "tuner_config_a3u.txtpb",
         "nccl-rdma-installer.yaml",
         gpu_direct_strategy="RDMA",
+        nccl_installer="rdma",  # A3 Ultra and A4 share the gIB plugin installer
     ),
     _rdma(
         "rdma-a4",
@@ -236,6 +240,7 @@ STACKS: tuple[NetworkStack, ...] = (
         "tuner_config_a4.txtpb",
         "nccl-rdma-installer.yaml",
         gpu_direct_strategy="RDMA",
+        nccl_installer="rdma",
     ),
     _rdma(
         "rdma-a4x",
@@ -243,6 +248,7 @@ STACKS: tuple[NetworkStack, ...] = (
         None,
         "nccl-rdma-installer-a4x.yaml",
         compute_domain=True,
+        nccl_installer="rdma-a4x",
     ),
 )
 _BY_KEY = {s.key: s for s in STACKS}

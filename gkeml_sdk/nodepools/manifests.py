@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.hardware.pool_facts import ACCELERATOR_TAINT_VALUE, GPU_DRIVER_ENUM, RESERVATION_KEY
+from gkeml_sdk.scheduling.reservation import reservation_of
 
 if TYPE_CHECKING:
     from gkeml_sdk.nodepools.model import NodePool
@@ -76,7 +77,7 @@ def node_pool_json(pool: NodePool, name: str) -> Obj:
             # Auto-repair would recreate flex-start VMs outside their ProvisioningRequest.
             "management": _fields({"autoUpgrade": True, "autoRepair": not flex}),
             "locations": list(pool.zones),
-            "networkConfig": {"additionalNodeNetworkConfigs": networks} if networks else None,
+            "networkConfig": _network_config(pool, networks),
             "placementPolicy": _placement(pool),
             "queuedProvisioning": {"enabled": True} if pool.provisioning == "queued" else None,
         }
@@ -96,7 +97,7 @@ def _config(pool: NodePool) -> Obj:
     return _fields(
         {
             "machineType": pool.node_machine_type,
-            "labels": dict(sorted(pool.labels.items())) or None,
+            "labels": dict(sorted({**_reservation_labels(pool), **pool.labels}.items())) or None,
             "accelerators": [_accelerator(pool)] if shape.accelerator_type is not None else [],
             "taints": taints,
             "reservationAffinity": _reservation(pool),
@@ -149,11 +150,22 @@ def _reservation(pool: NodePool) -> Obj | None:
         return {
             "consumeReservationType": _SPECIFIC,
             "key": RESERVATION_KEY,
-            "values": [pool.reservation],
+            "values": [reservation_of(pool.reservation).affinity_value],
         }
     if pool.provisioning != "standard":
         return {"consumeReservationType": _NO_RESERVATION}
     return None  # GKE's default: any matching reservation, else on-demand (or Spot)
+
+
+def _network_config(pool: NodePool, networks: list[Obj]) -> Obj | None:
+    if pool.network_profile == "auto":
+        return {"acceleratorNetworkProfile": "auto"}
+    return {"additionalNodeNetworkConfigs": networks} if networks else None
+
+
+def _reservation_labels(pool: NodePool) -> dict[str, str]:
+    # The node labels pods and Kueue's reservation flavor select, on the pool's own nodes.
+    return reservation_of(pool.reservation).node_labels() if pool.reservation else {}
 
 
 def _taint(key: str, value: str, effect: str = _NO_SCHEDULE) -> Obj:

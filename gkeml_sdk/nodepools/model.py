@@ -105,6 +105,9 @@ class NodePool(SpecModel):
     gpu_driver: GpuDriver | None = None  # None: "latest" on GPUs
     max_run_seconds: int | None = None  # flex-start VMs' run limit
     additional_networks: tuple[NodeNetwork, ...] = ()
+    # "auto": GKE creates and attaches the GPUDirect networks; None: "auto" on machines whose
+    # stack supports it unless additional_networks are given; "none": bring your own networks.
+    accelerator_network_profile: Literal["auto", "none"] | None = None
     labels: dict[str, str] = Field(default_factory=dict)
     taints: tuple[NodeTaint, ...] = ()  # beside the accelerator's and the capacity mode's
 
@@ -144,6 +147,21 @@ class NodePool(SpecModel):
     def network_stack(self) -> NetworkStack | None:
         """The inter-node networking stack of the pool's machine type, None for plain."""
         return machine_stack(self.node_machine_type)
+
+    @property
+    def network_profile(self) -> Literal["auto", "none"]:
+        """The accelerator network profile the pool is created with (see the field).
+
+        Example:
+            >>> NodePool(name="m", hardware=Accelerator("h100-mega", count=8)).network_profile
+            'auto'
+        """
+        if self.accelerator_network_profile is not None:
+            return self.accelerator_network_profile
+        stack = self.network_stack
+        if stack is not None and stack.network_profile and not self.additional_networks:
+            return "auto"
+        return "none"
 
     @property
     def pool_names(self) -> list[str]:

@@ -13,6 +13,7 @@ from gkeml_sdk.core.rules import check_labels, check_name
 from gkeml_sdk.hardware import gpus
 from gkeml_sdk.hardware.pool_facts import POOL_NAME_MAX
 from gkeml_sdk.scheduling.catalog import DWS_MAX_RUN_SECONDS
+from gkeml_sdk.scheduling.reservation import reservation_of
 from gkeml_sdk.scheduling.rules import check_capacity_mode, check_run_limit
 
 if TYPE_CHECKING:
@@ -52,11 +53,11 @@ def pool_notes(pool: NodePool) -> list[str]:
     stack = pool.network_stack
     if stack is not None and stack.gpudirect:
         machine = pool.node_machine_type
-        if not pool.additional_networks:
+        if pool.network_profile == "auto":
             notes.append(
-                f"{machine} reaches full GPU-to-GPU bandwidth with {stack.display} over "
-                f"{stack.pool_networks} extra VPC networks: create them and pass "
-                "additional_networks=[NodeNetwork(...)]; " + stack.network_prerequisite(machine)
+                f"GKE creates and attaches {machine}'s {stack.pool_networks} {stack.display} "
+                "networks (accelerator_network_profile='auto'); `gkeml setup` with "
+                "networks=... installs the NCCL plugin"
             )
         notes += stack.prerequisites
     if pool.capacity_mode.gke_taints:
@@ -70,6 +71,8 @@ def pool_notes(pool: NodePool) -> list[str]:
 
 def _check_provisioning(pool: NodePool) -> None:
     mode = pool.provisioning
+    if pool.reservation is not None:
+        reservation_of(pool.reservation)  # a name Compute Engine refuses raises here
     # The same rules as a job's: a pool is refused exactly where a job could not run.
     check_capacity_mode(pool.hardware, mode, spot=pool.spot)
     if mode != "standard" and pool.reservation is not None:
@@ -162,16 +165,40 @@ def _check_placement(pool: NodePool) -> None:
 
 
 def _check_networks(pool: NodePool) -> None:
-    if not pool.additional_networks:
-        return
     stack = pool.network_stack
+    machine = pool.node_machine_type
+    if pool.accelerator_network_profile == "auto":
+        if stack is None or not stack.network_profile:
+            raise fail(
+                f"accelerator_network_profile='auto' on {machine}",
+                rule="GKE's accelerator network profile brings up GPUDirect networks on A3 "
+                "High/Mega/Ultra, A4 and A4X machines",
+                fix="drop accelerator_network_profile",
+                field="accelerator_network_profile",
+            )
+        if pool.additional_networks:
+            raise fail(
+                "accelerator_network_profile='auto' with additional_networks",
+                rule="with the profile GKE creates and attaches the networks itself",
+                fix="drop additional_networks, or accelerator_network_profile='none'",
+                field="additional_networks",
+            )
     given = len(pool.additional_networks)
     wanted = stack.pool_networks if stack else 0
-    if wanted != given:
+    if stack is not None and stack.gpudirect and pool.network_profile != "auto" and not given:
         raise fail(
-            f"{given} additional networks on {pool.node_machine_type}",
-            rule=f"{pool.node_machine_type} has {wanted} extra NICs for GPU traffic, one VPC "
-            "network each",
+            f"a {machine} pool without its {wanted} GPUDirect networks",
+            rule=f"{stack.display} moves GPU traffic over {wanted} extra NICs, one VPC network "
+            "each; without them the pool's nodes are not GPUDirect-ready",
+            fix="accelerator_network_profile='auto' (GKE brings the networks up)"
+            + (", or " if stack.network_profile else "; or ")
+            + f"additional_networks=[NodeNetwork(network=..., subnetwork=...)] x {wanted}",
+            field="additional_networks",
+        )
+    if given and wanted != given:
+        raise fail(
+            f"{given} additional networks on {machine}",
+            rule=f"{machine} has {wanted} extra NICs for GPU traffic, one VPC network each",
             fix=f"{wanted} NodeNetwork entries" if wanted else "drop additional_networks",
             field="additional_networks",
         )

@@ -18,6 +18,15 @@ DEFAULT_SOURCE = (
 DEFAULT_AS_OF = "2026-08-26"
 
 PROVISIONING_MODELS = ("on-demand", "spot", "flex-start")
+# Why a catalog row lacks a Spot or flex-start figure (searched 2026-12-01): Google's GPU and
+# TPU pricing pages are JavaScript-rendered, and no dated public source listing Dynamic Workload
+# Scheduler prices was found; the reference catalog carries one flex-start figure (H100). Only
+# "up to 53%" off on-demand is documented, which is a bound, not a price.
+MISSING = {
+    "flex-start": "no dated public flex-start (DWS) price was found for it; Google documents "
+    "only 'up to 53%' off on-demand",
+    "spot": "no Spot price for it in the catalog read (SkyPilot GCP catalog, 2026-08-26)",
+}
 PriceOverrides = Mapping[str, Mapping[str, float | None]]
 
 

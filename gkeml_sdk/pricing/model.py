@@ -7,7 +7,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from gkeml_sdk.pricing.catalog import PROVISIONING_MODELS, Price, PriceBook, PriceOverrides
+from gkeml_sdk.pricing.catalog import (
+    MISSING,
+    PROVISIONING_MODELS,
+    Price,
+    PriceBook,
+    PriceOverrides,
+)
 from gkeml_sdk.scheduling.catalog import mode as provisioning_mode
 
 if TYPE_CHECKING:
@@ -46,8 +52,10 @@ class CostEstimate:
     lines: tuple[CostLine, ...]
     source: str
     as_of: str
-    chosen: str  # the provisioning model the job asks for
+    chosen: str  # the provisioning model the job asks for (its first choice)
     price_key: str = ""  # the catalog key a price override uses ("a100-80gb")
+    # Every price model a job with a capacity order may be admitted to, in its order.
+    may_get: tuple[str, ...] = ()
 
     def total(self, model: str = "") -> float | None:
         """Total for a provisioning model (default: the one the job uses)."""
@@ -83,6 +91,8 @@ class CostEstimate:
         rows = [f"{self.amount} for {self.hours:g} h"]
         for line in self.lines:
             mark = " <- this job" if line.model == self.chosen else ""
+            if line.model != self.chosen and line.model in self.may_get:
+                mark = " <- this job, when the modes before it are full"
             if line.total is None:
                 rows.append(f"  {line.model:<11} no price: {line.why}{mark}")
             else:
@@ -111,7 +121,11 @@ def estimate_training_cost(
         raise SpecError(
             f"hours={hours}", rule="a cost is for a positive, finite duration", fix="hours=1"
         )
+    from gkeml_sdk.scheduling.capacity_order import accepted_modes
+
     book = PriceBook.of(prices)
+    # Reserved VMs bill at the on-demand rate: the order of modes, by the price each pays.
+    modes = tuple(dict.fromkeys(provisioning_mode(m).price_model for m in accepted_modes(job)))
     billed = job.hardware.billing(job.nodes)
     price = book.price(billed.key)
     # A machine sold only as Spot or flex-start has no on-demand price to quote.
@@ -129,8 +143,9 @@ def estimate_training_cost(
         lines=tuple(lines),
         source=book.source,
         as_of=book.as_of,
-        chosen="spot" if job.spot else provisioning_mode(job.provisioning).price_model,
+        chosen=modes[0],
         price_key=billed.key,
+        may_get=modes if len(modes) > 1 else (),
     )
 
 
@@ -141,4 +156,4 @@ def _why(model: str, price: Price, no_on_demand: bool) -> str:
         return ""
     if model == "on-demand" and price.note:
         return price.note
-    return f"the price catalog has no {model} price for it"
+    return MISSING.get(model, f"the price catalog has no {model} price for it")

@@ -66,6 +66,11 @@ class StatusTracker:
         return str(name) if name else None
 
     @property
+    def dispatched_to(self) -> str | None:
+        """The MultiKueue worker cluster the Workload was dispatched to, once known."""
+        return read_workload(self._workload).cluster_name or None
+
+    @property
     def counters(self) -> RunCounters:
         """Preemptions and other evictions (Kueue's cumulative counts), disruptions, restarts."""
         totals = self._eviction_totals()

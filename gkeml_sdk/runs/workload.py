@@ -103,6 +103,7 @@ class WorkloadView:
     evictions: Mapping[str, int] = field(default_factory=dict)  # Kueue's count per reason
     cluster_queue: str = ""  # status.admission.clusterQueue
     queue_name: str = ""  # spec.queueName
+    cluster_name: str = ""  # status.clusterName: the MultiKueue worker running it
 
     @property
     def deactivation(self) -> tuple[str, str] | None:
@@ -197,6 +198,7 @@ def read_workload(workload: ObjView | None) -> WorkloadView:
         evictions=eviction_counts(wl),
         cluster_queue=str((status.get("admission") or {}).get("clusterQueue") or ""),
         queue_name=str(spec.get("queueName") or ""),
+        cluster_name=str(status.get("clusterName") or ""),
     )
 
 

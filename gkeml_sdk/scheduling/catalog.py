@@ -10,11 +10,18 @@ from typing import Literal
 from gkeml_sdk.scheduling.spot import SPOT_LABEL, SPOT_TAINT_KEY
 
 Mode = Literal["standard", "spot", "flex-start", "queued"]
-MODES: tuple[Mode, ...] = ("standard", "spot", "flex-start", "queued")
+# The ways a capacity (or a job with a capacity order) may be had, in the usual preference
+# order: reserved VMs first (already paid for), then on-demand, Spot, Dynamic Workload Scheduler.
+CapacityMode = Literal["reservation", "standard", "spot", "flex-start", "queued"]
+MODES: tuple[CapacityMode, ...] = ("reservation", "standard", "spot", "flex-start", "queued")
 
 FLEX_START_LABEL = "cloud.google.com/gke-flex-start"
 QUEUED_LABEL = "cloud.google.com/gke-queued"
 QUEUED_TAINT_KEY = "cloud.google.com/gke-queued"
+# Nodes of a specific reservation, as GKE's node selectors name them (consuming-reservations).
+RESERVATION_LABEL = "cloud.google.com/reservation-name"
+RESERVATION_PROJECT_LABEL = "cloud.google.com/reservation-project"
+RESERVATION_AFFINITY_LABEL = "cloud.google.com/reservation-affinity"
 QUEUED_PROVISIONING_CLASS = "queued-provisioning.gke.io"
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 # Kueue copies job annotations with this prefix into the ProvisioningRequest's parameters.
@@ -38,7 +45,7 @@ class ProvisioningMode:
         ('queued-provisioning.gke.io', 'flex-start')
     """
 
-    key: Mode
+    key: CapacityMode
     node_label: str | None
     taint_key: str | None
     taint_value: str | None
@@ -56,9 +63,9 @@ class ProvisioningMode:
         """True for Dynamic Workload Scheduler capacity (flex-start, queued)."""
         return self.max_run_seconds is not None
 
-    def node_labels(self) -> dict[str, str]:
-        """Labels GKE puts on nodes of this mode."""
-        return {self.node_label: "true"} if self.node_label else {}
+    def node_labels(self, value: str = "true") -> dict[str, str]:
+        """Labels GKE puts on nodes of this mode (`value`: the reservation's name)."""
+        return {self.node_label: value} if self.node_label else {}
 
     def tolerations(self) -> list[dict[str, str]]:
         """Tolerations of the taint GKE puts on nodes of this mode."""
@@ -77,6 +84,8 @@ class ProvisioningMode:
 
 
 PROVISIONING: tuple[ProvisioningMode, ...] = (
+    # Reserved VMs are billed whether used or not, at the on-demand (or committed-use) rate.
+    ProvisioningMode("reservation", RESERVATION_LABEL, None, None, "on-demand"),
     ProvisioningMode("standard", None, None, None, "on-demand"),
     ProvisioningMode("spot", SPOT_LABEL, SPOT_TAINT_KEY, "true", "spot"),
     ProvisioningMode(

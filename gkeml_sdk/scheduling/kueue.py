@@ -8,6 +8,12 @@ PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 MAX_EXEC_TIME_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 DEFAULT_LOCAL_QUEUE = "default"
+# MultiKueue's controller: the AdmissionCheck controllerName, and the managedBy value of jobs
+# a manager dispatches (the JobSet and Job controllers leave such jobs to it).
+MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
+# The WorkloadPriorityClasses a ClusterSetup creates unless it names its own: jobs can say
+# priority="low" / "normal" / "high" on a fresh setup, and tiers preempt downwards.
+DEFAULT_PRIORITIES = {"low": 100, "normal": 500, "high": 1000}
 
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 JOBSET_UID_LABEL = "jobset.sigs.k8s.io/jobset-uid"

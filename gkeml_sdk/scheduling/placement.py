@@ -99,6 +99,7 @@ def check_placement(job: TrainingJob) -> None:
             fix=f"drop {own[0]!r} from annotations and keep placement=, or the reverse",
             field="placement",
         )
+    _check_topology_labels(job, placement)
     one_machine = placement.level in SINGLE_MACHINE_LEVELS
     if placement.mode == "required" and one_machine and job.nodes > 1:
         raise fail(
@@ -127,3 +128,25 @@ def check_placement(job: TrainingJob) -> None:
             fix="exclusive='nodepool' or leave it unset",
             field="placement",
         )
+
+
+def _check_topology_labels(job: TrainingJob, placement: TopologyPlacement) -> None:
+    from gkeml_sdk.hardware.gpus import GPUS, carries_topology
+
+    if placement.level == "hostname":
+        return  # every node carries kubernetes.io/hostname
+    if job.accelerator is None:
+        return
+    machine = job.accelerator.pool_shape().machine_type
+    # TPU machine types have no GPU row: which TPU nodes carry the labels is not checked.
+    if carries_topology(machine) is not False:
+        return
+    with_labels = [g.key for g in GPUS if any(m.topology for m in g.machine_types)]
+    raise fail(
+        f"placement at level {placement.level!r} on {job.accelerator} ({machine})",
+        rule="Kueue's Topology-Aware Scheduling places pods by GKE's gce-topology labels, "
+        "which only A3-and-newer GPU nodes carry; Kueue never admits such a job elsewhere "
+        '("does not support TopologyAwareScheduling")',
+        fix="drop placement=, or level='hostname', or one of " + ", ".join(with_labels),
+        field="placement",
+    )

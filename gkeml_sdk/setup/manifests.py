@@ -12,7 +12,10 @@ from gkeml_sdk.core.labels import sdk_labels
 from gkeml_sdk.core.manifests import Manifests
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.scheduling.catalog import PROVISIONING_CONTROLLER, QUEUED_PROVISIONING_CLASS, mode
+from gkeml_sdk.scheduling.kueue import DEFAULT_PRIORITIES
 from gkeml_sdk.scheduling.topology import DEFAULT_TOPOLOGY, LEVELS
+from gkeml_sdk.setup.gpudirect import gpudirect_objects
+from gkeml_sdk.setup.multikueue import MULTIKUEUE_CHECK, manager_objects
 
 if TYPE_CHECKING:
     from gkeml_sdk.setup.model import Capacity, ClusterSetup, Team
@@ -28,30 +31,48 @@ def compile_setup(setup: ClusterSetup) -> Manifests:
         >>> from gkeml_sdk import Accelerator, ClusterSetup
         >>> setup = ClusterSetup.model_validate({"capacity": [{"accelerator": {"model": "l4"},
         ...     "provisioning": ["spot"]}], "teams": [{"name": "a", "quota": {"l4": 4}}]})
-        >>> [o["kind"] for o in compile_setup(setup).objects]
-        ['Namespace', 'ResourceFlavor', 'ClusterQueue', 'LocalQueue']
+        >>> [o["kind"] for o in compile_setup(setup).objects]  # doctest: +NORMALIZE_WHITESPACE
+        ['Namespace', 'WorkloadPriorityClass', 'WorkloadPriorityClass',
+         'WorkloadPriorityClass', 'ResourceFlavor', 'ClusterQueue', 'LocalQueue']
     """
     objects: list[Obj] = [
         {"apiVersion": kinds.CORE, "kind": "Namespace", "metadata": {"name": ns}}
         for team in setup.teams
         for ns in team.namespaces
     ]
-    objects += [_kueue("WorkloadPriorityClass", n, value=v) for n, v in setup.priorities.items()]
+    objects += gpudirect_objects(setup)
+    priorities = DEFAULT_PRIORITIES if setup.priorities is None else setup.priorities
+    objects += [_kueue("WorkloadPriorityClass", n, value=v) for n, v in priorities.items()]
     if any(c.topology for c in setup.capacity):
         levels = [{"nodeLabel": label} for _, label in LEVELS]
         objects.append(_kueue("Topology", DEFAULT_TOPOLOGY, spec={"levels": levels}))
     objects += [_flavor(c, m) for c in setup.capacity for m in c.provisioning]
     queued = [c for c in setup.capacity if "queued" in c.provisioning]
-    if queued:
+    # A manager's ClusterQueues only dispatch: Kueue refuses MultiKueue next to a
+    # ProvisioningRequest check (MultiKueueWithProvisioningRequest); workers provision.
+    if queued and not setup.workers:
         objects += _queued_check(setup, queued)
+    if setup.workers:
+        objects += manager_objects(setup.workers)
     for team in setup.teams:
-        for provisioning in setup.modes():
-            capacity = [c for c in setup.capacity if provisioning in c.provisioning]
-            capacity = [c for c in capacity if c.name in team.quota]
-            if capacity:
-                objects.append(_cluster_queue(setup, team, provisioning, capacity))
-                objects += [_local_queue(team, provisioning, ns) for ns in team.namespaces]
+        for queue, offered in _queues(setup, team):
+            objects.append(_cluster_queue(setup, team, queue, offered))
+            objects += [_local_queue(queue, ns) for ns in team.namespaces]
     return Manifests(objects=objects)
+
+
+def _queues(setup: ClusterSetup, team: Team) -> list[tuple[str, list[tuple[Capacity, str]]]]:
+    """Each ClusterQueue of `team` with its (capacity, mode) flavors in preference order."""
+    held = [c for c in setup.capacity if c.name in team.quota]
+    if setup.queues == "ordered":
+        ordered: list[tuple[Capacity, str]] = [(c, m) for c in held for m in c.provisioning]
+        return [(team.name, ordered)]
+    queues = []
+    for m in setup.modes():
+        offered: list[tuple[Capacity, str]] = [(c, m) for c in held if m in c.provisioning]
+        if offered:
+            queues.append((team.queue(m), offered))
+    return queues
 
 
 def _kueue(kind: str, name: str, **fields: Any) -> Obj:
@@ -62,8 +83,10 @@ def _kueue(kind: str, name: str, **fields: Any) -> Obj:
 def _flavor(capacity: Capacity, provisioning: str) -> Obj:
     row = mode(provisioning)
     hardware = capacity.accelerator
+    reserved = capacity.reserved if provisioning == "reservation" else None
+    labels = reserved.node_labels() if reserved is not None else row.node_labels()
     spec: Obj = {
-        "nodeLabels": {**hardware.node_selector(), **row.node_labels()},
+        "nodeLabels": {**hardware.node_selector(), **labels},
         # Kueue adds these to admitted pods, so jobs need not know the taints of the nodes.
         "tolerations": hardware.tolerations() + row.tolerations(),
     }
@@ -100,12 +123,12 @@ def _queued_check(setup: ClusterSetup, queued: list[Capacity]) -> list[Obj]:
 
 
 def _cluster_queue(
-    setup: ClusterSetup, team: Team, provisioning: str, capacity: list[Capacity]
+    setup: ClusterSetup, team: Team, queue: str, offered: list[tuple[Capacity, str]]
 ) -> Obj:
     accelerators = sorted({r for c in setup.capacity for r in c.accelerator.resources()})
     covered = ["cpu", "memory", *accelerators]
     flavors = []
-    for cap in capacity:
+    for cap, provisioning in offered:
         own = cap.accelerator.resources()
         resources = [_quota("cpu", team.cpu), _quota("memory", team.memory)]
         for name in accelerators:
@@ -130,9 +153,30 @@ def _cluster_queue(
         },
         "resourceGroups": [{"coveredResources": covered, "flavors": flavors}],
     }
-    if mode(provisioning).provisioning_class is not None:
-        spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": QUEUED_CHECK}]}
-    return _kueue("ClusterQueue", team.queue(provisioning), spec=spec)
+    if setup.queues == "ordered":
+        # Flavors are tried in order; one that fits only by borrowing or preempting yields to
+        # the next, so a full reservation falls through to on-demand, Spot, then DWS.
+        spec["flavorFungibility"] = {
+            "whenCanBorrow": setup.when_can_borrow,
+            "whenCanPreempt": setup.when_can_preempt,
+        }
+    checks = _admission_checks(setup, offered)
+    if checks:
+        spec["admissionChecksStrategy"] = {"admissionChecks": checks}
+    return _kueue("ClusterQueue", queue, spec=spec)
+
+
+def _admission_checks(setup: ClusterSetup, offered: list[tuple[Capacity, str]]) -> list[Obj]:
+    if setup.workers:
+        # MultiKueue applies to the whole queue (Kueue refuses it per flavor).
+        return [{"name": MULTIKUEUE_CHECK}]
+    dws = [c.flavor(m) for c, m in offered if mode(m).provisioning_class is not None]
+    if not dws:
+        return []
+    if len(dws) == len(offered):
+        return [{"name": QUEUED_CHECK}]
+    # In an ordered queue only the queued-provisioning flavors ask for a ProvisioningRequest.
+    return [{"name": QUEUED_CHECK, "onFlavors": dws}]
 
 
 def _quota(name: str, nominal: str, borrowing: int | None = None) -> Obj:
@@ -143,8 +187,7 @@ def _quota(name: str, nominal: str, borrowing: int | None = None) -> Obj:
     return quota
 
 
-def _local_queue(team: Team, provisioning: str, namespace: str) -> Obj:
-    queue = team.queue(provisioning)
+def _local_queue(queue: str, namespace: str) -> Obj:
     obj = _kueue("LocalQueue", queue, spec={"clusterQueue": queue})
     obj["metadata"]["namespace"] = namespace
     return obj

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from pydantic import Field, field_validator, model_validator
 
@@ -15,7 +15,10 @@ from gkeml_sdk.core.rules import check_name
 from gkeml_sdk.hardware.accelerator import Accelerator
 from gkeml_sdk.hardware.choice import HardwareChoice, hardware_from_data
 from gkeml_sdk.hardware.tpu_slice import TpuSlice
-from gkeml_sdk.scheduling.catalog import Mode, mode
+from gkeml_sdk.scheduling.catalog import CapacityMode, Mode, mode
+from gkeml_sdk.scheduling.reservation import Reservation, reservation_of
+from gkeml_sdk.scheduling.rules import check_capacity_mode
+from gkeml_sdk.setup.multikueue import WorkerCluster
 
 if TYPE_CHECKING:
     from gkeml_sdk.core.manifests import Manifests
@@ -36,27 +39,43 @@ class PoolOffer(Protocol):
     @property
     def provisioning(self) -> Mode: ...
 
+    @property
+    def reservation(self) -> str | None: ...
+
 
 class Capacity(SpecModel):
-    """One kind of node the cluster offers, and the ways GKE may provision it. `topology`:
-    the nodes carry GKE's topology labels (A3 and newer), so its flavors serve Kueue's
+    """One kind of node the cluster offers, and the ways GKE may provision it, in the order
+    Kueue should try them (`ClusterSetup(queues="ordered")`). `reservation`: a specific
+    reservation (`reservation_project`: its owner when shared), tried first. `topology`: the
+    nodes carry GKE's topology labels (A3 and newer), so its flavors serve Kueue's
     Topology-Aware Scheduling.
 
     Example:
         >>> Capacity(accelerator=Accelerator("h100", count=8), provisioning=["queued"]).name
         'h100'
+        >>> Capacity(accelerator=Accelerator("h100", count=8), reservation="h100-res",
+        ...          provisioning=["standard", "spot"]).provisioning
+        ('reservation', 'standard', 'spot')
 
     Attributes:
         accelerator: The hardware of the nodes: `Accelerator(...)` or `TpuSlice(...)`.
         provisioning: Modes its node pools offer: "standard", "spot", "flex-start", "queued".
         name: The capacity's name in quotas; "": the GPU model (and MIG profile) or TPU shape.
         topology: Its nodes carry GKE's topology labels, so flavors serve topology placement.
+        reservation: A specific Compute Engine reservation its nodes consume first.
+        reservation_project: The project that owns a shared reservation (None: this one).
+        gpudirect_vpc: The prefix of hand-made GPUDirect VPCs (None: GKE's "auto" profile).
     """
 
     accelerator: HardwareChoice
-    provisioning: tuple[Mode, ...] = ("standard",)
+    provisioning: tuple[CapacityMode, ...] = ("standard",)
     name: str = ""  # derived: the GPU model (and MIG profile), or TPU generation and topology
     topology: bool = False
+    reservation: str | None = None
+    reservation_project: str | None = None
+    # GPUDirect VPCs made by hand, named <prefix>-<network> (None: the node pools' accelerator
+    # network profile brings them up): `gkeml setup` then writes their GKE Network objects.
+    gpudirect_vpc: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -73,6 +92,9 @@ class Capacity(SpecModel):
             data["name"] = accelerator.model + mig
         elif not data.get("name") and isinstance(accelerator, TpuSlice):
             data["name"] = f"{accelerator.generation}-{accelerator.topology}"
+        modes = tuple(data.get("provisioning") or ("standard",))
+        if data.get("reservation") and "reservation" not in modes:
+            data["provisioning"] = ("reservation", *modes)
         return data
 
     @model_validator(mode="after")
@@ -85,6 +107,15 @@ class Capacity(SpecModel):
                 fix="provisioning=['standard'] or e.g. ['standard', 'spot', 'queued']",
                 field="provisioning",
             )
+        if ("reservation" in self.provisioning) != (self.reservation is not None):
+            raise fail(
+                f"capacity {self.name!r}: provisioning={list(self.provisioning)} with "
+                f"reservation={self.reservation!r}",
+                rule="the reservation mode consumes one named reservation",
+                fix="reservation='NAME' (it is then tried first), or drop 'reservation'",
+                field="reservation",
+            )
+        self.reserved  # noqa: B018 - raises SpecError for a name Compute Engine refuses
         tpu = self.accelerator if isinstance(self.accelerator, TpuSlice) else None
         dws = [m for m in self.provisioning if mode(m).dws]
         if tpu is not None and dws and not tpu.tpu.flex_start:
@@ -102,6 +133,10 @@ class Capacity(SpecModel):
                 fix="provisioning=['queued']",
                 field="provisioning",
             )
+        # DWS modes only: a capacity may stand for several machine shapes (h100 x4 and x8),
+        # so on-demand availability is the pools' to check.
+        for each in (cast(Mode, m) for m in self.provisioning if mode(m).dws):
+            check_capacity_mode(self.accelerator, each, spot=False)
         return self
 
     @classmethod
@@ -120,22 +155,16 @@ class Capacity(SpecModel):
             >>> h100_capacity.name, h100_capacity.provisioning
             ('h100', ('spot', 'queued'))
         """
-        from gkeml_sdk.scheduling.catalog import MODES
-        from gkeml_sdk.scheduling.rules import capacity_mode
+        from gkeml_sdk.setup.pool_capacity import capacities_of_pools
 
-        # Pools whose nodes a flavor cannot tell apart (h100 x4 and x8 machines carry the same
-        # labels) are one capacity: grouped by the capacity name, the first pool's hardware.
-        hardware: dict[str, Accelerator | TpuSlice] = {}
-        modes: dict[str, set[Mode]] = {}
-        for pool in pools:
-            name = cls(accelerator=pool.hardware).name
-            hardware.setdefault(name, pool.hardware)
-            modes.setdefault(name, set()).add(capacity_mode(pool.spot, pool.provisioning))
-        return [
-            cls(accelerator=hardware[name], provisioning=tuple(m for m in MODES if m in found),
-                topology=topology)
-            for name, found in modes.items()
-        ]  # fmt: skip
+        return capacities_of_pools(cls, pools, topology)
+
+    @property
+    def reserved(self) -> Reservation | None:
+        """The specific reservation of the `reservation` mode, if any."""
+        if self.reservation is None:
+            return None
+        return reservation_of(self.reservation, self.reservation_project)
 
     def flavor(self, provisioning: str) -> str:
         """Name of the ResourceFlavor of this capacity provisioned that way."""
@@ -196,8 +225,10 @@ class Team(SpecModel):
 
 class ClusterSetup(SpecModel):
     """Kueue as code: ResourceFlavors per capacity and provisioning mode, a ClusterQueue and
-    LocalQueues per team and mode in one cohort, WorkloadPriorityClasses, the
-    ProvisioningRequest admission check for queued provisioning, and a TAS Topology.
+    LocalQueues per team and mode in one cohort (`queues="ordered"`: one per team, its flavors
+    in each capacity's order, Kueue trying the next when one is full), WorkloadPriorityClasses
+    (`priorities`; None: low, normal and high), the ProvisioningRequest admission check for
+    queued provisioning, and a TAS Topology.
 
     Example:
         >>> setup = ClusterSetup(
@@ -222,13 +253,22 @@ class ClusterSetup(SpecModel):
     capacity: list[Capacity]
     teams: list[Team]
     cohort: str = "gkeml"
-    priorities: dict[str, int] = Field(default_factory=dict)
+    priorities: dict[str, int] | None = None  # None: DEFAULT_PRIORITIES; {} for none
+    # "per-mode": a ClusterQueue per team and mode, jobs pick one by queue name; "ordered":
+    # one per team holding every mode, and Kueue's flavor fungibility picks the first that fits.
+    queues: Literal["per-mode", "ordered"] = "per-mode"
+    # Kueue flavorFungibility: try the next flavor rather than borrow or preempt in this one.
+    when_can_borrow: Literal["MayStopSearch", "TryNextFlavor"] = "TryNextFlavor"
+    when_can_preempt: Literal["MayStopSearch", "TryNextFlavor"] = "TryNextFlavor"
     # Kueue preemption: take back lent quota from any borrower, preempt lower priorities in
     # the team's own queue and, while borrowing, lower priorities elsewhere in the cohort.
     reclaim_within_cohort: str = "Any"
     within_cluster_queue: str = "LowerPriority"
     borrow_within_cohort: str = "LowerPriority"
     queued_retries: int = 3  # new ProvisioningRequests after a failed one, then deactivated
+    # MultiKueue: with workers this setup is the manager's, dispatching to them (for_worker()).
+    workers: list[WorkerCluster] = Field(default_factory=list)
+    nccl_installers: bool = True  # the NCCL plugin DaemonSet of each GPUDirect capacity
 
     @field_validator("teams", "capacity")
     @classmethod
@@ -261,6 +301,17 @@ class ClusterSetup(SpecModel):
         from gkeml_sdk.scheduling.catalog import MODES
 
         return [m for m in MODES if any(m in c.provisioning for c in self.capacity)]
+
+    def for_worker(self) -> ClusterSetup:
+        """The setup of each worker cluster: the same queues and flavors, without MultiKueue.
+
+        Example:
+            >>> ClusterSetup(capacity=[Capacity(accelerator=Accelerator("l4"))], workers=[
+            ...     WorkerCluster(name="w1")], teams=[Team(name="a", quota={"l4": 4})]
+            ...     ).for_worker().workers
+            []
+        """
+        return self.model_copy(update={"workers": []})
 
     def compile(self) -> Manifests:
         """The Kueue objects, in the order they can be applied."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gkeml_sdk.core.model import DNS1123_SUBDOMAIN, fail
+from gkeml_sdk.core.model import DNS1035_LABEL, DNS1123_SUBDOMAIN, fail
 from gkeml_sdk.core.rules import check_name
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ def check_setup(setup: ClusterSetup) -> None:
     _unique("capacity", [c.name for c in setup.capacity])
     _unique("team", [t.name for t in setup.teams])
     check_name("cohort", setup.cohort, DNS1123_SUBDOMAIN, 253)
-    for name, value in setup.priorities.items():
+    for name, value in (setup.priorities or {}).items():
         check_name("priority", name, DNS1123_SUBDOMAIN, 253)
         if not -(2**31) <= value < 2**31:
             raise fail(f"priority {name}={value}", rule="a priority is an int32", fix="1000")
@@ -42,6 +42,8 @@ def check_setup(setup: ClusterSetup) -> None:
     if setup.queued_retries < 0:
         raise fail(f"queued_retries={setup.queued_retries}", fix="0 or more")
     names = [c.name for c in setup.capacity]
+    _check_gpudirect(setup)
+    _check_topology(setup)
     namespaces: dict[str, str] = {}
     for team in setup.teams:
         for key in team.quota:
@@ -79,3 +81,47 @@ def _unique(what: str, names: list[str]) -> None:
             rule=f"each {what} names its own Kueue objects",
             fix=f"give each {what} a distinct name=",
         )
+
+
+def _check_gpudirect(setup: ClusterSetup) -> None:
+    from gkeml_sdk.setup.gpudirect import capacity_stack, vpc_names
+
+    networks: dict[str, tuple[str, str]] = {}
+    for capacity in setup.capacity:
+        stack = capacity_stack(capacity)
+        if capacity.gpudirect_vpc is None:
+            continue
+        if stack is None:
+            raise fail(
+                f"capacity {capacity.name!r}: gpudirect_vpc={capacity.gpudirect_vpc!r}",
+                rule=f"{capacity.accelerator} has no GPUDirect NICs to attach networks to",
+                fix="drop gpudirect_vpc",
+                field="gpudirect_vpc",
+            )
+        check_name("gpudirect_vpc", capacity.gpudirect_vpc, DNS1035_LABEL, 40)
+        for name, vpc, subnet in vpc_names(stack, capacity.gpudirect_vpc):
+            if networks.setdefault(name, (vpc, subnet)) != (vpc, subnet):
+                raise fail(
+                    f"GKE Network {name!r} names two VPCs: {networks[name][0]} and {vpc}",
+                    rule="a Network object is cluster-wide: one VPC and subnet per name",
+                    fix="give those capacities the same gpudirect_vpc",
+                    field="gpudirect_vpc",
+                )
+
+
+def _check_topology(setup: ClusterSetup) -> None:
+    from gkeml_sdk.hardware.gpus import GPUS, carries_topology
+
+    for capacity in setup.capacity:
+        machine = capacity.accelerator.pool_shape().machine_type
+        # TPU machine types have no GPU row: which TPU nodes carry the labels is not checked.
+        if capacity.topology and carries_topology(machine) is False:
+            with_labels = [g.key for g in GPUS if any(m.topology for m in g.machine_types)]
+            raise fail(
+                f"capacity {capacity.name!r}: topology=True on {machine}",
+                rule="a Topology-Aware Scheduling flavor needs nodes with GKE's gce-topology "
+                "labels, which only A3-and-newer GPU nodes carry; Kueue would never admit a "
+                "placed job there",
+                fix="topology=False, or a capacity of " + ", ".join(with_labels),
+                field="topology",
+            )

@@ -53,6 +53,9 @@ def compile_training_job(job: TrainingJob, attempt: int = 1) -> Manifests:
     template = pod_template(job, attempt)
     metadata = _metadata(job, attempt)
     main = _jobset(job, template, metadata) if job.uses_jobset else _job(job, template, metadata)
+    if job.multikueue:
+        # The manager's JobSet/Job controllers leave it alone; MultiKueue runs it on a worker.
+        main["spec"]["managedBy"] = kueue.MULTIKUEUE_CONTROLLER
     code = code_config_map(job)
     # The ConfigMap, the claims and the volumes' objects first: pods use them as soon as Kueue
     # admits them.

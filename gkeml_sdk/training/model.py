@@ -15,7 +15,8 @@ from gkeml_sdk.hardware.choice import HardwareChoice, hardware_from_data
 from gkeml_sdk.hardware.network import NetworkChoice, NetworkMode, choose_network
 from gkeml_sdk.hardware.protocol import CPU_ONLY, Hardware
 from gkeml_sdk.hardware.tpu_slice import TpuSlice
-from gkeml_sdk.scheduling.catalog import Mode
+from gkeml_sdk.scheduling.capacity_order import capacity_spelling
+from gkeml_sdk.scheduling.catalog import CapacityMode, Mode
 from gkeml_sdk.scheduling.kueue import DEFAULT_LOCAL_QUEUE
 from gkeml_sdk.scheduling.placement import Placement
 from gkeml_sdk.scheduling.rules import spot_spelling
@@ -55,6 +56,12 @@ class TrainingJob(SpecModel):
     gang: bool | None = None  # None = derived: True when several pods must run together
     spot: bool = False
     provisioning: Mode = "standard"
+    # Several modes in preference order, for a ClusterSetup(queues="ordered") queue: Kueue
+    # admits to the first with room, and the pods carry no selector pinning one.
+    capacity: tuple[CapacityMode, ...] = ()
+    reservation: str | None = None  # a specific reservation (shared: projects/P/reservations/R)
+    reservation_project: str | None = None
+    multikueue: bool = False  # its queue dispatches to MultiKueue workers: spec.managedBy
     placement: Placement | None = None  # "compact" or TopologyPlacement(level=..., mode=...)
     queue: str = DEFAULT_LOCAL_QUEUE
     priority: str | None = None
@@ -84,7 +91,7 @@ class TrainingJob(SpecModel):
     def _derive(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        data = dict(spot_spelling(data))
+        data = dict(capacity_spelling(spot_spelling(data)))
         accelerator = hardware_from_data(data.get("accelerator"))
         if "accelerator" in data:
             data["accelerator"] = accelerator
@@ -213,6 +220,10 @@ class TrainingJob(SpecModel):
             later: dict[str, Any] = {
                 "secret_env": {},
                 "provisioning": "standard",
+                "capacity": (),
+                "reservation": None,
+                "reservation_project": None,
+                "multikueue": False,
                 "placement": None,
                 "network": "auto",
                 "volumes": [],

@@ -92,7 +92,8 @@ def _container(
 def _grace_seconds(job: TrainingJob) -> int:
     if job.termination_grace_seconds is not None:
         return job.termination_grace_seconds
-    return spot.SPOT_DEFAULT_GRACE_SECONDS if job.spot else spot.DEFAULT_GRACE_SECONDS
+    on_spot = job.spot or "spot" in job.capacity  # the shorter grace of any mode it may get
+    return spot.SPOT_DEFAULT_GRACE_SECONDS if on_spot else spot.DEFAULT_GRACE_SECONDS
 
 
 def _resources(job: TrainingJob, hardware: Hardware) -> Obj:

@@ -30,6 +30,9 @@ def add_provisioning_scheduling(
         >>> selector, [t["key"] for t in tolerations]
         ({'cloud.google.com/gke-queued': 'true'}, ['cloud.google.com/gke-queued'])
     """
+    from gkeml_sdk.scheduling.capacity_order import pinned_reservation_labels
+
+    selector.update(pinned_reservation_labels(job))
     row = mode(job.provisioning)
     if not row.dws:
         return
@@ -47,7 +50,8 @@ def provisioning_annotations(job: TrainingJob) -> dict[str, str]:
         ...     accelerator=Accelerator("l4"), provisioning="queued"))
         {'provreq.kueue.x-k8s.io/maxRunDurationSeconds': '7200'}
     """
-    if mode(job.provisioning).provisioning_class is None or job.max_runtime is None:
+    modes = job.capacity or (job.provisioning,)
+    if job.max_runtime is None or all(mode(m).provisioning_class is None for m in modes):
         return {}
     return {PROVREQ_ANNOTATION_PREFIX + MAX_RUN_DURATION_PARAMETER: str(job.max_runtime)}
 

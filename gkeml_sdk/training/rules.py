@@ -18,6 +18,7 @@ from gkeml_sdk.core.rules import (
 )
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.scheduling import spot
+from gkeml_sdk.scheduling.capacity_order import check_capacity_order
 from gkeml_sdk.scheduling.placement import check_placement
 from gkeml_sdk.scheduling.rules import check_provisioning_mode
 from gkeml_sdk.training.secrets import check_secret_env
@@ -67,6 +68,7 @@ def check_job(job: TrainingJob) -> None:
     _check_names_and_resources(job)
     _check_spot(job)
     check_provisioning_mode(job)
+    check_capacity_order(job)
     check_placement(job)
     _check_env_and_labels(job)
     if job.checkpoint_dir is not None:

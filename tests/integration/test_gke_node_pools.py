@@ -192,7 +192,7 @@ def test_the_example_prints_and_creates_its_pools(gke_api: GkeAPIServer) -> None
     ).stdout
     assert "queuedProvisioning:\n    enabled: true" in printed
     assert "tpuTopology: 4x4" in printed and "name: v5e-spot-1" in printed
-    assert "# note: a3-highgpu-8g reaches full GPU-to-GPU bandwidth" in printed
+    assert "# note: GKE creates and attaches a3-highgpu-8g's 4 GPUDirect-TCPX networks" in printed
     create = [str(example), "--create", CLUSTER.replace("projects/", "").replace(
         "/locations/", "/").replace("/clusters/", "/"), "--endpoint", gke_api.url]  # fmt: skip
     done = subprocess.run(

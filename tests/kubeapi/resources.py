@@ -102,6 +102,8 @@ BUILTINS: tuple[ResourceType, ...] = (
         ("status",),
         categories=("all",),
     ),
+    # As `kubectl api-resources` lists it on a real server (NCCL installers, `gkeml setup`).
+    _b("apps", "v1", "daemonsets", "DaemonSet", True, ("ds",), ("status",), categories=("all",)),
     _b(
         "autoscaling",
         "v2",

@@ -18,6 +18,7 @@ from gkeml_sdk.core.objects import Obj, name, uid
 from gkeml_sdk.errors import ClusterError
 from gkeml_sdk.runs.explain.explain_run import explain_run
 from gkeml_sdk.runs.explain.explanation import Explanation, Preview
+from gkeml_sdk.runs.explain.flavor_choice import with_landing_flavor
 from gkeml_sdk.runs.explain.inputs import QueueObjects, RunObjects
 from gkeml_sdk.runs.explain.preview import preview
 from gkeml_sdk.runs.workload import read_workload
@@ -110,7 +111,9 @@ def explain(kube: KubeClient, run: KubeRun) -> Explanation:
 def preview_job(kube: KubeClient, job: TrainingJob, default_namespace: str) -> Preview:
     """Read a job's queues once and say what Kueue would do with it now."""
     namespace = job.namespace if "namespace" in job.model_fields_set else default_namespace
-    return preview(job.compile().workload or {}, queue_objects(kube, namespace, job.queue))
+    workload, queues = job.compile().workload or {}, queue_objects(kube, namespace, job.queue)
+    # The capacity engineer's addition: which flavor of an ordered queue it would get.
+    return with_landing_flavor(preview(workload, queues), workload, queues)
 
 
 def run_objects(kube: KubeClient, run: KubeRun) -> RunObjects:

@@ -26,6 +26,7 @@ from gkeml_sdk.runs.status import StatusTracker, resubmittable
 
 if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend
+    from gkeml_sdk.backends.kubernetes.config import KubernetesSettings
     from gkeml_sdk.backends.kubernetes.streams import Event
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,13 @@ class KubeRun(Run):
         current = self._tracker.counters
         return replace(current, preemptions=self.preemptions, resubmissions=self.attempt - 1)
 
+    @property
+    def dispatched_to(self) -> str | None:
+        """The MultiKueue worker cluster running the current attempt, read from its Workload's
+        `status.clusterName` (None: it runs here, or no worker has admitted it yet)."""
+        self.state  # noqa: B018 - reads the cluster's objects into the tracker
+        return self._tracker.dispatched_to
+
     def wait(
         self, timeout: float | None = None, progress: bool | ProgressCallback = False
     ) -> RunStatus:
@@ -100,6 +108,13 @@ class KubeRun(Run):
     def logs(self, follow: bool = False) -> Iterator[str]:
         """Log lines of every pod of the current attempt, prefixed by node rank."""
         return self._backend.logs(self, follow)
+
+    def worker_logs(self, worker: KubernetesSettings, follow: bool = False) -> Iterator[str]:
+        """Log lines of the current attempt's pods on the MultiKueue worker it was dispatched
+        to (`dispatched_to`); `worker` reaches that cluster (e.g. its kubeconfig context).
+        MultiKueue copies the job with its labels, so the pods are found as here."""
+        # A backend of the same kind, on the worker cluster.
+        return type(self._backend)(worker).logs(self, follow)
 
     def explain(self) -> Explanation:
         """Why the run is where it is, read from its job, Workload, pods, events and queues.

@@ -46,6 +46,11 @@ class Preflight:
         if mode(job.provisioning).provisioning_class is not None:
             key = ("provisioning", job.namespace, job.queue)
             self._once(key, lambda: check_provisioning_queue(self.kube, job))
+        if job.placement is not None:
+            from gkeml_sdk.backends.kubernetes.topology_check import check_topology_queue
+
+            topology_key = ("topology", job.namespace, job.queue, repr(job.accelerator))
+            self._once(topology_key, lambda: check_topology_queue(self.kube, job))
         if job.priority:
             priority = job.priority
             self._once(("priority", priority), lambda: self._priority(priority))

@@ -64,6 +64,7 @@ _KNOWN = [
     Resource(kinds.GKE_DATALAYER, "GCPDataSource", "gcpdatasources"),
     Resource(kinds.BATCH, "Job", "jobs"),
     Resource(kinds.APPS, "Deployment", "deployments"),
+    Resource(kinds.APPS, "DaemonSet", "daemonsets"),
     Resource(kinds.AUTOSCALING, "HorizontalPodAutoscaler", "horizontalpodautoscalers"),
     Resource(kinds.POLICY, "PodDisruptionBudget", "poddisruptionbudgets"),
     Resource(kinds.JOBSET, "JobSet", "jobsets"),
@@ -78,6 +79,8 @@ _KNOWN = [
         namespaced=False,
     ),
     Resource(kinds.KUEUE, "AdmissionCheck", "admissionchecks", namespaced=False),
+    Resource(kinds.KUEUE, "MultiKueueCluster", "multikueueclusters", namespaced=False),
+    Resource(kinds.KUEUE, "MultiKueueConfig", "multikueueconfigs", namespaced=False),
     Resource(
         kinds.KUEUE,
         "ProvisioningRequestConfig",
@@ -94,6 +97,9 @@ _KNOWN = [
     Resource(kinds.ISTIO_NETWORKING, "DestinationRule", "destinationrules"),
     Resource(kinds.GKE_NETWORKING, "HealthCheckPolicy", "healthcheckpolicies"),
     Resource(kinds.GKE_NETWORKING, "GCPBackendPolicy", "gcpbackendpolicies"),
+    # GPUDirect NICs: GKE's multi-network objects (cluster-scoped).
+    Resource(kinds.GKE_NETWORKING, "GKENetworkParamSet", "gkenetworkparamsets", namespaced=False),
+    Resource(kinds.GKE_NETWORKING, "Network", "networks", namespaced=False),
     Resource(kinds.RESOURCE, "ResourceClaimTemplate", "resourceclaimtemplates"),
     Resource(kinds.NVIDIA_RESOURCE, "ComputeDomain", "computedomains"),
 ]

@@ -4,6 +4,7 @@ then server-side apply of the objects that differ."""
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -11,7 +12,9 @@ from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import resource_of
 from gkeml_sdk.core.manifests import dump_yaml
 from gkeml_sdk.core.objects import Obj
+from gkeml_sdk.errors import SpecError
 from gkeml_sdk.setup.model import ClusterSetup
+from gkeml_sdk.setup.multikueue import kubeconfig_secret
 
 Action = Literal["create", "update", "unchanged"]
 _MARK = {"create": "+", "update": "~", "unchanged": "="}
@@ -76,9 +79,21 @@ def plan_setup(kube: KubeClient, setup: ClusterSetup) -> SetupPlan:
     return SetupPlan(tuple(changes))
 
 
-def apply_setup(kube: KubeClient, setup: ClusterSetup) -> SetupPlan:
+def apply_setup(
+    kube: KubeClient, setup: ClusterSetup, worker_kubeconfigs: Mapping[str, str] | None = None
+) -> SetupPlan:
     """Server-side apply the objects of `setup` that differ from the cluster, in order;
-    returns the plan that was carried out."""
+    returns the plan that was carried out. `worker_kubeconfigs` (worker name -> kubeconfig
+    text) are written first as the Secrets MultiKueue reads; they never appear in a plan."""
+    workers = {w.name: w for w in setup.workers}
+    for name, text in (worker_kubeconfigs or {}).items():
+        if name not in workers:
+            raise SpecError(
+                f"a kubeconfig for {name!r}, which is no worker of the setup",
+                rule="MultiKueue reads one kubeconfig Secret per MultiKueueCluster",
+                fix=f"one of {', '.join(workers) or '(none: add workers=[...])'}",
+            )
+        kube.apply(kubeconfig_secret(workers[name], text), force=False)
     plan = plan_setup(kube, setup)
     for change in plan.pending:
         # Not forced: a field another manager owns (someone edited the queue by hand) is a

@@ -268,6 +268,7 @@ def dws_queue(client: Any) -> None:
         ClusterSetup(
             capacity=[Capacity(accelerator=Accelerator("h100", count=8), provisioning=["queued"])],
             teams=[Team(name="team-a", namespaces=["ml"], quota={"h100": 16})],
+            nccl_installers=False,  # the queue only; no node DaemonSets in this fake cluster
         )
     )
 

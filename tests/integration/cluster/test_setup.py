@@ -21,6 +21,14 @@ from gkeml_sdk import (
 from .conftest import make_client
 
 
+@pytest.fixture(autouse=True)
+def kube_system(kube_api: Any) -> None:
+    """Setups install node DaemonSets in kube-system, which every real cluster has."""
+    kube_api.store.put(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kube-system"}}
+    )
+
+
 def platform(quota: int = 16) -> ClusterSetup:
     return ClusterSetup(
         capacity=[Capacity(accelerator=Accelerator("h100", count=8), topology=True,
@@ -149,7 +157,10 @@ def test_cli_plans_then_applies_a_setup_file(kube_api: Any, tmp_path: Any, capsy
     assert "+ create LocalQueue team-a-queued (namespace ml)" in plan
     assert writes(kube_api) == []
     assert main(["setup", "apply", str(path), "--kubeconfig", kubeconfig]) == 0
-    assert "applied 8 object(s)" in capsys.readouterr().out
+    # 8 queue objects, the default low, normal and high WorkloadPriorityClasses and the
+    # A3 High's GPUDirect-TCPX NCCL plugin installer.
+    assert "applied 12 object(s)" in capsys.readouterr().out
+    assert kube_api.store.get("daemonsets", "kube-system", "nccl-tcpx-installer") is not None
     assert kube_api.store.get("admissionchecks", None, "gkeml-queued-provisioning")
     assert main(["setup", "plan", str(path), "--kubeconfig", kubeconfig]) == 0
     assert "0 to create, 0 to update" in capsys.readouterr().out
@@ -190,3 +201,16 @@ def test_cli_names_a_missing_setup_file_in_one_line(tmp_path: Any, capsys: Any) 
     assert main(["setup", "plan", str(missing), "--offline"]) != 0
     err = capsys.readouterr().err
     assert f"{missing}: no such file" in err and "Traceback" not in err
+
+
+def test_preflight_refuses_placement_on_a_queue_without_a_topology(kube_api: Any) -> None:
+    client = make_client(kube_api)
+    flat = platform().model_copy(
+        update={"capacity": [platform().capacity[0].model_copy(update={"topology": False})]}
+    )
+    client.apply_setup(flat)
+    placed = job("team-a", placement=TopologyPlacement("subblock"))
+    with pytest.raises(ConfigError, match=r"no flavor with a topology.*topology=True"):
+        client.submit(placed)
+    assert kube_api.objects("jobsets", "ml") == []
+    assert client.submit(job("team-a")).attempt == 1  # without placement it is admitted

@@ -49,7 +49,7 @@ def test_driver_choice_and_specific_reservation() -> None:
         name="h100",
         hardware=Accelerator("h100", count=8),
         gpu_driver="default",
-        reservation="projects/owner/reservations/h100-res",
+        reservation="projects/owner-proj/reservations/h100-res",
     )
     config = _one(pool).config
     assert config.accelerators[0].gpu_driver_installation_config.gpu_driver_version.name == (
@@ -59,7 +59,7 @@ def test_driver_choice_and_specific_reservation() -> None:
     assert affinity.consume_reservation_type == c.ReservationAffinity.Type.SPECIFIC_RESERVATION
     assert (affinity.key, list(affinity.values)) == (
         "compute.googleapis.com/reservation-name",
-        ["projects/owner/reservations/h100-res"],
+        ["projects/owner-proj/reservations/h100-res"],
     )
 
 
@@ -99,10 +99,32 @@ def test_gpudirect_settings_come_from_the_machine_type() -> None:
     assert len(extra) == 8 and mega.notes == list(mega.network_stack.prerequisites)
 
 
-def test_unknown_networks_become_notes() -> None:
+def test_an_a3_mega_pool_is_gpudirect_ready_by_default() -> None:
     pool = NodePool(name="mega", hardware=Accelerator("h100-mega", count=8))
-    assert "GPUDirect-TCPXO over 8 extra VPC networks" in pool.notes[0]
-    assert not c.NodePool.pb(_one(pool)).HasField("network_config")
+    assert pool.network_profile == "auto"
+    message = _one(pool)
+    assert message.network_config.accelerator_network_profile == "auto"
+    assert list(message.network_config.additional_node_network_configs) == []
+    assert message.config.gvnic.enabled
+    assert "GKE creates and attaches a3-megagpu-8g's 8 GPUDirect-TCPXO networks" in pool.notes[0]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"accelerator_network_profile": "none"}, r"without its 8 GPUDirect networks.*'auto'"),
+        ({"accelerator_network_profile": "auto", "additional_networks": [
+            NodeNetwork(network=f"n{i}", subnetwork=f"s{i}") for i in range(8)]},
+         r"GKE creates and attaches the networks itself"),
+    ],
+)  # fmt: skip
+def test_gpudirect_networks_come_from_gke_or_from_the_pool(
+    fields: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(SpecError, match=message):
+        NodePool(name="mega", hardware=Accelerator("h100-mega", count=8), **fields)
+    with pytest.raises(SpecError, match="brings up GPUDirect networks on A3"):
+        NodePool(name="l4", hardware=Accelerator("l4"), accelerator_network_profile="auto")
 
 
 def test_multislice_is_one_pool_per_slice_each_of_the_slice_vms() -> None:

@@ -60,7 +60,7 @@ def _feature_pools() -> Iterator[tuple[str, NodePool]]:
     yield "time-sharing", NodePool(name="ts", hardware=shared)
     yield "driver-reservation", NodePool(
         name="h100", hardware=Accelerator("h100", count=8), gpu_driver="default",
-        reservation="projects/owner/reservations/h100-res",
+        reservation="projects/owner-proj/reservations/h100-res",
     )  # fmt: skip
     yield "compact", NodePool(
         name="a100", hardware=Accelerator("a100-80gb", count=8), compact=True,
@@ -138,7 +138,7 @@ def _made(model: str, **options: Any) -> list[Accelerator]:
 
 VARIANTS: list[dict[str, Any]] = [
     {},
-    {"reservation": "projects/owner/reservations/r"},
+    {"reservation": "projects/owner-proj/reservations/r"},
     {"compact": True, "placement_policy": "compact-1", "zones": ("us-central1-a",)},
     {"placement_policy": "ironwood"},
     {"zones": ("us-central1-a", "us-central1-b"), "gpu_driver": "default"},

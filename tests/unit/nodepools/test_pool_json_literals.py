@@ -130,7 +130,7 @@ CASES: list[tuple[str, NodePool, dict[str, Any]]] = [
             name="mig",
             hardware=Accelerator("a100-40gb", count=3, mig="1g.5gb"),
             gpu_driver="default",
-            reservation="projects/owner/reservations/a100",
+            reservation="projects/owner-proj/reservations/a100",
             initial_nodes=1,
             min_nodes=1,
             max_nodes=2,
@@ -141,6 +141,12 @@ CASES: list[tuple[str, NodePool, dict[str, Any]]] = [
                     "name": "mig",
                     "config": {
                         "machineType": "a2-highgpu-1g",
+                        # The labels the reservation's pods and Kueue flavor select.
+                        "labels": {
+                            "cloud.google.com/reservation-affinity": "specific",
+                            "cloud.google.com/reservation-name": "a100",
+                            "cloud.google.com/reservation-project": "owner-proj",
+                        },
                         "accelerators": [
                             {
                                 "acceleratorCount": "1",
@@ -155,7 +161,7 @@ CASES: list[tuple[str, NodePool, dict[str, Any]]] = [
                         "reservationAffinity": {
                             "consumeReservationType": "SPECIFIC_RESERVATION",
                             "key": "compute.googleapis.com/reservation-name",
-                            "values": ["projects/owner/reservations/a100"],
+                            "values": ["projects/owner-proj/reservations/a100"],
                         },
                         "gvnic": {"enabled": True},
                         "fastSocket": {"enabled": True},
@@ -247,6 +253,8 @@ CASES: list[tuple[str, NodePool, dict[str, Any]]] = [
                         "totalMaxNodeCount": 4,
                     },
                     "management": {"autoUpgrade": True},
+                    # A3 High: GKE brings up the GPUDirect-TCPX networks by default.
+                    "networkConfig": {"acceleratorNetworkProfile": "auto"},
                     "queuedProvisioning": {"enabled": True},
                 }
             ]

@@ -37,7 +37,8 @@ def test_every_object_passes_schemas_and_admission_and_yaml_round_trips() -> Non
         validate_object(obj)
     assert ClusterSetup.from_yaml(built.to_yaml()) == built
     kinds = [o["kind"] for o in objects]
-    order = ["Namespace", "WorkloadPriorityClass", "Topology", "ResourceFlavor"]
+    # The H100 (A3 High) capacity brings its GPUDirect-TCPX NCCL plugin installer.
+    order = ["Namespace", "DaemonSet", "WorkloadPriorityClass", "Topology", "ResourceFlavor"]
     order += ["ProvisioningRequestConfig", "AdmissionCheck", "ClusterQueue", "LocalQueue"]
     assert sorted(set(kinds), key=kinds.index) == order
 
@@ -118,9 +119,24 @@ def test_without_queued_or_topology_those_objects_are_left_out() -> None:
     plain = ClusterSetup(
         capacity=[Capacity(accelerator=Accelerator("l4"), provisioning=["spot"])],
         teams=[Team(name="a", quota={"l4": 4})],
+        priorities={},
     )
     kinds = {o["kind"] for o in plain.compile().objects}
     assert kinds == {"Namespace", "ResourceFlavor", "ClusterQueue", "LocalQueue"}
+
+
+def test_a_setup_that_names_no_priorities_creates_low_normal_and_high() -> None:
+    fresh = ClusterSetup(
+        capacity=[Capacity(accelerator=Accelerator("l4"))], teams=[Team(name="a", quota={"l4": 4})]
+    )
+    classes = named(fresh.compile().objects, "WorkloadPriorityClass")
+    assert {name: c["value"] for name, c in classes.items()} == {
+        "low": 100,
+        "normal": 500,
+        "high": 1000,
+    }
+    for obj in classes.values():
+        validate_object(obj)
 
 
 @pytest.mark.parametrize(
