@@ -23,7 +23,7 @@ _EXPORTS = {
     "TrainingJob": "gkeml_sdk.training.model",
     "TopologyPlacement": "gkeml_sdk.scheduling.placement",
     "ClusterSetup": "gkeml_sdk.setup.model",
-    "Capacity": "gkeml_sdk.setup.model",
+    "Capacity": "gkeml_sdk.setup.capacity_model",
     "Team": "gkeml_sdk.setup.model",
     "WorkerCluster": "gkeml_sdk.setup.multikueue",
     "SetupPlan": "gkeml_sdk.backends.kubernetes.setup_apply",
@@ -210,7 +210,8 @@ if TYPE_CHECKING:
     from gkeml_sdk.serving.rollout import Rollout
     from gkeml_sdk.serving.routing import Route, Routing
     from gkeml_sdk.serving.spot_mix import SpotMix
-    from gkeml_sdk.setup.model import Capacity, ClusterSetup, Team
+    from gkeml_sdk.setup.capacity_model import Capacity
+    from gkeml_sdk.setup.model import ClusterSetup, Team
     from gkeml_sdk.setup.multikueue import WorkerCluster
     from gkeml_sdk.storage.disks import HyperdiskML, Parallelstore
     from gkeml_sdk.storage.volumes import GcsCache, GcsFuse, Pvc

@@ -161,6 +161,12 @@ class Accelerator(SpecModel):
         """Key of this accelerator in the price book."""
         return self.gpu.key
 
+    @property
+    def capacity_name(self) -> str:
+        """A capacity's default name (MIG nodes are other nodes, so another name): e.g.
+        `Accelerator("a100-80gb", mig="1g.10gb").capacity_name == "a100-80gb-1g-10gb"`."""
+        return self.model + (f"-{self.mig.replace('.', '-')}" if self.mig else "")
+
     def billing(self, nodes: int) -> Billing:
         """Billed per physical GPU-hour: a MIG slice or shared GPU is its fraction of one."""
         name, units = f"{self.gpu.display} GPU", self.physical_gpus * nodes

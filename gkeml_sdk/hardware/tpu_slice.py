@@ -155,6 +155,16 @@ class TpuSlice(SpecModel):
         """Key of this generation in the price book."""
         return self.tpu.key
 
+    @property
+    def capacity_name(self) -> str:
+        """The name a cluster's capacity of these slices gets by default.
+
+        Example:
+            >>> TpuSlice("v5e", "4x4").capacity_name
+            'v5e-4x4'
+        """
+        return f"{self.generation}-{self.topology}"
+
     def billing(self, nodes: int) -> Billing:
         """Billed per chip-hour, for every chip of every slice (`nodes` are their hosts)."""
         units = float(self.chips * self.slices)

@@ -84,6 +84,8 @@ class NodePool(SpecModel):
         gpu_driver: GPU driver GKE installs ("latest", "default"); None: "latest" on GPUs.
         max_run_seconds: Run limit of flex-start VMs.
         additional_networks: Extra VPC networks of the nodes (GPUDirect NICs).
+        accelerator_network_profile: "auto": GKE creates and attaches the GPUDirect networks;
+            "none": bring your own; None: "auto" where the machine's stack supports it.
         labels: Kubernetes labels of the nodes.
         taints: Taints of the nodes beside the accelerator's and the capacity mode's, e.g. a
             tenant's dedicated-node taint.

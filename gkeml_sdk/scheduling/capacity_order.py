@@ -123,4 +123,3 @@ def check_capacity_order(job: TrainingJob) -> None:
             fix="drop 'queued' from capacity, or slices=1",
             field="capacity",
         )
-

@@ -17,7 +17,8 @@ from gkeml_sdk.hardware.network_row import NetworkStack
 from gkeml_sdk.hardware.network_stacks import machine_stack
 
 if TYPE_CHECKING:
-    from gkeml_sdk.setup.model import Capacity, ClusterSetup
+    from gkeml_sdk.setup.capacity_model import Capacity
+    from gkeml_sdk.setup.model import ClusterSetup
 
 ARCH_LABEL = "kubernetes.io/arch"
 HOST_STEP_IMAGE = "ubuntu:24.04"  # only runs nsenter into the node's namespaces

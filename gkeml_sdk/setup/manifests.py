@@ -18,7 +18,8 @@ from gkeml_sdk.setup.gpudirect import gpudirect_objects
 from gkeml_sdk.setup.multikueue import MULTIKUEUE_CHECK, manager_objects
 
 if TYPE_CHECKING:
-    from gkeml_sdk.setup.model import Capacity, ClusterSetup, Team
+    from gkeml_sdk.setup.capacity_model import Capacity
+    from gkeml_sdk.setup.model import ClusterSetup, Team
 QUEUED_CONFIG = "gkeml-queued-provisioning"
 QUEUED_CHECK = "gkeml-queued-provisioning"
 NAMESPACE_LABEL = "kubernetes.io/metadata.name"

@@ -33,6 +33,11 @@ class WorkerCluster(SpecModel):
     Example:
         >>> WorkerCluster(name="us-east5").kubeconfig_secret
         'us-east5-kubeconfig'
+
+    Attributes:
+        name: The worker's MultiKueueCluster name.
+        kubeconfig_secret: The Secret in Kueue's namespace holding its kubeconfig
+            ("": `<name>-kubeconfig`).
     """
 
     name: str

@@ -12,7 +12,7 @@ from gkeml_sdk.scheduling.catalog import MODES, CapacityMode
 from gkeml_sdk.scheduling.rules import capacity_mode
 
 if TYPE_CHECKING:
-    from gkeml_sdk.setup.model import Capacity, PoolOffer
+    from gkeml_sdk.setup.capacity_model import Capacity, PoolOffer
 
 
 def capacities_of_pools(

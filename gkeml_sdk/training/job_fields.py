@@ -15,6 +15,11 @@ ATTRIBUTES = """
         gang: Start all pods together or none; None derives it (True for several pods).
         spot: Run on Spot VMs (cheaper, preemptible; preemptions are not counted as failures).
         provisioning: How nodes are obtained: "standard", "flex-start" or "queued" (DWS).
+        capacity: Several modes in preference order for an ordered queue; Kueue admits to the
+            first with room and the pods carry no selector pinning one.
+        reservation: A specific Compute Engine reservation the nodes must come from.
+        reservation_project: The project owning a shared reservation (None: this one).
+        multikueue: The queue dispatches to MultiKueue workers (sets spec.managedBy).
         placement: Where pods land: "compact" or `TopologyPlacement(level=..., mode=...)`.
         queue: The Kueue LocalQueue the job is submitted to.
         priority: A WorkloadPriorityClass name; None keeps the queue's default.

@@ -12,7 +12,7 @@ from gkeml_sdk.errors import ConfigError, GkeError
 from gkeml_sdk.setup.gpudirect import capacity_stack, is_rdma, vpc_names
 
 if TYPE_CHECKING:
-    from gkeml_sdk.setup.model import Capacity
+    from gkeml_sdk.setup.capacity_model import Capacity
 
 # MTUs of GPU NIC networks (GKE "Maximize GPU network bandwidth" pages): gVNIC networks 8244,
 # RDMA (RoCE) networks 8896 with the zone's RoCE network profile.

@@ -4,7 +4,8 @@ commands and the ClusterSetup file that would create the queue."""
 from __future__ import annotations
 
 from gkeml_sdk.errors import SpecError
-from gkeml_sdk.setup.model import Capacity, ClusterSetup, Team
+from gkeml_sdk.setup.capacity_model import Capacity
+from gkeml_sdk.setup.model import ClusterSetup, Team
 from gkeml_sdk.training.model import TrainingJob
 
 

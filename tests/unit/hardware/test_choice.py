@@ -12,7 +12,7 @@ import pytest
 
 from gkeml_sdk import Accelerator, NodePool, SpecError, TpuSlice, TrainingJob
 from gkeml_sdk.hardware.choice import hardware_from_data
-from gkeml_sdk.setup.model import Capacity
+from gkeml_sdk.setup.capacity_model import Capacity
 
 PACKAGE = Path(__file__).resolve().parents[3] / "gkeml_sdk"
 
