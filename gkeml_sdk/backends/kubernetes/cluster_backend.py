@@ -12,23 +12,27 @@ from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.backends.kubernetes.attempts import Attempts, job_resource
 from gkeml_sdk.backends.kubernetes.config import KubernetesSettings, connect
+from gkeml_sdk.backends.kubernetes.controller.lifecycle import RunLifecycle
+from gkeml_sdk.backends.kubernetes.controller.liveness import controller_alive
 from gkeml_sdk.backends.kubernetes.diagnosis import pending_workloads, preview_job
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.kube_run import KubeRun
 from gkeml_sdk.backends.kubernetes.logs import run_logs
 from gkeml_sdk.backends.kubernetes.preflight import Preflight
-from gkeml_sdk.backends.kubernetes.resources import resource
-from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
-from gkeml_sdk.backends.kubernetes.run_records import RunRecords
+from gkeml_sdk.backends.kubernetes.run_record import (
+    RECORD_LABEL,
+    AttemptRecord,
+    RunRecord,
+    record_name,
+)
+from gkeml_sdk.backends.kubernetes.run_records import CONFIG_MAPS, RunRecords
+from gkeml_sdk.backends.kubernetes.snapshots import PODS, WORKLOADS, read_attempt
 from gkeml_sdk.backends.kubernetes.streams import Backoff, Event, StreamHub, StreamSpec, deadline
 from gkeml_sdk.backends.kubernetes.transport import Transport
-from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import RUN_ID_LABEL
-from gkeml_sdk.core.objects import uid
-from gkeml_sdk.errors import ConfigError, NotFoundError, RunTimeoutError
+from gkeml_sdk.errors import ConfigError, GkemlError, NotFoundError, RunTimeoutError
 from gkeml_sdk.runs.handle import ProgressCallback, Run, RunStatus
 from gkeml_sdk.runs.retry import RetryPolicy
-from gkeml_sdk.scheduling.kueue import JOB_UID_LABEL
 from gkeml_sdk.training.model import TrainingJob
 
 if TYPE_CHECKING:
@@ -37,8 +41,6 @@ if TYPE_CHECKING:
     from gkeml_sdk.serving.model import ServeModel
 
 log = logging.getLogger(__name__)
-PODS = resource(kinds.CORE, "Pod")
-WORKLOADS = resource(kinds.KUEUE, "Workload")
 
 
 class KubernetesBackend:
@@ -128,7 +130,7 @@ class KubernetesBackend:
                 self._progress[run.name] = callback
         left = deadline(timeout)
         for run in kube_runs:
-            self._ensure_current_attempt(run)
+            self.take_part(run)
         try:
             if not all(r.done() for r in kube_runs):
                 with StreamHub(
@@ -179,50 +181,24 @@ class KubernetesBackend:
         return record
 
     def resume(self, record: RunRecord) -> KubeRun:
-        """A handle on a recorded run, its current attempt created if missing."""
-        run = KubeRun(self, record)
-        self._ensure_current_attempt(run)
-        return run
+        """A handle on a recorded run (reads only; `wait` acts when nobody else does)."""
+        return KubeRun(self, record)
 
-    def _ensure_current_attempt(self, run: KubeRun) -> None:
+    def take_part(self, run: KubeRun) -> None:
+        """Before following `run`: act for it (create its recorded attempt if missing, resubmit
+        under its policy) unless a live run controller in its namespace does."""
         record = run.record
-        if record.cancelled or record.current.outcome or run.done():
-            return
-        current = record.current
-        kind = job_resource(record)
-        found = self.kube.find(kind, current.name, run.namespace)
-        if current.uid and found is not None and uid(found) == current.uid:
-            return
-        if current.uid or (found is None and run.seen_job()):
-            # It existed and was deleted behind our back (a same-named object with another
-            # uid is not this attempt): the run is over.
-            gone = {"metadata": {"name": current.name, "namespace": run.namespace}}
-            if current.uid:
-                gone["metadata"]["uid"] = current.uid
-            run.observe(Event(kind.kind, "DELETED", gone), time.time())
-        else:
-            # A client died between recording this attempt and creating it, or before it
-            # saved the uid: create that same attempt now (same deterministic name, and an
-            # existing object of this attempt is adopted, so never twice).
-            run.adopt(self.create_attempt(record, current))
+        unrecorded = not (record.cancelled or record.current.outcome) or run.owed_recovery()
+        if run.lifecycle is None and unrecorded and not controller_alive(self.kube, run.namespace):
+            run.lifecycle = RunLifecycle(self, run)
+            if run.tracker.history:  # what this handle already read, recorded now
+                run.lifecycle.on_change(time.time())
+        if run.lifecycle is not None:
+            run.lifecycle.ensure_attempt()
 
     def snapshot(self, run: KubeRun) -> None:
-        """Feed the current objects of a run's attempt to its tracker (no watch)."""
-        now = time.time()
-        kind = job_resource(run.record)
-        job = self.kube.find(kind, run.object_name(), run.namespace)
-        if job is None or (run.record.current.uid and uid(job) != run.record.current.uid):
-            self._ensure_current_attempt(run)
-            return
-        run.observe(Event(kind.kind, "SYNCED", job), now)
-        workloads, _ = self.kube.list(
-            WORKLOADS, run.namespace, label_selector=f"{JOB_UID_LABEL}={uid(job)}"
-        )
-        for workload in workloads:
-            run.observe(Event("Workload", "SYNCED", workload), now)
-        pods, _ = self.kube.list(PODS, run.namespace, label_selector=run.pod_selector())
-        for pod in pods:
-            run.observe(Event("Pod", "SYNCED", pod), now)
+        """Feed the current objects of a run's attempt to its tracker (reads only, no watch)."""
+        read_attempt(self.kube, run)
 
     def queue_position(self, run: KubeRun, now: float) -> None:
         """Ask Kueue's visibility API (when served and allowed) where a queued run waits."""
@@ -258,6 +234,9 @@ class KubernetesBackend:
                     if a.uid
                 )
                 specs.append(StreamSpec(kind, namespace, RUN_ID_LABEL, known))
+            if any(r.lifecycle is None for r in runs if r.namespace == namespace):
+                # A controller acts for these: its resubmissions arrive as record changes.
+                specs.append(StreamSpec(CONFIG_MAPS, namespace, f"{RECORD_LABEL}=true"))
             # Kueue builds Workloads itself; they do not carry our labels.
             specs.append(StreamSpec(WORKLOADS, namespace))
             specs.append(StreamSpec(PODS, namespace, RUN_ID_LABEL))
@@ -271,8 +250,12 @@ class KubernetesBackend:
         while stop is None or not stop.is_set():
             now = time.time()
             for run in runs:
+                if run.lifecycle is None and run.owed_recovery():
+                    self._take_over(run, now)  # the controller it deferred to is gone
                 run.act(now)
             pending = [r for r in runs if not r.done()]
+            if any(r.lifecycle is None and r.owed_recovery() for r in pending):
+                nap = min(nap, 1.0)
             if not pending:
                 return
             if left() <= 0:
@@ -283,9 +266,26 @@ class KubernetesBackend:
             if event is None:
                 continue
             stamp = time.time()
+            if event.kind == "ConfigMap":
+                self._record_changed(pending, event)
+                continue
             for run in pending:
                 if run.namespace == event.obj.get("metadata", {}).get("namespace", run.namespace):
                     run.observe(event, stamp)
+
+    def _take_over(self, run: KubeRun, now: float) -> None:
+        if not controller_alive(self.kube, run.namespace):
+            run.lifecycle = RunLifecycle(self, run)
+            run.lifecycle.on_change(now)
+
+    def _record_changed(self, runs: list[KubeRun], event: Event) -> None:
+        name = event.obj["metadata"]["name"]
+        for run in runs:
+            if run.lifecycle is None and record_name(run.name) == name and event.type != "DELETED":
+                try:
+                    run.refresh(self.records.read(event.obj))
+                except GkemlError as exc:  # a record we cannot read tells nothing new
+                    log.warning("run %s: record not readable: %s", run.name, exc)
 
 
 def _progress_callback(progress: bool | ProgressCallback) -> ProgressCallback | None:

@@ -4,7 +4,7 @@ the cluster, so any client (or a restarted one) can follow and resume the same r
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gkeml_sdk.core import kinds
@@ -18,9 +18,10 @@ from gkeml_sdk.training.code_configmap import code_config_map_name
 from gkeml_sdk.training.model import TrainingJob
 
 RECORD_LABEL = "gkeml.dev/run-record"
-# The record's layout (data key `schema`, a string as all ConfigMap data); 1 is also what a
-# record written before records carried a schema holds.
-RUN_RECORD_SCHEMA = 1
+# The record's layout (data key `schema`, a string as all ConfigMap data). 1 is also what a
+# record written before records carried a schema holds; 2 added each transition's `key` and
+# each attempt's `counters` (a schema-1 record loads with them empty).
+RUN_RECORD_SCHEMA = 2
 __all__ = [
     "RECORD_LABEL",
     "RUN_RECORD_SCHEMA",
@@ -67,6 +68,8 @@ class AttemptRecord:
     spot: bool
     outcome: str = ""  # "" while running; the terminal state otherwise
     uid: str = ""  # "" until the object is created
+    # Kueue's and JobSet's counts when the attempt ended (preemptions, disruptions, ...).
+    counters: dict[str, int] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,7 @@ def _transition_dict(t: Transition) -> dict[str, Any]:
         "attempt": t.attempt,
         "at": t.at,
         "detail": t.detail,
+        "key": t.key,
     }
 
 
@@ -188,5 +192,9 @@ def _transition(d: dict[str, Any]) -> Transition:
     cause = FailureCause(d["cause"]) if d.get("cause") else None
     status = RunStatus(RunState(d["state"]), d.get("reason", ""), d.get("message", ""), cause)
     return Transition(
-        status, int(d.get("attempt", 1)), float(d.get("at", 0.0)), d.get("detail", "")
+        status,
+        int(d.get("attempt", 1)),
+        float(d.get("at", 0.0)),
+        d.get("detail", ""),
+        str(d.get("key", "")),
     )
