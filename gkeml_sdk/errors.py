@@ -80,7 +80,9 @@ class ClusterError(GkemlError):
         self.reason = reason
         self.message = message
         self.hint = hint
-        text = f"{action}: {status} {reason}: {message}".rstrip(": ")
+        # A refusal that is ours, not the API server's, has no HTTP status to show.
+        code = " ".join(part for part in (str(status) if status else "", reason) if part)
+        text = ": ".join(part for part in (action, code, message) if part)
         if hint:
             text += f". {hint}"
         super().__init__(text)

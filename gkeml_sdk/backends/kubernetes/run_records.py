@@ -15,6 +15,7 @@ from gkeml_sdk.backends.kubernetes.run_record import (
 )
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.objects import Obj
+from gkeml_sdk.errors import ClusterError, ConfigError, GkemlError
 
 CONFIG_MAPS = resource(kinds.CORE, "ConfigMap")
 
@@ -36,17 +37,55 @@ class RunRecords:
         self.kube.apply(record.to_configmap())
 
     def find(self, name: str, namespace: str) -> RunRecord | None:
-        """The record of run `name`, or None when there is none."""
+        """The record of run `name`, or None when there is none; `ClusterError` naming the
+        ConfigMap when one of that name is not a record this SDK can read (another tool's,
+        or damaged): only that run is affected."""
         found = self.kube.find(CONFIG_MAPS, record_name(name), namespace)
         return None if found is None else self.read(found)
 
     def all(self, namespace: str) -> list[RunRecord]:
-        """Every record in the namespace, newest first."""
+        """Every readable record in the namespace, newest first."""
+        return self.scan(namespace)[0]
+
+    def scan(self, namespace: str) -> tuple[list[RunRecord], dict[str, str]]:
+        """Every record in the namespace, newest first, and the record ConfigMaps that cannot
+        be read (name -> why): one damaged record never hides the others."""
         items, _ = self.kube.list(CONFIG_MAPS, namespace, label_selector=f"{RECORD_LABEL}=true")
-        return sorted((self.read(i) for i in items), key=lambda r: -r.submitted_at)
+        records, unreadable = [], {}
+        for item in items:
+            try:
+                records.append(self.read(item))
+            except GkemlError as exc:
+                unreadable[str(item["metadata"]["name"])] = str(exc)
+        return sorted(records, key=lambda r: -r.submitted_at), unreadable
 
     def read(self, obj: Obj) -> RunRecord:
         """The record a ConfigMap holds, with its code files and any cancellation."""
+        meta = obj.get("metadata") or {}
+        where = f"ConfigMap {meta.get('namespace', '')}/{meta.get('name', '')}"
+        if (meta.get("labels") or {}).get(RECORD_LABEL) != "true":
+            raise ClusterError(
+                f"read run record {where}",
+                reason="NotARunRecord",
+                message="it lacks the label gkeml.dev/run-record=true, so gkeml did not write "
+                "it; gkeml never reads or overwrites it",
+                hint="choose another run name, or delete or rename that ConfigMap",
+            )
+        try:
+            return self._read(obj)
+        except ConfigError:
+            raise
+        except (KeyError, TypeError, ValueError) as exc:  # JSONDecodeError is a ValueError
+            raise ClusterError(
+                f"read run record {where}",
+                reason="Unreadable",
+                message=f"it is damaged ({type(exc).__name__}: {exc}), so its run cannot be "
+                "followed or resumed",
+                hint=f"delete it (kubectl delete configmap {meta.get('name', '')} -n "
+                f"{meta.get('namespace', '')}) to forget that run; other runs are unaffected",
+            ) from exc
+
+    def _read(self, obj: Obj) -> RunRecord:
         code = None
         name = RunRecord.code_config_map(obj)
         if name:
