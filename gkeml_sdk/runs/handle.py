@@ -38,6 +38,9 @@ class RunState(enum.Enum):
     SUCCEEDED = "Succeeded"
     FAILED = "Failed"
     CANCELLED = "Cancelled"
+    # Its record cannot be read (damaged, another tool's, or a newer gkeml's): gkeml does not
+    # know where it is and leaves its objects alone.
+    UNREADABLE = "Unreadable"
 
     @property
     def terminal(self) -> bool:

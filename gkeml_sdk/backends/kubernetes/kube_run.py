@@ -140,26 +140,30 @@ class KubeRun(Run):
         """Label selector of the current attempt's pods."""
         return f"{RUN_ID_LABEL}={self.name},{ATTEMPT_LABEL}={self.attempt}"
 
-    def observe(self, event: Event, now: float) -> None:
-        """Feed one watched object to the current attempt's tracker."""
+    def observe(self, event: Event, now: float) -> bool:
+        """Feed one watched object to the current attempt's tracker; True when the run's
+        status changed."""
         kind = "MODIFIED" if event.type == "SYNCED" else event.type
+        before = self.tracker.status
         self.tracker.observe(event.kind, kind, event.obj, now - self.record.submitted_at)
-        self.changed(now)
+        return self.changed(now) or self.tracker.status != before
 
     def observe_snapshot(self, job: Any, workloads: list[Any], pods: list[Any], now: float) -> None:
         """Feed one read of the current attempt's objects at once."""
         self.tracker.observe_snapshot(job, workloads, pods, now - self.record.submitted_at)
         self.changed(now)
 
-    def changed(self, now: float) -> None:
+    def changed(self, now: float) -> bool:
         """After the tracker saw something: the lifecycle (if acting) records it; waiting
-        callers hear of every new transition; a queued run asks where it waits."""
+        callers hear of every new transition; a queued run asks where it waits. True when
+        the history has news."""
         before = self._reported
         if self.lifecycle is not None:
             self.lifecycle.on_change(now)
         self._report_new()
         if self._reported > before and self.tracker.status.state is RunState.QUEUED:
             self._backend.queue_position(self, now)
+        return self._reported > before
 
     def refresh(self, record: RunRecord) -> None:
         """Take a record another process wrote (a controller that resubmitted or ended it)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from gkeml_sdk.core import kinds
@@ -29,6 +30,7 @@ __all__ = [
     "RunRecord",
     "attempt_name",
     "cancel_marker",
+    "cancels",
     "record_name",
 ]
 
@@ -38,13 +40,16 @@ def record_name(run: str) -> str:
     return f"{run}-gkeml-run"
 
 
-def cancel_marker(run: str, namespace: str) -> dict[str, Any]:
-    """The object whose existence says run `run` was cancelled. It is separate from the
-    record, so that a client still writing the record can never undo a cancellation.
+def cancel_marker(run: str, namespace: str, submitted_at: float = 0.0) -> dict[str, Any]:
+    """The object whose existence says the submission of run `run` made at `submitted_at`
+    was cancelled. It is separate from the record, so that a client still writing the record
+    can never undo a cancellation, and names its submission, so that a leftover marker never
+    cancels a later submission of the same name.
 
     Example:
-        >>> cancel_marker("ft", "ml")["metadata"]["name"]
-        'ft-gkeml-cancelled'
+        >>> marker = cancel_marker("ft", "ml", 1767225600.5)
+        >>> marker["metadata"]["name"], marker["data"]
+        ('ft-gkeml-cancelled', {'submitted_at': '1767225600.5'})
     """
     return {
         "apiVersion": kinds.CORE,
@@ -54,7 +59,29 @@ def cancel_marker(run: str, namespace: str) -> dict[str, Any]:
             "namespace": namespace,
             "labels": {RUN_ID_LABEL: run, **sdk_labels()},
         },
+        "data": {"submitted_at": repr(submitted_at)},
     }
+
+
+def cancels(marker: dict[str, Any], record: RunRecord) -> bool:
+    """Whether a cancel marker applies to `record`: it names the record's submission. A
+    marker written before markers named one applies to a run submitted before it was made.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob
+        >>> job = TrainingJob(name="ft", image="i", command=["x"], namespace="ml")
+        >>> cancels(cancel_marker("ft", "ml", 5.0), RunRecord(job=job, submitted_at=6.0))
+        False
+    """
+    written = (marker.get("data") or {}).get("submitted_at")
+    if written is not None:
+        return bool(written == repr(record.submitted_at))
+    created = str((marker.get("metadata") or {}).get("creationTimestamp") or "")
+    try:
+        made = datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return True  # no way to tell: a cancel is never lost
+    return record.submitted_at <= made
 
 
 @dataclass(frozen=True)
@@ -111,7 +138,7 @@ class RunRecord:
         # push the record past the 1 MiB object limit. Only their paths are kept.
         data = {
             SCHEMA_KEY: str(RUN_RECORD_SCHEMA),
-            "spec.yaml": self.job.with_changes(files={}).to_yaml(),
+            "spec.yaml": _spec_yaml(self.job),
             "files.json": json.dumps(sorted(self.job.files)),
             "code.configmap": code_config_map_name(self.job) if self.job.files else "",
             "retry.yaml": self.retry.to_yaml() if self.retry else "",
@@ -163,6 +190,15 @@ class RunRecord:
             history=tuple(_transition(t) for t in json.loads(data.get("history.json", "[]"))),
             cancelled=data.get("cancelled") == "true",
         )
+
+
+def _spec_yaml(job: TrainingJob) -> str:
+    """`job.to_yaml()` without its code files, and without validating a copy on every save."""
+    import yaml
+
+    spec = job.model_dump(mode="json", exclude_defaults=True)
+    spec.pop("files", None)
+    return yaml.safe_dump(spec, sort_keys=False)
 
 
 def _checked_data(obj: dict[str, Any]) -> dict[str, Any]:

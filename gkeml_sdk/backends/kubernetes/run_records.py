@@ -11,9 +11,11 @@ from gkeml_sdk.backends.kubernetes.run_record import (
     RECORD_LABEL,
     RunRecord,
     cancel_marker,
+    cancels,
     record_name,
 )
 from gkeml_sdk.core import kinds
+from gkeml_sdk.core.labels import RUN_ID_LABEL
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import ClusterError, ConfigError, GkemlError
 
@@ -47,16 +49,19 @@ class RunRecords:
         """Every readable record in the namespace, newest first."""
         return self.scan(namespace)[0]
 
-    def scan(self, namespace: str) -> tuple[list[RunRecord], dict[str, str]]:
-        """Every record in the namespace, newest first, and the record ConfigMaps that cannot
-        be read (name -> why): one damaged record never hides the others."""
+    def scan(self, namespace: str) -> tuple[list[RunRecord], dict[str, GkemlError]]:
+        """Every record in the namespace, newest first, and the run names whose record
+        ConfigMap cannot be read (name -> why): one damaged record never hides the others."""
         items, _ = self.kube.list(CONFIG_MAPS, namespace, label_selector=f"{RECORD_LABEL}=true")
-        records, unreadable = [], {}
+        records: list[RunRecord] = []
+        unreadable: dict[str, GkemlError] = {}
         for item in items:
             try:
                 records.append(self.read(item))
             except GkemlError as exc:
-                unreadable[str(item["metadata"]["name"])] = str(exc)
+                meta = item["metadata"]
+                run = (meta.get("labels") or {}).get(RUN_ID_LABEL) or meta["name"]
+                unreadable[str(run)] = exc
         return sorted(records, key=lambda r: -r.submitted_at), unreadable
 
     def read(self, obj: Obj) -> RunRecord:
@@ -92,21 +97,22 @@ class RunRecords:
             found = self.kube.find(CONFIG_MAPS, name, obj["metadata"]["namespace"])
             code = (found or {}).get("data") or {}
         record = RunRecord.from_configmap(obj, code)
-        if not record.cancelled and self.cancel_marked(record.name, record.job.namespace):
+        if not record.cancelled and self.cancel_marked(record):
             record = replace(record, cancelled=True)
         return record
 
     def mark_cancelled(self, record: RunRecord) -> RunRecord:
         """Record a cancellation: the marker object first (the truth), then the record."""
-        self.kube.apply(cancel_marker(record.name, record.job.namespace))
+        self.kube.apply(cancel_marker(record.name, record.job.namespace, record.submitted_at))
         record = replace(record, cancelled=True)
         self.save(record)
         return record
 
-    def cancel_marked(self, name: str, namespace: str) -> bool:
-        """True when run `name` was cancelled, by any client."""
-        marker = cancel_marker(name, namespace)["metadata"]["name"]
-        return self.kube.find(CONFIG_MAPS, marker, namespace) is not None
+    def cancel_marked(self, record: RunRecord) -> bool:
+        """True when this submission of the run was cancelled, by any client."""
+        marker = cancel_marker(record.name, record.job.namespace)["metadata"]["name"]
+        found = self.kube.find(CONFIG_MAPS, marker, record.job.namespace)
+        return found is not None and cancels(found, record)
 
     def unmark_cancelled(self, name: str, namespace: str) -> None:
         """Forget a finished run's cancellation before its name is used again."""

@@ -159,3 +159,38 @@ def test_a_follower_defers_to_a_live_controller(cluster):
     assert controller.reconcile_once() == {"ml": True}
     client._backend.take_part(run)  # type: ignore[attr-defined]
     assert run.lifecycle is None  # the controller acts, this client only reads
+
+
+def test_a_follower_and_a_controller_resubmit_once(cluster):
+    import threading
+
+    client = make_client(cluster)
+    run = client.submit(gang(), retry=RetryPolicy(max_resubmits=1, backoff_seconds=0.05))
+    controller = RunController(make_client(cluster)._backend, ["ml"], identity="a", interval=0.05)  # type: ignore[attr-defined]
+    assert controller.reconcile_once() == {"ml": True}
+    acting = threading.Thread(target=controller.run, daemon=True)
+    acting.start()
+    uid = cluster.store.get("jobsets", "ml", "train")["metadata"]["uid"]
+    second = Replayer(cluster, "ml", "train", 2, "train--r2")
+
+    def kueue() -> None:
+        Replayer(cluster, "ml", "train", 1, "train").play(
+            "jobset-podsready-timeout-deactivated", "stuck", pause=0.005, until=63.0
+        )
+        deactivate_after_requeue_limit(cluster, "ml", uid)
+        wait_until("attempt 2 exists", lambda: "train--r2" in jobsets(cluster))
+        second.play("jobset-succeeded", "train", pause=0.005)
+
+    played = threading.Thread(target=kueue, daemon=True)
+    played.start()
+    try:
+        final = run.wait(timeout=60)
+    finally:
+        controller.stop()
+        acting.join(timeout=30)
+    played.join(timeout=30)
+    assert final.state is RunState.SUCCEEDED and run.attempt == 2
+    assert run.lifecycle is None  # it only followed
+    creates = [r for r in cluster.request_log if r.method == "POST" and "jobsets" in r.path]
+    assert len([r for r in creates if r.status == 201]) == 2
+    assert [t.attempt for t in run.history if t.status.reason == "Resubmitted"] == [2]

@@ -97,7 +97,7 @@ class RunController:
     def _reconcile(self, namespace: str, elector: LeaderElector) -> None:
         records, unreadable = self.backend.records.scan(namespace)
         self.unreadable = {k: v for k, v in self.unreadable.items() if not k.startswith(namespace)}
-        self.unreadable.update({f"{namespace}/{name}": why for name, why in unreadable.items()})
+        self.unreadable.update({f"{namespace}/{n}": str(why) for n, why in unreadable.items()})
         for record in records:
             key = (namespace, record.name)
             run = self.runs.get(key)
