@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import io
+import json
 import sys
 import tempfile
 import threading
@@ -101,9 +102,44 @@ def two_attempt_run() -> dict[str, int]:
         api.stop()
 
 
+def status_lines_while_running(calls: int = 4) -> tuple[list[int], int]:
+    """History lines printed by `calls` consecutive `gkeml status` calls on a running run
+    nobody follows, and the record's history entries afterwards."""
+    api = KubeAPIServer(shared_crds_dir(), namespaces=("default", "ml"), validate=True).start()
+    try:
+        api.store.put(queue("team-a"))
+        make_client(api).submit(gang())
+        Replayer(api, "ml", "train", 1, "train").play(
+            "jobset-succeeded", "train", pause=0, until=2.215
+        )
+        lines = []
+        with tempfile.TemporaryDirectory() as tmp:
+            kubeconfig = str(api.kubeconfig(Path(tmp) / "kubeconfig", namespace="ml"))
+            for _ in range(calls):
+                out = io.StringIO()
+                with contextlib.redirect_stdout(out):
+                    main(["status", "train", "--kubeconfig", kubeconfig])
+                lines.append(len(out.getvalue().splitlines()) - 1)
+        record = api.store.get("configmaps", "ml", "train-gkeml-run")
+        return lines, len(json.loads(record["data"]["history.json"]))
+    finally:
+        api.stop()
+
+
+FIGURES = (
+    "backend -> handle",
+    "handle -> backend",
+    "job validations",
+    "record writes",
+    "history lines per status call",
+    "history lines changed across 4 status calls",
+)
+
 if __name__ == "__main__":
     figures = two_attempt_run()
     print("one two-attempt run (Spot, deactivated, resubmitted on demand, succeeded):")
-    for name in ("backend -> handle", "handle -> backend", "job validations", "record writes",
-                 "history lines per status call", "history lines changed across 4 status calls"):  # fmt: skip
+    for name in FIGURES:
         print(f"  {name}: {figures.get(name, 0)}")
+    lines, entries = status_lines_while_running()
+    print("a running run nobody follows, read by 4 consecutive `gkeml status` calls:")
+    print(f"  history lines printed: {', '.join(map(str, lines))}; record entries after: {entries}")
