@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.backends.kubernetes.attempts import job_resource
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.preemptors import find_preemptor
 from gkeml_sdk.backends.kubernetes.resources import Resource, resource
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.objects import name, uid
@@ -19,6 +20,7 @@ from gkeml_sdk.runs.explain.explain_run import explain_run
 from gkeml_sdk.runs.explain.explanation import Explanation, Preview
 from gkeml_sdk.runs.explain.inputs import QueueObjects, RunObjects
 from gkeml_sdk.runs.explain.preview import preview
+from gkeml_sdk.runs.workload import read_workload
 from gkeml_sdk.scheduling.kueue import JOB_UID_LABEL
 from gkeml_sdk.training.model import TrainingJob
 
@@ -133,7 +135,15 @@ def run_objects(kube: KubeClient, run: KubeRun) -> RunObjects:
         tuple(requests),
         queue_objects(kube, ns, run.record.job.queue),
         job_deleted=job is None and (run.record.cancelled or run.seen_job()),
+        preemptor=_try(lambda: find_preemptor(kube, ns, _preempted_message(workload)), None),
     )
+
+
+def _preempted_message(workload: Any) -> str:
+    view = read_workload(workload)
+    if view.preemption is None:
+        return ""
+    return view.preempted.message or view.evicted.message
 
 
 def _try(read: Callable[[], Any], default: Any) -> Any:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.backends.kubernetes.controller.lifecycle import run_counters
 from gkeml_sdk.backends.kubernetes.diagnosis import explain
+from gkeml_sdk.backends.kubernetes.preemptors import find_preemptor
 from gkeml_sdk.backends.kubernetes.run_record import RunRecord
 from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL
 from gkeml_sdk.runs.explain.explanation import Category, Explanation
@@ -158,6 +159,7 @@ class KubeRun(Run):
         callers hear of every new transition; a queued run asks where it waits. True when
         the history has news."""
         before = self._reported
+        self._name_preemptors()
         if self.lifecycle is not None:
             self.lifecycle.on_change(now)
         self._report_new()
@@ -242,6 +244,17 @@ class KubeRun(Run):
             note = f"; resubmitting as attempt {self.attempt + 1} in {wait:.0f}s"
             return replace(status, message=status.message + note)
         return status
+
+    def _name_preemptors(self) -> None:
+        # Kueue names the preemptor by UID only; the history names its job, once.
+        history = self.tracker.history
+        for i, transition in enumerate(history):
+            if transition.status.state is RunState.PREEMPTED and not transition.detail:
+                found = find_preemptor(
+                    self._backend.kube, self.namespace, transition.status.message
+                )
+                if found is not None:
+                    history[i] = replace(transition, detail=f"preempted by {found.describe()}")
 
     def _report_new(self) -> None:
         history = self.history
