@@ -47,13 +47,16 @@ class Attempts:
         self.deletion_timeout = deletion_timeout
         self._sleep = sleep
 
-    def create(self, record: RunRecord, attempt: AttemptRecord) -> AttemptRecord:
+    def create(
+        self, record: RunRecord, attempt: AttemptRecord, *, adopt: bool = True
+    ) -> AttemptRecord | None:
         """Create `attempt`'s objects and return it with its object's uid.
 
         An object of that name that belongs to this attempt (a retried request, a client that
         died after creating it) is adopted; one that is being deleted is waited out, because
         whatever lands on a dying object dies with it; one that belongs to anything else is
-        never touched (`ClusterError`)."""
+        never touched (`ClusterError`). Without `adopt`, a taken name returns None at once
+        (the caller finds out whose it is)."""
         if attempt.attempt > 1:
             # The same logical run never exists twice: earlier attempts go first (they are
             # finished, but a reactivated Workload would let Kueue start one again).
@@ -78,6 +81,8 @@ class Attempts:
             created = self.kube.create(main)
             if created is not None:
                 return replace(attempt, uid=uid(created))
+            if not adopt:
+                return None
             res, name = resource_of(main), main["metadata"]["name"]
             existing = self.kube.find(res, name, record.job.namespace)
             if existing is None:

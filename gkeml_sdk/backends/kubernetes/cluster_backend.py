@@ -27,9 +27,10 @@ from gkeml_sdk.backends.kubernetes.run_record import (
 from gkeml_sdk.backends.kubernetes.run_records import RunRecords
 from gkeml_sdk.backends.kubernetes.snapshots import read_attempt
 from gkeml_sdk.backends.kubernetes.streams import Backoff, Event, StreamHub, deadline
+from gkeml_sdk.backends.kubernetes.submission import submit_job
 from gkeml_sdk.backends.kubernetes.transport import Transport
 from gkeml_sdk.backends.kubernetes.unreadable_run import UnreadableRun
-from gkeml_sdk.errors import ConfigError, GkemlError, NotFoundError, RunTimeoutError
+from gkeml_sdk.errors import GkemlError, NotFoundError, RunTimeoutError
 from gkeml_sdk.runs.handle import ProgressCallback, Run, RunStatus
 from gkeml_sdk.runs.retry import RetryPolicy
 from gkeml_sdk.training.model import TrainingJob
@@ -72,27 +73,7 @@ class KubernetesBackend:
         if "namespace" not in job.model_fields_set:
             job = job.with_changes(namespace=self.namespace)
         self.preflight.check(job)
-        existing = self.records.find(job.name, job.namespace)
-        if existing is not None:
-            previous = KubeRun(self, existing)
-            if previous.done():
-                # A finished run of that name is replaced, as `kubectl apply` would; its objects
-                # must be gone first, or the new attempt would land on a dying one.
-                self.attempts.delete_run(previous.record, wait=True)
-                self.records.unmark_cancelled(job.name, job.namespace)
-            elif previous.record.job == job and previous.record.retry == retry:
-                return self.resume(previous.record)  # the same submission again
-            else:
-                raise ConfigError(
-                    f"a run named {job.name!r} is still active in namespace {job.namespace!r} "
-                    "with a different spec: choose another name, or cancel it first "
-                    f"(Client().get_run({job.name!r}).cancel())"
-                )
-        first = AttemptRecord(1, job.name, job.spot)
-        record = RunRecord(job=job, submitted_at=time.time(), retry=retry, attempts=(first,))
-        # The record first: a client that dies right after it leaves a run others can resume.
-        self.save(record)
-        return KubeRun(self, self.create_attempt(record, first))
+        return submit_job(self, job, retry)
 
     def runs(self) -> list[Run]:
         """Runs recorded in the namespace, newest first; then those whose record cannot be
@@ -175,7 +156,9 @@ class KubernetesBackend:
     def create_attempt(self, record: RunRecord, attempt: AttemptRecord) -> RunRecord:
         """Create one attempt's objects; returns the record with the attempt's uid saved.
         A cancellation that landed meanwhile, from any client, deletes what was just made."""
-        record = record.with_attempt(self.attempts.create(record, attempt))
+        created = self.attempts.create(record, attempt)
+        assert created is not None  # adopting: a taken name is this attempt's or refused
+        record = record.with_attempt(created)
         self.save(record)
         if self.records.cancel_marked(record):
             self.attempts.delete_run(record)

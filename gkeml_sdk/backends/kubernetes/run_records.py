@@ -38,6 +38,10 @@ class RunRecords:
         """Write the run record (server-side apply: idempotent)."""
         self.kube.apply(record.to_configmap())
 
+    def create(self, record: RunRecord) -> bool:
+        """Create the run record; False when a ConfigMap of its name already exists."""
+        return self.kube.create(record.to_configmap()) is not None
+
     def find(self, name: str, namespace: str) -> RunRecord | None:
         """The record of run `name`, or None when there is none; `ClusterError` naming the
         ConfigMap when one of that name is not a record this SDK can read (another tool's,
