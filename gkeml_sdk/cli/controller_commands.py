@@ -40,14 +40,12 @@ def register(commands: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from gkeml_sdk import KubernetesSettings, StandbyManager
-    from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend
-    from gkeml_sdk.backends.kubernetes.controller.process import RunController
+    from gkeml_sdk import KubernetesSettings, StandbyManager, run_controller
 
     settings = KubernetesSettings(context=args.context, kubeconfig=args.kubeconfig)
     identity = args.identity or os.environ.get("GKEML_CONTROLLER_ID") or None
-    controller = RunController(
-        KubernetesBackend(settings), args.namespace, identity=identity, interval=args.interval
+    controller = run_controller(
+        args.namespace, settings=settings, identity=identity, interval=args.interval
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -73,33 +71,25 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _install(args: argparse.Namespace) -> int:
-    from gkeml_sdk.backends.kubernetes.controller.install import DEFAULT_IMAGE, controller_objects
-    from gkeml_sdk.core.manifests import dump_yaml
+    from gkeml_sdk import KubernetesSettings, controller_manifests, install_controller
 
     tenants_yaml = Path(args.tenants).read_text() if args.tenants else None
     if tenants_yaml is not None:
         _tenants(args.tenants)  # refuse a file the manager could not read, before applying
-    objects = controller_objects(
+    image = {"image": args.image} if args.image else {}
+    manifests = controller_manifests(
         args.namespace,
         controller_namespace=args.controller_namespace,
-        image=args.image or DEFAULT_IMAGE,
         tenants_yaml=tenants_yaml,
         replicas=args.replicas,
+        **image,
     )
     if args.dry_run:
-        sys.stdout.write(dump_yaml(objects))
+        sys.stdout.write(manifests.to_yaml())
         return 0
-    from gkeml_sdk import KubernetesSettings
-    from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend
-
-    kube = KubernetesBackend(
-        KubernetesSettings(context=args.context, kubeconfig=args.kubeconfig)
-    ).kube
-    for obj in objects:
-        kube.apply(obj)
-        meta = obj["metadata"]
-        where = f"{meta['namespace']}/" if "namespace" in meta else ""
-        print(f"applied {obj['kind']} {where}{meta['name']}")
+    settings = KubernetesSettings(context=args.context, kubeconfig=args.kubeconfig)
+    for applied in install_controller(manifests, settings=settings):
+        print(f"applied {applied}")
     return 0
 
 

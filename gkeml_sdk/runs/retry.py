@@ -4,7 +4,7 @@ failures, never Kueue preemptions that Kueue requeues itself)."""
 from __future__ import annotations
 
 from pydantic import model_validator
-from tenacity import RetryCallState, wait_exponential
+from tenacity import RetryCallState, Retrying, wait_exponential
 
 from gkeml_sdk.core.environment import MAX_RESUBMITS
 from gkeml_sdk.core.model import SpecModel, fail
@@ -61,7 +61,7 @@ class RetryPolicy(SpecModel):
         """
         # The backoff every retry in gkeml uses (tenacity); 2**k beyond _MAX_DOUBLINGS already
         # exceeds any cap, and larger k would only cost time.
-        state = RetryCallState(None, None, (), {})
+        state = RetryCallState(Retrying(), None, (), {})
         state.attempt_number = min(max(resubmission, 1), _MAX_DOUBLINGS + 1)
         wait = wait_exponential(multiplier=self.backoff_seconds, max=self.max_backoff_seconds)
         return float(wait(state))

@@ -72,6 +72,8 @@ def _record_taken(backend: KubernetesBackend, record: RunRecord) -> RunRecord:
     remove the job just made (a stray of a run that moved on, or of another spec)."""
     job = record.job
     existing = backend.records.find(job.name, job.namespace)
+    if existing == record:
+        return record  # our own create, retried after it landed
     if existing is not None and not KubeRun(backend, existing).done():
         same = existing.job == job and existing.retry == record.retry
         ours = existing.current.attempt == 1 and existing.current.uid in ("", record.current.uid)

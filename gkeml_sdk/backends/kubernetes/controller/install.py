@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from gkeml_sdk.backends.kubernetes.controller.liveness import LEASE_NAME
-from gkeml_sdk.backends.kubernetes.controller.rbac import (
+from gkeml_sdk.backends.kubernetes.controller.permissions import (
     RUN_CONTROLLER_CLUSTER_RULES,
     RUN_CONTROLLER_RULES,
 )

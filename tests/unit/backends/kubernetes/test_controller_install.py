@@ -13,7 +13,7 @@ from gkeml_sdk.backends.kubernetes.controller.install import (
     controller_args,
     controller_objects,
 )
-from gkeml_sdk.backends.kubernetes.controller.rbac import RUN_CONTROLLER_RULES
+from gkeml_sdk.backends.kubernetes.controller.permissions import RUN_CONTROLLER_RULES
 from gkeml_sdk.backends.kubernetes.standby.rbac import STANDBY_MANAGER_RULES
 from gkeml_sdk.cli.main import main
 
