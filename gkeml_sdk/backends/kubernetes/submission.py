@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from gkeml_sdk.backends.kubernetes.attempts import job_resource
 from gkeml_sdk.backends.kubernetes.kube_run import KubeRun
-from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
+from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord, record_name
+from gkeml_sdk.backends.kubernetes.run_records import CONFIG_MAPS
 from gkeml_sdk.errors import ConfigError
 from gkeml_sdk.runs.retry import RetryPolicy
 from gkeml_sdk.training.model import TrainingJob
@@ -71,9 +72,10 @@ def _record_taken(backend: KubernetesBackend, record: RunRecord) -> RunRecord:
     complete this same submission's when its first attempt was never created, and otherwise
     remove the job just made (a stray of a run that moved on, or of another spec)."""
     job = record.job
-    existing = backend.records.find(job.name, job.namespace)
-    if existing == record:
+    written = backend.kube.find(CONFIG_MAPS, record_name(job.name), job.namespace)
+    if written is not None and written.get("data") == record.to_configmap()["data"]:
         return record  # our own create, retried after it landed
+    existing = backend.records.find(job.name, job.namespace)
     if existing is not None and not KubeRun(backend, existing).done():
         same = existing.job == job and existing.retry == record.retry
         ours = existing.current.attempt == 1 and existing.current.uid in ("", record.current.uid)
