@@ -55,6 +55,9 @@ _EXPORTS = {
     "LocalOptions": "gkeml_sdk.backends.local.local_options",
     "ServeHandle": "gkeml_sdk.backends.kubernetes.serve_handle",
     "StandbyManager": "gkeml_sdk.backends.kubernetes.standby.manager",
+    "run_controller": "gkeml_sdk.backends.kubernetes.run_controller",
+    "controller_manifests": "gkeml_sdk.backends.kubernetes.run_controller",
+    "install_controller": "gkeml_sdk.backends.kubernetes.run_controller",
     "LeaseTiming": "gkeml_sdk.backends.kubernetes.lease",
     "DrillReport": "gkeml_sdk.backends.kubernetes.standby.drill",
     "load_specs": "gkeml_sdk.files",
@@ -155,11 +158,14 @@ __all__ = [
     "WorkerCluster",
     "__version__",
     "compile_tenants",
+    "controller_manifests",
     "gpu_models",
+    "install_controller",
     "load_node_pools",
     "load_specs",
     "node_pool_messages",
     "node_pool_requests",
+    "run_controller",
     "runs_html",
     "tpu_generations",
 ]
@@ -169,6 +175,11 @@ if TYPE_CHECKING:
     from gkeml_sdk.backends.gke.messages import node_pool_messages, node_pool_requests
     from gkeml_sdk.backends.kubernetes.config import KubernetesSettings
     from gkeml_sdk.backends.kubernetes.lease import LeaseTiming
+    from gkeml_sdk.backends.kubernetes.run_controller import (
+        controller_manifests,
+        install_controller,
+        run_controller,
+    )
     from gkeml_sdk.backends.kubernetes.serve_handle import ServeHandle
     from gkeml_sdk.backends.kubernetes.setup_apply import SetupPlan
     from gkeml_sdk.backends.kubernetes.standby.drill import DrillReport

@@ -23,6 +23,7 @@ COMMANDS = {
     **dict.fromkeys(("submit", "status", "logs", "cancel", "runs", "serve"), "run_commands"),
     "tenant": "tenant_commands",
     "nodepool": "nodepool_commands",
+    "controller": "controller_commands",
 }
 # Commands that start no process: for them pydantic need not scan every installed package's
 # entry points for plugins (a tenth of `gkeml render`'s run time). Only when the console

@@ -38,6 +38,9 @@ class RunState(enum.Enum):
     SUCCEEDED = "Succeeded"
     FAILED = "Failed"
     CANCELLED = "Cancelled"
+    # Its record cannot be read (damaged, another tool's, or a newer gkeml's): gkeml does not
+    # know where it is and leaves its objects alone.
+    UNREADABLE = "Unreadable"
 
     @property
     def terminal(self) -> bool:
@@ -88,17 +91,21 @@ class RunStatus:
 
 @dataclass(frozen=True)
 class Transition:
-    """One entry of a run's history: the status it moved to, when, and in which attempt."""
+    """One entry of a run's history: the status it moved to, when, in which attempt, and the
+    key saying what it records (see `gkeml_sdk.runs.history`), so re-reading adds nothing."""
 
     status: RunStatus
     attempt: int = 1
     at: float = 0.0  # seconds since the run was first submitted
     detail: str = ""
+    key: str = ""
 
 
 @dataclass
 class RunCounters:
-    """Counts a run accumulates across observations and attempts."""
+    """Counts a run accumulates across attempts, read from Kueue and JobSet status: Kueue
+    preemptions (`schedulingStats`), Spot/node disruptions (restarts JobSet did not count
+    against `max_restarts`, or disrupted pods), user-code restarts, resubmissions."""
 
     preemptions: int = 0
     disruptions: int = 0

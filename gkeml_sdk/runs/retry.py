@@ -4,6 +4,7 @@ failures, never Kueue preemptions that Kueue requeues itself)."""
 from __future__ import annotations
 
 from pydantic import model_validator
+from tenacity import RetryCallState, Retrying, wait_exponential
 
 from gkeml_sdk.core.environment import MAX_RESUBMITS
 from gkeml_sdk.core.model import SpecModel, fail
@@ -64,11 +65,15 @@ class RetryPolicy(SpecModel):
             >>> RetryPolicy().delay(1100)
             600.0
         """
-        # 2**k beyond this already exceeds any float cap; larger k would overflow a float.
-        doublings = min(max(resubmission - 1, 0), _MAX_DOUBLINGS)
-        return float(min(self.backoff_seconds * 2.0**doublings, self.max_backoff_seconds))
+        # The backoff every retry in gkeml uses (tenacity); 2**k beyond _MAX_DOUBLINGS already
+        # exceeds any cap, and larger k would only cost time.
+        state = RetryCallState(Retrying(), None, (), {})
+        state.attempt_number = min(max(resubmission, 1), _MAX_DOUBLINGS + 1)
+        wait = wait_exponential(multiplier=self.backoff_seconds, max=self.max_backoff_seconds)
+        return float(wait(state))
 
     def wants_on_demand(self, losses: int) -> bool:
-        """True when a Spot job should move to on-demand after `losses` infrastructure losses."""
+        """True when a Spot job should move to on-demand after `losses` Spot losses (reclaimed
+        pods and attempts lost while on Spot; Kueue preemptions are not Spot losses)."""
         after = self.fallback_to_on_demand_after
         return after is not None and losses >= after

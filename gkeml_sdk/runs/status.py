@@ -9,6 +9,7 @@ from gkeml_sdk.core.objects import ObjView, labels, uid
 from gkeml_sdk.runs.classify import classify, queue_position, resubmittable
 from gkeml_sdk.runs.conditions import workload_belongs
 from gkeml_sdk.runs.handle import FailureCause, RunCounters, RunState, RunStatus, Transition
+from gkeml_sdk.runs.history import eviction_key, merge, transition_key
 from gkeml_sdk.runs.pods import disruption, pod_belongs
 from gkeml_sdk.runs.workload import BY_PREEMPTION, DEACTIVATED, read_workload
 from gkeml_sdk.scheduling.kueue import JOBSET_NAME_LABEL
@@ -48,7 +49,7 @@ class StatusTracker:
         self._status = RunStatus(RunState.PENDING, message="job not observed yet")
         self._stats: dict[tuple[str, str], int] = {}  # (workload uid, reason) -> Kueue's count
         self._episodes: dict[str, int] = {}  # evictions already in the history, per reason
-        self._live_eviction = ""
+        self._live_eviction = self._live_key = ""
         self._disrupted: set[str] = set()
         self._user_failed: set[str] = set()
         self._restarts = self._user_restarts = self._requeues = 0
@@ -99,6 +100,23 @@ class StatusTracker:
             self._note_pod(obj, deleted=event_type == "DELETED")
         else:
             return self._status
+        self._update(at)
+        return self._status
+
+    def observe_snapshot(
+        self, job: ObjView | None, workloads: list[ObjView], pods: list[ObjView], at: float
+    ) -> RunStatus:
+        """Feed one read of the job, its Workloads and pods at once (no watch): the status is
+        classified once, so a reader that looks once records no half-seen states."""
+        kind = str((job or {}).get("kind") or self._kind or "")
+        if job is not None and kind in ("JobSet", "Job") and self._is_job(kind, job):
+            self._job, self._kind = job, kind
+        for workload in workloads:
+            if self._owns("Workload", workload):
+                self._workload = workload
+        for pod in pods:
+            if self._owns("Pod", pod):
+                self._note_pod(pod, deleted=False)
         self._update(at)
         return self._status
 
@@ -201,7 +219,10 @@ class StatusTracker:
         if evicted.true:
             live = BY_PREEMPTION if new.state is RunState.PREEMPTED else evicted.reason
         if live and live != self._live_eviction:
-            self._episodes[live] = self._episodes.get(live, 0) + 1
+            # Kueue counts the eviction in the same status write or later: the larger number.
+            count = max(self._episodes.get(live, 0) + 1, self._eviction_totals().get(live, 0))
+            self._episodes[live] = count
+            self._live_key = eviction_key(self._uid, live, count)
         self._live_eviction = live
         for reason, total in self._eviction_totals().items():
             # Deactivation is sticky (spec.active=false), so it cannot be missed.
@@ -210,16 +231,29 @@ class StatusTracker:
             self._episodes[reason] = total
             state = RunState.PREEMPTED if reason == BY_PREEMPTION else RunState.QUEUED
             note = f"evicted ({reason}) between two observations; Kueue's count is now {total}"
-            self._record(RunStatus(state, reason, note), at, detail="from schedulingStats")
+            key = eviction_key(self._uid, reason, total)
+            self._record(RunStatus(state, reason, note), at, "from schedulingStats", key)
 
-    def _record(self, new: RunStatus, at: float, detail: str = "") -> None:
-        last = self.history[-1].status if self.history else None
+    def _record(self, new: RunStatus, at: float, detail: str = "", key: str = "") -> None:
         self._status = new
         if new.state is not RunState.QUEUED:
             self._position = None  # a later requeue gets a new position
-        changed = last is None or (last.state, last.reason) != (new.state, new.reason)
-        # While waiting for capacity the check's message is the news (the ProvisioningRequest's
-        # state, ETA or failure), so each new one is kept.
-        waiting = new.state is RunState.WAITING_FOR_CAPACITY
-        if changed or (waiting and last is not None and new.message != last.message):
-            self.history.append(Transition(new, self.attempt, at, detail))
+        if not key and self._live_eviction and new.state in (RunState.PREEMPTED, RunState.QUEUED):
+            key = self._live_key
+        # Restarts, evictions and disruptions so far tell apart a state that comes back.
+        episode = f"{self._restarts}.{sum(self._episodes.values())}.{len(self._disrupted)}"
+        key = key or transition_key(self._uid, new, self._since(), episode)
+        self.history = list(merge(self.history, [Transition(new, self.attempt, at, detail, key)]))
+
+    def _since(self) -> str:
+        """The cluster's newest transition time of the job's and Workload's conditions and
+        admission checks: what last changed the status (RFC 3339 strings order as times)."""
+        times = [str(c.get("lastTransitionTime") or "") for c in _conditions(self._job)]
+        times += [str(c.get("lastTransitionTime") or "") for c in _conditions(self._workload)]
+        checks = ((self._workload or {}).get("status") or {}).get("admissionChecks") or []
+        times += [str(c.get("lastTransitionTime") or "") for c in checks]
+        return max(times, default="")
+
+
+def _conditions(obj: ObjView | None) -> list[ObjView]:
+    return list(((obj or {}).get("status") or {}).get("conditions") or [])

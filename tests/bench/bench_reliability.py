@@ -81,23 +81,31 @@ def client(api: KubeAPIServer) -> Client:
     return Client(kubernetes=settings)
 
 
-def submissions(rate: float) -> tuple[float, int, int]:
-    """(requests per submission, JobSets, run records) after 1,000 submissions."""
+WRITES = ("POST", "PUT", "PATCH", "DELETE")
+
+
+def submissions(rate: float) -> tuple[int, int, int, int]:
+    """(API requests, of them writes, JobSets, run records) for 1,000 submissions; requests
+    the server saw, faulted ones included (each is a request the client sent)."""
     api = server()
     try:
         c = client(api)
+        # The client's checks of the cluster (CRDs, the LocalQueue) are read once per client,
+        # not per submission: a first submission of another name pays them.
+        c.submit(job(0, name="warm-up"))
         if rate:
             api.faults.random(rate=rate, kinds=FAULTS, seed=7, retry_after=0.01, delay=0.6)
         before = len(api.request_log)
         for i in range(1000):
             c.submit(job(i))
         api.faults.clear()
-        sent = len(api.request_log) - before
+        log = api.request_log[before:]
+        writes = sum(1 for r in log if r.method in WRITES)
         jobsets = api.objects("jobsets", "ml")
         names = [j["metadata"]["name"] for j in jobsets]
         assert len(names) == len(set(names))
         records = api.store.list("configmaps", "ml", "gkeml.dev/run-record=true")
-        return sent / 1000, len(jobsets), len(records)
+        return len(log), writes, len(jobsets) - 1, len(records) - 1
     finally:
         api.stop()
 
@@ -160,16 +168,19 @@ def race_figures(per_scenario: int = 20) -> None:
         api.stop()
 
 
-def main() -> None:
-    clean, jobs, records = submissions(0.0)
-    print(f"no faults:  {clean:.2f} API requests per submission; {jobs} JobSets, {records} runs")
-    start = time.monotonic()
-    faulty, jobs, records = submissions(0.2)
-    took = time.monotonic() - start
+def report(title: str, rate: float, most: float) -> None:
+    sent, writes, jobs, records = submissions(rate)
+    verdict = "ok" if sent / 1000 <= most else f"OVER {most}"
     print(
-        f"20% faults: {faulty:.2f} API requests per submission; {jobs} JobSets, {records} runs "
-        f"(exactly 1,000 expected), {took:.0f}s"
+        f"{title}: {sent} API requests for 1,000 submissions = {sent / 1000:.3f} per submission "
+        f"(<= {most}: {verdict}); {writes} writes = {writes / 1000:.3f} per submission; "
+        f"{jobs} JobSets, {records} runs (exactly 1,000 expected)"
     )
+
+
+def main() -> None:
+    report("no faults ", 0.0, 2.0)
+    report("20% faults", 0.2, 2.6)
     peak, opened = watch_connections()
     print(f"waiting for 100 runs: {peak} watch connections open at most, {opened} opened in all")
     race_figures()

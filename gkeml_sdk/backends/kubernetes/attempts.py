@@ -17,6 +17,7 @@ from gkeml_sdk.core.objects import Obj, labels, uid
 from gkeml_sdk.errors import ClusterError
 
 JOBSETS = resource(kinds.JOBSET, "JobSet")
+SUBMISSION_ANNOTATION = "gkeml.dev/submission"  # submitted_at of the run that made the attempt
 JOBS = resource(kinds.BATCH, "Job")
 
 
@@ -47,13 +48,16 @@ class Attempts:
         self.deletion_timeout = deletion_timeout
         self._sleep = sleep
 
-    def create(self, record: RunRecord, attempt: AttemptRecord) -> AttemptRecord:
+    def create(
+        self, record: RunRecord, attempt: AttemptRecord, *, adopt: bool = True
+    ) -> AttemptRecord | None:
         """Create `attempt`'s objects and return it with its object's uid.
 
         An object of that name that belongs to this attempt (a retried request, a client that
         died after creating it) is adopted; one that is being deleted is waited out, because
         whatever lands on a dying object dies with it; one that belongs to anything else is
-        never touched (`ClusterError`)."""
+        never touched (`ClusterError`). Without `adopt`, a taken name returns None at once
+        (the caller finds out whose it is)."""
         if attempt.attempt > 1:
             # The same logical run never exists twice: earlier attempts go first (they are
             # finished, but a reactivated Workload would let Kueue start one again).
@@ -72,7 +76,7 @@ class Attempts:
                 if found is not None and labels(found).get(RUN_ID_LABEL) != record.name:
                     _refuse(found)
                 self.kube.apply(obj)
-        main = manifests.main
+        main = _of_submission(manifests.main, record.submitted_at)
         end = time.monotonic() + self.deletion_timeout
         while True:
             created = self.kube.create(main)
@@ -80,6 +84,9 @@ class Attempts:
                 return replace(attempt, uid=uid(created))
             res, name = resource_of(main), main["metadata"]["name"]
             existing = self.kube.find(res, name, record.job.namespace)
+            if not adopt:
+                # Only our own create, retried after it landed, is taken as ours.
+                return replace(attempt, uid=uid(existing)) if _ours(existing, main) else None
             if existing is None:
                 if time.monotonic() >= end:
                     raise ClusterError(
@@ -129,6 +136,23 @@ class Attempts:
                 )
             self._sleep(min(pause, max(0.0, end - time.monotonic())))
             pause = min(pause * 2, 2.0)
+
+
+def _of_submission(main: Obj, submitted_at: float) -> Obj:
+    """The attempt's object marked with the submission that made it, so that a create
+    retried after it landed is recognised without reading the run record."""
+    meta = main["metadata"]
+    annotations = {**(meta.get("annotations") or {}), SUBMISSION_ANNOTATION: repr(submitted_at)}
+    return {**main, "metadata": {**meta, "annotations": annotations}}
+
+
+def _ours(existing: Obj | None, main: Obj) -> bool:
+    if existing is None or (existing.get("metadata") or {}).get("deletionTimestamp"):
+        return False
+    mark = ((existing.get("metadata") or {}).get("annotations") or {}).get(SUBMISSION_ANNOTATION)
+    wanted = main["metadata"]["annotations"][SUBMISSION_ANNOTATION]
+    same = labels(existing).get(RUN_ID_LABEL) == labels(main).get(RUN_ID_LABEL)
+    return bool(same and mark == wanted)
 
 
 def _check_owner(existing: Obj, run: str, attempt: int) -> None:

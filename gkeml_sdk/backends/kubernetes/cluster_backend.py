@@ -3,32 +3,36 @@
 from __future__ import annotations
 
 import logging
-import sys
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from gkeml_sdk.backends.kubernetes.attempts import Attempts, job_resource
+from gkeml_sdk.backends.kubernetes.attempts import Attempts
 from gkeml_sdk.backends.kubernetes.config import KubernetesSettings, connect
+from gkeml_sdk.backends.kubernetes.controller.lifecycle import RunLifecycle
+from gkeml_sdk.backends.kubernetes.controller.liveness import controller_alive
 from gkeml_sdk.backends.kubernetes.diagnosis import pending_workloads, preview_job
+from gkeml_sdk.backends.kubernetes.following import progress_callback, stream_specs
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.kube_run import KubeRun
 from gkeml_sdk.backends.kubernetes.logs import run_logs
 from gkeml_sdk.backends.kubernetes.preflight import Preflight
-from gkeml_sdk.backends.kubernetes.resources import resource
-from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
+from gkeml_sdk.backends.kubernetes.run_record import (
+    AttemptRecord,
+    RunRecord,
+    record_name,
+)
 from gkeml_sdk.backends.kubernetes.run_records import RunRecords
-from gkeml_sdk.backends.kubernetes.streams import Backoff, Event, StreamHub, StreamSpec, deadline
+from gkeml_sdk.backends.kubernetes.snapshots import read_attempt
+from gkeml_sdk.backends.kubernetes.streams import Backoff, Event, StreamHub, deadline
+from gkeml_sdk.backends.kubernetes.submission import submit_job
 from gkeml_sdk.backends.kubernetes.transport import Transport
-from gkeml_sdk.core import kinds
-from gkeml_sdk.core.labels import RUN_ID_LABEL
-from gkeml_sdk.core.objects import uid
-from gkeml_sdk.errors import ConfigError, NotFoundError, RunTimeoutError
+from gkeml_sdk.backends.kubernetes.unreadable_run import UnreadableRun
+from gkeml_sdk.errors import GkemlError, NotFoundError, RunTimeoutError
 from gkeml_sdk.runs.handle import ProgressCallback, Run, RunStatus
 from gkeml_sdk.runs.retry import RetryPolicy
-from gkeml_sdk.scheduling.kueue import JOB_UID_LABEL
 from gkeml_sdk.training.model import TrainingJob
 
 if TYPE_CHECKING:
@@ -37,8 +41,6 @@ if TYPE_CHECKING:
     from gkeml_sdk.serving.model import ServeModel
 
 log = logging.getLogger(__name__)
-PODS = resource(kinds.CORE, "Pod")
-WORKLOADS = resource(kinds.KUEUE, "Workload")
 
 
 class KubernetesBackend:
@@ -71,31 +73,14 @@ class KubernetesBackend:
         if "namespace" not in job.model_fields_set:
             job = job.with_changes(namespace=self.namespace)
         self.preflight.check(job)
-        existing = self.records.find(job.name, job.namespace)
-        if existing is not None:
-            previous = KubeRun(self, existing)
-            if previous.done():
-                # A finished run of that name is replaced, as `kubectl apply` would; its objects
-                # must be gone first, or the new attempt would land on a dying one.
-                self.attempts.delete_run(previous.record, wait=True)
-                self.records.unmark_cancelled(job.name, job.namespace)
-            elif previous.record.job == job and previous.record.retry == retry:
-                return self.resume(previous.record)  # the same submission again
-            else:
-                raise ConfigError(
-                    f"a run named {job.name!r} is still active in namespace {job.namespace!r} "
-                    "with a different spec: choose another name, or cancel it first "
-                    f"(Client().get_run({job.name!r}).cancel())"
-                )
-        first = AttemptRecord(1, job.name, job.spot)
-        record = RunRecord(job=job, submitted_at=time.time(), retry=retry, attempts=(first,))
-        # The record first: a client that dies right after it leaves a run others can resume.
-        self.save(record)
-        return KubeRun(self, self.create_attempt(record, first))
+        return submit_job(self, job, retry)
 
     def runs(self) -> list[Run]:
-        """Runs recorded in the namespace, newest first."""
-        return [KubeRun(self, r) for r in self.records.all(self.namespace)]
+        """Runs recorded in the namespace, newest first; then those whose record cannot be
+        read, listed as UNREADABLE with why."""
+        records, unreadable = self.records.scan(self.namespace)
+        found: list[Run] = [KubeRun(self, r) for r in records]
+        return found + [UnreadableRun(n, self.namespace, e) for n, e in sorted(unreadable.items())]
 
     def get_run(self, name: str) -> KubeRun:
         """The run called `name` in the namespace, resumed where its record left it."""
@@ -122,18 +107,18 @@ class KubernetesBackend:
         kind and namespace (the number of watch connections does not grow with the number of
         runs)."""
         kube_runs = [r for r in runs if isinstance(r, KubeRun)]
-        callback = _progress_callback(progress)
+        callback = progress_callback(progress)
         for run in kube_runs:
             if callback is not None:
                 self._progress[run.name] = callback
         left = deadline(timeout)
         for run in kube_runs:
-            self._ensure_current_attempt(run)
+            self.take_part(run)
         try:
             if not all(r.done() for r in kube_runs):
                 with StreamHub(
                     self.kube,
-                    self._specs(kube_runs),
+                    stream_specs(kube_runs),
                     watch_seconds=self.watch_seconds,
                     backoff=self.watch_backoff,
                 ) as hub:
@@ -164,65 +149,41 @@ class KubernetesBackend:
 
     def cancelled_elsewhere(self, run: KubeRun) -> bool:
         """True when the run was cancelled, by this client or any other."""
-        if self.records.cancel_marked(run.name, run.namespace):
+        if self.records.cancel_marked(run.record):
             run.record = replace(run.record, cancelled=True)
         return run.record.cancelled
 
     def create_attempt(self, record: RunRecord, attempt: AttemptRecord) -> RunRecord:
         """Create one attempt's objects; returns the record with the attempt's uid saved.
         A cancellation that landed meanwhile, from any client, deletes what was just made."""
-        record = record.with_attempt(self.attempts.create(record, attempt))
+        created = self.attempts.create(record, attempt)
+        assert created is not None  # adopting: a taken name is this attempt's or refused
+        record = record.with_attempt(created)
         self.save(record)
-        if self.records.cancel_marked(record.name, record.job.namespace):
+        if self.records.cancel_marked(record):
             self.attempts.delete_run(record)
             record = replace(record, cancelled=True)
         return record
 
     def resume(self, record: RunRecord) -> KubeRun:
-        """A handle on a recorded run, its current attempt created if missing."""
-        run = KubeRun(self, record)
-        self._ensure_current_attempt(run)
-        return run
+        """A handle on a recorded run (reads only; `wait` acts when nobody else does)."""
+        return KubeRun(self, record)
 
-    def _ensure_current_attempt(self, run: KubeRun) -> None:
+    def take_part(self, run: KubeRun) -> None:
+        """Before following `run`: act for it (create its recorded attempt if missing, resubmit
+        under its policy) unless a live run controller in its namespace does."""
         record = run.record
-        if record.cancelled or record.current.outcome or run.done():
-            return
-        current = record.current
-        kind = job_resource(record)
-        found = self.kube.find(kind, current.name, run.namespace)
-        if current.uid and found is not None and uid(found) == current.uid:
-            return
-        if current.uid or (found is None and run.seen_job()):
-            # It existed and was deleted behind our back (a same-named object with another
-            # uid is not this attempt): the run is over.
-            gone = {"metadata": {"name": current.name, "namespace": run.namespace}}
-            if current.uid:
-                gone["metadata"]["uid"] = current.uid
-            run.observe(Event(kind.kind, "DELETED", gone), time.time())
-        else:
-            # A client died between recording this attempt and creating it, or before it
-            # saved the uid: create that same attempt now (same deterministic name, and an
-            # existing object of this attempt is adopted, so never twice).
-            run.adopt(self.create_attempt(record, current))
+        unrecorded = not (record.cancelled or record.current.outcome) or run.owed_recovery()
+        if run.lifecycle is None and unrecorded and not controller_alive(self.kube, run.namespace):
+            run.lifecycle = RunLifecycle(self, run)
+            if run.tracker.history:  # what this handle already read, recorded now
+                run.lifecycle.on_change(time.time())
+        if run.lifecycle is not None:
+            run.lifecycle.ensure_attempt()
 
     def snapshot(self, run: KubeRun) -> None:
-        """Feed the current objects of a run's attempt to its tracker (no watch)."""
-        now = time.time()
-        kind = job_resource(run.record)
-        job = self.kube.find(kind, run.object_name(), run.namespace)
-        if job is None or (run.record.current.uid and uid(job) != run.record.current.uid):
-            self._ensure_current_attempt(run)
-            return
-        run.observe(Event(kind.kind, "SYNCED", job), now)
-        workloads, _ = self.kube.list(
-            WORKLOADS, run.namespace, label_selector=f"{JOB_UID_LABEL}={uid(job)}"
-        )
-        for workload in workloads:
-            run.observe(Event("Workload", "SYNCED", workload), now)
-        pods, _ = self.kube.list(PODS, run.namespace, label_selector=run.pod_selector())
-        for pod in pods:
-            run.observe(Event("Pod", "SYNCED", pod), now)
+        """Feed the current objects of a run's attempt to its tracker (reads only, no watch)."""
+        read_attempt(self.kube, run)
 
     def queue_position(self, run: KubeRun, now: float) -> None:
         """Ask Kueue's visibility API (when served and allowed) where a queued run waits."""
@@ -243,55 +204,58 @@ class KubernetesBackend:
         picks up pods as they start (from a watch) and ends once the attempt is final."""
         return run_logs(self.kube, run, follow, self.watch_seconds, self.watch_backoff, stop)
 
-    def _specs(self, runs: list[KubeRun]) -> list[StreamSpec]:
-        specs = []
-        for namespace in sorted({r.namespace for r in runs}):
-            kinds = {job_resource(r.record) for r in runs}
-            for kind in sorted(kinds, key=lambda k: k.kind):
-                # Attempts created before the stream lists: one deleted meanwhile is reported.
-                mine = [
-                    r for r in runs if r.namespace == namespace and job_resource(r.record) == kind
-                ]
-                known = tuple(
-                    {"metadata": {"name": a.name, "namespace": namespace, "uid": a.uid}}
-                    for a in (r.record.current for r in mine)
-                    if a.uid
-                )
-                specs.append(StreamSpec(kind, namespace, RUN_ID_LABEL, known))
-            # Kueue builds Workloads itself; they do not carry our labels.
-            specs.append(StreamSpec(WORKLOADS, namespace))
-            specs.append(StreamSpec(PODS, namespace, RUN_ID_LABEL))
-        return specs
-
     def _drain(
         self, hub: StreamHub, runs: list[KubeRun], left: Any, stop: threading.Event | None
     ) -> None:
         # With a `stop`, wake every second to notice it (no request is made meanwhile).
         nap = 3600.0 if stop is None else 1.0
+        changed, pending, wake = True, runs, 0.0
         while stop is None or not stop.is_set():
             now = time.time()
-            for run in runs:
-                run.act(now)
-            pending = [r for r in runs if not r.done()]
-            if not pending:
-                return
+            if changed or now >= wake:  # only then can a run be due or done
+                pending, wake = self._due(pending, now)
+                if not pending:
+                    return
+                changed = False
             if left() <= 0:
                 states = ", ".join(f"{r.name}: {r._status()}" for r in pending)
                 raise RunTimeoutError(f"timed out waiting for {states}")
-            next_action = min(r.seconds_to_next_action(now) for r in pending)
-            event = hub.next(timeout=min(left(), next_action, nap))
+            event = hub.next(timeout=max(0.0, min(left(), wake - now, nap)))
             if event is None:
                 continue
             stamp = time.time()
+            if event.kind == "ConfigMap":
+                changed = self._record_changed(pending, event)
+                continue
+            namespace = event.obj.get("metadata", {}).get("namespace")
             for run in pending:
-                if run.namespace == event.obj.get("metadata", {}).get("namespace", run.namespace):
-                    run.observe(event, stamp)
+                if namespace in (None, run.namespace):
+                    changed = run.observe(event, stamp) or changed
 
+    def _due(self, runs: list[KubeRun], now: float) -> tuple[list[KubeRun], float]:
+        """Act for the runs that are due; those still pending and when to look again."""
+        for run in runs:
+            if run.lifecycle is None and run.owed_recovery():
+                self._take_over(run, now)  # the controller it deferred to is gone
+            run.act(now)
+        pending = [r for r in runs if not r.done()]
+        waits = [r.seconds_to_next_action(now) for r in pending]
+        # A follower of a run owed a recovery looks every second for whoever makes it.
+        waits += [1.0 for r in pending if r.lifecycle is None and r.owed_recovery()]
+        return pending, now + min(waits, default=float("inf"))
 
-def _progress_callback(progress: bool | ProgressCallback) -> ProgressCallback | None:
-    if callable(progress):
-        return progress
-    if progress and sys.stderr.isatty():
-        # Opt-in terminal progress: one line rewritten in place.
-        return lambda status: print(f"\r\033[K{status}", end="", file=sys.stderr, flush=True)
-    return None
+    def _take_over(self, run: KubeRun, now: float) -> None:
+        if not controller_alive(self.kube, run.namespace):
+            run.lifecycle = RunLifecycle(self, run)
+            run.lifecycle.on_change(now)
+
+    def _record_changed(self, runs: list[KubeRun], event: Event) -> bool:
+        name = event.obj["metadata"]["name"]
+        for run in runs:
+            if run.lifecycle is None and record_name(run.name) == name and event.type != "DELETED":
+                try:
+                    run.refresh(self.records.read(event.obj))
+                    return True
+                except GkemlError as exc:  # a record we cannot read tells nothing new
+                    log.warning("run %s: record not readable: %s", run.name, exc)
+        return False

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.backends.kubernetes.attempts import job_resource
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.preemptors import find_preemptor
 from gkeml_sdk.backends.kubernetes.queue_reads import Holders, list_pages, quota_holders
 from gkeml_sdk.backends.kubernetes.resources import Resource, resource
 from gkeml_sdk.core import kinds
@@ -148,6 +149,7 @@ def run_objects(kube: KubeClient, run: KubeRun) -> RunObjects:
         tuple(requests),
         queue_objects(kube, ns, run.record.job.queue, waiting=_waiting(workload)),
         job_deleted=job is None and (run.record.cancelled or run.seen_job()),
+        preemptor=_try(lambda: find_preemptor(kube, ns, _preempted_message(workload)), None),
     )
 
 
@@ -157,6 +159,13 @@ def _key(obj: Obj) -> tuple[str, str]:
 
 def _waiting(workload: Obj | None) -> bool:
     return workload is not None and not read_workload(workload).quota_reserved.true
+
+
+def _preempted_message(workload: Any) -> str:
+    view = read_workload(workload)
+    if view.preemption is None:
+        return ""
+    return view.preempted.message or view.evicted.message
 
 
 def _try(read: Callable[[], Any], default: Any) -> Any:

@@ -1,17 +1,20 @@
-"""`KubeRun`: one logical run on the cluster across its attempts; follows Kueue/JobSet status
-and resubmits after terminal infrastructure loss, exactly once per attempt."""
+"""`KubeRun`: the handle on one logical run on the cluster across its attempts. It reads (the
+record, the current attempt's Kueue/JobSet status) and asks (cancel, wait); it writes no
+history. Whoever acts for the run (the run controller, or with none alive the client that
+waits) does that through the run's `RunLifecycle`."""
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from gkeml_sdk.backends.kubernetes.controller.lifecycle import run_counters
 from gkeml_sdk.backends.kubernetes.diagnosis import explain
-from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord, attempt_name
+from gkeml_sdk.backends.kubernetes.preemptors import find_preemptor
+from gkeml_sdk.backends.kubernetes.run_record import RunRecord
 from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL
 from gkeml_sdk.runs.explain.explanation import Category, Explanation
 from gkeml_sdk.runs.handle import (
@@ -22,14 +25,15 @@ from gkeml_sdk.runs.handle import (
     RunStatus,
     Transition,
 )
+from gkeml_sdk.runs.history import merge
 from gkeml_sdk.runs.status import StatusTracker, resubmittable
 
 if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend
     from gkeml_sdk.backends.kubernetes.config import KubernetesSettings
+    from gkeml_sdk.backends.kubernetes.controller.lifecycle import RunLifecycle
     from gkeml_sdk.backends.kubernetes.streams import Event
 
-log = logging.getLogger(__name__)
 CANCELLED = RunStatus(RunState.CANCELLED, "Cancelled", "cancelled through gkeml")
 
 
@@ -47,10 +51,9 @@ class KubeRun(Run):
         self.record = record
         self.name = record.name
         self.namespace = record.job.namespace
-        self._history = list(record.history)
-        self._tracker = self._new_tracker()
-        self._seen = 0  # tracker transitions already copied into the history
-        self._resubmit_at: float | None = None
+        self.tracker = self._new_tracker()
+        self.lifecycle: RunLifecycle | None = None  # set while this process acts for the run
+        self._reported = len(record.history)
         self._recorded_end = self._final_from_record()
 
     # -- the Run interface -------------------------------------------------------------
@@ -64,8 +67,9 @@ class KubeRun(Run):
 
     @property
     def history(self) -> list[Transition]:
-        """Every transition of every attempt, oldest first."""
-        return list(self._history)
+        """Every transition of every attempt, oldest first: the record's, and what this handle
+        sees now that the record does not say yet (never written by a reader)."""
+        return list(merge(self.record.history, self.tracker.history))
 
     @property
     def attempt(self) -> int:
@@ -74,27 +78,28 @@ class KubeRun(Run):
 
     @property
     def preemptions(self) -> int:
-        """Kueue preemptions so far, across attempts (from Kueue's cumulative counters)."""
-        return sum(1 for t in self._history if t.status.state is RunState.PREEMPTED)
+        """Kueue preemptions so far, across attempts (Kueue's `schedulingStats` counts)."""
+        return self.counters.preemptions
 
     @property
     def counters(self) -> RunCounters:
-        """Preemptions across attempts; disruptions and user restarts of the current attempt
-        (JobSet's counters restart with each attempt); resubmissions."""
-        current = self._tracker.counters
-        return replace(current, preemptions=self.preemptions, resubmissions=self.attempt - 1)
+        """Counters summed over attempts: finished ones as recorded when they ended, the
+        current one from Kueue's and JobSet's status."""
+        live = None if self._recorded_end is not None else self.tracker.counters
+        return run_counters(self.record, live if self.tracker.history else None)
 
     @property
     def dispatched_to(self) -> str | None:
         """The MultiKueue worker cluster running the current attempt, read from its Workload's
         `status.clusterName` (None: it runs here, or no worker has admitted it yet)."""
         self.state  # noqa: B018 - reads the cluster's objects into the tracker
-        return self._tracker.dispatched_to
+        return self.tracker.dispatched_to
 
     def wait(
         self, timeout: float | None = None, progress: bool | ProgressCallback = False
     ) -> RunStatus:
-        """Follow the run until it is final (resubmitting under its RetryPolicy)."""
+        """Follow the run until it is final; with no live controller in the namespace this
+        client resubmits under the run's RetryPolicy itself."""
         return self._backend.wait_all([self], timeout, progress)[0]
 
     def _follow_wait(
@@ -128,13 +133,20 @@ class KubeRun(Run):
         return explain(self._backend.kube, self)
 
     def cancel(self) -> None:
-        """Delete every attempt's objects (and so their pods); the run ends CANCELLED."""
+        """Ask the run to stop: the cancel marker, then every attempt's objects are deleted."""
+        note = Transition(
+            CANCELLED,
+            self.attempt,
+            time.time() - self.record.submitted_at,
+            key=f"{self.name}/cancelled",
+        )
+        self.record = replace(self.record, history=merge(self.record.history, [note]))
         self._backend.mark_cancelled(self)
         # Every attempt labelled with this run, also one another client made after our read.
         self._backend.attempts.delete_run(self.record)
-        self._append(CANCELLED, time.time())
+        self._report_new()
 
-    # -- driven by the backend ---------------------------------------------------------
+    # -- driven by the backend and the run's lifecycle ---------------------------------
 
     def object_name(self) -> str:
         """Name of the current attempt's Job/JobSet."""
@@ -144,44 +156,94 @@ class KubeRun(Run):
         """Label selector of the current attempt's pods."""
         return f"{RUN_ID_LABEL}={self.name},{ATTEMPT_LABEL}={self.attempt}"
 
-    def observe(self, event: Event, now: float) -> None:
-        """Feed one watched object to the current attempt's tracker."""
+    def observe(self, event: Event, now: float) -> bool:
+        """Feed one watched object to the current attempt's tracker; True when the run's
+        status changed."""
         kind = "MODIFIED" if event.type == "SYNCED" else event.type
-        self._tracker.observe(event.kind, kind, event.obj, now - self.record.submitted_at)
-        self._collect(now)
+        before = self.tracker.status
+        self.tracker.observe(event.kind, kind, event.obj, now - self.record.submitted_at)
+        return self.changed(now) or self.tracker.status != before
 
-    def adopt(self, record: RunRecord) -> None:
-        """Take a record whose current attempt was just created (its uid now known)."""
-        fresh = record.current.uid != self.record.current.uid
+    def observe_snapshot(self, job: Any, workloads: list[Any], pods: list[Any], now: float) -> None:
+        """Feed one read of the current attempt's objects at once."""
+        self.tracker.observe_snapshot(job, workloads, pods, now - self.record.submitted_at)
+        self.changed(now)
+
+    def changed(self, now: float) -> bool:
+        """After the tracker saw something: the lifecycle (if acting) records it; waiting
+        callers hear of every new transition; a queued run asks where it waits. True when
+        the history has news."""
+        before = self._reported
+        self._name_preemptors()
+        if self.lifecycle is not None:
+            self.lifecycle.on_change(now)
+        self._report_new()
+        if self._reported > before and self.tracker.status.state is RunState.QUEUED:
+            self._backend.queue_position(self, now)
+        return self._reported > before
+
+    def refresh(self, record: RunRecord) -> None:
+        """Take a record another process wrote (a controller that resubmitted or ended it)."""
+        if record.current.attempt != self.attempt or record.current.uid != self.record.current.uid:
+            self.start_attempt(record)
+            return
         self.record = record
-        if fresh and not self._tracker.history:
-            self._tracker = self._new_tracker()
-        if record.cancelled:
-            self._append(CANCELLED, time.time())
+        self._recorded_end = self._final_from_record()
+        self._report_new()
+
+    def start_attempt(self, record: RunRecord) -> None:
+        """Take a record whose current attempt was just created (its uid now known)."""
+        fresh = record.current.uid != self.record.current.uid or record.current.attempt != (
+            self.attempt
+        )
+        self.record = record
+        if fresh:
+            self.tracker = self._new_tracker()
+        self._recorded_end = self._final_from_record()
+        self._report_new()
 
     def seen_job(self) -> bool:
-        """True once the current attempt's Job/JobSet was observed, by this client or (per the
-        run record) by an earlier one."""
-        return bool(self._tracker.history) or any(t.attempt == self.attempt for t in self._history)
+        """True once the current attempt's Job/JobSet was created (its uid recorded) or
+        observed, by this client or (per the run record) by whoever acted before."""
+        mine = any(t.attempt == self.attempt for t in self.record.history)
+        return bool(self.record.current.uid or self.tracker.history) or mine
+
+    def owed_recovery(self) -> bool:
+        """True when the current attempt ended in a loss its RetryPolicy still resubmits."""
+        status, policy = self.tracker.status, self.record.retry
+        return (
+            status.terminal
+            and policy is not None
+            and not self.record.cancelled
+            and resubmittable(status)
+            and self.attempt - 1 < policy.max_resubmits
+        )
 
     def done(self) -> bool:
-        """True once the run is final: no attempt running and none scheduled."""
+        """True once the run is final: no attempt running and none to come."""
         if self.record.cancelled or self._recorded_end is not None:
             return True
-        return self._tracker.status.terminal and self._resubmit_at is None
+        if not self.tracker.status.terminal:
+            return False
+        if self.lifecycle is not None:
+            return self.lifecycle.resubmit_at is None
+        return not self.owed_recovery()
 
     def seconds_to_next_action(self, now: float) -> float:
         """Time until a scheduled resubmission (infinite when none)."""
-        return float("inf") if self._resubmit_at is None else max(0.0, self._resubmit_at - now)
+        at = None if self.lifecycle is None else self.lifecycle.resubmit_at
+        return float("inf") if at is None else max(0.0, at - now)
 
     def act(self, now: float) -> None:
-        """Resubmit when a scheduled resubmission is due."""
-        if self._resubmit_at is None or now < self._resubmit_at:
-            return
-        self._resubmit_at = None
-        # Another client (or thread) may have cancelled the run during the backoff.
-        if not self._backend.cancelled_elsewhere(self):
-            self._resubmit(now)
+        """Resubmit when a scheduled resubmission is due (only while acting)."""
+        if self.lifecycle is not None:
+            self.lifecycle.act(now)
+
+    def note_queue_position(self, pending_workloads: dict[str, Any], now: float) -> None:
+        """Feed Kueue's visibility-API answer so a QUEUED status says where the run waits."""
+        self.tracker.observe_pending_workloads(pending_workloads)
+        if self.lifecycle is not None:
+            self.lifecycle.on_change(now)
 
     # -- internals ---------------------------------------------------------------------
 
@@ -190,17 +252,35 @@ class KubeRun(Run):
             return CANCELLED
         if self._recorded_end is not None:
             return self._recorded_end
-        status = self._tracker.status
-        if self._resubmit_at is not None:
-            wait = max(0.0, self._resubmit_at - time.time())
+        status = self.tracker.status
+        at = None if self.lifecycle is None else self.lifecycle.resubmit_at
+        if at is not None:
+            wait = max(0.0, at - time.time())
             note = f"; resubmitting as attempt {self.attempt + 1} in {wait:.0f}s"
             return replace(status, message=status.message + note)
         return status
 
+    def _name_preemptors(self) -> None:
+        # Kueue names the preemptor by UID only; the history names its job, once.
+        history = self.tracker.history
+        for i, transition in enumerate(history):
+            if transition.status.state is RunState.PREEMPTED and not transition.detail:
+                found = find_preemptor(
+                    self._backend.kube, self.namespace, transition.status.message
+                )
+                if found is not None:
+                    history[i] = replace(transition, detail=f"preempted by {found.describe()}")
+
+    def _report_new(self) -> None:
+        history = self.history
+        for transition in history[self._reported :]:
+            self._backend.report(self, transition.status)
+        self._reported = max(self._reported, len(history))
+
     def _final_from_record(self) -> RunStatus | None:
-        # A run another client saw end needs no watching, unless that end is an
-        # infrastructure loss still owed a resubmission (the client died before making it).
-        mine = [t for t in self._history if t.attempt == self.attempt]
+        # A run whose end is recorded needs no watching, unless that end is an
+        # infrastructure loss still owed a resubmission (whoever acted died before making it).
+        mine = [t for t in self.record.history if t.attempt == self.attempt]
         if not self.record.current.outcome or not mine or not mine[-1].status.terminal:
             return None
         end = mine[-1].status
@@ -214,73 +294,3 @@ class KubeRun(Run):
         return StatusTracker(
             self.attempt, job_name=current.name, job_kind=kind, job_uid=current.uid
         )
-
-    def note_queue_position(self, pending_workloads: dict[str, Any], now: float) -> None:
-        """Feed Kueue's visibility-API answer so a QUEUED status says where the run waits."""
-        status = self._tracker.observe_pending_workloads(pending_workloads)
-        self._append(status, now)
-
-    def _collect(self, now: float) -> None:
-        fresh = self._tracker.history[self._seen :]
-        self._seen = len(self._tracker.history)
-        for transition in fresh:
-            self._append(transition.status, now, transition.detail, transition.at)
-        if fresh and self._tracker.status.state is RunState.QUEUED:
-            self._backend.queue_position(self, now)
-        if fresh and self._tracker.status.terminal:
-            self._on_terminal(now)
-
-    def _append(self, status: RunStatus, now: float, detail: str = "", at: float = -1) -> None:
-        when = at if at >= 0 else now - self.record.submitted_at
-        last = self._history[-1] if self._history else None
-        if last and (last.attempt, last.status) == (self.attempt, status):
-            return
-        self._history.append(Transition(status, self.attempt, when, detail))
-        self.record = replace(self.record, history=tuple(self._history))
-        self._backend.save(self.record)
-        self._backend.report(self, status)
-
-    def _on_terminal(self, now: float) -> None:
-        status = self._tracker.status
-        current = replace(self.record.current, outcome=status.state.value)
-        self.record = self.record.with_attempt(current)
-        policy = self.record.retry
-        resubmits = self.attempt - 1
-        if (
-            policy is None
-            or not self._tracker.is_resubmittable()
-            or resubmits >= policy.max_resubmits
-            or self.record.cancelled
-        ):
-            self._backend.save(self.record)
-            return
-        self._resubmit_at = now + policy.delay(resubmits + 1)
-        log.info("run %s: %s; resubmitting after backoff", self.name, status)
-        self._backend.save(self.record)
-
-    def _resubmit(self, now: float) -> None:
-        policy = self.record.retry
-        assert policy is not None
-        losses = self._spot_losses()
-        spot = self.record.job.spot and not policy.wants_on_demand(losses)
-        number = self.attempt + 1
-        attempt = AttemptRecord(number, attempt_name(self.name, number), spot)
-        # Record the decision before creating: a client that dies in between is resumed by
-        # the next one, which creates the same deterministic name (never a second attempt).
-        self.record = self.record.with_attempt(attempt)
-        self._backend.save(self.record)
-        self.record = self._backend.create_attempt(self.record, attempt)
-        self._tracker = self._new_tracker()
-        self._seen = 0
-        if self.record.cancelled:  # cancelled by another client while we created it
-            self._append(CANCELLED, now)
-            return
-        detail = "on-demand (Spot fallback)" if self.record.job.spot and not spot else ""
-        self._append(
-            RunStatus(RunState.PENDING, "Resubmitted", f"attempt {number} created"), now, detail
-        )
-
-    def _spot_losses(self) -> int:
-        # Every attempt lost to infrastructure plus every preemption or disruption seen.
-        lost = sum(1 for a in self.record.attempts if a.outcome == RunState.FAILED.value)
-        return lost + self.preemptions + self._tracker.counters.disruptions

@@ -56,6 +56,8 @@ _KNOWN = [
     Resource(kinds.NETWORKING, "NetworkPolicy", "networkpolicies"),
     Resource(kinds.RBAC, "Role", "roles"),
     Resource(kinds.RBAC, "RoleBinding", "rolebindings"),
+    Resource(kinds.RBAC, "ClusterRole", "clusterroles", namespaced=False),
+    Resource(kinds.RBAC, "ClusterRoleBinding", "clusterrolebindings", namespaced=False),
     Resource(kinds.SCHEDULING, "PriorityClass", "priorityclasses", namespaced=False),
     Resource(kinds.KUEUE, "Cohort", "cohorts", namespaced=False),
     Resource(kinds.CORE, "PersistentVolumeClaim", "persistentvolumeclaims"),

@@ -4,7 +4,8 @@ the cluster, so any client (or a restarted one) can follow and resume the same r
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from gkeml_sdk.core import kinds
@@ -18,9 +19,10 @@ from gkeml_sdk.training.code_configmap import code_config_map_name
 from gkeml_sdk.training.model import TrainingJob
 
 RECORD_LABEL = "gkeml.dev/run-record"
-# The record's layout (data key `schema`, a string as all ConfigMap data); 1 is also what a
-# record written before records carried a schema holds.
-RUN_RECORD_SCHEMA = 1
+# The record's layout (data key `schema`, a string as all ConfigMap data). 1 is also what a
+# record written before records carried a schema holds; 2 added each transition's `key` and
+# each attempt's `counters` (a schema-1 record loads with them empty).
+RUN_RECORD_SCHEMA = 2
 __all__ = [
     "RECORD_LABEL",
     "RUN_RECORD_SCHEMA",
@@ -28,6 +30,7 @@ __all__ = [
     "RunRecord",
     "attempt_name",
     "cancel_marker",
+    "cancels",
     "record_name",
 ]
 
@@ -37,13 +40,16 @@ def record_name(run: str) -> str:
     return f"{run}-gkeml-run"
 
 
-def cancel_marker(run: str, namespace: str) -> dict[str, Any]:
-    """The object whose existence says run `run` was cancelled. It is separate from the
-    record, so that a client still writing the record can never undo a cancellation.
+def cancel_marker(run: str, namespace: str, submitted_at: float = 0.0) -> dict[str, Any]:
+    """The object whose existence says the submission of run `run` made at `submitted_at`
+    was cancelled. It is separate from the record, so that a client still writing the record
+    can never undo a cancellation, and names its submission, so that a leftover marker never
+    cancels a later submission of the same name.
 
     Example:
-        >>> cancel_marker("ft", "ml")["metadata"]["name"]
-        'ft-gkeml-cancelled'
+        >>> marker = cancel_marker("ft", "ml", 1767225600.5)
+        >>> marker["metadata"]["name"], marker["data"]
+        ('ft-gkeml-cancelled', {'submitted_at': '1767225600.5'})
     """
     return {
         "apiVersion": kinds.CORE,
@@ -53,7 +59,29 @@ def cancel_marker(run: str, namespace: str) -> dict[str, Any]:
             "namespace": namespace,
             "labels": {RUN_ID_LABEL: run, **sdk_labels()},
         },
+        "data": {"submitted_at": repr(submitted_at)},
     }
+
+
+def cancels(marker: dict[str, Any], record: RunRecord) -> bool:
+    """Whether a cancel marker applies to `record`: it names the record's submission. A
+    marker written before markers named one applies to a run submitted before it was made.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob
+        >>> job = TrainingJob(name="ft", image="i", command=["x"], namespace="ml")
+        >>> cancels(cancel_marker("ft", "ml", 5.0), RunRecord(job=job, submitted_at=6.0))
+        False
+    """
+    written = (marker.get("data") or {}).get("submitted_at")
+    if written is not None:
+        return bool(written == repr(record.submitted_at))
+    created = str((marker.get("metadata") or {}).get("creationTimestamp") or "")
+    try:
+        made = datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return True  # no way to tell: a cancel is never lost
+    return record.submitted_at <= made
 
 
 @dataclass(frozen=True)
@@ -67,6 +95,8 @@ class AttemptRecord:
     spot: bool
     outcome: str = ""  # "" while running; the terminal state otherwise
     uid: str = ""  # "" until the object is created
+    # Kueue's and JobSet's counts when the attempt ended (preemptions, disruptions, ...).
+    counters: dict[str, int] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -108,7 +138,7 @@ class RunRecord:
         # push the record past the 1 MiB object limit. Only their paths are kept.
         data = {
             SCHEMA_KEY: str(RUN_RECORD_SCHEMA),
-            "spec.yaml": self.job.with_changes(files={}).to_yaml(),
+            "spec.yaml": _spec_yaml(self.job),
             "files.json": json.dumps(sorted(self.job.files)),
             "code.configmap": code_config_map_name(self.job) if self.job.files else "",
             "retry.yaml": self.retry.to_yaml() if self.retry else "",
@@ -162,6 +192,15 @@ class RunRecord:
         )
 
 
+def _spec_yaml(job: TrainingJob) -> str:
+    """`job.to_yaml()` without its code files, and without validating a copy on every save."""
+    import yaml
+
+    spec = job.model_dump(mode="json", exclude_defaults=True)
+    spec.pop("files", None)
+    return yaml.safe_dump(spec, sort_keys=False)
+
+
 def _checked_data(obj: dict[str, Any]) -> dict[str, Any]:
     """The record's data, once its schema is one this SDK reads."""
     data: dict[str, Any] = obj.get("data") or {}
@@ -181,6 +220,7 @@ def _transition_dict(t: Transition) -> dict[str, Any]:
         "attempt": t.attempt,
         "at": t.at,
         "detail": t.detail,
+        "key": t.key,
     }
 
 
@@ -188,5 +228,9 @@ def _transition(d: dict[str, Any]) -> Transition:
     cause = FailureCause(d["cause"]) if d.get("cause") else None
     status = RunStatus(RunState(d["state"]), d.get("reason", ""), d.get("message", ""), cause)
     return Transition(
-        status, int(d.get("attempt", 1)), float(d.get("at", 0.0)), d.get("detail", "")
+        status,
+        int(d.get("attempt", 1)),
+        float(d.get("at", 0.0)),
+        d.get("detail", ""),
+        str(d.get("key", "")),
     )

@@ -11,10 +11,13 @@ from gkeml_sdk.backends.kubernetes.run_record import (
     RECORD_LABEL,
     RunRecord,
     cancel_marker,
+    cancels,
     record_name,
 )
 from gkeml_sdk.core import kinds
+from gkeml_sdk.core.labels import RUN_ID_LABEL
 from gkeml_sdk.core.objects import Obj
+from gkeml_sdk.errors import ClusterError, ConfigError, GkemlError
 
 CONFIG_MAPS = resource(kinds.CORE, "ConfigMap")
 
@@ -35,39 +38,85 @@ class RunRecords:
         """Write the run record (server-side apply: idempotent)."""
         self.kube.apply(record.to_configmap())
 
+    def create(self, record: RunRecord) -> bool:
+        """Create the run record; False when a ConfigMap of its name already exists."""
+        return self.kube.create(record.to_configmap()) is not None
+
     def find(self, name: str, namespace: str) -> RunRecord | None:
-        """The record of run `name`, or None when there is none."""
+        """The record of run `name`, or None when there is none; `ClusterError` naming the
+        ConfigMap when one of that name is not a record this SDK can read (another tool's,
+        or damaged): only that run is affected."""
         found = self.kube.find(CONFIG_MAPS, record_name(name), namespace)
         return None if found is None else self.read(found)
 
     def all(self, namespace: str) -> list[RunRecord]:
-        """Every record in the namespace, newest first."""
+        """Every readable record in the namespace, newest first."""
+        return self.scan(namespace)[0]
+
+    def scan(self, namespace: str) -> tuple[list[RunRecord], dict[str, GkemlError]]:
+        """Every record in the namespace, newest first, and the run names whose record
+        ConfigMap cannot be read (name -> why): one damaged record never hides the others."""
         items, _ = self.kube.list(CONFIG_MAPS, namespace, label_selector=f"{RECORD_LABEL}=true")
-        return sorted((self.read(i) for i in items), key=lambda r: -r.submitted_at)
+        records: list[RunRecord] = []
+        unreadable: dict[str, GkemlError] = {}
+        for item in items:
+            try:
+                records.append(self.read(item))
+            except GkemlError as exc:
+                meta = item["metadata"]
+                run = (meta.get("labels") or {}).get(RUN_ID_LABEL) or meta["name"]
+                unreadable[str(run)] = exc
+        return sorted(records, key=lambda r: -r.submitted_at), unreadable
 
     def read(self, obj: Obj) -> RunRecord:
         """The record a ConfigMap holds, with its code files and any cancellation."""
+        meta = obj.get("metadata") or {}
+        where = f"ConfigMap {meta.get('namespace', '')}/{meta.get('name', '')}"
+        if (meta.get("labels") or {}).get(RECORD_LABEL) != "true":
+            raise ClusterError(
+                f"read run record {where}",
+                reason="NotARunRecord",
+                message="it lacks the label gkeml.dev/run-record=true, so gkeml did not write "
+                "it; gkeml never reads or overwrites it",
+                hint="choose another run name, or delete or rename that ConfigMap",
+            )
+        try:
+            return self._read(obj)
+        except ConfigError:
+            raise
+        except (KeyError, TypeError, ValueError) as exc:  # JSONDecodeError is a ValueError
+            raise ClusterError(
+                f"read run record {where}",
+                reason="Unreadable",
+                message=f"it is damaged ({type(exc).__name__}: {exc}), so its run cannot be "
+                "followed or resumed",
+                hint=f"delete it (kubectl delete configmap {meta.get('name', '')} -n "
+                f"{meta.get('namespace', '')}) to forget that run; other runs are unaffected",
+            ) from exc
+
+    def _read(self, obj: Obj) -> RunRecord:
         code = None
         name = RunRecord.code_config_map(obj)
         if name:
             found = self.kube.find(CONFIG_MAPS, name, obj["metadata"]["namespace"])
             code = (found or {}).get("data") or {}
         record = RunRecord.from_configmap(obj, code)
-        if not record.cancelled and self.cancel_marked(record.name, record.job.namespace):
+        if not record.cancelled and self.cancel_marked(record):
             record = replace(record, cancelled=True)
         return record
 
     def mark_cancelled(self, record: RunRecord) -> RunRecord:
         """Record a cancellation: the marker object first (the truth), then the record."""
-        self.kube.apply(cancel_marker(record.name, record.job.namespace))
+        self.kube.apply(cancel_marker(record.name, record.job.namespace, record.submitted_at))
         record = replace(record, cancelled=True)
         self.save(record)
         return record
 
-    def cancel_marked(self, name: str, namespace: str) -> bool:
-        """True when run `name` was cancelled, by any client."""
-        marker = cancel_marker(name, namespace)["metadata"]["name"]
-        return self.kube.find(CONFIG_MAPS, marker, namespace) is not None
+    def cancel_marked(self, record: RunRecord) -> bool:
+        """True when this submission of the run was cancelled, by any client."""
+        marker = cancel_marker(record.name, record.job.namespace)["metadata"]["name"]
+        found = self.kube.find(CONFIG_MAPS, marker, record.job.namespace)
+        return found is not None and cancels(found, record)
 
     def unmark_cancelled(self, name: str, namespace: str) -> None:
         """Forget a finished run's cancellation before its name is used again."""

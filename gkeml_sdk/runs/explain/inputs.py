@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from gkeml_sdk.core.objects import ObjView
+from gkeml_sdk.runs.preemptor import Preemptor
 
 
 @dataclass(frozen=True)
@@ -54,3 +55,4 @@ class RunObjects:
     provisioning_requests: tuple[ObjView, ...] = ()
     queues: QueueObjects | None = None
     job_deleted: bool = False
+    preemptor: Preemptor | None = None  # the Workload Kueue's Preempted message names

@@ -58,9 +58,10 @@ def evicted(objs: RunObjects, pod_hint: str, evidence: tuple[Evidence, ...]) -> 
     reason, message = workload.evicted.reason, workload.evicted.message
     how = workload.preemption
     if how is not None:
+        by = f" by {objs.preemptor.describe()}" if objs.preemptor is not None else ""
         return Finding(
             Category.PREEMPTED,
-            f"Preempted: Kueue evicted it {_PREEMPTIONS.get(how, 'to admit another workload')}"
+            f"Preempted{by}: Kueue evicted it {_PREEMPTIONS.get(how, 'to admit another workload')}"
             f"{f' ({how})' if how else ''}; it is requeued and restarts from its last checkpoint "
             "once quota frees. Raise its priority to keep it running.",
             evidence,

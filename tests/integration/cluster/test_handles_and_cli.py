@@ -201,25 +201,36 @@ def test_a_run_record_written_before_schemas_is_resumed_and_rewritten_with_one(c
     assert (run.record.job, run.record.retry) == (expected.job, expected.retry)
     assert run.record.attempts[0] == expected.attempts[0]
     assert run.record.history[:2] == expected.history
-    # Its attempt's JobSet is gone, so the run ended; the record saying so carries the schema.
-    assert run.record.attempts[1] == replace(expected.attempts[1], outcome="Cancelled")
+    # Its attempt's JobSet is gone, so the run ended; a reader writes nothing ...
     assert run.state.state is RunState.CANCELLED
-    assert cluster.store.get("configmaps", "ml", "ft-gkeml-run")["data"]["schema"] == "1"
+    assert "schema" not in cluster.store.get("configmaps", "ml", "ft-gkeml-run")["data"]
+    # ... the one that acts for it records the end, with the schema.
+    assert run.wait(timeout=30).state is RunState.CANCELLED
+    assert run.record.attempts[1] == replace(
+        expected.attempts[1], outcome="Cancelled", counters=run.record.attempts[1].counters
+    )
+    assert cluster.store.get("configmaps", "ml", "ft-gkeml-run")["data"]["schema"] == "2"
 
 
 def test_a_run_record_of_a_newer_schema_is_refused_with_the_fix(cluster, tmp_path, capsys):
-    newer = {**UNVERSIONED_RUN_RECORD, "data": {"schema": "2", "spec.json": "{}"}}
+    newer = {**UNVERSIONED_RUN_RECORD, "data": {"schema": "3", "spec.json": "{}"}}
     cluster.store.put(newer)
     refusal = (
-        "run record ConfigMap ml/ft-gkeml-run has schema 2, but gkeml "
-        f"{__version__} reads schema 1 (and records written without one): a newer gkeml "
+        "run record ConfigMap ml/ft-gkeml-run has schema 3, but gkeml "
+        f"{__version__} reads schema 2 (and records written without one): a newer gkeml "
         "wrote it. Upgrade gkeml (pip install -U gkeml) to read it"
     )
     client = make_client(cluster)
-    for read in (lambda: client.get_run("ft"), client.runs):
-        with pytest.raises(ConfigError) as refused:
-            read()
-        assert str(refused.value) == refusal
+    with pytest.raises(ConfigError) as refused:
+        client.get_run("ft")
+    assert str(refused.value) == refusal
+    # Listing shows it as unreadable, with the same words, instead of failing for all runs.
+    [listed] = client.runs()
+    assert (listed.name, listed.state.state, listed.state.message) == (
+        "ft",
+        RunState.UNREADABLE,
+        refusal,
+    )
     kubeconfig = str(cluster.kubeconfig(tmp_path / "kubeconfig", namespace="ml"))
     assert main(["status", "ft", "--kubeconfig", kubeconfig]) == 1
     err = capsys.readouterr().err

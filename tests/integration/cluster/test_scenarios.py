@@ -295,9 +295,9 @@ def test_queued_provisioning_waits_for_capacity_then_runs(cluster, client):
         ),
     ]
     created = cluster.store.get("jobsets", "ml", "train")
-    assert created["metadata"]["annotations"] == {
-        "provreq.kueue.x-k8s.io/maxRunDurationSeconds": "3600"
-    }
+    annotations = dict(created["metadata"]["annotations"])
+    assert annotations.pop("gkeml.dev/submission") == repr(run.record.submitted_at)
+    assert annotations == {"provreq.kueue.x-k8s.io/maxRunDurationSeconds": "3600"}
     assert jobsets(cluster) == ["train"]
 
 

@@ -27,10 +27,11 @@ def with_schema(obj: dict[str, Any], schema: object) -> dict[str, Any]:
     return changed
 
 
-def newer_refusal(record: str) -> str:
+def newer_refusal(record: str, found: int = 2, reads: int = 1) -> str:
     return (
-        f"{record} has schema 2, but gkeml {__version__} reads schema 1 (and records written "
-        "without one): a newer gkeml wrote it. Upgrade gkeml (pip install -U gkeml) to read it"
+        f"{record} has schema {found}, but gkeml {__version__} reads schema {reads} (and "
+        "records written without one): a newer gkeml wrote it. Upgrade gkeml "
+        "(pip install -U gkeml) to read it"
     )
 
 
@@ -39,24 +40,29 @@ def test_a_run_record_written_before_schemas_loads_as_before() -> None:
     assert RunRecord.from_configmap(UNVERSIONED_RUN_RECORD, CODE) == expected_run_record()
 
 
+def test_a_run_record_of_schema_1_loads_as_before() -> None:
+    schema_1 = with_schema(UNVERSIONED_RUN_RECORD, "1")
+    assert RunRecord.from_configmap(schema_1, CODE) == expected_run_record()
+
+
 def test_a_run_record_carries_its_schema_and_round_trips() -> None:
     record = expected_run_record()
     written = record.to_configmap()
-    assert written["data"]["schema"] == str(RUN_RECORD_SCHEMA) == "1"
-    # Besides the schema, the layout is the one written before records carried it.
-    assert {k: v for k, v in written["data"].items() if k != "schema"} == (
-        UNVERSIONED_RUN_RECORD["data"]
-    )
+    assert written["data"]["schema"] == str(RUN_RECORD_SCHEMA) == "2"
+    # Schema 2 kept every key of the layout before it and added transition keys and counters.
+    assert set(written["data"]) - {"schema"} == set(UNVERSIONED_RUN_RECORD["data"])
+    assert '"key": ""' in written["data"]["history.json"]
+    assert '"counters": {}' in written["data"]["attempts.json"]
     assert RunRecord.from_configmap(written, CODE) == record
 
 
 def test_a_run_record_of_a_newer_schema_is_refused_before_its_code_is_fetched() -> None:
     # A newer layout may keep none of today's keys: only the schema is looked at.
-    newer = {"metadata": {"name": "ft-gkeml-run", "namespace": "ml"}, "data": {"schema": "2"}}
+    newer = {"metadata": {"name": "ft-gkeml-run", "namespace": "ml"}, "data": {"schema": "3"}}
     for read in (RunRecord.code_config_map, RunRecord.from_configmap):
         with pytest.raises(ConfigError) as refused:
             read(newer)
-        assert str(refused.value) == newer_refusal("run record ConfigMap ml/ft-gkeml-run")
+        assert str(refused.value) == newer_refusal("run record ConfigMap ml/ft-gkeml-run", 3, 2)
 
 
 @pytest.mark.parametrize(
@@ -72,7 +78,7 @@ def test_a_run_record_of_an_unknown_schema_is_refused(schema: str, says: str) ->
     with pytest.raises(ConfigError) as refused:
         RunRecord.from_configmap(with_schema(UNVERSIONED_RUN_RECORD, schema), CODE)
     assert str(refused.value).startswith(f"run record ConfigMap ml/ft-gkeml-run {says}")
-    assert f"gkeml {__version__} reads schema 1" in str(refused.value)
+    assert f"gkeml {__version__} reads schema 2" in str(refused.value)
 
 
 def test_a_tenant_status_written_before_schemas_loads_as_before() -> None:

@@ -1,0 +1,35 @@
+"""Find the Workload that preempted a run (Kueue names it only by UID): first in the run's
+namespace, then, when the reader may list them, in every namespace (a cohort spans several)."""
+
+from __future__ import annotations
+
+import logging
+
+from gkeml_sdk.backends.kubernetes.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.snapshots import WORKLOADS
+from gkeml_sdk.errors import ClusterError
+from gkeml_sdk.runs.preemptor import Preemptor, preemptor, preemptor_uid
+
+log = logging.getLogger(__name__)
+
+
+def find_preemptor(kube: KubeClient, namespace: str, message: str) -> Preemptor | None:
+    """The preemptor Kueue's `message` names (None when it names none).
+
+    Example:
+        >>> find_preemptor(kube, "ml", workload_message).describe()  # doctest: +SKIP
+        'JobSet ml/high (priority 1000, queue team-a)'
+    """
+    if preemptor_uid(message) is None:
+        return None
+    found = None
+    for where in (namespace, None):
+        try:
+            workloads, _ = kube.list(WORKLOADS, where)
+        except ClusterError as exc:  # not allowed to list there: say what is known
+            log.info("preemptor of %s: %s", namespace, exc)
+            continue
+        found = preemptor(message, workloads)
+        if found is not None and found.found:
+            return found
+    return found

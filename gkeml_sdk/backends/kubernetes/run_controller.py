@@ -1,0 +1,81 @@
+"""The run controller as the public API offers it: started from cluster settings, and its
+install objects as `Manifests` (see docs/controller.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend
+from gkeml_sdk.backends.kubernetes.config import KubernetesSettings
+from gkeml_sdk.backends.kubernetes.controller.install import DEFAULT_IMAGE, controller_objects
+from gkeml_sdk.backends.kubernetes.controller.process import RunController
+from gkeml_sdk.core.manifests import Manifests
+
+
+def run_controller(
+    namespaces: Sequence[str],
+    *,
+    settings: KubernetesSettings | None = None,
+    identity: str | None = None,
+    interval: float = 2.0,
+) -> RunController:
+    """A run controller for `namespaces`: `run()` reconciles their runs until stopped,
+    leading each namespace only while it holds the Lease `gkeml-run-controller` there.
+
+    Example:
+        >>> from gkeml_sdk import KubernetesSettings, run_controller
+        >>> controller = run_controller(["ml"], settings=KubernetesSettings())  # doctest: +SKIP
+        >>> controller.reconcile_once()  # doctest: +SKIP
+        {'ml': True}
+    """
+    backend = KubernetesBackend(settings)
+    return RunController(backend, namespaces, identity=identity, interval=interval)
+
+
+def controller_manifests(
+    namespaces: Sequence[str],
+    *,
+    controller_namespace: str = "gkeml-system",
+    image: str = DEFAULT_IMAGE,
+    tenants_yaml: str | None = None,
+    replicas: int = 2,
+) -> Manifests:
+    """What `gkeml controller install` applies: namespace, ServiceAccount, least-privilege
+    RBAC, the Leases and the Deployment (with the standby manager's rules and the tenants'
+    file when `tenants_yaml` is given).
+
+    Example:
+        >>> from gkeml_sdk import controller_manifests
+        >>> [o["kind"] for o in controller_manifests(["ml"]).objects][-2:]
+        ['Lease', 'Deployment']
+    """
+    return Manifests(
+        controller_objects(
+            list(namespaces),
+            controller_namespace=controller_namespace,
+            image=image,
+            tenants_yaml=tenants_yaml,
+            replicas=replicas,
+        )
+    )
+
+
+def install_controller(
+    manifests: Manifests, *, settings: KubernetesSettings | None = None
+) -> list[str]:
+    """Server-side apply `controller_manifests(...)` in order; the objects applied, as
+    "Kind namespace/name".
+
+    Example:
+        >>> from gkeml_sdk import controller_manifests, install_controller
+        >>> install_controller(controller_manifests(["ml"]))[:1]  # doctest: +SKIP
+        ['Namespace gkeml-system']
+    """
+    kube = KubernetesBackend(settings).kube
+    applied = []
+    for obj in manifests.objects:
+        kube.apply(obj)
+        meta = obj["metadata"]
+        where = f"{meta['namespace']}/" if "namespace" in meta else ""
+        applied.append(f"{obj['kind']} {where}{meta['name']}")
+    return applied

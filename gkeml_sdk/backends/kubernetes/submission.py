@@ -1,0 +1,97 @@
+"""Submitting a job: two requests when its name is free (the job, created so that a taken
+name is found without a read first, then its record with the job's uid); otherwise the run of
+that name is replaced when finished, resumed when it is this same submission, or refused."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from gkeml_sdk.backends.kubernetes.attempts import job_resource
+from gkeml_sdk.backends.kubernetes.kube_run import KubeRun
+from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord, record_name
+from gkeml_sdk.backends.kubernetes.run_records import CONFIG_MAPS
+from gkeml_sdk.errors import ConfigError
+from gkeml_sdk.runs.retry import RetryPolicy
+from gkeml_sdk.training.model import TrainingJob
+
+if TYPE_CHECKING:
+    from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend
+
+
+def submit_job(backend: KubernetesBackend, job: TrainingJob, retry: RetryPolicy | None) -> KubeRun:
+    """Record and create attempt 1 of `job` (checked already); idempotent for an identical
+    spec.
+
+    Example:
+        >>> submit_job(backend, job, None).attempt  # doctest: +SKIP
+        1
+    """
+    first = AttemptRecord(1, job.name, job.spot)
+    record = RunRecord(job=job, submitted_at=time.time(), retry=retry, attempts=(first,))
+    # Two requests when the name is free: the job (created, so a taken name is found
+    # without reading first), then the record with its uid. A client that dies in between
+    # leaves a job that runs without a record; submitting it again adopts it.
+    made = backend.attempts.create(record, first, adopt=False)
+    if made is None:
+        return KubeRun(backend, _name_taken(backend, record))
+    record = record.with_attempt(made)
+    if not backend.records.create(record):
+        record = _record_taken(backend, record)
+    return KubeRun(backend, record)
+
+
+def _name_taken(backend: KubernetesBackend, record: RunRecord) -> RunRecord:
+    """The job's name is taken: replace a finished run of that name, resume this same
+    submission, adopt this run's own job (a retried create), refuse anything else."""
+    job = record.job
+    existing = backend.records.find(job.name, job.namespace)
+    if existing is not None:
+        previous = KubeRun(backend, existing)
+        if not previous.done():
+            if previous.record.job != job or previous.record.retry != record.retry:
+                raise _still_active(job)
+            current = existing.current
+            if existing.cancelled or current.outcome or current.uid:
+                return existing  # the same submission again
+            record = existing
+        else:
+            # A finished run of that name is replaced, as `kubectl apply` would; its
+            # objects must be gone first, or the new attempt would land on a dying one.
+            backend.attempts.delete_run(previous.record, wait=True)
+            backend.records.unmark_cancelled(job.name, job.namespace)
+    created = backend.attempts.create(record, record.current)
+    assert created is not None  # adopting: a taken name is this attempt's or refused
+    record = record.with_attempt(created)
+    backend.save(record)
+    return record
+
+
+def _record_taken(backend: KubernetesBackend, record: RunRecord) -> RunRecord:
+    """Our job was created but a record of its name exists: replace a finished run's,
+    complete this same submission's when its first attempt was never created, and otherwise
+    remove the job just made (a stray of a run that moved on, or of another spec)."""
+    job = record.job
+    written = backend.kube.find(CONFIG_MAPS, record_name(job.name), job.namespace)
+    if written is not None and written.get("data") == record.to_configmap()["data"]:
+        return record  # our own create, retried after it landed
+    existing = backend.records.find(job.name, job.namespace)
+    if existing is not None and not KubeRun(backend, existing).done():
+        same = existing.job == job and existing.retry == record.retry
+        ours = existing.current.attempt == 1 and existing.current.uid in ("", record.current.uid)
+        if not (same and ours):
+            backend.kube.delete(job_resource(record), record.current.name, job.namespace)
+            if not same:
+                raise _still_active(job)
+            return existing
+        record = existing.with_attempt(record.current)
+    backend.save(record)
+    return record
+
+
+def _still_active(job: TrainingJob) -> ConfigError:
+    return ConfigError(
+        f"a run named {job.name!r} is still active in namespace {job.namespace!r} "
+        "with a different spec: choose another name, or cancel it first "
+        f"(Client().get_run({job.name!r}).cancel())"
+    )

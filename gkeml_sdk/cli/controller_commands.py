@@ -1,0 +1,102 @@
+"""`gkeml controller run|install`: the run controller that recovers runs with nobody
+watching, as a process here or as a Deployment in the cluster."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+
+def register(commands: Any) -> None:
+    """Add `controller` and its verbs to the CLI."""
+    controller = commands.add_parser("controller", help="the run controller: recovery unattended")
+    verbs = controller.add_subparsers(title="controller commands", metavar="VERB")
+    run = verbs.add_parser("run", help="reconcile the namespaces' runs until stopped")
+    run.add_argument("--interval", type=float, default=2.0, metavar="SECONDS",
+                     help="seconds between passes over the runs")  # fmt: skip
+    run.add_argument("--identity", help="name in the Leases (default: $GKEML_CONTROLLER_ID)")
+    run.set_defaults(handler=_run)
+    install = verbs.add_parser("install", help="apply the controller's Deployment, RBAC, Leases")
+    install.add_argument("--controller-namespace", default="gkeml-system")
+    install.add_argument("--image", help="the controller image (built from the Dockerfile)")
+    install.add_argument("--replicas", type=int, default=2)
+    install.add_argument("--dry-run", action="store_true", help="print the YAML, apply nothing")
+    install.set_defaults(handler=_install)
+    for parser in (run, install):
+        parser.add_argument("-n", "--namespace", action="append", required=True,
+                            help="a namespace whose runs it manages (repeatable)")  # fmt: skip
+        parser.add_argument("--tenants", metavar="FILE",
+                            help="also run the tenants' standby manager")  # fmt: skip
+        parser.add_argument("--lease-namespace", default="default",
+                            help="namespace of the standby manager's Lease")  # fmt: skip
+        parser.add_argument("--context")
+        parser.add_argument("--kubeconfig")
+    controller.set_defaults(handler=lambda args: controller.print_help() or 2)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from gkeml_sdk import KubernetesSettings, StandbyManager, run_controller
+
+    settings = KubernetesSettings(context=args.context, kubeconfig=args.kubeconfig)
+    identity = args.identity or os.environ.get("GKEML_CONTROLLER_ID") or None
+    controller = run_controller(
+        args.namespace, settings=settings, identity=identity, interval=args.interval
+    )
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    manager = None
+    if args.tenants:
+        manager = StandbyManager(
+            _tenants(args.tenants),
+            settings=settings,
+            lease_namespace=args.lease_namespace,
+            identity=controller.identity,
+        )
+        manager.start()
+    print(f"run controller {controller.identity}: namespaces {', '.join(args.namespace)}",
+          flush=True)  # fmt: skip
+    try:
+        controller.run(stop)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if manager is not None:
+            manager.stop()
+    return 0
+
+
+def _install(args: argparse.Namespace) -> int:
+    from gkeml_sdk import KubernetesSettings, controller_manifests, install_controller
+
+    tenants_yaml = Path(args.tenants).read_text() if args.tenants else None
+    if tenants_yaml is not None:
+        _tenants(args.tenants)  # refuse a file the manager could not read, before applying
+    image = {"image": args.image} if args.image else {}
+    manifests = controller_manifests(
+        args.namespace,
+        controller_namespace=args.controller_namespace,
+        tenants_yaml=tenants_yaml,
+        replicas=args.replicas,
+        **image,
+    )
+    if args.dry_run:
+        sys.stdout.write(manifests.to_yaml())
+        return 0
+    settings = KubernetesSettings(context=args.context, kubeconfig=args.kubeconfig)
+    for applied in install_controller(manifests, settings=settings):
+        print(f"applied {applied}")
+    return 0
+
+
+def _tenants(file: str) -> list[Any]:
+    from gkeml_sdk import SpecError, Tenant, load_specs
+
+    tenants = [s for s in load_specs(file) if isinstance(s, Tenant)]
+    if not tenants:
+        raise SpecError(f"{file}: no Tenant", fix="add documents with `kind: Tenant`")
+    return tenants
