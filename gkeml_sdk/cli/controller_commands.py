@@ -20,13 +20,16 @@ def register(commands: Any) -> None:
     run.add_argument("--interval", type=float, default=2.0, metavar="SECONDS",
                      help="seconds between passes over the runs")  # fmt: skip
     run.add_argument("--identity", help="name in the Leases (default: $GKEML_CONTROLLER_ID)")
-    run.set_defaults(handler=_run)
+    run.set_defaults(
+        handler=_run,
+        without_cluster="see what it would install with `gkeml controller install -n NS --dry-run`",
+    )
     install = verbs.add_parser("install", help="apply the controller's Deployment, RBAC, Leases")
     install.add_argument("--controller-namespace", default="gkeml-system")
     install.add_argument("--image", help="the controller image (built from the Dockerfile)")
     install.add_argument("--replicas", type=int, default=2)
     install.add_argument("--dry-run", action="store_true", help="print the YAML, apply nothing")
-    install.set_defaults(handler=_install)
+    install.set_defaults(handler=_install, without_cluster="print the objects only with --dry-run")
     for parser in (run, install):
         parser.add_argument("-n", "--namespace", action="append", required=True,
                             help="a namespace whose runs it manages (repeatable)")  # fmt: skip
