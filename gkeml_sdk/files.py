@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import runpy
+import traceback
 from pathlib import Path
 from typing import Any
 
-from gkeml_sdk.core.model import load_yaml_all, read_spec_file
-from gkeml_sdk.errors import SpecError
+from gkeml_sdk.core.spec_text import load_yaml_all, read_spec_file
+from gkeml_sdk.errors import GkemlError, SpecError, excerpt
 from gkeml_sdk.training.model import TrainingJob
 
 SPEC_KINDS = ("TrainingJob", "ServeModel", "Tenant")
@@ -75,7 +76,22 @@ def _spec_class(kind: str, file: Path) -> Any:
 
 def _from_python(file: Path) -> list[Any]:
     # Run as a module named for the file (not __main__), so example scripts only define.
-    namespace = runpy.run_path(str(file), run_name=f"gkeml_spec_{file.stem}")
+    try:
+        namespace = runpy.run_path(str(file), run_name=f"gkeml_spec_{file.stem}")
+    except GkemlError:
+        raise
+    except SyntaxError as exc:
+        raise SpecError(
+            f"{file}: not valid Python at line {exc.lineno}: {excerpt(exc.msg)}",
+            fix="fix the syntax there (`python -m py_compile FILE` shows it too)",
+        ) from None
+    except Exception as exc:  # the user's module failed while it ran: say where, once
+        raise SpecError(
+            f"{file}: running it raised {type(exc).__name__}{_line_in(file, exc)}: "
+            f"{excerpt(str(exc))}",
+            rule="a .py spec file is run to find the specs it defines",
+            fix=f"run `python {file}` to see the full traceback",
+        ) from None
     found: list[Any] = []
     for value in namespace.values():
         if type(value).__name__ in SPEC_KINDS and value not in found:
@@ -86,3 +102,8 @@ def _from_python(file: Path) -> list[Any]:
             fix="assign the spec to a module-level name, e.g. job = TrainingJob(...)",
         )
     return found
+
+
+def _line_in(file: Path, exc: BaseException) -> str:
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(file)]
+    return f" at line {lines[-1]}" if lines else ""
