@@ -3,22 +3,17 @@ ValidationError, and lossless YAML round trips."""
 
 from __future__ import annotations
 
-import re
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+# The name patterns every spec checks, re-exported from where the API server's rules live.
+from gkeml_sdk.core.apimachinery import DNS1035_LABEL as DNS1035_LABEL
+from gkeml_sdk.core.apimachinery import DNS1123_LABEL as DNS1123_LABEL
+from gkeml_sdk.core.apimachinery import DNS1123_SUBDOMAIN as DNS1123_SUBDOMAIN
+from gkeml_sdk.core.apimachinery import LABEL_VALUE as LABEL_VALUE
 from gkeml_sdk.core.spec_text import load_yaml
 from gkeml_sdk.errors import SpecError, excerpt
-
-# Patterns end in \Z, not $: `$` also matches before a trailing newline ("abc\n").
-DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")  # letter first: Services, JobSets
-DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
-DNS1123_SUBDOMAIN = re.compile(
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z"
-)
-LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
-QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
 
 
 class SpecModel(BaseModel):

@@ -5,8 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from gkeml_sdk.core.apimachinery import (
+    TOTAL_ANNOTATION_SIZE_LIMIT,
+    annotations_size,
+    label_value_errors,
+    qualified_name_errors,
+)
 from gkeml_sdk.core.environment import ATTEMPT_NAME_ALLOWANCE, REPLICATED_JOB
-from gkeml_sdk.core.model import DNS1035_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE, QUALIFIED_NAME, fail
+from gkeml_sdk.core.model import DNS1035_LABEL, fail
+from gkeml_sdk.errors import excerpt
 
 ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
 INT32_MAX = 2**31 - 1  # replicas, parallelism, maxRestarts, Kueue's max execution time
@@ -93,27 +100,46 @@ def check_name(field: str, value: str | None, pattern: re.Pattern[str], limit: i
 
 
 def check_labels(labels: Mapping[str, str], annotations: Mapping[str, str] = {}) -> None:
-    """Label keys and values, and annotation keys, as the API server checks them.
+    """Label keys and values, annotation keys and their total size, as the API server checks
+    them (`core.apimachinery`).
 
     Example:
         >>> check_labels({"team": "vision", "example.com/owner": "alice"})
+        >>> check_labels({"/team": "vision"})
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.SpecError: labels key '/team' is not a valid Kubernetes key: ...
     """
     for where, mapping in (("labels", labels), ("annotations", annotations)):
         for key, value in mapping.items():
-            if not _is_qualified_key(key):
+            # ValidateAnnotations checks annotation keys lower-cased, labels as written.
+            problems = qualified_name_errors(key if where == "labels" else key.lower())
+            if problems:
                 raise fail(
-                    f"{where} key {key!r} is not a valid Kubernetes key",
-                    rule="keys are [prefix/]name, name <= 63 alphanumerics, '-', '_', '.'",
+                    f"{where} key {excerpt(repr(key), 80)} is not a valid Kubernetes key: "
+                    + "; ".join(problems),
+                    rule="keys are [prefix/]name: an optional DNS subdomain prefix of at most "
+                    "253 characters, then a name of at most 63 alphanumerics, '-', '_', '.'",
                     fix="e.g. team: vision or example.com/owner: alice",
                     field=where,
                 )
-            if where == "labels" and (len(value) > 63 or not LABEL_VALUE.match(value)):
+            if where == "labels" and label_value_errors(value):
                 raise fail(
-                    f"label value {value!r} for {key!r} is invalid",
+                    f"label value {excerpt(repr(value), 80)} for {excerpt(repr(key), 80)} is "
+                    "invalid",
                     rule="label values are <= 63 alphanumerics, '-', '_', '.'",
                     fix="shorten it or move it to annotations",
                     field="labels",
                 )
+    size = annotations_size(annotations)
+    if size > TOTAL_ANNOTATION_SIZE_LIMIT:
+        raise fail(
+            f"annotations total {size} bytes",
+            rule=f"the API server stores at most {TOTAL_ANNOTATION_SIZE_LIMIT} bytes of "
+            "annotation keys and values per object",
+            fix="keep large values in a ConfigMap or a bucket and annotate a reference",
+            field="annotations",
+        )
 
 
 def check_env_name(key: str) -> None:
@@ -129,13 +155,6 @@ def check_env_name(key: str) -> None:
             fix="e.g. MY_SETTING",
             field="env",
         )
-
-
-def _is_qualified_key(key: str) -> bool:
-    prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > 253 or not DNS1123_SUBDOMAIN.match(prefix)):
-        return False
-    return 0 < len(name) <= 63 and bool(QUALIFIED_NAME.match(name))
 
 
 def slug(text: str, *, empty: str) -> str:

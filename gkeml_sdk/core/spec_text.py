@@ -3,6 +3,7 @@ installed, with bounded alias expansion and errors that quote a bounded excerpt.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -85,9 +86,31 @@ def _parse(text: str, where: str, read: Callable[[Any], Any]) -> Any:
     where = excerpt(where)
     if len(text) > MAX_SPEC_BYTES:
         raise _too_large(where)
-    loader = _loader_class()(text)
+    fast, pure = _loader_classes()
+    if fast is not pure:
+        try:
+            return _read(fast, text, read)
+        except (yaml.YAMLError, ValueError, OverflowError, RecursionError):
+            pass
+    # libyaml and PyYAML's own parser accept the same documents but word and place some errors
+    # differently (and libyaml refuses "\ud800" escapes outright): the pure parser, reached
+    # only for broken input, makes every error and result the same whichever is installed.
+    return _explain(where, pure, text, read)
+
+
+def _read(loader_class: type[Any], text: str, read: Callable[[Any], Any]) -> Any:
+    loader = loader_class(text)
     try:
         return read(loader)
+    finally:
+        loader.dispose()
+
+
+def _explain(where: str, loader_class: type[Any], text: str, read: Callable[[Any], Any]) -> Any:
+    import yaml
+
+    try:
+        return _read(loader_class, text, read)
     except SpecError as exc:  # from the composed-document check: say which input
         raise SpecError(f"{where}: {exc.what}", rule=exc.rule, fix=exc.fix) from None
     except yaml.YAMLError as exc:
@@ -113,8 +136,6 @@ def _parse(text: str, where: str, read: Callable[[Any], Any]) -> Any:
             f"{where}: YAML nested too deeply to read",
             fix="a spec is a flat mapping of fields with short lists and mappings",
         ) from None
-    finally:
-        loader.dispose()
 
 
 def _too_large(where: str) -> SpecError:
@@ -125,33 +146,30 @@ def _too_large(where: str) -> SpecError:
     )
 
 
-_LOADER: list[type[Any]] = []
-
-
-def _loader_class() -> type[Any]:
-    """SafeLoader's results, through libyaml's parser when PyYAML was built with it, with
-    every composed document checked before it is constructed."""
-    if _LOADER:
-        return _LOADER[0]
+@functools.cache
+def _loader_classes() -> tuple[type[Any], type[Any]]:
+    """SafeLoader's results through libyaml's parser (when PyYAML was built with it) and
+    through PyYAML's own, each checking every composed document before it is constructed."""
     import yaml
 
-    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    def bounded(base: type[Any]) -> type[Any]:
+        class BoundedLoader(base):  # type: ignore[misc, valid-type]
+            def get_single_node(self) -> Any:
+                node = super().get_single_node()
+                if node is not None:
+                    _check_composed(node)
+                return node
 
-    class BoundedLoader(base):  # type: ignore[misc, valid-type]
-        def get_single_node(self) -> Any:
-            node = super().get_single_node()
-            if node is not None:
-                _check_composed(node)
-            return node
+            def get_node(self) -> Any:
+                node = super().get_node()
+                if node is not None:
+                    _check_composed(node)
+                return node
 
-        def get_node(self) -> Any:
-            node = super().get_node()
-            if node is not None:
-                _check_composed(node)
-            return node
+        return BoundedLoader
 
-    _LOADER.append(BoundedLoader)
-    return BoundedLoader
+    pure = bounded(yaml.SafeLoader)
+    return (bounded(yaml.CSafeLoader) if yaml.__with_libyaml__ else pure), pure
 
 
 def _check_composed(root: Any) -> None:
