@@ -59,7 +59,7 @@ def check_run_name(value: str, limit: int) -> None:
     )
 
 
-def check_int32(field: str, value: int | None) -> None:
+def check_int32(field: str, value: int | None, api: str = "Kubernetes") -> None:
     """Refuse a count the Kubernetes field (int32) cannot hold.
 
     Example:
@@ -71,7 +71,7 @@ def check_int32(field: str, value: int | None) -> None:
     if value is not None and value > INT32_MAX:
         raise fail(
             f"{field}={value} is too large",
-            rule="Kubernetes stores it as a 32-bit integer",
+            rule=f"{api} stores it as a 32-bit integer",
             fix=f"{field}<={INT32_MAX}",
             field=field,
         )
