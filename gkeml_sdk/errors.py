@@ -131,8 +131,8 @@ class GkeError(ClusterError):
 
 
 class QuotaError(GkeError):
-    """GKE refused for lack of quota: a Compute Engine resource quota (GPUs, CPUs, addresses)
-    or the API's request-rate quota."""
+    """GKE refused for lack of a Compute Engine resource quota (GPUs, CPUs, addresses). The
+    API's request-rate limit (HTTP 429) is retried, then reported as a plain `GkeError`."""
 
 
 class GkePermissionError(GkeError):
