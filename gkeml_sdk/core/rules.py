@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping
 
@@ -16,6 +17,17 @@ from gkeml_sdk.core.model import DNS1035_LABEL, fail
 from gkeml_sdk.errors import excerpt
 
 ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
+# Formats credentials are issued in: Hugging Face, OpenAI/Anthropic, GitHub, GitLab, Slack,
+# AWS access keys, Google API keys and OAuth tokens, PEM private keys.
+_CREDENTIAL = re.compile(
+    r"^(hf_[A-Za-z0-9]{30,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}"
+    r"|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}"
+    r"|(AKIA|ASIA)[A-Z0-9]{16}|AIza[0-9A-Za-z_-]{35}|ya29\.[0-9A-Za-z_-]{20,})\Z"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
+)
+# Env names that say they hold one (split on '_': TOKENIZERS_PARALLELISM is no token).
+_SECRET_WORDS = {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "CREDENTIALS"}
+_SECRET_PAIRS = {("API", "KEY"), ("ACCESS", "KEY"), ("PRIVATE", "KEY"), ("SECRET", "KEY")}
 INT32_MAX = 2**31 - 1  # replicas, parallelism, maxRestarts, Kueue's max execution time
 # The Job controller's random pod suffix plus the dashes around the indexes (JobSet webhook).
 _POD_NAME_OVERHEAD = 9
@@ -157,6 +169,30 @@ def check_env_name(key: str) -> None:
         )
 
 
+def check_plain_env(env: Mapping[str, str], secret_field: str = "secret_env") -> None:
+    """Refuse a plain env value that looks like a credential: it would be stored in the
+    object (and the run record, the notebook's YAML, `kubectl get -o yaml`) in clear text.
+
+    Example:
+        >>> check_plain_env({"LOG_LEVEL": "debug", "TOKENIZERS_PARALLELISM": "false"})
+        >>> check_plain_env({"HF_TOKEN": "hf_" + "a" * 34})
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.SpecError: env HF_TOKEN holds what looks like a credential ...
+    """
+    for name, value in env.items():
+        if _looks_secret(name, value):
+            raise fail(
+                f"env {name} holds what looks like a credential ({_masked(value)})",
+                rule="plain env values are written into the object and every copy of it in "
+                "clear text; credentials come from a Kubernetes Secret",
+                fix=f"{secret_field}={{{name!r}: 'SECRET/KEY'}} after `kubectl create secret "
+                f"generic SECRET --from-literal=KEY=...` (locally the value is read from "
+                f"${name} of the submitting process)",
+                field="env",
+            )
+
+
 def slug(text: str, *, empty: str) -> str:
     """A DNS label made of `text` (for rule and object names), or `empty` when nothing is left.
 
@@ -165,3 +201,24 @@ def slug(text: str, *, empty: str) -> str:
         ('meta-llama-llama-3-1-8b', 'my-bucket-v2')
     """
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:63].rstrip("-") or empty
+
+
+def _looks_secret(name: str, value: str) -> bool:
+    if _CREDENTIAL.search(value):
+        return True
+    words = name.upper().split("_")
+    named = bool(_SECRET_WORDS & set(words)) or any(
+        pair in _SECRET_PAIRS for pair in itertools.pairwise(words)
+    )
+    # A named secret with a value that is no flag, number, path, URL or $(REFERENCE).
+    return (
+        named
+        and len(value) >= 12
+        and not re.search(r"[\s/$]", value)
+        and value.lower() not in ("true", "false")
+        and not value.replace(".", "").isdigit()
+    )
+
+
+def _masked(value: str) -> str:
+    return f"{value[:4]}… {len(value)} characters" if len(value) > 8 else "a short value"
