@@ -124,8 +124,9 @@ class PriceBook:
                 )
             unknown = set(fields) - {"on_demand", "spot", "flex_start"}
             if unknown:
+                names = excerpt(sorted(map(str, unknown)))
                 raise SpecError(
-                    f"price for {excerpt(key)}: unknown fields {excerpt(sorted(map(str, unknown)))}",
+                    f"price for {excerpt(key)}: unknown fields {names}",
                     fix="use on_demand, spot, flex_start",
                 )
             for name, value in fields.items():

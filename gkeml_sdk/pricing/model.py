@@ -105,10 +105,14 @@ def estimate_training_cost(
     job: TrainingJob, hours: float, prices: PriceBook | PriceOverrides | str | None = None
 ) -> CostEstimate:
     """Cost of `job` running `hours` (see `TrainingJob.estimate_cost`)."""
-    from gkeml_sdk.errors import SpecError
+    from gkeml_sdk.errors import SpecError, excerpt
 
-    if hours <= 0:
-        raise SpecError(f"hours={hours}", rule="a cost is for a positive duration", fix="hours=1")
+    if not _is_duration(hours):
+        raise SpecError(
+            f"hours={excerpt(hours, 40)}",
+            rule=f"a cost is for a positive, finite duration of at most {MAX_HOURS:,} hours",
+            fix="hours=1",
+        )
     book = PriceBook.of(prices)
     billed = job.hardware.billing(job.nodes)
     price = book.price(billed.key)
@@ -140,3 +144,15 @@ def _why(model: str, price: Price, no_on_demand: bool) -> str:
     if model == "on-demand" and price.note:
         return price.note
     return f"the price catalog has no {model} price for it"
+
+
+MAX_HOURS = 1_000_000  # more than a century: beyond it a figure means a typo, not a plan
+
+
+def _is_duration(hours: object) -> bool:
+    if isinstance(hours, bool) or not isinstance(hours, int | float):
+        return False
+    try:
+        return 0 < float(hours) <= MAX_HOURS
+    except OverflowError:  # an int beyond float's range
+        return False
