@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Mapping
 
@@ -85,6 +86,51 @@ def check_int32(field: str, value: int | None, api: str = "Kubernetes") -> None:
             f"{field}={value} is too large",
             rule=f"{api} stores it as a 32-bit integer",
             fix=f"{field}<={INT32_MAX}",
+            field=field,
+        )
+
+
+def check_number(
+    field: str,
+    value: object,
+    *,
+    low: float = 0,
+    above: bool = False,
+    high: float | None = None,
+    integer: bool = False,
+    optional: bool = False,
+) -> None:
+    """Refuse a setting that is no finite number of at least `low` (more than `low` when
+    `above`) and at most `high`, or no integer when `integer`; None passes when `optional`.
+
+    Example:
+        >>> check_number("grace_seconds", 5)
+        >>> check_number("attempts", 0, low=1, integer=True)
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.SpecError: attempts=0 (rule: a whole number of at least 1). Try: ...
+    """
+    if value is None and optional:
+        return
+    kind = "a whole number" if integer else "a finite number"
+    bound = f"more than {low:g}" if above else f"of at least {low:g}"
+    if high is not None:
+        bound += f" and at most {high:g}"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        good = False
+    elif isinstance(value, float):
+        good = not integer and math.isfinite(value)
+    else:
+        good = True  # ints of any size compare exactly
+    if (
+        not good
+        or (value <= low if above else value < low)  # type: ignore[operator]
+        or (high is not None and value > high)  # type: ignore[operator]
+    ):
+        raise fail(
+            f"{field}={excerpt(value, 40)}",
+            rule=f"{kind} {bound}",
+            fix=f"{field}={low + 1 if above else low:g}",
             field=field,
         )
 

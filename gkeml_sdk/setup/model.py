@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import Field, field_validator, model_validator
 
 from gkeml_sdk.core.model import DNS1123_LABEL, SpecModel, fail
-from gkeml_sdk.core.spec_text import read_spec_file
 from gkeml_sdk.core.quantity import check_quantity
 from gkeml_sdk.core.rules import check_name
+from gkeml_sdk.core.spec_text import read_spec_file
 from gkeml_sdk.hardware.accelerator import Accelerator
 from gkeml_sdk.hardware.choice import HardwareChoice, hardware_from_data
 from gkeml_sdk.hardware.tpu_slice import TpuSlice

@@ -77,10 +77,11 @@ class Tier(SpecModel):
         if not isinstance(base, str) or base not in DEFAULTS:
             missing = [f for f in DEFAULTS["A"] if f not in data]
             if missing:
+                quoted = excerpt(repr(base), 40)
                 raise fail(
-                    f"tier {excerpt(repr(base))} is not one of A, B, C and leaves {', '.join(missing)} unset",
+                    f"tier {quoted} is not one of A, B, C and leaves {', '.join(missing)} unset",
                     rule="a named tier starts from a product tier's defaults",
-                    fix=f"Tier(name={excerpt(repr(base), 40)}, like='A') (or 'B', 'C'), or set every field",
+                    fix=f"Tier(name={quoted}, like='A') (or 'B', 'C'), or set every field",
                     field="like",
                 )
             return data
