@@ -115,6 +115,10 @@ class PriceBook:
     def with_overrides(self, overrides: PriceOverrides) -> PriceBook:
         """A copy with some prices replaced; keys are catalog keys, fields
         `on_demand`, `spot`, `flex_start`."""
+        if not isinstance(overrides, Mapping):
+            raise SpecError(
+                f"prices={excerpt(overrides, 80)} is not a mapping of prices", fix=_PRICE_FILE
+            )
         merged = dict(self.prices)
         for key, fields in overrides.items():
             if not isinstance(key, str) or not isinstance(fields, Mapping):
