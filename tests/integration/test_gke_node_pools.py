@@ -250,7 +250,7 @@ def test_a_request_without_an_answer_is_retried_then_a_gke_timeout(
         "ml-proj", "us-central1", "train", client=gke_api.client(), sleep=lambda s: None,
         attempts=2, request_timeout_seconds=0.2,
     )  # fmt: skip
-    with pytest.raises(GkeError, match="TIMEOUT: no answer from the GKE API within 0.2 s"):
+    with pytest.raises(GkeError, match=r"TIMEOUT: no answer from the GKE API within 0\.2 s"):
         gke.get("h100")
     assert _calls(gke_api, "GET") == 2
 
