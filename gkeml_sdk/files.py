@@ -85,7 +85,7 @@ def _from_python(file: Path) -> list[Any]:
             f"{file}: not valid Python at line {exc.lineno}: {excerpt(exc.msg)}",
             fix="fix the syntax there (`python -m py_compile FILE` shows it too)",
         ) from None
-    except Exception as exc:  # the user's module failed while it ran: say where, once
+    except (Exception, SystemExit) as exc:  # the module failed (or exited) as it ran
         raise SpecError(
             f"{file}: running it raised {type(exc).__name__}{_line_in(file, exc)}: "
             f"{excerpt(str(exc))}",

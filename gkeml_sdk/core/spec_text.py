@@ -152,27 +152,31 @@ def _loader_classes() -> tuple[type[Any], type[Any]]:
     through PyYAML's own, each checking every composed document before it is constructed."""
     import yaml
 
-    def bounded(base: type[Any]) -> type[Any]:
+    def bounded(base: type[Any], libyaml: bool) -> type[Any]:
         class BoundedLoader(base):  # type: ignore[misc, valid-type]
             def get_single_node(self) -> Any:
                 node = super().get_single_node()
                 if node is not None:
-                    _check_composed(node)
+                    _check_composed(node, libyaml)
                 return node
 
             def get_node(self) -> Any:
                 node = super().get_node()
                 if node is not None:
-                    _check_composed(node)
+                    _check_composed(node, libyaml)
                 return node
 
         return BoundedLoader
 
-    pure = bounded(yaml.SafeLoader)
-    return (bounded(yaml.CSafeLoader) if yaml.__with_libyaml__ else pure), pure
+    pure = bounded(yaml.SafeLoader, libyaml=False)
+    return (bounded(yaml.CSafeLoader, libyaml=True) if yaml.__with_libyaml__ else pure), pure
 
 
-def _check_composed(root: Any) -> None:
+class _AskThePureReader(ValueError):
+    """libyaml composed a node that PyYAML's own reader resolves differently."""
+
+
+def _check_composed(root: Any, libyaml: bool = False) -> None:
     """Refuse, before anything is constructed, a document whose aliases expand beyond
     `MAX_ALIAS_NODES` extra nodes or refer to themselves, and text no API server stores (lone
     UTF-16 surrogates from `"\\ud800"` escapes). Linear in the nodes as written: each shared
@@ -196,6 +200,10 @@ def _check_composed(root: Any) -> None:
         if isinstance(node.value, str):
             if any("\ud800" <= char <= "\udfff" for char in node.value):
                 raise _surrogate_error(node)
+            if libyaml and not node.value and not node.style and node.tag.endswith(":str"):
+                # `key: !` is '' through libyaml and None through PyYAML (`!!str` is '' in
+                # both): PyYAML's answer, so that both readers give the same results.
+                raise _AskThePureReader
             expanded[key] = 1
             continue
         open_nodes.add(key)
