@@ -7,7 +7,7 @@ reasons (empty: accepted); Go's `len` counts UTF-8 bytes, and so do these."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from gkeml_sdk.errors import SpecError, excerpt
@@ -156,7 +156,7 @@ def object_errors(obj: Mapping[str, Any]) -> list[str]:
     return errors
 
 
-def check_objects(objects: list[Mapping[str, Any]]) -> None:
+def check_objects(objects: Sequence[Mapping[str, Any]]) -> None:
     """Raise `SpecError` with the first reason the API server would refuse one of `objects`.
 
     Example:

@@ -153,7 +153,7 @@ def _loader_classes() -> tuple[type[Any], type[Any]]:
     import yaml
 
     def bounded(base: type[Any], libyaml: bool) -> type[Any]:
-        class BoundedLoader(base):  # type: ignore[misc, valid-type]
+        class BoundedLoader(base):  # type: ignore[misc]
             def get_single_node(self) -> Any:
                 node = super().get_single_node()
                 if node is not None:

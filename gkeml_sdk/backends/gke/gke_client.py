@@ -8,7 +8,14 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_random_exponential,
+)
+from tenacity.stop import stop_base
 
 from gkeml_sdk.backends.gke.api_errors import as_gke_error, is_transient, operation_error
 from gkeml_sdk.errors import ConfigError, GkeError, SpecError
@@ -238,15 +245,12 @@ class GkeClient:
         """`request(timeout)`, retried while transient, within `attempts` and `deadline` (so a
         wait overshoots `timeout_seconds` by one request's timeout at most)."""
 
-        def past_deadline(_: object) -> bool:
-            return deadline is not None and self._clock() >= deadline
-
         def send() -> T:
             return request(self.request_timeout_seconds)
 
         retrying = Retrying(
             retry=retry_if_exception(is_transient),
-            stop=stop_after_attempt(self.attempts) | past_deadline,
+            stop=stop_after_attempt(self.attempts) | _PastDeadline(self._clock, deadline),
             wait=wait_random_exponential(multiplier=0.5, max=self.backoff_seconds),
             sleep=self._sleep,
             reraise=True,
@@ -258,6 +262,16 @@ class GkeClient:
             if error is None:
                 raise
             raise error from None
+
+
+class _PastDeadline(stop_base):
+    """Stop retrying once `clock` reads `deadline` (never, when it is None)."""
+
+    def __init__(self, clock: Callable[[], float], deadline: float | None) -> None:
+        self.clock, self.deadline = clock, deadline
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        return self.deadline is not None and self.clock() >= self.deadline
 
 
 def _is_zone(location: str) -> bool:
