@@ -169,7 +169,7 @@ def calls(draw: st.DrawFn) -> tuple[Any, dict[str, Any]]:
     return target, kwargs
 
 
-@fuzz("constructors", 2400)
+@fuzz("constructors", 1800)
 @given(call=calls())
 def test_every_public_constructor_refuses_with_gkeml_errors_only(
     call: tuple[Any, dict[str, Any]],
@@ -197,7 +197,7 @@ def refused(build: Callable[[], Any]) -> bool:
     return False
 
 
-@fuzz("kubernetes_rules", 1500)
+@fuzz("kubernetes_rules", 1200)
 @given(key=key_text, value=key_text)
 def test_label_and_annotation_rules_match_the_api_servers(key: str, value: str) -> None:
     meta = {"name": "x", "labels": {key: value}, "annotations": {key: value}}
@@ -247,7 +247,7 @@ def _documents(loader: Any) -> list[Any]:
     return found
 
 
-@fuzz("yaml_readers_agree", 600)
+@fuzz("yaml_readers_agree", 500)
 @given(text=yaml_documents())
 def test_libyaml_and_the_pure_reader_give_the_same_answers(text: str) -> None:
     fast, pure = spec_text._loader_classes()
@@ -278,7 +278,7 @@ LOADERS: dict[str, Callable[[Path], Any]] = {
 }
 
 
-@fuzz("file_loaders", 800)
+@fuzz("file_loaders", 600)
 @given(
     text=yaml_documents() | st.sampled_from(PY_SOURCES),
     suffix=st.sampled_from(SUFFIXES),
