@@ -6,6 +6,7 @@ reasons (empty: accepted); Go's `len` counts UTF-8 bytes, and so do these."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -146,7 +147,7 @@ def object_errors(obj: Mapping[str, Any]) -> list[str]:
     where = f"{kind} {excerpt(str(meta.get('name', '')), 80)}"
     errors: list[str] = []
     if "name" in meta:
-        errors += [f"{where}: name {e}" for e in dns1123_subdomain_errors(meta["name"])]
+        errors += [f"{where}: name {e}" for e in _name_errors(meta["name"])]
     if "namespace" in meta:
         errors += [f"{where}: namespace {e}" for e in dns1123_label_errors(meta["namespace"])]
     for path, embedded in _metadata(obj):
@@ -176,27 +177,43 @@ def check_objects(objects: Sequence[Mapping[str, Any]]) -> None:
             )
 
 
+@functools.lru_cache(maxsize=4096)
+def _key_errors(key: str) -> tuple[str, ...]:
+    # Every compile checks the same few keys (Kueue's, gkeml's): answered once each.
+    return tuple(qualified_name_errors(key))
+
+
+@functools.lru_cache(maxsize=4096)
+def _value_errors(value: str) -> tuple[str, ...]:
+    return tuple(label_value_errors(value))
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_errors(name: str) -> tuple[str, ...]:
+    return tuple(dns1123_subdomain_errors(name))
+
+
 def _meta_errors(where: str, meta: Mapping[str, Any]) -> list[str]:
-    errors: list[str] = []
     labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
     for key, value in [*labels.items(), *annotations.items()]:
         if not isinstance(key, str) or not isinstance(value, str):
             return [f"{where}: labels and annotations map strings to strings, got {excerpt(key)}"]
+    errors: list[str] = []
     for key, value in labels.items():
-        quoted = excerpt(repr(key), 80)
-        errors += [f"{where}: label key {quoted}: {e}" for e in qualified_name_errors(key)]
-        errors += [f"{where}: label {quoted} value {e}" for e in label_value_errors(value)]
+        if _key_errors(key) or _value_errors(value):  # the quoting only when it is needed
+            quoted = excerpt(repr(key), 80)
+            errors += [f"{where}: label key {quoted}: {e}" for e in _key_errors(key)]
+            errors += [f"{where}: label {quoted} value {e}" for e in _value_errors(value)]
     for key in annotations:
         # ValidateAnnotations checks the lower-cased key.
-        errors += [
-            f"{where}: annotation key {excerpt(repr(key), 80)}: {e}"
-            for e in qualified_name_errors(key.lower())
-        ]
-    size = annotations_size(annotations)
-    if size > TOTAL_ANNOTATION_SIZE_LIMIT:
-        errors.append(
-            f"{where}: annotations total {size} bytes, more than {TOTAL_ANNOTATION_SIZE_LIMIT}"
-        )
+        for e in _key_errors(key.lower()):
+            errors.append(f"{where}: annotation key {excerpt(repr(key), 80)}: {e}")
+    if annotations:
+        size = annotations_size(annotations)
+        if size > TOTAL_ANNOTATION_SIZE_LIMIT:
+            errors.append(
+                f"{where}: annotations total {size} bytes, more than {TOTAL_ANNOTATION_SIZE_LIMIT}"
+            )
     return errors
 
 
@@ -215,13 +232,23 @@ def _config_map_errors(where: str, obj: Mapping[str, Any]) -> list[str]:
     return errors
 
 
+# The fields through which Kubernetes objects embed object metadata: pod templates of Jobs,
+# JobSets, LeaderWorkerSets, Deployments, CronJobs and Workload pod sets, claim templates.
+# Only these are walked (a pod spec's containers hold none): compiling stays cheap.
+_EMBEDDING = frozenset(
+    {"spec", "template", "jobTemplate", "replicatedJobs", "leaderWorkerTemplate",
+     "leaderTemplate", "workerTemplate", "podSets"}
+)  # fmt: skip
+
+
 def _metadata(obj: Mapping[str, Any], path: str = "") -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """The object's metadata and that of every template embedded in it (pod templates of
-    Jobs, JobSets, LeaderWorkerSets, Deployments, Workload pod sets)."""
-    for key, value in obj.items():
-        if key == "metadata" and isinstance(value, Mapping):
-            yield path, value
-        elif isinstance(value, Mapping):
+    """The object's metadata and that of every template embedded in it."""
+    meta = obj.get("metadata")
+    if isinstance(meta, Mapping):
+        yield path, meta
+    for key in _EMBEDDING.intersection(obj):
+        value = obj[key]
+        if isinstance(value, Mapping):
             yield from _metadata(value, f"{path}.{key}")
         elif isinstance(value, list):
             for i, item in enumerate(value):
@@ -239,4 +266,4 @@ def _format(value: str, pattern: re.Pattern[str], limit: int, what: str) -> list
 
 
 def _size(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
