@@ -29,9 +29,14 @@ def load_specs(path: str | Path) -> list[Any]:
         >>> os.unlink(f.name)
     """
     file = Path(path)
-    if not file.is_file():
+    try:
+        found = file.is_file()
+    except OSError:  # a name longer than the file system allows, and the like
+        found = False
+    if not found:
         raise SpecError(
-            f"{file}: no such file", fix="pass a .yaml spec or a .py file that defines a job"
+            f"{excerpt(str(file))}: no such file",
+            fix="pass a .yaml spec or a .py file that defines a job",
         )
     if file.suffix == ".py":
         return _from_python(file)

@@ -151,3 +151,10 @@ def test_cost_hours_must_be_finite(tmp_path: Path, capsys: pytest.CaptureFixture
     path = spec(tmp_path, JOB)
     assert main(["render", str(path), "--cost", "nan"]) == 1
     assert "positive, finite duration" in capsys.readouterr().err
+
+
+def test_a_file_name_longer_than_the_file_system_allows(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["render", "x" * 300]) == 1  # found by tests/bench/bench_fuzz.py
+    assert capsys.readouterr().err.count("\n") == 1
