@@ -44,7 +44,6 @@ def _safe_repr(value: Any) -> str:
         return f"<{type(value).__name__}>"
 
 
-
 class GkemlError(Exception):
     """Base of every exception the SDK raises on purpose."""
 
