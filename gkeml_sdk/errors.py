@@ -13,6 +13,36 @@ Example:
 
 from __future__ import annotations
 
+from typing import Any
+
+# The most of a user's input one message quotes: enough to recognise it, never a whole file.
+EXCERPT_CHARS = 200
+# What a message part (what, rule, fix) may hold, whatever built it.
+MESSAGE_PART_CHARS = 2_000
+
+
+def excerpt(value: Any, limit: int = EXCERPT_CHARS) -> str:
+    """`value` (its `repr` unless a string) cut to `limit` characters, saying how many were left
+    out, for messages that quote user input.
+
+    Example:
+        >>> excerpt("x" * 300, limit=10)
+        'xxxxxxxxxx… (290 more characters)'
+        >>> excerpt(["a"])
+        "['a']"
+    """
+    text = value if isinstance(value, str) else _safe_repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+def _safe_repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except (ValueError, RecursionError):  # ints beyond 4,300 digits, self-containing lists
+        return f"<{type(value).__name__}>"
+
 
 class GkemlError(Exception):
     """Base of every exception the SDK raises on purpose."""
@@ -27,10 +57,10 @@ class SpecError(GkemlError, ValueError):
     """
 
     def __init__(self, what: str, *, rule: str = "", fix: str = "", field: str = "") -> None:
-        self.what = what
-        self.rule = rule
-        self.fix = fix
-        self.field = field
+        self.what = what = excerpt(what, MESSAGE_PART_CHARS)
+        self.rule = rule = excerpt(rule, MESSAGE_PART_CHARS)
+        self.fix = fix = excerpt(fix, MESSAGE_PART_CHARS)
+        self.field = excerpt(field)
         text = what
         if rule:
             text += f" (rule: {rule})"
@@ -101,8 +131,8 @@ class GkeError(ClusterError):
 
 
 class QuotaError(GkeError):
-    """GKE refused for lack of quota: a Compute Engine resource quota (GPUs, CPUs, addresses)
-    or the API's request-rate quota."""
+    """GKE refused for lack of a Compute Engine resource quota (GPUs, CPUs, addresses). The
+    API's request-rate limit (HTTP 429) is retried, then reported as a plain `GkeError`."""
 
 
 class GkePermissionError(GkeError):

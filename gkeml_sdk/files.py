@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import runpy
+import traceback
 from pathlib import Path
 from typing import Any
 
-from gkeml_sdk.core.model import load_yaml_all, read_spec_file
-from gkeml_sdk.errors import SpecError
+from gkeml_sdk.core.spec_text import load_yaml_all, read_spec_file
+from gkeml_sdk.errors import GkemlError, SpecError, excerpt
 from gkeml_sdk.training.model import TrainingJob
 
 SPEC_KINDS = ("TrainingJob", "ServeModel", "Tenant")
@@ -32,9 +33,14 @@ def load_specs(path: str | Path) -> list[Any]:
         raise SpecError(
             f"{file}: a directory, not a file", fix="pass a .yaml spec or a .py file inside it"
         )
-    if not file.is_file():
+    try:
+        found = file.is_file()
+    except OSError:  # a name longer than the file system allows, and the like
+        found = False
+    if not found:
         raise SpecError(
-            f"{file}: no such file", fix="pass a .yaml spec or a .py file that defines a job"
+            f"{excerpt(str(file))}: no such file",
+            fix="pass a .yaml spec or a .py file that defines a job",
         )
     if file.suffix == ".py":
         return _from_python(file)
@@ -79,7 +85,22 @@ def _spec_class(kind: str, file: Path) -> Any:
 
 def _from_python(file: Path) -> list[Any]:
     # Run as a module named for the file (not __main__), so example scripts only define.
-    namespace = runpy.run_path(str(file), run_name=f"gkeml_spec_{file.stem}")
+    try:
+        namespace = runpy.run_path(str(file), run_name=f"gkeml_spec_{file.stem}")
+    except GkemlError:
+        raise
+    except SyntaxError as exc:
+        raise SpecError(
+            f"{file}: not valid Python at line {exc.lineno}: {excerpt(exc.msg)}",
+            fix="fix the syntax there (`python -m py_compile FILE` shows it too)",
+        ) from None
+    except (Exception, SystemExit) as exc:  # the module failed (or exited) as it ran
+        raise SpecError(
+            f"{file}: running it raised {type(exc).__name__}{_line_in(file, exc)}: "
+            f"{excerpt(str(exc))}",
+            rule="a .py spec file is run to find the specs it defines",
+            fix=f"run `python {file}` to see the full traceback",
+        ) from None
     found: list[Any] = []
     for value in namespace.values():
         if type(value).__name__ in SPEC_KINDS and value not in found:
@@ -90,3 +111,8 @@ def _from_python(file: Path) -> list[Any]:
             fix="assign the spec to a module-level name, e.g. job = TrainingJob(...)",
         )
     return found
+
+
+def _line_in(file: Path, exc: BaseException) -> str:
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(file)]
+    return f" at line {lines[-1]}" if lines else ""

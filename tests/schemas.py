@@ -39,6 +39,14 @@ BUILTIN_GROUPS = {
 }
 
 
+# Tests that read the real controllers' recordings skip, saying where they looked, without them.
+needs_recordings = pytest.mark.skipif(
+    not RECORDINGS.is_dir(),
+    reason=f"Kueue/JobSet recordings not found at {RECORDINGS} (../shared/fixtures/kueue-real; "
+    "or set GKEML_KUEUE_FIXTURES)",
+)
+
+
 def crd_dir_or_skip() -> Path:
     """The shared CRD folder, or a pytest skip saying why schema checks cannot run."""
     if not CRD_DIR.is_dir():

@@ -61,6 +61,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `gkeml render spec.yaml | head`: the reader has had enough
+        # Python would report the pipe again when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 def _parser(named: str | None) -> argparse.ArgumentParser:

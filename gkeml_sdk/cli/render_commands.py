@@ -8,21 +8,34 @@ from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk import load_specs
 
+FILE_HELP = (
+    "a .yaml/.json spec, or a .py file defining TrainingJob/ServeModel objects (a .py file is "
+    "executed: only pass files you trust)"
+)
+RUNS_PY = (
+    "A .py spec file is run as Python code, with your permissions, to find the specs it "
+    "defines at module level: only pass .py files you trust. YAML and JSON files are only read."
+)
+
 if TYPE_CHECKING:
     from gkeml_sdk import ServeModel
 
 
 def register(commands: Any) -> None:
     """Add `render` and `validate` to the CLI."""
-    render = commands.add_parser("render", help="print the manifests a spec file compiles to")
-    render.add_argument("file", help="a .yaml spec or a .py file defining TrainingJob/ServeModel")
+    render = commands.add_parser(
+        "render", help="print the manifests a spec file compiles to", description=RUNS_PY
+    )
+    render.add_argument("file", help=FILE_HELP)
     render.add_argument("--cost", type=float, metavar="HOURS", help="also print the cost estimate")
     render.add_argument(
         "--plan", action="store_true", help="also print each ServeModel's serving plan table"
     )
     render.set_defaults(handler=_render)
-    validate = commands.add_parser("validate", help="check a spec file; non-zero exit if invalid")
-    validate.add_argument("file")
+    validate = commands.add_parser(
+        "validate", help="check a spec file; non-zero exit if invalid", description=RUNS_PY
+    )
+    validate.add_argument("file", help=FILE_HELP)
     validate.set_defaults(handler=_validate)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gkeml_sdk.core.apimachinery import check_objects
 from gkeml_sdk.core.objects import Obj
 
 
@@ -31,6 +32,10 @@ class Manifests:
     # Builds the Workload view when it is first read: it is never applied, and most callers
     # (submitting, rendering YAML) never read it, so compiling does not pay for it.
     workload_of: Callable[[], Obj] | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Every builder ends here: nothing the API server would refuse leaves compile().
+        check_objects(self.objects)
 
     @functools.cached_property
     def workload(self) -> Obj | None:

@@ -4,23 +4,18 @@ ValidationError, and lossless YAML round trips."""
 from __future__ import annotations
 
 import inspect
-import re
 from difflib import get_close_matches
-from pathlib import Path
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from gkeml_sdk.errors import SpecError
-
-# Patterns end in \Z, not $: `$` also matches before a trailing newline ("abc\n").
-DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")  # letter first: Services, JobSets
-DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
-DNS1123_SUBDOMAIN = re.compile(
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z"
-)
-LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?\Z")
-QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\Z")
+# The name patterns every spec checks, re-exported from where the API server's rules live.
+from gkeml_sdk.core.apimachinery import DNS1035_LABEL as DNS1035_LABEL
+from gkeml_sdk.core.apimachinery import DNS1123_LABEL as DNS1123_LABEL
+from gkeml_sdk.core.apimachinery import DNS1123_SUBDOMAIN as DNS1123_SUBDOMAIN
+from gkeml_sdk.core.apimachinery import LABEL_VALUE as LABEL_VALUE
+from gkeml_sdk.core.spec_text import load_yaml
+from gkeml_sdk.errors import SpecError, excerpt
 
 
 class _FieldsSignature:
@@ -54,6 +49,8 @@ class SpecModel(BaseModel):
             super().__init__(**data)
         except ValidationError as exc:
             raise _as_spec_error(type(self), exc) from None
+        except TypeError as exc:
+            raise _wrong_type(type(self), exc) from None
 
     @classmethod
     def model_validate(cls, obj: Any, **kwargs: Any) -> Self:
@@ -62,7 +59,7 @@ class SpecModel(BaseModel):
             # pydantic raises a bare TypeError for these (YAML `?` or `1: x` at the top level).
             odd = next(key for key in obj if not isinstance(key, str))
             raise SpecError(
-                f"{cls.__name__}: field name {odd!r} is not a name",
+                f"{cls.__name__}: field name {excerpt(odd)} is not a name",
                 rule=f"{cls.__name__} fields are named by strings",
                 fix=f"check the spelling; {cls.__name__} fields are {', '.join(cls.model_fields)}",
             )
@@ -70,6 +67,8 @@ class SpecModel(BaseModel):
             return super().model_validate(obj, **kwargs)
         except ValidationError as exc:
             raise _as_spec_error(cls, exc) from None
+        except TypeError as exc:
+            raise _wrong_type(cls, exc) from None
 
     def to_yaml(self) -> str:
         """The spec as YAML; `from_yaml` reads it back to an equal object."""
@@ -88,66 +87,6 @@ class SpecModel(BaseModel):
             )
         data.pop("kind", None)
         return cls.model_validate(data)
-
-
-def load_yaml(text: str, where: str) -> Any:
-    """`yaml.safe_load`, raising `SpecError` with the line and column of a syntax error.
-
-    Example:
-        >>> load_yaml("name: [a", "job.yaml")
-        Traceback (most recent call last):
-        ...
-        gkeml_sdk.errors.SpecError: job.yaml: not valid YAML at line 1, column 9: ...
-    """
-    return _yaml(lambda yaml: yaml.safe_load(text), where)
-
-
-def read_spec_file(path: str | Path, fix: str) -> tuple[Path, str]:
-    """The path and UTF-8 text of a spec file; a `SpecError` when it is missing (`fix` says
-    what to pass instead) or not UTF-8.
-
-    Example:
-        >>> read_spec_file("no-such.yaml", fix="pass a setup file")
-        Traceback (most recent call last):
-        ...
-        gkeml_sdk.errors.SpecError: no-such.yaml: no such file. Try: pass a setup file
-    """
-    file = Path(path)
-    if not file.is_file():
-        raise SpecError(f"{file}: no such file", fix=fix)
-    try:
-        return file, file.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise SpecError(
-            f"{file}: not UTF-8 text (byte {exc.start})", fix="save it as UTF-8"
-        ) from None
-
-
-def load_yaml_all(text: str, where: str) -> list[Any]:
-    """Every document of a YAML stream, with `load_yaml`'s errors."""
-    return list(_yaml(lambda yaml: list(yaml.safe_load_all(text)), where))
-
-
-def _yaml(load: Any, where: str) -> Any:
-    import yaml
-
-    try:
-        return load(yaml)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise SpecError(
-            f"{where}: not valid YAML{at}: {problem}",
-            rule="specs are YAML mappings of field: value",
-            fix="fix the YAML syntax there (quote values that contain ': ' or start with a "
-            "special character)",
-        ) from None
-    except RecursionError:
-        raise SpecError(
-            f"{where}: YAML nested too deeply to read",
-            fix="a spec is a flat mapping of fields with short lists and mappings",
-        ) from None
 
 
 def _as_spec_error(cls: type[BaseModel], exc: ValidationError) -> SpecError:
@@ -175,9 +114,18 @@ def _as_spec_error(cls: type[BaseModel], exc: ValidationError) -> SpecError:
             f"{model}: field {where!r} is required", fix=f"pass {where}=...", field=where
         )
     return SpecError(
-        f"{model}.{where}: {first['msg']} (got {first.get('input')!r})",
+        f"{model}.{where}: {first['msg']} (got {excerpt(first.get('input'))})",
         fix="see the field's documented type",
         field=where,
+    )
+
+
+def _wrong_type(cls: type[BaseModel], exc: TypeError) -> SpecError:
+    # pydantic passes a validator's TypeError through unwrapped (a list where a name belongs,
+    # a mapping key that is a list); it is still the caller's input that is wrong.
+    return SpecError(
+        f"{cls.__name__}: a field has a value of the wrong type ({excerpt(str(exc))})",
+        fix=f"see the documented types of {cls.__name__}'s fields",
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gkeml_sdk.core.model import load_yaml_all, read_spec_file
+from gkeml_sdk.core.spec_text import load_yaml_all, read_spec_file
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.nodepools.model import NodePool
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.model import DNS1035_LABEL, fail
-from gkeml_sdk.core.rules import check_labels, check_name
+from gkeml_sdk.core.rules import check_int32, check_labels, check_name
 from gkeml_sdk.hardware import gpus
 from gkeml_sdk.hardware.pool_facts import POOL_NAME_MAX
 from gkeml_sdk.scheduling.catalog import DWS_MAX_RUN_SECONDS
@@ -26,6 +26,9 @@ def check_pool(pool: NodePool) -> None:
     suffix = len(f"-{shape.pools - 1}") if shape.pools > 1 else 0
     check_name("name", pool.name, DNS1035_LABEL, POOL_NAME_MAX - suffix)
     check_labels(pool.labels)
+    # The GKE API's autoscaling bounds, counts and durations are int32 (protobuf).
+    for field in ("min_nodes", "max_nodes", "initial_nodes", "max_run_seconds"):
+        check_int32(field, getattr(pool, field), api="the GKE API")
     if pool.machine_type is not None and pool.machine_type not in shape.machine_types:
         raise fail(
             f"{shape.display} does not run on machine type {pool.machine_type!r}",

@@ -5,10 +5,11 @@ users override them with a dict or a YAML/JSON file.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from gkeml_sdk.errors import SpecError, excerpt
 
 DEFAULT_SOURCE = (
     "SkyPilot GCP catalog (github.com/skypilot-org/skypilot-catalog, catalogs/v8/gcp/vms.csv), "
@@ -27,6 +28,7 @@ MISSING = {
     "only 'up to 53%' off on-demand",
     "spot": "no Spot price for it in the catalog read (SkyPilot GCP catalog, 2026-08-26)",
 }
+_PRICE_FILE = "YAML or JSON `prices: {h100: {on_demand: 9.8, spot: 2.9}}` (source, as_of optional)"
 PriceOverrides = Mapping[str, Mapping[str, float | None]]
 
 
@@ -89,15 +91,13 @@ class PriceBook:
 
         The file holds `{source?, as_of?, prices: {h100: {on_demand: .., spot: ..}, ...}}`.
         """
-        text = Path(path).read_text()
-        if str(path).endswith(".json"):
-            data = json.loads(text)
-        else:
-            import yaml
+        from gkeml_sdk.core.spec_text import load_yaml, read_spec_file
 
-            data = yaml.safe_load(text)
+        file, text = read_spec_file(path, fix=f"pass a price file: {_PRICE_FILE}")
+        # JSON is YAML 1.2; the YAML reader gives JSON's errors with a line and column too.
+        data = load_yaml(text, str(file))
         if not isinstance(data, dict) or not isinstance(data.get("prices"), dict):
-            raise ValueError(f"{path}: expected a mapping with a 'prices' mapping")
+            raise SpecError(f"{file}: expected a mapping with a 'prices' mapping", fix=_PRICE_FILE)
         book = cls.default().with_overrides(data["prices"])
         return replace(
             book,
@@ -124,14 +124,35 @@ class PriceBook:
     def with_overrides(self, overrides: PriceOverrides) -> PriceBook:
         """A copy with some prices replaced; keys are catalog keys, fields
         `on_demand`, `spot`, `flex_start`."""
+        if not isinstance(overrides, Mapping):
+            raise SpecError(
+                f"prices={excerpt(overrides, 80)} is not a mapping of prices", fix=_PRICE_FILE
+            )
         merged = dict(self.prices)
         for key, fields in overrides.items():
+            if not isinstance(key, str) or not isinstance(fields, Mapping):
+                raise SpecError(
+                    f"price for {excerpt(key)}: expected a catalog key and a mapping of prices",
+                    fix=_PRICE_FILE,
+                )
             unknown = set(fields) - {"on_demand", "spot", "flex_start"}
             if unknown:
-                raise ValueError(
-                    f"price for {key!r}: unknown fields {sorted(unknown)}; "
-                    "use on_demand, spot, flex_start"
+                names = excerpt(sorted(map(str, unknown)))
+                raise SpecError(
+                    f"price for {excerpt(key)}: unknown fields {names}",
+                    fix="use on_demand, spot, flex_start",
                 )
+            for name, value in fields.items():
+                if value is not None and (
+                    isinstance(value, bool)
+                    or not isinstance(value, (int, float))
+                    or not 0 <= value < float("inf")
+                ):
+                    raise SpecError(
+                        f"price for {excerpt(key)}: {name}={excerpt(value)} is not a price",
+                        rule="prices are USD per accelerator-hour, 0 or more",
+                        fix=f"{name}: 1.25",
+                    )
             base = merged.get(key, Price(None))
             merged[key] = replace(base, note="user override", **fields)
         return replace(self, prices=merged, source=f"user overrides over {self.source}")

@@ -115,11 +115,13 @@ def estimate_training_cost(
     job: TrainingJob, hours: float, prices: PriceBook | PriceOverrides | str | None = None
 ) -> CostEstimate:
     """Cost of `job` running `hours` (see `TrainingJob.estimate_cost`)."""
-    from gkeml_sdk.errors import SpecError
+    from gkeml_sdk.errors import SpecError, excerpt
 
-    if not 0 < hours < float("inf"):  # also nan, which compares false with everything
+    if not _is_duration(hours):
         raise SpecError(
-            f"hours={hours}", rule="a cost is for a positive, finite duration", fix="hours=1"
+            f"hours={excerpt(hours, 40)}",
+            rule=f"a cost is for a positive, finite duration of at most {MAX_HOURS:,} hours",
+            fix="hours=1",
         )
     from gkeml_sdk.scheduling.capacity_order import accepted_modes
 
@@ -157,3 +159,15 @@ def _why(model: str, price: Price, no_on_demand: bool) -> str:
     if model == "on-demand" and price.note:
         return price.note
     return MISSING.get(model, f"the price catalog has no {model} price for it")
+
+
+MAX_HOURS = 1_000_000  # more than a century: beyond it a figure means a typo, not a plan
+
+
+def _is_duration(hours: object) -> bool:
+    if isinstance(hours, bool) or not isinstance(hours, int | float):
+        return False
+    try:
+        return 0 < float(hours) <= MAX_HOURS
+    except OverflowError:  # an int beyond float's range
+        return False

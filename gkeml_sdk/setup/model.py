@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from gkeml_sdk.core.model import DNS1123_LABEL, SpecModel, fail, read_spec_file
+from gkeml_sdk.core.model import DNS1123_LABEL, SpecModel, fail
 from gkeml_sdk.core.quantity import check_quantity
 from gkeml_sdk.core.rules import check_name
+from gkeml_sdk.core.spec_text import read_spec_file
 from gkeml_sdk.setup.capacity_model import Capacity
 from gkeml_sdk.setup.multikueue import WorkerCluster
 

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import model_validator
 
 from gkeml_sdk.core.model import DNS1123_LABEL, SpecModel, fail
+from gkeml_sdk.errors import excerpt
 
 Isolation = Literal["exclusive", "shared", "preemptible"]
 StandbyLevel = Literal["hot", "warm", "cold"]
@@ -83,13 +84,14 @@ class Tier(SpecModel):
         if not isinstance(data, dict):
             return data
         base = data.get("like") or data.get("name")
-        if base not in DEFAULTS:
+        if not isinstance(base, str) or base not in DEFAULTS:
             missing = [f for f in DEFAULTS["A"] if f not in data]
             if missing:
+                quoted = excerpt(repr(base), 40)
                 raise fail(
-                    f"tier {base!r} is not one of A, B, C and leaves {', '.join(missing)} unset",
+                    f"tier {quoted} is not one of A, B, C and leaves {', '.join(missing)} unset",
                     rule="a named tier starts from a product tier's defaults",
-                    fix=f"Tier(name={base!r}, like='A') (or 'B', 'C'), or set every field",
+                    fix=f"Tier(name={quoted}, like='A') (or 'B', 'C'), or set every field",
                     field="like",
                 )
             return data

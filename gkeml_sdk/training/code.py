@@ -15,8 +15,10 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from gkeml_sdk.core.apimachinery import DNS1123_SUBDOMAIN_MAX, config_map_key_errors
 from gkeml_sdk.core.environment import CODE_METADATA_ALLOWANCE, CONFIGMAP_MAX_BYTES
 from gkeml_sdk.core.model import fail
+from gkeml_sdk.errors import excerpt
 
 ENTRYPOINT = "main.py"
 ARGS_FILE = "gkeml_args.json"
@@ -47,6 +49,16 @@ def check_files(files: Mapping[str, str]) -> None:
                 field="files",
             )
         key = config_map_key(path)
+        problems = config_map_key_errors(key)
+        if problems:
+            raise fail(
+                f"file path {excerpt(repr(path), 80)} makes ConfigMap key "
+                f"{excerpt(repr(key), 80)}, which {'; '.join(problems)}",
+                rule="code files travel as ConfigMap keys: the path with '/' written as '__', "
+                f"at most {DNS1123_SUBDOMAIN_MAX} characters",
+                fix="shorten the path",
+                field="files",
+            )
         if key in keys:
             raise fail(
                 f"file paths {keys[key]!r} and {path!r} map to the same ConfigMap key {key!r}",

@@ -13,6 +13,7 @@ from gkeml_sdk.core.rules import (
     check_int32,
     check_labels,
     check_name,
+    check_plain_env,
     check_run_name,
     run_name_limit,
 )
@@ -201,4 +202,5 @@ def _check_env_and_labels(job: TrainingJob) -> None:
                 field="env",
             )
     check_secret_env(job.secret_env, job.env)
+    check_plain_env(job.env)
     check_labels(job.labels, job.annotations)

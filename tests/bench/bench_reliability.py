@@ -71,12 +71,37 @@ def server() -> KubeAPIServer:
     return api
 
 
-def client(api: KubeAPIServer) -> Client:
+# The request timeout of an idle 2-core machine, and the median request round trip there.
+IDLE_REQUEST_TIMEOUT = 0.3
+IDLE_ROUND_TRIP = 0.004
+
+
+def slowness(api: KubeAPIServer) -> float:
+    """How much slower than an idle 2-core machine this one answers now (at least 1): the
+    median of 30 reads of the fake server against IDLE_ROUND_TRIP. Every timeout of the bench
+    scales with it, so a loaded machine measures the same figures instead of giving up."""
+    kube = client(api, request_timeout=60.0)._backend.kube  # type: ignore[attr-defined]
+    from gkeml_sdk.backends.kubernetes.resources import resource
+
+    config_maps = resource("v1", "ConfigMap")
+    took = []
+    for _ in range(30):
+        start = time.perf_counter()
+        kube.find(config_maps, "probe", "ml")
+        took.append(time.perf_counter() - start)
+    return max(1.0, sorted(took)[len(took) // 2] / IDLE_ROUND_TRIP)
+
+
+SLOWNESS = [1.0]  # measured once in main()
+
+
+def client(api: KubeAPIServer, request_timeout: float | None = None) -> Client:
     retry = ApiRetrySettings(
         attempts=12, initial_seconds=0.005, max_seconds=0.05, max_retry_after=0.01
     )
+    timeout = request_timeout or IDLE_REQUEST_TIMEOUT * SLOWNESS[0]
     settings = KubernetesSettings(
-        api_client=api.api_client(), namespace="ml", api_retry=retry, request_timeout=0.3
+        api_client=api.api_client(), namespace="ml", api_retry=retry, request_timeout=timeout
     )
     return Client(kubernetes=settings)
 
@@ -94,7 +119,9 @@ def submissions(rate: float) -> tuple[int, int, int, int]:
         # not per submission: a first submission of another name pays them.
         c.submit(job(0, name="warm-up"))
         if rate:
-            api.faults.random(rate=rate, kinds=FAULTS, seed=7, retry_after=0.01, delay=0.6)
+            # A "timeout" fault answers after twice the request timeout: it always times out.
+            delay = 2 * IDLE_REQUEST_TIMEOUT * SLOWNESS[0]
+            api.faults.random(rate=rate, kinds=FAULTS, seed=7, retry_after=0.01, delay=delay)
         before = len(api.request_log)
         for i in range(1000):
             c.submit(job(i))
@@ -127,7 +154,7 @@ def watch_connections(runs: int = 100) -> tuple[int, int]:
 
         thread = threading.Thread(target=finish, daemon=True)
         thread.start()
-        finals = c.wait_all(handles, timeout=120)
+        finals = c.wait_all(handles, timeout=120 * SLOWNESS[0])
         thread.join()
         assert all(f.state is RunState.SUCCEEDED for f in finals)
         opened = c._backend.watch_connections  # type: ignore[attr-defined]
@@ -137,18 +164,19 @@ def watch_connections(runs: int = 100) -> tuple[int, int]:
 
 
 def race_figures(per_scenario: int = 20) -> None:
-    from tests.bench.races import SCENARIOS, Harness, run_races, touched
+    from tests.bench.races import SCENARIOS, WAIT, Harness, run_races, touched
 
     api = server()
     try:
         start = time.monotonic()
-        h = Harness(api, lambda: client(api))
+        h = Harness(api, lambda: client(api), wait=WAIT * SLOWNESS[0])
         tally, failures, sent = run_races(
             h,
             lambda name: job(0, name),
             per_scenario,
             0.2,
             FAULTS,
+            delay=2 * IDLE_REQUEST_TIMEOUT * SLOWNESS[0],
         )
         took = time.monotonic() - start
         print(
@@ -179,6 +207,12 @@ def report(title: str, rate: float, most: float) -> None:
 
 
 def main() -> None:
+    api = server()
+    try:
+        SLOWNESS[0] = slowness(api)
+    finally:
+        api.stop()
+    print(f"this machine answers {SLOWNESS[0]:.1f}x slower than an idle one: timeouts scaled")
     report("no faults ", 0.0, 2.0)
     report("20% faults", 0.2, 2.6)
     peak, opened = watch_connections()

@@ -67,6 +67,7 @@ class Harness:
     make: Callable[[], Client]
     live: LiveAttempts = field(default_factory=LiveAttempts)
     foreign_touched: int = 0  # objects of other runs changed under a scenario's name
+    wait: float = WAIT  # scaled by the bench to how slow the machine is now
 
 
 def play(api: KubeAPIServer, run: str, attempt: int, obj: str, scenario: str, job: str) -> None:
@@ -90,7 +91,7 @@ def cancel_during_backoff(h: Harness, job: TrainingJob) -> str:
         other.get_run(job.name).cancel()
 
     thread = finish_in_background(cancel)
-    final = run.wait(timeout=WAIT).state
+    final = run.wait(timeout=h.wait).state
     thread.join()
     return expect(final, RunState.CANCELLED)
 
@@ -100,7 +101,7 @@ def deleted_behind_the_back(h: Harness, job: TrainingJob) -> str:
     run = make().submit(job)
     play(api, job.name, 1, job.name, "jobset-succeeded", "train")
     api.store.delete("jobsets", "ml", job.name)
-    return expect(run.wait(timeout=WAIT).state, RunState.CANCELLED)
+    return expect(run.wait(timeout=h.wait).state, RunState.CANCELLED)
 
 
 def resubmit_finished_name(h: Harness, job: TrainingJob) -> str:
@@ -108,14 +109,14 @@ def resubmit_finished_name(h: Harness, job: TrainingJob) -> str:
     client = make()
     first = client.submit(job)
     play(api, job.name, 1, job.name, "jobset-succeeded", "train")
-    first.wait(timeout=WAIT)
+    first.wait(timeout=h.wait)
     second = client.submit(job)
     # The new run must never show the old one's Completed status.
     early = second.state.state
     if early is RunState.SUCCEEDED:
         return "resubmitted run reported the old run's SUCCEEDED"
     play(api, job.name, 1, job.name, "jobset-succeeded", "train")
-    return expect(second.wait(timeout=WAIT).state, RunState.SUCCEEDED)
+    return expect(second.wait(timeout=h.wait).state, RunState.SUCCEEDED)
 
 
 def watch_drop_with_compaction(h: Harness, job: TrainingJob) -> str:
@@ -125,7 +126,7 @@ def watch_drop_with_compaction(h: Harness, job: TrainingJob) -> str:
 
     def wait() -> None:
         try:
-            result.append(run.wait(timeout=WAIT).state)
+            result.append(run.wait(timeout=h.wait).state)
         except GkemlError as exc:
             result.append(exc)
 
@@ -191,7 +192,7 @@ def bystanders(h: Harness, job: Callable[[str], TrainingJob]) -> dict[str, str]:
         name = f"bystander-{i}"
         run = client.submit(job(name))
         play(api, name, 1, name, "jobset-succeeded", "train")
-        run.wait(timeout=WAIT)
+        run.wait(timeout=h.wait)
         seen[name] = api.store.get("jobsets", "ml", name)["metadata"]["resourceVersion"]
     return seen
 
@@ -202,6 +203,7 @@ def run_races(
     per_scenario: int,
     rate: float,
     faults: tuple[str, ...],
+    delay: float = 0.6,
 ) -> tuple[Tally, Counter[str], int]:
     """Play every scenario `per_scenario` times under `rate` random faults; returns the tally,
     failures per scenario and the requests sent."""
@@ -209,7 +211,7 @@ def run_races(
     tally = Tally()
     tally.sentinels = bystanders(h, job)
     failures: Counter[str] = Counter()
-    api.faults.random(rate=rate, kinds=faults, seed=11, retry_after=0.01, delay=0.6)
+    api.faults.random(rate=rate, kinds=faults, seed=11, retry_after=0.01, delay=delay)
     before = len(api.request_log)
     for i in range(per_scenario):
         for title, scenario in SCENARIOS.items():

@@ -54,6 +54,7 @@ class GkeAPIServer:
 
     def __exit__(self, *exc: object) -> None:
         assert self._httpd is not None
+        self.state.release.set()
         self._httpd.shutdown()
         self._httpd.server_close()
 
@@ -78,6 +79,14 @@ class GkeAPIServer:
         """Answer the next `times` `method` requests whose path matches `path` with `code`;
         `after`: the request takes effect first, and only its answer is the error."""
         self.state.faults.append(Fault(method, path, ApiError(code, message), times, after))
+
+    def break_transport(
+        self, method: str, path: str, how: str, times: int = 1, status: int = 502
+    ) -> None:
+        """Answer the next `times` matching requests below the API (`Fault.transport`):
+        "html" (a Google front end's error page, as GFE sends for a 502), "drop" or "hang"."""
+        error = ApiError(status if status in (429, 500, 503) else 503, "")
+        self.state.faults.append(Fault(method, path, error, times, transport=how, status=status))
 
     def fail_create(self, pool: str, code: int, message: str) -> None:
         """Let pool `pool`'s create operation end DONE with a google.rpc error."""
@@ -113,6 +122,8 @@ class _Handler(BaseHTTPRequestHandler):
             with self.state.lock:
                 self.state.log.append((method, url.path))
                 fault = self.state.take_fault(method, url.path)
+                if fault is not None and fault.transport:
+                    return self._break(fault)
                 if fault is not None and not fault.after:
                     raise fault.error
                 answer = self._route(method, url.path, json.loads(raw) if raw else {})
@@ -203,6 +214,24 @@ class _Handler(BaseHTTPRequestHandler):
     def _operation(self, name: str, body: dict[str, Any]) -> Any:
         self.state.check_permission("container.operations.get", name)
         return self.state.advance(name)
+
+    def _break(self, fault: Fault) -> None:
+        if fault.transport == "hang":
+            self.state.lock.release()  # other requests go on while this one hangs
+            try:
+                self.state.release.wait()
+            finally:
+                self.state.lock.acquire()
+        if fault.transport in ("hang", "drop"):
+            self.close_connection = True
+            self.connection.close()
+            return
+        page = b"<html><body><h1>502 Server Error</h1>The server encountered an error.</body>"
+        self.send_response(fault.status)
+        self.send_header("Content-Type", "text/html; charset=UTF-8")
+        self.send_header("Content-Length", str(len(page)))
+        self.end_headers()
+        self.wfile.write(page)
 
     def _reply(self, code: int, body: dict[str, Any]) -> None:
         data = json.dumps(body).encode()

@@ -39,6 +39,11 @@ class Fault:
     error: ApiError
     times: int = 1
     after: bool = False  # the request takes effect and then the answer is lost
+    # How the answer goes wrong below the API: "" an API error, "html" a front end's HTML
+    # page (a load balancer's 502, a captive portal's 200), "drop" the connection closed
+    # without an answer, "hang" no answer until the test sets `State.release`.
+    transport: str = ""
+    status: int = 502  # the HTTP status of an "html" answer
 
 
 @dataclass
@@ -66,6 +71,7 @@ class State:
     steps: tuple[int, ...] = (1, 2, 2, 3)  # PENDING, RUNNING, RUNNING, DONE
     log: list[tuple[str, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    release: threading.Event = field(default_factory=threading.Event)  # ends "hang" faults
     _ids: Any = field(default_factory=lambda: itertools.count(1_700_000_000_000))
 
     def take_fault(self, method: str, path: str) -> Fault | None:

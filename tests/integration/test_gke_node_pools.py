@@ -124,14 +124,22 @@ def test_quota_refusal_is_a_quota_error_and_not_retried(
     assert _calls(gke_api, "POST") == 1
 
 
-def test_rate_limit_is_retried_then_reported_as_quota(
+def test_rate_limit_is_retried_then_reported_as_rate_limiting_not_quota(
     gke: GkeClient, gke_api: GkeAPIServer
 ) -> None:
     limit = "Quota exceeded for quota metric 'Write requests' of service container.googleapis.com"
     gke_api.fail("POST", POOLS, 429, limit, times=100)
-    with pytest.raises(QuotaError, match="429 RESOURCE_EXHAUSTED"):
+    with pytest.raises(GkeError, match="429 RESOURCE_EXHAUSTED") as caught:
         gke.create(H100)
+    assert not isinstance(caught.value, QuotaError)
+    assert "request rate" in caught.value.hint and "raise the quota" not in str(caught.value)
     assert _calls(gke_api, "POST") == gke.attempts
+
+
+def test_rate_limit_once_is_retried_and_succeeds(gke: GkeClient, gke_api: GkeAPIServer) -> None:
+    gke_api.fail("POST", POOLS, 429, "Quota exceeded for quota metric 'Write requests'")
+    assert gke.create(H100) == ["h100"]
+    assert _calls(gke_api, "POST") == 2
 
 
 def test_operation_that_ends_in_a_quota_error(gke: GkeClient, gke_api: GkeAPIServer) -> None:
@@ -165,15 +173,86 @@ def test_existing_pool_and_unknown_cluster(gke: GkeClient, gke_api: GkeAPIServer
         other.create(H100)
 
 
+class Clock:
+    """Wall time that moves only when the client sleeps, or a request `costs` it."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
 def test_operation_timeout(gke_api: GkeAPIServer) -> None:
     gke_api.state.steps = (2,) * 10  # RUNNING for longer than the client waits
+    clock = Clock()
     gke = GkeClient(
         "ml-proj", "us-central1", "train", client=gke_api.client(), timeout_seconds=20,
-        sleep=lambda s: None,
+        sleep=clock.sleep, clock=clock,
     )  # fmt: skip
     with pytest.raises(GkeError, match=r"TIMEOUT: operation .* still RUNNING after 20 s"):
         gke.create(H100)
     assert _calls(gke_api, "GET") == 4  # polls at 5, 10, 15 and 20 s
+
+
+def test_timeout_counts_the_time_requests_take_not_only_poll_intervals(
+    gke_api: GkeAPIServer,
+) -> None:
+    gke_api.state.steps = (2,) * 10
+    clock = Clock()
+
+    class SlowClient:  # every request takes 10 s of wall time, as on a slow network
+        def __getattr__(self, name: str) -> object:
+            method = getattr(real, name)
+
+            def call(*args: object, **kwargs: object) -> object:
+                clock.now += 10
+                return method(*args, **kwargs)
+
+            return call
+
+    real = gke_api.client()
+    gke = GkeClient(
+        "ml-proj", "us-central1", "train", client=SlowClient(), timeout_seconds=20,  # type: ignore[arg-type]
+        sleep=clock.sleep, clock=clock,
+    )  # fmt: skip
+    with pytest.raises(GkeError, match="TIMEOUT"):
+        gke.create(H100)
+    # The wait starts after the create: 5 s + a 10 s read, then 5 s + 10 s = 30 s > 20 s.
+    # Counting poll intervals only, it would read four times (5, 10, 15, 20 s).
+    assert _calls(gke_api, "GET") == 2
+
+
+@pytest.mark.parametrize(
+    ("how", "status", "reason"),
+    [("html", 200, "BAD_RESPONSE"), ("html", 502, "502"), ("drop", 502, "UNAVAILABLE")],
+)
+def test_transport_failures_are_gke_errors(
+    gke_api: GkeAPIServer, how: str, status: int, reason: str
+) -> None:
+    gke_api.break_transport("POST", POOLS, how, times=100, status=status)
+    gke = GkeClient(
+        "ml-proj", "us-central1", "train", client=gke_api.client(), sleep=lambda s: None
+    )
+    with pytest.raises(GkeError, match=reason) as caught:
+        gke.create(H100)
+    assert len(str(caught.value)) < 1000
+
+
+def test_a_request_without_an_answer_is_retried_then_a_gke_timeout(
+    gke_api: GkeAPIServer,
+) -> None:
+    gke_api.break_transport("GET", rf"/v1/{CLUSTER}/nodePools/h100", "hang", times=100)
+    gke = GkeClient(
+        "ml-proj", "us-central1", "train", client=gke_api.client(), sleep=lambda s: None,
+        attempts=2, request_timeout_seconds=0.2,
+    )  # fmt: skip
+    with pytest.raises(GkeError, match=r"TIMEOUT: no answer from the GKE API within 0\.2 s"):
+        gke.get("h100")
+    assert _calls(gke_api, "GET") == 2
 
 
 def test_the_fake_refuses_what_gke_refuses(gke: GkeClient, gke_api: GkeAPIServer) -> None:

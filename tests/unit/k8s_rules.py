@@ -43,14 +43,17 @@ def name_errors(obj: dict[str, Any]) -> list[str]:
     if kind == "JobSet":
         _jobset(errors, obj)
     if kind == "ConfigMap":
-        for key in obj.get("data", {}):
-            if not _full(CONFIGMAP_KEY, key, 253):
+        data = obj.get("data", {})
+        for key in data:
+            if not config_map_key_ok(key):
                 errors.append(f"ConfigMap key {key!r} is invalid")
+        if sum(_bytes(v) for v in data.values()) > 1024 * 1024:  # ValidateConfigMap
+            errors.append("ConfigMap data exceeds 1 MiB")
     return errors
 
 
 def _full(pattern: re.Pattern[str], value: Any, limit: int) -> bool:
-    return isinstance(value, str) and len(value) <= limit and bool(pattern.fullmatch(value))
+    return isinstance(value, str) and _bytes(value) <= limit and bool(pattern.fullmatch(value))
 
 
 def _subdomain(errors: list[str], where: str, value: Any) -> None:
@@ -59,10 +62,22 @@ def _subdomain(errors: list[str], where: str, value: Any) -> None:
 
 
 def _qualified_key(key: str) -> bool:
-    prefix, _, name = key.rpartition("/")
-    if prefix and not _full(DNS1123_SUBDOMAIN, prefix, 253):
+    # IsQualifiedName: at most one '/', and then a non-empty DNS subdomain before it.
+    parts = key.split("/")
+    if len(parts) > 2 or (len(parts) == 2 and not _full(DNS1123_SUBDOMAIN, parts[0], 253)):
         return False
-    return _full(QUALIFIED_NAME, name, 63)
+    return _full(QUALIFIED_NAME, parts[-1], 63)
+
+
+def _bytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))  # Go's len() of a string
+
+
+def config_map_key_ok(key: str) -> bool:
+    """IsConfigMapKey: <= 253 bytes of [-._a-zA-Z0-9], not '.', '..' or '..'-prefixed."""
+    return (
+        _bytes(key) <= 253 and bool(CONFIGMAP_KEY.fullmatch(key)) and not key.startswith("..")
+    ) and key != "."
 
 
 def _metadata(errors: list[str], where: str, meta: dict[str, Any]) -> None:
@@ -72,9 +87,13 @@ def _metadata(errors: list[str], where: str, meta: dict[str, Any]) -> None:
             errors.append(f"{where}: label key {key!r} is invalid")
         if not _full(LABEL_VALUE, value, 63):
             errors.append(f"{where}: label {key}={value!r} is not a valid label value")
-    for key, value in meta.get("annotations", {}).items():
-        if not _qualified_key(key) or not isinstance(value, str):
+    annotations = meta.get("annotations", {})
+    for key, value in annotations.items():
+        # ValidateAnnotations: the key lower-cased; ValidateAnnotationsSize: 256 KiB in all.
+        if not _qualified_key(key.lower()) or not isinstance(value, str):
             errors.append(f"{where}: annotation {key!r} is invalid")
+    if sum(_bytes(k) + _bytes(v) for k, v in annotations.items()) > 256 * 1024:
+        errors.append(f"{where}: annotations exceed 256 KiB")
     if QUEUE_LABEL in labels:
         _subdomain(errors, f"{where}: Kueue queue-name", labels[QUEUE_LABEL])
     if MAX_EXEC_LABEL in labels:

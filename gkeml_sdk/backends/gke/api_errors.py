@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gkeml_sdk.errors import GkeError, GkePermissionError, QuotaError
+from gkeml_sdk.errors import GkeError, GkePermissionError, QuotaError, excerpt
 
 _QUOTA_HINT = (
     "raise the quota it names (IAM & Admin > Quotas), use another region or zone, or ask for "
@@ -17,6 +17,11 @@ _PERMISSION_HINT = (
     "grant the caller a role with container.nodePools.* permissions on the cluster's project, "
     "e.g. roles/container.clusterAdmin"
 )
+_RATE_HINT = (
+    "the GKE API is limiting this project's request rate and still did after the retries: "
+    "send fewer requests at once (one gkeml command at a time), or wait a minute"
+)
+_NETWORK_HINT = "check the network path to container.googleapis.com, then retry"
 _STOCKOUT_HINT = (
     "the zone has no such VMs free now: try other zones, provisioning='flex-start' or "
     "'queued', or a reservation"
@@ -41,15 +46,42 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(exc, transient)
 
 
-def as_gke_error(action: str, exc: BaseException) -> GkeError | None:
-    """The `gkeml_sdk.errors` exception for an API failure, or None when it is not one."""
+def as_gke_error(action: str, exc: BaseException, timeout: float = 0) -> GkeError | None:
+    """The `gkeml_sdk.errors` exception for a failed request (an API refusal, a transport
+    failure, an answer that is not the API's JSON), or None when it is none of these."""
     from google.api_core import exceptions as api
+    from google.protobuf import json_format
+    from requests import exceptions as http
 
+    if isinstance(exc, http.Timeout) or _timed_out(exc):
+        return GkeError(
+            action,
+            reason="TIMEOUT",
+            message=f"no answer from the GKE API within {timeout:g} s",
+            hint=_NETWORK_HINT,
+        )
+    if isinstance(exc, http.RequestException):
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return GkeError(action, reason="UNAVAILABLE", message=excerpt(first), hint=_NETWORK_HINT)
+    if isinstance(exc, json_format.ParseError | ValueError) and not isinstance(exc, GkeError):
+        # The REST transport parses every 2xx body as the method's JSON message; a proxy's
+        # or front end's HTML page (or a truncated body) fails there.
+        return GkeError(
+            action,
+            reason="BAD_RESPONSE",
+            message=f"the answer is not the GKE API's JSON ({excerpt(str(exc), 120)})",
+            hint="a proxy or firewall between here and container.googleapis.com may answer "
+            "in its place: check HTTPS_PROXY and the network path",
+        )
     if not isinstance(exc, api.GoogleAPICallError):
         return None
     status = int(exc.code or 0)
     reason, message = _status(exc)
-    if "quota" in message.lower() or isinstance(exc, api.TooManyRequests):
+    if isinstance(exc, api.TooManyRequests):
+        # HTTP 429 is the API's request-rate limit ("Quota exceeded for quota metric 'Write
+        # requests'"), already retried with backoff: not a resource quota to raise.
+        return GkeError(action, status=status, reason=reason, message=message, hint=_RATE_HINT)
+    if "quota" in message.lower():
         return QuotaError(action, status=status, reason=reason, message=message, hint=_QUOTA_HINT)
     if isinstance(exc, api.Forbidden | api.Unauthorized):
         return GkePermissionError(
@@ -80,8 +112,17 @@ def _status(exc: Any) -> tuple[str, str]:
     them (api_core prefixes the message with the method and URL)."""
     try:
         error = exc.response.json()["error"]
-        return str(error["status"]), str(error["message"])
+        return str(error["status"]), excerpt(str(error["message"]), 2_000)
     except Exception:
         grpc_code = getattr(exc, "grpc_status_code", None)
         name = grpc_code.name if grpc_code is not None else type(exc).__name__
-        return name, str(exc.message or exc)
+        return name, excerpt(str(exc.message or exc))
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """requests reports a read timeout inside its connection pool's retries as a
+    ConnectionError wrapping urllib3's MaxRetryError(reason=ReadTimeoutError)."""
+    from urllib3 import exceptions as pool
+
+    cause = exc.args[0] if exc.args else None
+    return isinstance(getattr(cause, "reason", None), pool.TimeoutError)

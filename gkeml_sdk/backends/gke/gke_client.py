@@ -8,7 +8,14 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_random_exponential,
+)
+from tenacity.stop import stop_base
 
 from gkeml_sdk.backends.gke.api_errors import as_gke_error, is_transient, operation_error
 from gkeml_sdk.errors import ConfigError, GkeError, SpecError
@@ -27,8 +34,11 @@ class GkeClient:
 
     `credentials` (google.auth) default to Application Default Credentials; `client` is an
     existing `container_v1.ClusterManagerClient`, else one is made with `transport` and
-    `client_options`. Transient API errors (429, 5xx) are retried up to `attempts` requests;
-    quota and permission failures raise `QuotaError` and `GkePermissionError`.
+    `client_options`. Transient failures (429 rate limits, 5xx, dropped connections, requests
+    that get no answer within `request_timeout_seconds`) are retried up to `attempts`
+    requests; quota and permission failures raise `QuotaError` and `GkePermissionError`, and
+    every other failure, the transport's included, a `GkeError`. `timeout_seconds` bounds
+    the wall time (read from `clock`) of waiting for one operation, its retries included.
 
     Example:
         >>> from gkeml_sdk import Accelerator
@@ -52,7 +62,9 @@ class GkeClient:
         backoff_seconds: float = 30.0,
         poll_seconds: float = 5.0,
         timeout_seconds: float = 3600.0,
+        request_timeout_seconds: float = 60.0,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.project, self.location, self.cluster = project, location, cluster
         if client is None:
@@ -74,7 +86,9 @@ class GkeClient:
         self.backoff_seconds = backoff_seconds
         self.poll_seconds = poll_seconds
         self.timeout_seconds = timeout_seconds
+        self.request_timeout_seconds = request_timeout_seconds
         self._sleep = sleep
+        self._clock = clock
 
     @property
     def parent(self) -> str:
@@ -110,8 +124,10 @@ class GkeClient:
         action = f"resize node pool {name} to {nodes}"
         operation = self._call(
             action,
-            lambda: self.client.set_node_pool_size(
-                request={"name": self._pool(name), "node_count": nodes}, retry=None
+            lambda timeout: self.client.set_node_pool_size(
+                request={"name": self._pool(name), "node_count": nodes},
+                retry=None,
+                timeout=timeout,
             ),
         )
         self._wait(action, operation)
@@ -131,8 +147,10 @@ class GkeClient:
         )
         operation = self._call(
             action,
-            lambda: self.client.set_node_pool_autoscaling(
-                request={"name": self._pool(name), "autoscaling": bounds}, retry=None
+            lambda timeout: self.client.set_node_pool_autoscaling(
+                request={"name": self._pool(name), "autoscaling": bounds},
+                retry=None,
+                timeout=timeout,
             ),
         )
         self._wait(action, operation)
@@ -141,7 +159,10 @@ class GkeClient:
         """Delete pool `name` and its nodes; return when GKE has."""
         action = f"delete node pool {name}"
         operation = self._call(
-            action, lambda: self.client.delete_node_pool(name=self._pool(name), retry=None)
+            action,
+            lambda timeout: self.client.delete_node_pool(
+                name=self._pool(name), retry=None, timeout=timeout
+            ),
         )
         self._wait(action, operation)
 
@@ -149,15 +170,17 @@ class GkeClient:
         """Pool `name` as GKE reports it (status, node count, config)."""
         return self._call(
             f"get node pool {name}",
-            lambda: self.client.get_node_pool(name=self._pool(name), retry=None),
+            lambda timeout: self.client.get_node_pool(
+                name=self._pool(name), retry=None, timeout=timeout
+            ),
         )
 
     def _create(self, request: container_v1.CreateNodePoolRequest) -> container_v1.Operation:
         sent: list[object] = []
 
-        def send() -> container_v1.Operation:
+        def send(timeout: float) -> container_v1.Operation:
             sent.append(request)
-            return self.client.create_node_pool(request=request, retry=None)
+            return self.client.create_node_pool(request=request, retry=None, timeout=timeout)
 
         name = request.node_pool.name
         try:
@@ -177,7 +200,9 @@ class GkeClient:
         location = f"projects/{self.project}/locations/{self.location}"
         listed = self._call(
             f"list operations for node pool {name}",
-            lambda: self.client.list_operations(parent=location, retry=None),
+            lambda timeout: self.client.list_operations(
+                parent=location, retry=None, timeout=timeout
+            ),
         )
         creates = [
             op
@@ -194,9 +219,10 @@ class GkeClient:
 
         done = container_v1.Operation.Status.DONE
         name = f"projects/{self.project}/locations/{self.location}/operations/{operation.name}"
-        waited = 0.0  # counted in poll intervals, so a test's sleep() decides the time
+        deadline = self._clock() + self.timeout_seconds
         while operation.status != done:
-            if waited >= self.timeout_seconds:
+            left = deadline - self._clock()
+            if left <= 0:
                 raise GkeError(
                     action,
                     reason="TIMEOUT",
@@ -205,28 +231,47 @@ class GkeClient:
                     hint="it goes on in GKE: check it with gcloud container operations describe",
                 )
             log.info("%s: operation %s %s", action, operation.name, operation.status.name)
-            self._sleep(self.poll_seconds)
-            waited += self.poll_seconds
-            operation = self._call(action, lambda: self.client.get_operation(name=name, retry=None))
+            self._sleep(min(self.poll_seconds, left))
+            operation = self._call(
+                action,
+                lambda timeout: self.client.get_operation(name=name, retry=None, timeout=timeout),
+                deadline=deadline,
+            )
         failure = operation_error(action, operation)
         if failure is not None:
             raise failure
 
-    def _call(self, action: str, request: Callable[[], T]) -> T:
+    def _call(self, action: str, request: Callable[[float], T], deadline: float | None = None) -> T:
+        """`request(timeout)`, retried while transient, within `attempts` and `deadline` (so a
+        wait overshoots `timeout_seconds` by one request's timeout at most)."""
+
+        def send() -> T:
+            return request(self.request_timeout_seconds)
+
         retrying = Retrying(
             retry=retry_if_exception(is_transient),
-            stop=stop_after_attempt(self.attempts),
+            stop=stop_after_attempt(self.attempts) | _PastDeadline(self._clock, deadline),
             wait=wait_random_exponential(multiplier=0.5, max=self.backoff_seconds),
             sleep=self._sleep,
             reraise=True,
         )
         try:
-            return retrying(request)
+            return retrying(send)
         except Exception as exc:
-            error = as_gke_error(action, exc)
+            error = as_gke_error(action, exc, self.request_timeout_seconds)
             if error is None:
                 raise
-            raise error from exc
+            raise error from None
+
+
+class _PastDeadline(stop_base):
+    """Stop retrying once `clock` reads `deadline` (never, when it is None)."""
+
+    def __init__(self, clock: Callable[[], float], deadline: float | None) -> None:
+        self.clock, self.deadline = clock, deadline
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        return self.deadline is not None and self.clock() >= self.deadline
 
 
 def _is_zone(location: str) -> bool:

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from gkeml_sdk.backends.kubernetes.transport import ApiRetrySettings
-from gkeml_sdk.errors import NoClusterError, SpecError
+from gkeml_sdk.core.model import DNS1123_LABEL
+from gkeml_sdk.core.rules import INT32_MAX, check_name, check_number
+from gkeml_sdk.errors import NoClusterError, SpecError, excerpt
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ class KubernetesSettings:
         >>> KubernetesSettings(request_timeout=0)
         Traceback (most recent call last):
         ...
-        gkeml_sdk.errors.SpecError: request_timeout=0 (rule: seconds, more than 0). Try: ...
+        gkeml_sdk.errors.SpecError: request_timeout=0 (rule: a finite number more than 0). Try: ...
     """
 
     namespace: str | None = None
@@ -49,18 +51,23 @@ class KubernetesSettings:
     deletion_timeout: float = 300.0
 
     def __post_init__(self) -> None:
-        for name, zero_ok in (
-            ("request_timeout", False),
-            ("watch_seconds", False),
-            ("deletion_timeout", True),
-        ):
+        check_number("request_timeout", self.request_timeout, above=True)
+        check_number("watch_seconds", self.watch_seconds, low=1, high=INT32_MAX, integer=True)
+        check_number("deletion_timeout", self.deletion_timeout)
+        if self.namespace is not None:
+            check_name("namespace", _text(self.namespace), DNS1123_LABEL, 63)
+        for name in ("context", "kubeconfig"):
             value = getattr(self, name)
-            if value < 0 or (value == 0 and not zero_ok):
-                raise SpecError(
-                    f"{name}={value}",
-                    rule=f"seconds, {'0 or more' if zero_ok else 'more than 0'}",
-                    fix=f"{name}={KubernetesSettings.__dataclass_fields__[name].default}",
-                )
+            if value is not None and not isinstance(value, str | Path):
+                raise SpecError(f"{name}={excerpt(value, 40)} is not a name or a path")
+        if not isinstance(self.api_retry, ApiRetrySettings):
+            raise SpecError(
+                f"api_retry={excerpt(self.api_retry, 40)}", fix="api_retry=ApiRetrySettings(...)"
+            )
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else repr(value)
 
 
 def connect(

@@ -16,7 +16,8 @@ from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import resource
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.objects import Obj
-from gkeml_sdk.errors import ClusterError
+from gkeml_sdk.core.rules import INT32_MAX, check_number
+from gkeml_sdk.errors import ClusterError, SpecError
 
 log = logging.getLogger(__name__)
 LEASES = resource(kinds.COORDINATION, "Lease")
@@ -44,6 +45,19 @@ class LeaseTiming:
     lease_seconds: int = 15
     renew_deadline_seconds: float = 10.0
     retry_seconds: float = 2.0
+
+    def __post_init__(self) -> None:
+        # As client-go's NewLeaderElector: every period positive, the deadline within the lease.
+        check_number("lease_seconds", self.lease_seconds, low=1, high=INT32_MAX, integer=True)
+        check_number("renew_deadline_seconds", self.renew_deadline_seconds, above=True)
+        check_number("retry_seconds", self.retry_seconds, above=True)
+        if self.renew_deadline_seconds >= self.lease_seconds:
+            raise SpecError(
+                f"renew_deadline_seconds={self.renew_deadline_seconds:g} with "
+                f"lease_seconds={self.lease_seconds}",
+                rule="a leader gives up before its lease expires (leaseDuration > renewDeadline)",
+                fix=f"renew_deadline_seconds={self.lease_seconds * 2 / 3:g}",
+            )
 
 
 # The standby manager's: a successor takes over within about 2.5 s of the leader's last

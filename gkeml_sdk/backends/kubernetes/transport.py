@@ -14,6 +14,7 @@ from typing import Any
 
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
+from gkeml_sdk.core.rules import check_number
 from gkeml_sdk.errors import ClusterError, NotFoundError
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,11 @@ class ApiRetrySettings:
     initial_seconds: float = 0.2
     max_seconds: float = 10.0
     max_retry_after: float = 60.0
+
+    def __post_init__(self) -> None:
+        check_number("attempts", self.attempts, low=1, integer=True)
+        for name in ("initial_seconds", "max_seconds", "max_retry_after"):
+            check_number(name, getattr(self, name))
 
 
 class Transport:

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import sys
 import traceback
 from pathlib import Path
 
 from gkeml_sdk.backends.local.confined import open_private
+from gkeml_sdk.backends.local.local_run import LAUNCH_TIMEOUT_SECONDS
 from gkeml_sdk.backends.local.procs import ProcessId
 from gkeml_sdk.backends.local.run_store import SUPERVISOR_LOG, RunDir
 from gkeml_sdk.backends.local.supervisor import Supervisor
+from gkeml_sdk.errors import GkemlError
 from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus
 
 
@@ -52,6 +55,31 @@ def main(argv: list[str]) -> int:
         sys.stdout.flush()
         sys.stderr.flush()
     os._exit(0)
+
+
+def launch_supervisor(path: Path, secrets: dict[str, str]) -> None:
+    """Start the supervisor of the run at `path` (this module, in a process of its own) and
+    return once it is recorded; `GkemlError` when it did not start."""
+    # The launcher forks the supervisor and returns at once after recording its identity.
+    # Secret values travel in the supervisor's environment only, never through a file.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"} | secrets
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "gkeml_sdk.backends.local.detach", str(path)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env=env,
+            timeout=LAUNCH_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise GkemlError(f"the local supervisor for {path} did not start in time") from None
+    if done.returncode != 0 or RunDir(path).read_supervisor() is None:
+        error = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
+        raise GkemlError(
+            f"could not start the local supervisor for {path.name}: "
+            f"{error[0] if error else f'exit code {done.returncode}'}"
+        )
 
 
 if __name__ == "__main__":

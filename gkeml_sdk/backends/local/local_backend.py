@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Mapping
@@ -21,11 +20,23 @@ from gkeml_sdk.backends.local.confined import (
     run_path,
     write_private,
 )
-from gkeml_sdk.backends.local.local_environment import secret_values, slots
+from gkeml_sdk.backends.local.detach import launch_supervisor
+from gkeml_sdk.backends.local.local_environment import (
+    check_secrets_stay_out_of_argv,
+    secret_values,
+    slots,
+)
 from gkeml_sdk.backends.local.local_options import LocalOptions, resolve_run_root
-from gkeml_sdk.backends.local.local_run import LAUNCH_TIMEOUT_SECONDS, LocalRun
+from gkeml_sdk.backends.local.local_run import LocalRun
 from gkeml_sdk.backends.local.local_volumes import volume_folders
-from gkeml_sdk.backends.local.run_store import JOB, STATE, LocalRunState, RunDir
+from gkeml_sdk.backends.local.run_store import (
+    JOB,
+    STATE,
+    LocalRunState,
+    RunDir,
+    UnreadableRunError,
+)
+from gkeml_sdk.backends.local.submit_lock import submission
 from gkeml_sdk.errors import (
     ClusterError,
     ConfigError,
@@ -109,9 +120,25 @@ class LocalBackend:
             log.info("local run %s: %s ignored locally (GKE only)", job.name, ignored)
         # Before anything is written: a missing secret fails the submit, not the run.
         secrets = secret_values(job, os.environ)
+        check_secrets_stay_out_of_argv(job)
         folders = volume_folders(job, self.root, self.volumes)
         namespace = self.namespace or job.namespace
         path = run_path(self.root, namespace, job.name)
+        # One submission per name at a time: a second waits here, then finds this run active
+        # (a 409) or finished (replaced), never a half-written directory.
+        with submission(path):
+            self._submit_locked(job, namespace, path, secrets, folders, options)
+        return LocalRun(path)
+
+    def _submit_locked(
+        self,
+        job: TrainingJob,
+        namespace: str,
+        path: Path,
+        secrets: dict[str, str],
+        folders: dict[str, str],
+        options: LocalOptions | None,
+    ) -> None:
         self._replace_finished(namespace, job.name)
         run = RunDir(path)
         make_private_dir(path.parent)
@@ -134,7 +161,7 @@ class LocalBackend:
         record.move(RunStatus(RunState.PENDING, message=f"run directory {path}"))
         run.write(record)
         try:
-            _launch_supervisor(path, secrets)
+            launch_supervisor(path, secrets)
         except GkemlError as exc:
             record.move(
                 RunStatus(
@@ -143,7 +170,6 @@ class LocalBackend:
             )
             run.write(record)
             raise
-        return LocalRun(path)
 
     def preview(self, job: TrainingJob) -> Preview:
         """Locally a job never queues: it starts at once as processes on this machine."""
@@ -156,8 +182,8 @@ class LocalBackend:
             for path in _entries(namespace):
                 try:
                     created = RunDir(path).read().created  # refuses a newer state.json
-                except (OSError, ValueError, KeyError, TypeError):
-                    continue  # being created or not a run directory
+                except (NotFoundError, UnreadableRunError, OSError, KeyError, TypeError):
+                    continue  # being created or replaced, or not a run directory
                 found.append((created, LocalRun(path)))
         found.sort(key=lambda item: item[0], reverse=True)
         return [run for _, run in found]
@@ -212,7 +238,9 @@ class LocalBackend:
 
     def _replace_finished(self, namespace: str, name: str) -> None:
         path = run_path(self.root, namespace, name)
-        if not (path / STATE).is_file():
+        # No state, or no supervisor while we hold the submission lock: a submission that
+        # died half way (its lock went with it); nothing runs there.
+        if not (path / STATE).is_file() or RunDir(path).read_supervisor() is None:
             if path.exists():
                 remove_run_dir(self.root, namespace, name)
             return
@@ -249,29 +277,6 @@ def _argv(job: TrainingJob) -> list[str]:
     if argv[0] in _PYTHON_NAMES:
         argv[0] = sys.executable
     return argv
-
-
-def _launch_supervisor(path: Path, secrets: dict[str, str]) -> None:
-    # The launcher forks the supervisor and returns at once after recording its identity.
-    # Secret values travel in the supervisor's environment only, never through a file.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"} | secrets
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "gkeml_sdk.backends.local.detach", str(path)],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            env=env,
-            timeout=LAUNCH_TIMEOUT_SECONDS,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise GkemlError(f"the local supervisor for {path} did not start in time") from None
-    if done.returncode != 0 or RunDir(path).read_supervisor() is None:
-        error = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
-        raise GkemlError(
-            f"could not start the local supervisor for {path.name}: "
-            f"{error[0] if error else f'exit code {done.returncode}'}"
-        )
 
 
 def _entries(folder: Path) -> list[Path]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from gkeml_sdk.core import environment as c
 from gkeml_sdk.core.environment import WorkerValue
-from gkeml_sdk.errors import ConfigError
+from gkeml_sdk.errors import ConfigError, SpecError
 from gkeml_sdk.training.launcher import record_start
 from gkeml_sdk.training.model import TrainingJob
 
@@ -156,6 +156,33 @@ def secret_values(job: TrainingJob, environ: Mapping[str, str]) -> dict[str, str
             "the notebook"
         )
     return {name: environ[name] for name in job.secret_env}
+
+
+def check_secrets_stay_out_of_argv(job: TrainingJob) -> None:
+    """Refuse `$(NAME)` of a `secret_env` name in a local run's command: expanded, the value
+    would be in the process's argv, which every user of this machine reads with `ps`.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob
+        >>> job = TrainingJob(name="a", command=["login", "--token=$(HF_TOKEN)"],
+        ...                   secret_env={"HF_TOKEN": "hf/token"})
+        >>> check_secrets_stay_out_of_argv(job)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.SpecError: $(HF_TOKEN) in the command of local run 'a' ...
+    """
+    for arg in [*(job.command or []), *job.args]:
+        for match in _REFERENCE.finditer(arg):
+            if match.group(1) in job.secret_env:
+                name = match.group(1)
+                raise SpecError(
+                    f"$({name}) in the command of local run {job.name!r} would put the secret "
+                    "in the process's arguments",
+                    rule="a process's arguments are visible to every user of the machine "
+                    "(ps, /proc); secrets reach local processes through their environment only",
+                    fix=f"read it in the program (os.environ[{name!r}]), where it is set",
+                    field="args",
+                )
 
 
 def expand_references(argv: list[str], env: dict[str, str]) -> list[str]:

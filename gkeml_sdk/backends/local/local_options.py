@@ -9,7 +9,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gkeml_sdk.errors import SpecError
+from gkeml_sdk.backends.local.confined import check_store_name
+from gkeml_sdk.core.rules import check_number
+from gkeml_sdk.errors import SpecError, excerpt
 
 RUN_DIR_ENV = "GKEML_RUN_DIR"
 DEFAULT_RUN_DIR = Path("~/.gkeml/runs")
@@ -38,7 +40,7 @@ class LocalOptions:
         >>> LocalOptions(chaos_after=-1)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        gkeml_sdk.errors.SpecError: chaos_after=-1 (rule: a delay in seconds after each start)...
+        gkeml_sdk.errors.SpecError: chaos_after=-1 (rule: a finite number of at least 0)...
     """
 
     chaos_after: float | None = None
@@ -47,24 +49,11 @@ class LocalOptions:
     grace_seconds: float | None = None
 
     def __post_init__(self) -> None:
-        if self.chaos_after is not None and self.chaos_after < 0:
-            raise SpecError(
-                f"chaos_after={self.chaos_after:g}",
-                rule="a delay in seconds after each start",
-                fix="chaos_after=5",
-            )
-        if self.chaos_times < 0:
-            raise SpecError(
-                f"chaos_times={self.chaos_times}",
-                rule="the number of simulated preemptions",
-                fix="chaos_times=1",
-            )
-        if self.grace_seconds is not None and self.grace_seconds < 0:
-            raise SpecError(
-                f"grace_seconds={self.grace_seconds:g}",
-                rule="seconds between SIGTERM and SIGKILL",
-                fix="grace_seconds=5",
-            )
+        check_number("chaos_after", self.chaos_after, optional=True)
+        check_number("chaos_times", self.chaos_times, integer=True)
+        check_number("grace_seconds", self.grace_seconds, optional=True)
+        if not isinstance(self.spawn_procs, bool):
+            raise SpecError(f"spawn_procs={excerpt(self.spawn_procs, 40)}", fix="spawn_procs=True")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the run directory."""
@@ -98,6 +87,24 @@ class LocalSettings:
     namespace: str | None = None
     options: LocalOptions = field(default_factory=LocalOptions)
     volumes: Mapping[str, str | Path] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name, value in (("run_dir", self.run_dir), ("namespace", self.namespace)):
+            if value is not None and not isinstance(value, str | Path):
+                raise SpecError(f"{name}={excerpt(value, 40)} is not a folder name", field=name)
+        if self.namespace is not None:
+            check_store_name("namespace", self.namespace)
+        if not isinstance(self.options, LocalOptions):
+            raise SpecError(f"options={excerpt(self.options, 40)}", fix="options=LocalOptions(...)")
+        if not isinstance(self.volumes, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str | Path) for k, v in self.volumes.items()
+        ):
+            raise SpecError(
+                f"volumes={excerpt(self.volumes, 80)}",
+                rule="local folders by volume source",
+                fix="volumes={'gs://bucket': '/srv/bucket'}",
+                field="volumes",
+            )
 
 
 def resolve_run_root(run_dir: str | Path | None) -> Path:

@@ -13,6 +13,7 @@ from typing import IO
 
 from gkeml_sdk.backends.local.procs import alive, stop_groups
 from gkeml_sdk.backends.local.run_store import JOB, LocalRunState, RunDir
+from gkeml_sdk.backends.local.submit_lock import submission_in_progress
 from gkeml_sdk.errors import RunTimeoutError
 from gkeml_sdk.runs.explain.explanation import Explanation
 from gkeml_sdk.runs.explain.local_reasons import explain_local
@@ -32,8 +33,7 @@ log = logging.getLogger(__name__)
 POLL_SECONDS = 0.1
 # How long a cancel waits for the supervisor to stop the processes before doing it itself.
 CANCEL_MARGIN_SECONDS = 10.0
-# A submit starts the supervisor within this time or fails; a run still without one later was
-# abandoned mid-submit (the submitting process died).
+# A submit starts the supervisor within this time or fails.
 LAUNCH_TIMEOUT_SECONDS = 60.0
 
 
@@ -80,7 +80,7 @@ class LocalRun(Run):
             return record
         supervisor = self._dir.read_supervisor()
         if supervisor is None:
-            if time.time() - record.created < LAUNCH_TIMEOUT_SECONDS * 2:
+            if submission_in_progress(self.path):
                 return record
             record.move(
                 RunStatus(
@@ -98,21 +98,35 @@ class LocalRun(Run):
         record = self._dir.read()
         if record.status.terminal:
             return record
+        # Its processes were told to stop when it died (SIGTERM); any that ignored that, and
+        # everything they started in their groups, are killed now.
         stop_groups([p.id for p in record.processes], grace=0)
-        if self._dir.cancel_requested:
-            record.move(RunStatus(RunState.CANCELLED, "Cancelled", "cancelled by the user"))
-        else:
-            record.move(
-                RunStatus(
-                    RunState.FAILED,
-                    "SupervisorLost",
-                    f"the local supervisor (pid {supervisor.pid}) ended without recording an "
-                    "outcome; its processes were stopped",
-                    FailureCause.INFRASTRUCTURE,
-                )
-            )
+        record.move(self._outcome_after_crash(record, supervisor.pid))
         self._dir.write(record)
         return record
+
+    def _outcome_after_crash(self, record: LocalRunState, pid: int) -> RunStatus:
+        """What the exit codes the supervisor recorded before it died say about the run."""
+        if self._dir.cancel_requested:
+            return RunStatus(RunState.CANCELLED, "Cancelled", "cancelled by the user")
+        codes = {p.slot: p.exit_code for p in record.processes}
+        if codes and all(code == 0 for code in codes.values()):
+            return RunStatus(
+                RunState.SUCCEEDED,
+                "Completed",
+                f"every process exited 0 (recorded before the local supervisor, pid {pid}, ended)",
+            )
+        seen = ", ".join(
+            f"{slot}: {'still running, killed' if code is None else f'exit code {code}'}"
+            for slot, code in codes.items()
+        )
+        return RunStatus(
+            RunState.FAILED,
+            "SupervisorLost",
+            f"the local supervisor (pid {pid}) ended without recording an outcome; "
+            f"processes {seen or 'none started'}",
+            FailureCause.INFRASTRUCTURE,
+        )
 
     @property
     def state(self) -> RunStatus:

@@ -33,6 +33,7 @@ from typing import Any
 from gkeml_sdk.backends.local.confined import FILE_MODE, write_private
 from gkeml_sdk.backends.local.procs import ProcessId
 from gkeml_sdk.core.record_schema import SCHEMA_KEY, record_schema
+from gkeml_sdk.errors import ConfigError, NotFoundError, excerpt
 from gkeml_sdk.runs.handle import FailureCause, RunCounters, RunState, RunStatus, Transition
 
 STATE = "state.json"
@@ -46,6 +47,10 @@ SUPERVISOR = "supervisor.json"
 STATE_SCHEMA = 1
 LAUNCH_SCHEMA = 1
 SUPERVISOR_SCHEMA = 1
+
+
+class UnreadableRunError(ConfigError):
+    """A `state.json` that is no JSON (being written by an older gkeml, or damaged)."""
 
 
 @dataclass
@@ -162,7 +167,22 @@ class RunDir:
     def read(self) -> LocalRunState:
         """The run's state as last written."""
         path = self.path / STATE
-        return LocalRunState.from_json(json.loads(path.read_text()), str(path))
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            # Removed under us: deleted, or replaced by a new submission of the name.
+            raise NotFoundError(
+                f"read local run {self.path.name!r}",
+                status=404,
+                reason="NotFound",
+                message=f"{self.path} no longer holds a run (deleted or being replaced)",
+                hint="list the runs with Client(backend='local').runs()",
+            ) from None
+        except (OSError, ValueError) as exc:
+            raise UnreadableRunError(
+                f"cannot read local run state {path}: {excerpt(str(exc))}"
+            ) from None
+        return LocalRunState.from_json(data, str(path))
 
     def write(self, record: LocalRunState) -> None:
         """Replace `state.json` atomically (write a temporary file, then rename)."""

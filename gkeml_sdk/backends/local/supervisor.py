@@ -201,8 +201,11 @@ class Supervisor:
         # Unbuffered output so logs stream; the contract overrides anything inherited.
         declared = {**self.volumes, **self.job.env, **self.secrets, **contract}
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **declared}
-        # Kubernetes expands $(VAR) in commands from the container's declared env only.
-        argv = expand_references(self.argv, declared)
+        # Kubernetes expands $(VAR) in commands from the container's declared env only; a
+        # secret never goes into argv here (the submit refuses it; this keeps it so).
+        argv = expand_references(
+            self.argv, {k: v for k, v in declared.items() if k not in self.secrets}
+        )
         try:
             proc = start_in_group(
                 argv, cwd=self.cwd, env=env, log_fd=open_private(self.run.log_path(slot.label)),

@@ -53,10 +53,9 @@ def states(items: list[str | RunStatus]) -> list[RunState]:
 def test_following_stops_at_the_timeout_and_the_run_keeps_going(cluster, client):
     run = client.submit(gang())
     Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", until=2.0)
-    started = time.monotonic()
+    # The replay stops with the run RUNNING: only the timeout can end this follow.
     with pytest.raises(RunTimeoutError):
         list(run.follow(timeout=1.0))
-    assert time.monotonic() - started < 5.0
     assert cluster.objects("jobsets", "ml") != []
 
 

@@ -3,6 +3,7 @@ closes watches at once, and a relist after 410 Gone reports what vanished meanwh
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from typing import Any
@@ -33,18 +34,32 @@ def next_event(hub: StreamHub, kind: str, name: str, timeout: float) -> Event | 
     return None
 
 
+@dataclasses.dataclass(frozen=True)
+class CountingBackoff(Backoff):
+    """A Backoff that records the failure count of every delay it is asked for."""
+
+    asked: list[int] = dataclasses.field(default_factory=list, compare=False)
+
+    def delay(self, failures: int) -> float:
+        self.asked.append(failures)
+        return super().delay(failures)
+
+
 def test_reconnects_to_a_server_that_closes_watches_at_once_back_off(kube_api_factory):
     server = kube_api_factory(watch_max_seconds=0)
     kube = make_client(server)._backend.kube
-    backoff = Backoff(first=0.2, cap=2.0, rng=random.Random(7))
+    backoff = CountingBackoff(first=0.2, cap=2.0, rng=random.Random(7))
     with StreamHub(kube, [StreamSpec(CONFIG_MAPS, "ml", "app")], backoff=backoff) as hub:
-        time.sleep(3.0)
-        watches = server.count("GET", watch=True)
-        # Without backoff this loop opened hundreds of watches in 3 s.
-        assert 2 <= watches <= 10, watches
+        server.wait_for(lambda: server.count("GET", watch=True) >= 4, timeout=120)
+        watches = server.count("GET", watch=True)  # first: every later watch asked first
+        asked = list(backoff.asked)
+        # Every reconnect waited for the backoff first, each one longer (counts, not seconds:
+        # without backoff this loop opened hundreds of watches in 3 s).
+        assert watches <= len(asked) + 1, (watches, asked)
+        assert asked[:3] == [1, 2, 3], asked
         server.store.put(config_map("later"))
         # Resumed from the last version, so the write made between two watches still arrives.
-        assert next_event(hub, "ADDED", "later", timeout=5.0) is not None
+        assert next_event(hub, "ADDED", "later", timeout=60.0) is not None
 
 
 def test_a_watch_that_delivered_events_resets_the_backoff():

@@ -16,7 +16,7 @@ from gkeml_sdk import Verdict
 from gkeml_sdk.runs.explain.inputs import QueueObjects
 from gkeml_sdk.runs.explain.preview import preview
 from tests.kueue_usage import flavors_reservation
-from tests.schemas import RECORDINGS
+from tests.schemas import RECORDINGS, needs_recordings
 
 PRIORITIES = {"acc-low": 100, "acc-high": 1000}
 
@@ -135,6 +135,7 @@ def test_preview_agrees_with_what_kueue_did(
         assert result.waits_for == 1 and "waits for 1 running workload" in result.sentence
 
 
+@needs_recordings
 def test_every_kind_of_decision_is_in_the_recordings() -> None:
     assert {did.split()[0] for *_, did in ARRIVALS} == {"fits", "never", "waits", "preempts"}
 

@@ -10,9 +10,10 @@ from typing import Any
 from gkeml_sdk import Category
 from gkeml_sdk.runs.explain.explain_run import explain_run
 from gkeml_sdk.runs.explain.inputs import QueueObjects, RunObjects
-from tests.schemas import RECORDINGS
+from tests.schemas import RECORDINGS, needs_recordings
 
 SCENARIO = "jobset-queued-behind-another"
+pytestmark = needs_recordings
 
 
 def recorded(until: float) -> dict[str, dict[str, Any]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gkeml_sdk import Accelerator, SecretRef, TpuSlice, TrainingJob
+from gkeml_sdk import Accelerator, SecretRef, SpecError, TpuSlice, TrainingJob
 from gkeml_sdk.backends.kubernetes.run_record import RunRecord
 from tests.schemas import validate_object
 
@@ -60,10 +60,14 @@ def test_the_run_record_keeps_the_reference() -> None:
     "name", ["HF_TOKEN", "WANDB_API_KEY", "db_password", "AWS_SECRET_ACCESS_KEY", "GCP_CREDENTIALS"]
 )
 def test_plain_env_that_looks_like_a_secret_gets_a_note_without_its_value(name: str) -> None:
-    m = job(env={name: "s3cr3t-value", "LR": "0.1"}).compile()
+    # A short value under a secret-like name is noted; one that looks like a credential is
+    # refused (core.rules.check_plain_env, tests/unit/test_bad_input.py).
+    m = job(env={name: "s3cr3t", "LR": "0.1"}).compile()
     notes = [n for n in m.notes if name in n]
     assert len(notes) == 1 and "secret_env" in notes[0]
-    assert not any("s3cr3t-value" in n for n in m.notes)
+    assert not any("s3cr3t" in n for n in m.notes)
+    with pytest.raises(SpecError, match=f"env {name} holds what looks like a credential"):
+        job(env={name: "s3cr3t-value-0123", "LR": "0.1"})
     assert not any("LR" in n for n in m.notes)
 
 

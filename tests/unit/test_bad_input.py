@@ -1,0 +1,160 @@
+"""Regression tests for issue 21's "Why": each input here once ended in a traceback from a
+dependency, an unbounded error message, or an object the API server refuses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gkeml_sdk import NodePool, SpecError, Tier, TrainingJob
+from gkeml_sdk.cli.main import main
+from gkeml_sdk.core import spec_text
+from gkeml_sdk.core.rules import check_plain_env
+from gkeml_sdk.files import load_specs
+
+JOB = "name: ft\nimage: img\ncommand: [python, t.py]\n"
+
+
+def job(**kwargs: object) -> TrainingJob:
+    return TrainingJob(**{"name": "ft", "image": "img", "command": ["python", "t.py"], **kwargs})
+
+
+def spec(tmp_path: Path, text: str, name: str = "job.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    return path
+
+
+def test_a_missing_price_file_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["catalog", "gpus", "--prices", "nosuch.yaml"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("gkeml: error: nosuch.yaml: no such file") and err.count("\n") == 1
+
+
+def test_a_py_spec_with_a_syntax_error(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match=r"not valid Python at line 2"):
+        load_specs(spec(tmp_path, "x = 1\ndef (:\n", "job.py"))
+
+
+def test_a_py_spec_that_raises_says_where(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match=r"running it raised ZeroDivisionError at line 2"):
+        load_specs(spec(tmp_path, "x = 1\n1 / 0\n", "job.py"))
+
+
+def test_a_yaml_integer_of_more_than_4300_digits(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="4,300 digits") as caught:
+        load_specs(spec(tmp_path, JOB + "nodes: " + "9" * 5000 + "\n"))
+    assert "9" * 50 not in str(caught.value)
+
+
+def test_tier_like_given_as_a_list() -> None:
+    with pytest.raises(SpecError, match=r"tier \['a'\] is not one of A, B, C"):
+        Tier(name="gold", like=["a"])
+
+
+def test_a_non_string_key_in_a_nested_mapping(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="labels"):
+        load_specs(spec(tmp_path, JOB + "labels: {1: a}\n"))
+
+
+@pytest.mark.parametrize("quote", ['"', "'"])
+def test_a_lone_surrogate_escape(tmp_path: Path, quote: str) -> None:
+    text = JOB + f"env: {{A: {quote}\\ud800{quote}}}\n"
+    if quote == "'":  # no escapes in single quotes: the six characters themselves, accepted
+        assert load_specs(spec(tmp_path, text))[0].env == {"A": "\\ud800"}
+        return
+    with pytest.raises(SpecError, match="half of a UTF-16 pair"):
+        load_specs(spec(tmp_path, text))
+
+
+@pytest.mark.parametrize("field", ["max_nodes", "min_nodes", "initial_nodes", "max_run_seconds"])
+def test_node_pool_numbers_beyond_int32(field: str) -> None:
+    kwargs = {"provisioning": "flex-start"} if field == "max_run_seconds" else {}
+    with pytest.raises(SpecError, match=r"32-bit integer|min_nodes"):
+        NodePool(name="l4", hardware={"model": "l4"}, **{field: 2**40}, **kwargs)
+
+
+def test_a_spec_file_beyond_the_size_limit(tmp_path: Path) -> None:
+    path = tmp_path / "huge.yaml"
+    with path.open("wb") as out:
+        out.truncate(spec_text.MAX_SPEC_BYTES + 1)  # sparse: no disk is filled
+    with pytest.raises(SpecError, match=r"larger than 4 MiB \(rule: .* up to 4194304 bytes"):
+        load_specs(path)
+
+
+def alias_bomb(levels: int) -> str:
+    lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x"]']
+    for level in range(1, levels + 1):
+        refs = ",".join([f"*a{level - 1}"] * 9)
+        lines.append(f"a{level}: &a{level} [{refs}]")
+    return JOB + "\n".join(lines) + "\n"
+
+
+def test_a_yaml_alias_bomb_is_refused_before_it_expands(tmp_path: Path) -> None:
+    text = alias_bomb(7)  # 9**8 nodes expanded, from a few hundred bytes
+    assert len(text) < 1000
+    with pytest.raises(SpecError, match=r"aliases expand it by \d+ nodes") as caught:
+        load_specs(spec(tmp_path, text))
+    assert len(str(caught.value)) < 400
+    with pytest.raises(SpecError, match="aliases"):
+        TrainingJob.from_yaml(text)
+
+
+def test_a_self_referring_alias_is_refused() -> None:
+    with pytest.raises(SpecError, match="refers to a node that contains it"):
+        spec_text.load_yaml("a: &a [*a]\n", "x.yaml")
+
+
+def test_a_few_aliases_still_read(tmp_path: Path) -> None:
+    text = JOB + "labels: &l {team: vision}\nannotations: *l\n"
+    (loaded,) = load_specs(spec(tmp_path, text))
+    assert loaded.annotations == {"team": "vision"}
+
+
+@pytest.mark.parametrize("key", ["/team", "a/b/c", "example.com/", "Example.com/x"])
+def test_label_keys_the_api_server_refuses(key: str) -> None:
+    with pytest.raises(SpecError, match="not a valid Kubernetes key"):
+        job(labels={key: "x"})
+
+
+def test_annotations_over_256_kib_in_total() -> None:
+    with pytest.raises(SpecError, match=r"annotations total 262145 bytes"):
+        job(annotations={"a": "x" * (128 * 1024), "b": "x" * (128 * 1024 - 1)})
+    job(annotations={"a": "x" * (128 * 1024), "b": "x" * (128 * 1024 - 2)})
+
+
+def test_configmap_keys_over_253_characters() -> None:
+    path = "pkg/" * 60 + "main.py"
+    with pytest.raises(SpecError, match="must be no more than 253 characters"):
+        TrainingJob(name="ft", command=["python", "main.py"], files={path: ""})
+
+
+def test_credentials_in_plain_env_are_refused_with_the_fix() -> None:
+    with pytest.raises(SpecError, match=r"env HF_TOKEN .*Try: secret_env=\{'HF_TOKEN'"):
+        job(env={"HF_TOKEN": "hf_" + "a" * 34})
+    with pytest.raises(SpecError, match="WANDB_API_KEY"):
+        check_plain_env({"WANDB_API_KEY": "0123456789abcdef0123"})
+    check_plain_env({"TOKENIZERS_PARALLELISM": "false", "MAX_TOKENS": "4096", "KEY": "x"})
+
+
+def test_validate_and_render_help_say_a_py_file_is_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for command in ("validate", "render"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        assert "is run as Python code" in " ".join(capsys.readouterr().out.split())
+
+
+def test_cost_hours_must_be_finite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = spec(tmp_path, JOB)
+    assert main(["render", str(path), "--cost", "nan"]) == 1
+    assert "positive, finite duration" in capsys.readouterr().err
+
+
+def test_a_file_name_longer_than_the_file_system_allows(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["render", "x" * 300]) == 1  # found by tests/bench/bench_fuzz.py
+    assert capsys.readouterr().err.count("\n") == 1
