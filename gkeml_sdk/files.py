@@ -29,14 +29,15 @@ def load_specs(path: str | Path) -> list[Any]:
         >>> os.unlink(f.name)
     """
     file = Path(path)
-    if file.is_dir():
-        raise SpecError(
-            f"{file}: a directory, not a file", fix="pass a .yaml spec or a .py file inside it"
-        )
     try:
-        found = file.is_file()
+        found, directory = file.is_file(), file.is_dir()
     except OSError:  # a name longer than the file system allows, and the like
-        found = False
+        found = directory = False
+    if directory:
+        raise SpecError(
+            f"{excerpt(str(file))}: a directory, not a file",
+            fix="pass a .yaml spec or a .py file inside it",
+        )
     if not found:
         raise SpecError(
             f"{excerpt(str(file))}: no such file",
