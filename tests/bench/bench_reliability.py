@@ -73,6 +73,7 @@ def server() -> KubeAPIServer:
 
 # The request timeout of an idle 2-core machine, and the median request round trip there.
 IDLE_REQUEST_TIMEOUT = 0.3
+SUBMISSION_TIMEOUT = 1.0  # ~60 timeout faults in 1,000 submissions: about a minute of waiting
 IDLE_ROUND_TRIP = 0.004
 
 
@@ -114,13 +115,17 @@ def submissions(rate: float) -> tuple[int, int, int, int]:
     the server saw, faulted ones included (each is a request the client sent)."""
     api = server()
     try:
-        c = client(api)
+        # Only injected faults may cost requests: without them a slow answer on a loaded
+        # machine is not a fault, so no timeout fires; with them a "timeout" fault answers after
+        # twice a timeout long enough that load alone rarely reaches it.
+        timeout = (SUBMISSION_TIMEOUT if rate else 30.0) * SLOWNESS[0]
+        c = client(api, request_timeout=timeout)
         # The client's checks of the cluster (CRDs, the LocalQueue) are read once per client,
         # not per submission: a first submission of another name pays them.
         c.submit(job(0, name="warm-up"))
         if rate:
             # A "timeout" fault answers after twice the request timeout: it always times out.
-            delay = 2 * IDLE_REQUEST_TIMEOUT * SLOWNESS[0]
+            delay = 2 * timeout
             api.faults.random(rate=rate, kinds=FAULTS, seed=7, retry_after=0.01, delay=delay)
         before = len(api.request_log)
         for i in range(1000):
