@@ -23,8 +23,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import gkeml_sdk
-
 GOAL = 1.10
 SPEC = (
     "name: bench\nimage: img\ncommand: [python3, train.py]\n"
@@ -61,7 +59,9 @@ def main() -> int:
     if shutil.which("valgrind") is None:
         print("valgrind is not installed (apt-get install -y valgrind): no instruction counts")
         return 2
-    root = Path(gkeml_sdk.__file__).parent
+    # The package next to this bench, not whichever one `import gkeml_sdk` finds first (from a
+    # worktree that is the editable install's checkout, not the worktree's).
+    root = Path(__file__).resolve().parents[2] / "gkeml_sdk"
     compileall.compile_dir(root, quiet=1)
     env = {**os.environ, "PYDANTIC_DISABLE_PLUGINS": "__all__"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root.parent), env.get("PYTHONPATH")]))
