@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import Any, Protocol, cast
 
 from pydantic import model_validator
 
@@ -15,9 +15,6 @@ from gkeml_sdk.hardware.tpu_slice import TpuSlice
 from gkeml_sdk.scheduling.catalog import CapacityMode, Mode, mode
 from gkeml_sdk.scheduling.reservation import Reservation, reservation_of
 from gkeml_sdk.scheduling.rules import check_capacity_mode
-
-if TYPE_CHECKING:
-    pass
 
 
 class PoolOffer(Protocol):
