@@ -52,9 +52,10 @@ CHECKPOINT_MOUNT = "/gkeml/checkpoints"
 # User code shipped with the job (TrainingJob.files) is mounted here, read-only, and is the
 # working directory of the process; locally it is the run directory's code/ folder.
 CODE_MOUNT = "/gkeml/code"
-# A ConfigMap (how code files travel to pods) holds at most 1 MiB, metadata included.
+# A ConfigMap (how code files travel to pods) holds at most 1 MiB, metadata included; the
+# code shares its ConfigMap with the run record (spec, attempts, history), hence the room.
 CONFIGMAP_MAX_BYTES = 1024 * 1024
-CODE_METADATA_ALLOWANCE = 16 * 1024
+CODE_METADATA_ALLOWANCE = 128 * 1024
 
 # TPU slices (what the TPU runtime and JAX's megascale read)
 TPU_WORKER_ID = "TPU_WORKER_ID"

@@ -21,6 +21,16 @@ def attempt_name(run: str, attempt: int) -> str:
     return run if attempt == 1 else f"{run}{c.ATTEMPT_SEPARATOR}r{attempt}"
 
 
+def record_name(run: str) -> str:
+    """Name of run `run`'s record ConfigMap, which also carries its code files.
+
+    Example:
+        >>> record_name("ft")
+        'ft-gkeml-run'
+    """
+    return f"{run}-gkeml-run"
+
+
 def sdk_labels() -> dict[str, str]:
     """Labels that mark every top-level object gkeml creates, with the SDK version."""
     from gkeml_sdk.version import __version__

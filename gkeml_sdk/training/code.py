@@ -54,7 +54,8 @@ def check_files(files: Mapping[str, str]) -> None:
             raise fail(
                 f"file path {excerpt(repr(path), 80)} makes ConfigMap key "
                 f"{excerpt(repr(key), 80)}, which {'; '.join(problems)}",
-                rule="code files travel as ConfigMap keys: the path with '/' written as '__', "
+                rule="code files travel as ConfigMap keys: 'file.' and the path with '/' written "
+                "as '__', "
                 f"at most {DNS1123_SUBDOMAIN_MAX} characters",
                 fix="shorten the path",
                 field="files",
@@ -80,13 +81,21 @@ def check_files(files: Mapping[str, str]) -> None:
         )
 
 
+CODE_KEY_PREFIX = "file."  # no key of the run record starts so ("files.json" does not)
+
+
 def config_map_key(path: str) -> str:
-    """The ConfigMap key of a code file (keys cannot hold '/').
+    """The ConfigMap key of a code file in the run record's ConfigMap (keys cannot hold '/').
 
     Example:
         >>> config_map_key("pkg/util.py")
-        'pkg__util.py'
+        'file.pkg__util.py'
     """
+    return CODE_KEY_PREFIX + legacy_config_map_key(path)
+
+
+def legacy_config_map_key(path: str) -> str:
+    """The key a code file had in the separate `<run>-code` ConfigMap of record schemas 1-2."""
     return path.replace("/", "__")
 
 

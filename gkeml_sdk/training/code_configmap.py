@@ -1,4 +1,6 @@
-"""The ConfigMap that carries a job's code files, and how pods mount it."""
+"""The ConfigMap that carries a job's code files, and how pods mount it. It is the run's
+record ConfigMap: on a cluster gkeml writes the record and the code in one object (one write
+fewer per submission), and the pods mount only the code keys."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.environment import CODE_MOUNT
-from gkeml_sdk.core.labels import RUN_ID_LABEL, sdk_labels
+from gkeml_sdk.core.labels import RUN_ID_LABEL, record_name, sdk_labels
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.training.code import config_map_key
 
@@ -21,9 +23,9 @@ def code_config_map_name(job: TrainingJob) -> str:
     Example:
         >>> from gkeml_sdk import TrainingJob
         >>> code_config_map_name(TrainingJob(name="ft", command=["x"]))
-        'ft-code'
+        'ft-gkeml-run'
     """
-    return f"{job.name}-code"
+    return record_name(job.name)
 
 
 def code_config_map(job: TrainingJob) -> Obj | None:
@@ -33,7 +35,7 @@ def code_config_map(job: TrainingJob) -> Obj | None:
         >>> from gkeml_sdk import TrainingJob
         >>> cm = code_config_map(TrainingJob.from_code("print(1)", name="a"))
         >>> cm["kind"], sorted(cm["data"])
-        ('ConfigMap', ['main.py'])
+        ('ConfigMap', ['file.main.py'])
     """
     if not job.files:
         return None

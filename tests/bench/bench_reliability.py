@@ -44,7 +44,7 @@ COMPLETED = {
 }
 
 
-def job(i: int, name: str = "") -> TrainingJob:
+def job(i: int, name: str = "", code: bool = False) -> TrainingJob:
     return TrainingJob(
         name=name or f"job-{i:04d}",
         image="busybox",
@@ -52,6 +52,8 @@ def job(i: int, name: str = "") -> TrainingJob:
         accelerator=Accelerator("h100", count=8),
         nodes=2,
         queue="team-a",
+        # Shipped code travels in the run record's ConfigMap: still two writes.
+        files={"train.py": f"print('step {i}')\n"} if code else {},
     )
 
 
@@ -110,7 +112,7 @@ def client(api: KubeAPIServer, request_timeout: float | None = None) -> Client:
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 
 
-def submissions(rate: float) -> tuple[int, int, int, int]:
+def submissions(rate: float, code: bool = False) -> tuple[int, int, int, int]:
     """(API requests, of them writes, JobSets, run records) for 1,000 submissions; requests
     the server saw, faulted ones included (each is a request the client sent)."""
     api = server()
@@ -129,7 +131,7 @@ def submissions(rate: float) -> tuple[int, int, int, int]:
             api.faults.random(rate=rate, kinds=FAULTS, seed=7, retry_after=0.01, delay=delay)
         before = len(api.request_log)
         for i in range(1000):
-            c.submit(job(i))
+            c.submit(job(i, code=code))
         api.faults.clear()
         log = api.request_log[before:]
         writes = sum(1 for r in log if r.method in WRITES)
@@ -201,8 +203,8 @@ def race_figures(per_scenario: int = 20) -> None:
         api.stop()
 
 
-def report(title: str, rate: float, most: float) -> None:
-    sent, writes, jobs, records = submissions(rate)
+def report(title: str, rate: float, most: float, code: bool = False) -> None:
+    sent, writes, jobs, records = submissions(rate, code)
     verdict = "ok" if sent / 1000 <= most else f"OVER {most}"
     print(
         f"{title}: {sent} API requests for 1,000 submissions = {sent / 1000:.3f} per submission "
@@ -220,6 +222,8 @@ def main() -> None:
     print(f"this machine answers {SLOWNESS[0]:.1f}x slower than an idle one: timeouts scaled")
     report("no faults ", 0.0, 2.0)
     report("20% faults", 0.2, 2.6)
+    report("no faults, a job with code files", 0.0, 2.0, code=True)
+    report("20% faults, a job with code files", 0.2, 2.6, code=True)
     peak, opened = watch_connections()
     print(f"waiting for 100 runs: {peak} watch connections open at most, {opened} opened in all")
     race_figures()

@@ -60,7 +60,7 @@ def test_quickstart_output_is_short_every_rank_resumes_alike_and_ends_with_the_s
         assert step and int(step[1]) > 0, out
     finals = {line[4:] for line in lines if re.match(r"\[\d\] done: w=", line)}
     assert len(finals) == 1, out  # the same model on every rank
-    assert "would submit to GKE: ConfigMap/quickstart-code, JobSet/quickstart" in out
+    assert "would submit to GKE: ConfigMap/quickstart-gkeml-run, JobSet/quickstart" in out
     assert "kind: JobSet" not in out
     assert "get-credentials" in out
 

@@ -12,7 +12,7 @@ from gkeml_sdk.backends.kubernetes.resources import Resource, resource, resource
 from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
 from gkeml_sdk.backends.kubernetes.shared_apply import ensure_shared, split_shared
 from gkeml_sdk.core import kinds
-from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL
+from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL, record_name
 from gkeml_sdk.core.objects import Obj, labels, uid
 from gkeml_sdk.errors import ClusterError
 
@@ -70,8 +70,12 @@ class Attempts:
         shared, owned = split_shared(manifests.objects)
         ensure_shared(self.kube, shared)
         for obj in owned:
-            if obj is not manifests.main:  # the code ConfigMap, shared by every attempt
-                meta = obj["metadata"]
+            meta = obj["metadata"]
+            # The code ConfigMap is the run record's: the record's own write carries the code.
+            carried_by_record = obj["kind"] == "ConfigMap" and meta["name"] == record_name(
+                record.name
+            )
+            if obj is not manifests.main and not carried_by_record:
                 found = self.kube.find(resource_of(obj), meta["name"], meta["namespace"])
                 if found is not None and labels(found).get(RUN_ID_LABEL) != record.name:
                     _refuse(found)

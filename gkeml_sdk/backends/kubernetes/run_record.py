@@ -9,20 +9,22 @@ from datetime import datetime
 from typing import Any
 
 from gkeml_sdk.core import kinds
-from gkeml_sdk.core.labels import RUN_ID_LABEL, attempt_name, sdk_labels
+from gkeml_sdk.core.labels import RUN_ID_LABEL, attempt_name, record_name, sdk_labels
 from gkeml_sdk.core.record_schema import SCHEMA_KEY, record_schema
 from gkeml_sdk.errors import ConfigError
 from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus, Transition
 from gkeml_sdk.runs.retry import RetryPolicy
-from gkeml_sdk.training.code import config_map_key
-from gkeml_sdk.training.code_configmap import code_config_map_name
+from gkeml_sdk.training.code import config_map_key, legacy_config_map_key
+from gkeml_sdk.training.code_configmap import code_config_map
 from gkeml_sdk.training.model import TrainingJob
 
 RECORD_LABEL = "gkeml.dev/run-record"
 # The record's layout (data key `schema`, a string as all ConfigMap data). 1 is also what a
 # record written before records carried a schema holds; 2 added each transition's `key` and
-# each attempt's `counters` (a schema-1 record loads with them empty).
-RUN_RECORD_SCHEMA = 2
+# each attempt's `counters` (a schema-1 record loads with them empty); 3 carries the code files
+# itself (keys `file.<path>`, which the pods mount), where 1 and 2 named a `<run>-code`
+# ConfigMap in `code.configmap`.
+RUN_RECORD_SCHEMA = 3
 __all__ = [
     "RECORD_LABEL",
     "RUN_RECORD_SCHEMA",
@@ -33,11 +35,6 @@ __all__ = [
     "cancels",
     "record_name",
 ]
-
-
-def record_name(run: str) -> str:
-    """Name of the run record ConfigMap of run `run`."""
-    return f"{run}-gkeml-run"
 
 
 def cancel_marker(run: str, namespace: str, submitted_at: float = 0.0) -> dict[str, Any]:
@@ -134,18 +131,20 @@ class RunRecord:
 
     def to_configmap(self) -> dict[str, Any]:
         """The record as a ConfigMap in the run's namespace."""
-        # Code files already live in the `<name>-code` ConfigMap; a second copy here could
-        # push the record past the 1 MiB object limit. Only their paths are kept.
+        # The code files are this ConfigMap's `file.*` keys, the ones the pods mount: record
+        # and code are one write. The spec keeps only their paths (no second copy of them).
+        code = code_config_map(self.job)
         data = {
             SCHEMA_KEY: str(RUN_RECORD_SCHEMA),
             "spec.yaml": _spec_yaml(self.job),
             "files.json": json.dumps(sorted(self.job.files)),
-            "code.configmap": code_config_map_name(self.job) if self.job.files else "",
+            "code.configmap": record_name(self.name) if self.job.files else "",
             "retry.yaml": self.retry.to_yaml() if self.retry else "",
             "attempts.json": json.dumps([a.__dict__ for a in self.attempts]),
             "history.json": json.dumps([_transition_dict(t) for t in self.history]),
             "submitted_at": repr(self.submitted_at),
             "cancelled": "true" if self.cancelled else "false",
+            **(code["data"] if code else {}),
         }
         return {
             "apiVersion": kinds.CORE,
@@ -160,9 +159,11 @@ class RunRecord:
 
     @staticmethod
     def code_config_map(obj: dict[str, Any]) -> str:
-        """Name of the ConfigMap holding the recorded job's code files ('' when it has none);
-        `from_configmap` then needs its data. Refuses a record this SDK cannot read."""
-        return str(_checked_data(obj).get("code.configmap", ""))
+        """Name of the other ConfigMap holding the recorded job's code files ('' when it has
+        none, or carries them itself as schema-3 records do); `from_configmap` then needs its
+        data. Refuses a record this SDK cannot read."""
+        name = str(_checked_data(obj).get("code.configmap", ""))
+        return "" if name == (obj.get("metadata") or {}).get("name") else name
 
     @classmethod
     def from_configmap(cls, obj: dict[str, Any], code: dict[str, str] | None = None) -> RunRecord:
@@ -173,15 +174,18 @@ class RunRecord:
         retry_yaml = data.get("retry.yaml", "")
         job = TrainingJob.from_yaml(data["spec.yaml"])
         paths = json.loads(data.get("files.json", "[]"))
+        key = legacy_config_map_key
+        if data.get("code.configmap") == (obj.get("metadata") or {}).get("name"):
+            code, key = data, config_map_key  # schema 3: the record carries its code
         if paths:
-            missing = [p for p in paths if config_map_key(p) not in (code or {})]
+            missing = [p for p in paths if key(p) not in (code or {})]
             if missing:
                 raise ConfigError(
                     f"run {job.name!r}: its code ConfigMap {data['code.configmap']} lacks "
                     f"{missing}; "
                     "it was deleted or edited, so the run cannot be resumed"
                 )
-            job = job.with_changes(files={p: (code or {})[config_map_key(p)] for p in paths})
+            job = job.with_changes(files={p: (code or {})[key(p)] for p in paths})
         return cls(
             job=job,
             submitted_at=float(data.get("submitted_at", "0")),

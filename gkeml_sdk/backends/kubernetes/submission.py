@@ -11,7 +11,7 @@ from gkeml_sdk.backends.kubernetes.attempts import job_resource
 from gkeml_sdk.backends.kubernetes.kube_run import KubeRun
 from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord, record_name
 from gkeml_sdk.backends.kubernetes.run_records import CONFIG_MAPS
-from gkeml_sdk.errors import ConfigError
+from gkeml_sdk.errors import ConfigError, GkemlError
 from gkeml_sdk.runs.retry import RetryPolicy
 from gkeml_sdk.training.model import TrainingJob
 
@@ -75,7 +75,13 @@ def _record_taken(backend: KubernetesBackend, record: RunRecord) -> RunRecord:
     written = backend.kube.find(CONFIG_MAPS, record_name(job.name), job.namespace)
     if written is not None and written.get("data") == record.to_configmap()["data"]:
         return record  # our own create, retried after it landed
-    existing = backend.records.find(job.name, job.namespace)
+    try:
+        existing = None if written is None else backend.records.read(written)
+    except GkemlError:
+        # Another tool's ConfigMap, or a damaged record: the job just made must not run
+        # without a record, and the ConfigMap is never overwritten.
+        backend.kube.delete(job_resource(record), record.current.name, job.namespace)
+        raise
     if existing is not None and not KubeRun(backend, existing).done():
         same = existing.job == job and existing.retry == record.retry
         ours = existing.current.attempt == 1 and existing.current.uid in ("", record.current.uid)

@@ -171,7 +171,9 @@ def test_code_shipped_with_a_job_is_restored_from_its_configmap_by_a_new_client(
     )
     client.submit(job)
     record = cluster.store.get("configmaps", "ml", "cell-gkeml-run")
-    assert "print('hello')" not in str(record["data"])  # one copy of the code: its ConfigMap
+    # One copy of the code, in the record's `file.` keys that the pods mount; no other object.
+    assert [k for k, v in record["data"].items() if "print('hello')" in v] == ["file.main.py"]
+    assert cluster.store.get("configmaps", "ml", "cell-code") is None
     resumed = make_client(cluster).get_run("cell")
     assert resumed.record.job.files == job.files
     assert resumed.record.job == job.with_changes(namespace="ml")
@@ -209,15 +211,17 @@ def test_a_run_record_written_before_schemas_is_resumed_and_rewritten_with_one(c
     assert run.record.attempts[1] == replace(
         expected.attempts[1], outcome="Cancelled", counters=run.record.attempts[1].counters
     )
-    assert cluster.store.get("configmaps", "ml", "ft-gkeml-run")["data"]["schema"] == "2"
+    rewritten = cluster.store.get("configmaps", "ml", "ft-gkeml-run")["data"]
+    assert rewritten["schema"] == "3"
+    assert rewritten["code.configmap"] == "ft-gkeml-run"  # the code moved in with the record
 
 
 def test_a_run_record_of_a_newer_schema_is_refused_with_the_fix(cluster, tmp_path, capsys):
-    newer = {**UNVERSIONED_RUN_RECORD, "data": {"schema": "3", "spec.json": "{}"}}
+    newer = {**UNVERSIONED_RUN_RECORD, "data": {"schema": "4", "spec.json": "{}"}}
     cluster.store.put(newer)
     refusal = (
-        "run record ConfigMap ml/ft-gkeml-run has schema 3, but gkeml "
-        f"{__version__} reads schema 2 (and records written without one): a newer gkeml "
+        "run record ConfigMap ml/ft-gkeml-run has schema 4, but gkeml "
+        f"{__version__} reads schema 3 (and records written without one): a newer gkeml "
         "wrote it. Upgrade gkeml (pip install -U gkeml) to read it"
     )
     client = make_client(cluster)

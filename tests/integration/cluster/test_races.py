@@ -171,15 +171,22 @@ def test_a_retried_create_never_suspends_what_kueue_just_admitted(cluster, clien
 
 
 def test_a_code_config_map_that_is_not_the_runs_is_never_overwritten(cluster, client):
+    # The code travels in the run record's ConfigMap; one of that name that gkeml did not
+    # write is another tool's: the submission is refused and nothing of it is left behind.
     job = TrainingJob.from_code("print('hi')", name="train", queue="team-a", image="python:3")
     foreign = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": "train-code", "namespace": "ml", "labels": {"team": "data"}},
+        "metadata": {"name": "train-gkeml-run", "namespace": "ml", "labels": {"team": "data"}},
         "data": {"settings": "keep me"},
     }
     cluster.store.put(foreign)
-    with pytest.raises(ClusterError, match=r"ConfigMap named 'train-code'.*something other"):
+    with pytest.raises(ClusterError, match=r"train-gkeml-run"):
         client.submit(job)
-    assert cluster.store.get("configmaps", "ml", "train-code")["data"] == {"settings": "keep me"}
-    assert jobsets(cluster) == [] and cluster.objects("jobs", "ml") == []
+    assert cluster.store.get("configmaps", "ml", "train-gkeml-run")["data"] == {
+        "settings": "keep me"
+    }
+    # The Job made before the record was refused is deleted (its pods' finalizers may keep it
+    # a moment): it never runs without a record.
+    assert jobsets(cluster) == []
+    assert all(j["metadata"].get("deletionTimestamp") for j in cluster.objects("jobs", "ml"))

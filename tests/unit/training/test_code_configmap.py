@@ -19,8 +19,8 @@ def test_configmap_first_with_every_file() -> None:
     kinds = [o["kind"] for o in manifests.objects]
     assert kinds == ["ConfigMap", "JobSet"]
     cm = manifests.objects[0]
-    assert cm["metadata"]["name"] == "cm-code"
-    assert cm["data"] == {"main.py": "print('hi')\n", "pkg__util.py": "X = 1\n"}
+    assert cm["metadata"]["name"] == "cm-gkeml-run"  # the run record's: one write carries both
+    assert cm["data"] == {"file.main.py": "print('hi')\n", "file.pkg__util.py": "X = 1\n"}
     for obj in manifests.objects:
         validate_object(obj)
 
@@ -35,8 +35,8 @@ def test_pods_mount_it_read_only_as_working_directory() -> None:
     assert mount == {"name": "code", "mountPath": CODE_MOUNT, "readOnly": True}
     volume = next(v for v in pod["spec"]["volumes"] if v["name"] == "code")
     assert volume["configMap"]["items"] == [
-        {"key": "main.py", "path": "main.py"},
-        {"key": "pkg__util.py", "path": "pkg/util.py"},
+        {"key": "file.main.py", "path": "main.py"},  # only the code keys, not the record's
+        {"key": "file.pkg__util.py", "path": "pkg/util.py"},
     ]
 
 

@@ -48,21 +48,27 @@ def test_a_run_record_of_schema_1_loads_as_before() -> None:
 def test_a_run_record_carries_its_schema_and_round_trips() -> None:
     record = expected_run_record()
     written = record.to_configmap()
-    assert written["data"]["schema"] == str(RUN_RECORD_SCHEMA) == "2"
-    # Schema 2 kept every key of the layout before it and added transition keys and counters.
-    assert set(written["data"]) - {"schema"} == set(UNVERSIONED_RUN_RECORD["data"])
+    assert written["data"]["schema"] == str(RUN_RECORD_SCHEMA) == "3"
+    # Schema 2 kept every key of the layout before it and added transition keys and counters;
+    # schema 3 carries the code files itself, under `file.` keys, and names itself as their
+    # ConfigMap, so reading it needs no second object.
+    code_keys = {f"file.{path}" for path in CODE}
+    assert set(written["data"]) - {"schema"} - code_keys == set(UNVERSIONED_RUN_RECORD["data"])
+    assert {k: written["data"][k] for k in code_keys} == {f"file.{p}": t for p, t in CODE.items()}
+    assert written["data"]["code.configmap"] == written["metadata"]["name"] == "ft-gkeml-run"
+    assert RunRecord.code_config_map(written) == ""  # nothing else to fetch
     assert '"key": ""' in written["data"]["history.json"]
     assert '"counters": {}' in written["data"]["attempts.json"]
-    assert RunRecord.from_configmap(written, CODE) == record
+    assert RunRecord.from_configmap(written) == record
 
 
 def test_a_run_record_of_a_newer_schema_is_refused_before_its_code_is_fetched() -> None:
     # A newer layout may keep none of today's keys: only the schema is looked at.
-    newer = {"metadata": {"name": "ft-gkeml-run", "namespace": "ml"}, "data": {"schema": "3"}}
+    newer = {"metadata": {"name": "ft-gkeml-run", "namespace": "ml"}, "data": {"schema": "4"}}
     for read in (RunRecord.code_config_map, RunRecord.from_configmap):
         with pytest.raises(ConfigError) as refused:
             read(newer)
-        assert str(refused.value) == newer_refusal("run record ConfigMap ml/ft-gkeml-run", 3, 2)
+        assert str(refused.value) == newer_refusal("run record ConfigMap ml/ft-gkeml-run", 4, 3)
 
 
 @pytest.mark.parametrize(
@@ -78,7 +84,7 @@ def test_a_run_record_of_an_unknown_schema_is_refused(schema: str, says: str) ->
     with pytest.raises(ConfigError) as refused:
         RunRecord.from_configmap(with_schema(UNVERSIONED_RUN_RECORD, schema), CODE)
     assert str(refused.value).startswith(f"run record ConfigMap ml/ft-gkeml-run {says}")
-    assert f"gkeml {__version__} reads schema 2" in str(refused.value)
+    assert f"gkeml {__version__} reads schema 3" in str(refused.value)
 
 
 def test_a_tenant_status_written_before_schemas_loads_as_before() -> None:
