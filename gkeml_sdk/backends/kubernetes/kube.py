@@ -79,6 +79,14 @@ class KubeClient:
         )
         return dict(updated) if updated else None
 
+    def write_over(self, body: Obj, current: Obj | None) -> Obj | None:
+        """Create `body` when `current` (the object as read) is None, else replace it
+        conditionally on `current`'s resourceVersion; None when someone else wrote first."""
+        if current is None:
+            return self.create(body)
+        meta = {**body["metadata"], "resourceVersion": current["metadata"]["resourceVersion"]}
+        return self.replace({**body, "metadata": meta})
+
     def patch(
         self, res: Resource, name: str, namespace: str | None, patch: Obj, *, sub: str = ""
     ) -> Obj:

@@ -64,12 +64,7 @@ class FencedWrites:
             body = self._stamped(desired, current)
             if current is not None and _same(current, body):
                 return False
-            if current is None:
-                written = self.kube.create(body)
-            else:
-                body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-                written = self.kube.replace(body)
-            if written is not None:
+            if self.kube.write_over(body, current) is not None:
                 return True
             log.info("%s %s changed while we wrote it: reading it again", res.kind, meta["name"])
         return False

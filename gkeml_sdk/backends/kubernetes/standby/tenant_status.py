@@ -127,11 +127,7 @@ class StatusBook:
                 "data": after.data(),
             }
             self.fence()
-            if current is None:
-                written = self.kube.create(body)
-            else:
-                body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-                written = self.kube.replace(body)
+            written = self.kube.write_over(body, current)
             if written is not None:
                 self._objects[tenant.name] = written
                 return after
