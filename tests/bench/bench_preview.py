@@ -22,6 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from gkeml_sdk import Accelerator, Client, KubernetesSettings, TrainingJob, Verdict
+from tests.bench.scale_rows import ScaleRow
 from tests.kubeapi import KubeAPIServer, shared_crds_dir
 from tests.kueue_usage import flavors_reservation
 from tests.schemas import RECORDINGS
@@ -91,7 +92,8 @@ def measure(server: KubeAPIServer, client: Client, job: TrainingJob) -> tuple[in
     return len(server.request_log), best
 
 
-def main() -> None:
+def measured() -> list[tuple[int, int, float]]:
+    """(pending Workloads, requests, best client CPU seconds) of one preview per size."""
     _, pending = recorded_workloads()
     gpus = Accelerator("h100", count=8)
     job = TrainingJob(name="second", image="busybox", command=["true"], accelerator=gpus,
@@ -101,15 +103,37 @@ def main() -> None:
         client = Client(kubernetes=KubernetesSettings(api_client=api_client, namespace="ml"))
         for _ in range(3):
             client.preview(job)  # warm: imports, schema builds, connections
-        rows = []
+        found = []
         for size in SIZES:
             have = len(server.store.items("workloads.kueue.x-k8s.io")) - 1
             for i in range(have, size):
                 server.store.put(_in_ml(pending, f"pending-{i:05d}"))
-            rows.append((size, *measure(server, client, job)))
-    base_cpu = rows[0][2]
+            found.append((size, *measure(server, client, job)))
+    return found
+
+
+def rows() -> list[ScaleRow]:
+    """The preview rows of the scale table: requests and client CPU at 1k and 4k Workloads."""
+    found = measured()
+    base_requests, base_cpu = found[0][1], found[0][2]
+    table = []
+    for size, requests, cpu in found[1:]:
+        table.append(
+            ScaleRow(f"preview with {size:,} pending Workloads: requests", str(requests),
+                     f"constant ({base_requests} at 0)", requests == base_requests)
+        )  # fmt: skip
+        table.append(
+            ScaleRow(f"preview with {size:,} pending Workloads: client CPU / CPU at 0",
+                     f"{cpu / base_cpu:.2f}", "close to 1 (at most 2)", cpu / base_cpu <= 2)
+        )  # fmt: skip
+    return table
+
+
+def main() -> None:
+    found = measured()
+    base_cpu = found[0][2]
     print(f"{'pending':>8} {'requests':>9} {'cpu/cpu@0':>10} {'cpu ms':>7}  (best of {RUNS})")
-    for size, requests, cpu in rows:
+    for size, requests, cpu in found:
         print(f"{size:>8} {requests:>9} {cpu / base_cpu:>10.2f} {cpu * 1000:>7.1f}")
 
 
