@@ -56,7 +56,7 @@ def rows(runs: int = 9) -> list[ScaleRow]:
         ScaleRow(
             "local backend, same job: CPU of this process and every process it started",
             f"{cpu:.2f}x subprocess ({_ms(local, 1)} against {_ms(plain, 1)}, median of {runs})",
-            f"<= {GOAL:g}x",
+            f"<= {GOAL:g}x (the wall goal; the issue sets none for CPU)",
             cpu <= GOAL,
         ),
     ]

@@ -190,13 +190,10 @@ class Supervisor:
 
     def _start(self, label: str) -> None:
         start_id, attempt = record_local_start(str(self.run.checkpoints), label)
-        contract = {
-            **self.slots[label],
-            **start_env(
-                attempt=attempt, master_port=self.ports[0], jax_port=self.ports[1],
-                start_id=start_id,
-            ),
-        }  # fmt: skip
+        start = start_env(
+            attempt=attempt, master_port=self.ports[0], jax_port=self.ports[1], start_id=start_id
+        )
+        contract = {**self.slots[label], **start}
         # Unbuffered output so logs stream; the contract overrides anything inherited.
         declared = {**self.plan.env, **self.secrets, **contract}
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **declared}
