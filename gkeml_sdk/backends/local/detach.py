@@ -74,10 +74,13 @@ def supervisor_command(path: Path) -> list[str]:
     `site`, running this copy of gkeml_sdk.
 
     Example:
-        >>> supervisor_command(Path("/runs/default/a"))[1:4]
-        ['-I', '-S', '-c']
+        >>> command = supervisor_command(Path("/runs/default/a"))
+        >>> [a for a in command if a in ("-I", "-S")], command[-1]
+        (['-I', '-S'], '/runs/default/a')
     """
-    return [sys.executable, "-I", "-S", "-c", _START, _CODE_ROOT, str(path)]
+    # -I ignores PYTHONDONTWRITEBYTECODE: keep this interpreter's choice about .pyc files.
+    no_bytecode = ["-B"] if sys.flags.dont_write_bytecode else []
+    return [sys.executable, "-I", "-S", *no_bytecode, "-c", _START, _CODE_ROOT, str(path)]
 
 
 def launch_supervisor(path: Path, secrets: dict[str, str]) -> None:
