@@ -73,5 +73,6 @@ def test_the_supervisor_wakes_once_per_exit_not_per_poll(
     run = LocalBackend(run_dir=tmp_path).submit(TrainingJob(name="s", command=SLEEPER, nodes=2))
     assert run.state.state is RunState.SUCCEEDED
     assert run.exit_codes == {"0": 0, "1": 0}
-    # Woken by each exit's SIGCHLD (two exits close together may share one wake-up).
-    assert 1 <= reports[0]["waits"] <= 2
+    # Woken by each exit's SIGCHLD (two exits close together share one wake-up, and both may
+    # be over before the first check); a 50 ms poll would have woken at least 8 times.
+    assert reports[0]["waits"] <= 2
