@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.errors import RunTimeoutError
-from gkeml_sdk.pictures.runs import run_html
 from gkeml_sdk.runs.log_lines import log_prefix, log_slot
 
 if TYPE_CHECKING:
@@ -237,6 +236,9 @@ class Run(ABC):
     log_slot = staticmethod(log_slot)
 
     def _repr_html_(self) -> str:
+        # Imported here: processes that only record runs (a local supervisor) draw nothing.
+        from gkeml_sdk.pictures.runs import run_html
+
         return run_html(self)
 
     def __repr__(self) -> str:

@@ -11,7 +11,9 @@ from gkeml_sdk.backends.local import LocalOptions
 
 def test_a_local_run_explains_its_failure_and_its_success(tmp_path: Path) -> None:
     client = Client(local=LocalSettings(run_dir=tmp_path, options=LocalOptions(grace_seconds=1)))
-    failing = client.submit(TrainingJob.from_code("import sys\nsys.exit(3)", name="bad", nodes=2))
+    # Only rank 0 fails: were both to, whichever exit the supervisor sees first stops the other.
+    code = "import os, sys\nsys.exit(3 if os.environ['NODE_RANK'] == '0' else 0)"
+    failing = client.submit(TrainingJob.from_code(code, name="bad", nodes=2))
     failing.wait(timeout=60)
     found = failing.explain()
     assert found.category is Category.CRASH

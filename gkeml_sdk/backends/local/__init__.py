@@ -1,14 +1,41 @@
 """Run a `TrainingJob` on this machine as local processes, with the same environment
 contract as on GKE: `Client(backend="local")`, or `LocalBackend` for local-only options.
 
+Names are imported on first use: the supervisor of a run imports modules of this package
+without the backend, which would bring the spec layer along.
+
 Example:
     >>> from gkeml_sdk.backends.local import LocalBackend, LocalOptions
     >>> LocalOptions(chaos_after=3).chaos_times
     1
 """
 
-from gkeml_sdk.backends.local.local_backend import LocalBackend
-from gkeml_sdk.backends.local.local_options import LocalOptions
-from gkeml_sdk.backends.local.local_run import LocalRun
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "LocalBackend": "gkeml_sdk.backends.local.local_backend",
+    "LocalOptions": "gkeml_sdk.backends.local.local_options",
+    "LocalRun": "gkeml_sdk.backends.local.local_run",
+}
 __all__ = ["LocalBackend", "LocalOptions", "LocalRun"]
+
+if TYPE_CHECKING:
+    from gkeml_sdk.backends.local.local_backend import LocalBackend
+    from gkeml_sdk.backends.local.local_options import LocalOptions
+    from gkeml_sdk.backends.local.local_run import LocalRun
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,6 +1,6 @@
-"""Starts a run's supervisor as a process of its own: `python -m gkeml_sdk.backends.local.detach
-RUN_PATH` forks, so the supervisor is no child of the caller and outlives it (a kernel restart
-does not stop a run)."""
+"""Starts a run's supervisor as a process of its own: a new interpreter runs `main(RUN_PATH)`,
+which forks, so the supervisor is no child of the caller and outlives it (a kernel restart does
+not stop a run)."""
 
 from __future__ import annotations
 
@@ -8,16 +8,26 @@ import contextlib
 import os
 import subprocess
 import sys
-import traceback
 from pathlib import Path
 
 from gkeml_sdk.backends.local.confined import open_private
-from gkeml_sdk.backends.local.local_run import LAUNCH_TIMEOUT_SECONDS
 from gkeml_sdk.backends.local.procs import ProcessId
 from gkeml_sdk.backends.local.run_store import SUPERVISOR_LOG, RunDir
 from gkeml_sdk.backends.local.supervisor import Supervisor
 from gkeml_sdk.errors import GkemlError
 from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus
+
+# A submit starts the supervisor within this time or fails.
+LAUNCH_TIMEOUT_SECONDS = 60.0
+# The folder holding this gkeml_sdk: the new interpreter runs the caller's copy of the code.
+_CODE_ROOT = str(Path(__file__).resolve().parents[3])
+# Isolated (-I: no PYTHON* variables, user site or working directory on its path) and without
+# `site` (-S): the supervisor needs only the standard library and gkeml_sdk, and site's .pth
+# files (editable installs, vendor hooks) cost more than the rest of its start.
+_START = (
+    "import sys; sys.path.append(sys.argv.pop(1)); "
+    "from gkeml_sdk.backends.local.detach import main; sys.exit(main(sys.argv[1:]))"
+)
 
 
 def main(argv: list[str]) -> int:
@@ -40,6 +50,8 @@ def main(argv: list[str]) -> int:
         supervisor = Supervisor(run, caller_umask)
         supervisor.supervise()
     except BaseException as exc:  # the run must end in a recorded state, whatever happened
+        import traceback  # here: a supervisor that succeeds never needs it
+
         traceback.print_exc()
         with contextlib.suppress(Exception):
             if supervisor is not None:
@@ -57,6 +69,20 @@ def main(argv: list[str]) -> int:
     os._exit(0)
 
 
+def supervisor_command(path: Path) -> list[str]:
+    """The command that starts the supervisor of the run at `path`: this interpreter, without
+    `site`, running this copy of gkeml_sdk.
+
+    Example:
+        >>> command = supervisor_command(Path("/runs/default/a"))
+        >>> [a for a in command if a in ("-I", "-S")], command[-1]
+        (['-I', '-S'], '/runs/default/a')
+    """
+    # -I ignores PYTHONDONTWRITEBYTECODE: keep this interpreter's choice about .pyc files.
+    no_bytecode = ["-B"] if sys.flags.dont_write_bytecode else []
+    return [sys.executable, "-I", "-S", *no_bytecode, "-c", _START, _CODE_ROOT, str(path)]
+
+
 def launch_supervisor(path: Path, secrets: dict[str, str]) -> None:
     """Start the supervisor of the run at `path` (this module, in a process of its own) and
     return once it is recorded; `GkemlError` when it did not start."""
@@ -65,7 +91,7 @@ def launch_supervisor(path: Path, secrets: dict[str, str]) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"} | secrets
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "gkeml_sdk.backends.local.detach", str(path)],
+            supervisor_command(path),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             env=env,
@@ -80,7 +106,3 @@ def launch_supervisor(path: Path, secrets: dict[str, str]) -> None:
             f"could not start the local supervisor for {path.name}: "
             f"{error[0] if error else f'exit code {done.returncode}'}"
         )
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

@@ -21,6 +21,7 @@ from gkeml_sdk.backends.local.confined import (
     write_private,
 )
 from gkeml_sdk.backends.local.detach import launch_supervisor
+from gkeml_sdk.backends.local.launch_plan import plan_launch
 from gkeml_sdk.backends.local.local_environment import (
     check_secrets_stay_out_of_argv,
     secret_values,
@@ -149,14 +150,16 @@ class LocalBackend:
             make_private_dir(target.parent)
             write_private(target, text, READ_ONLY_MODE)  # read-only, as the ConfigMap mount
         write_private(path / JOB, job.to_yaml())
-        launch = {
-            "argv": _argv(job),
+        plan = plan_launch(
+            job,
+            options or self.options,
+            argv=_argv(job),
             # With shipped files the code directory is the working directory, as in the pod.
-            "cwd": str(run.code if job.files else Path.cwd()),
-            "options": (options or self.options).to_dict(),
-            "volumes": folders,  # GKEML_VOLUME_<NAME> -> the folder standing for the mount
-        }
-        run.write_launch(launch)
+            cwd=str(run.code if job.files else Path.cwd()),
+            volumes=folders,  # GKEML_VOLUME_<NAME> -> the folder standing for the mount
+            checkpoint_dir=str(run.checkpoints),
+        )
+        run.write_launch(plan)
         record = LocalRunState(job.name, namespace, time.time())
         record.move(RunStatus(RunState.PENDING, message=f"run directory {path}"))
         run.write(record)

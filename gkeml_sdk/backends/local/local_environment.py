@@ -1,18 +1,23 @@
 """The environment contract for local processes: the same names as the pods get on GKE
-(`gkeml_sdk.training.contract_env`), with values for processes on this machine."""
+(`gkeml_sdk.training.contract_env`), with values for processes on this machine. Light to import:
+the supervisor uses it without loading `TrainingJob` (its plan is made at submit)."""
 
 from __future__ import annotations
 
+import os
 import re
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gkeml_sdk.core import environment as c
-from gkeml_sdk.core.environment import WorkerValue
 from gkeml_sdk.errors import ConfigError, SpecError
 from gkeml_sdk.training.launcher import record_start
-from gkeml_sdk.training.model import TrainingJob
+
+if TYPE_CHECKING:
+    # Annotations only: the supervisor imports this module and never the spec layer.
+    from gkeml_sdk.core.environment import WorkerValue
+    from gkeml_sdk.training.model import TrainingJob
 
 LOOPBACK = "127.0.0.1"
 BACKEND_NAME = "local"
@@ -60,7 +65,8 @@ def local_env(
     checkpoint_dir: str,
     start_id: str = "0",
 ) -> dict[str, str]:
-    """Contract variables of one local process; names and meaning match the GKE pods.
+    """Contract variables of one local process; names and meaning match the GKE pods: those
+    of `slot_env` (the same at every start) with those of `start_env` (new at each start).
 
     `attempt` and `start_id` come from `record_local_start`: the starts of this slot marked in
     the checkpoint folder before this one, counted as the launcher counts them in a pod.
@@ -72,6 +78,21 @@ def local_env(
         >>> env["MASTER_ADDR"], env["NODE_RANK"], env["WORLD_SIZE"], env["GKEML_BACKEND"]
         ('127.0.0.1', '1', '2', 'local')
     """
+    return {
+        **slot_env(job, slot, checkpoint_dir),
+        **start_env(attempt=attempt, master_port=master_port, jax_port=jax_port, start_id=start_id),
+    }
+
+
+def slot_env(job: TrainingJob, slot: Slot, checkpoint_dir: str) -> dict[str, str]:
+    """The contract variables of `slot` that stay the same at every start of the run.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob
+        >>> env = slot_env(TrainingJob(name="a", command=["x"], nodes=2), Slot(1), "/tmp/c")
+        >>> env["NODE_RANK"], c.MASTER_PORT in env
+        ('1', False)
+    """
     slices = job.hardware.slices
     per_job = job.nodes // slices
     # On GKE the launcher makes the node rank global: job (slice) index * pods per job +
@@ -80,19 +101,15 @@ def local_env(
     rank = str(slot.node)
     env = {
         c.MASTER_ADDR: LOOPBACK,
-        c.MASTER_PORT: str(master_port),
         c.NNODES: str(job.nodes),
         c.NODE_RANK: rank,
         c.NPROC_PER_NODE: str(job.procs_per_node),
         c.WORLD_SIZE: str(job.nodes * job.procs_per_node),
-        c.JAX_COORDINATOR_ADDRESS: f"{LOOPBACK}:{jax_port}",
         c.JAX_NUM_PROCESSES: str(job.nodes),
         c.JAX_PROCESS_ID: rank,
         c.RUN_ID: job.name,
-        c.RESTART_ATTEMPT: str(attempt),
         c.CHECKPOINT_DIR: checkpoint_dir,
         c.BACKEND: BACKEND_NAME,
-        c.START_ID: start_id,
         c.JOB_INDEX: str(job_index),
         c.POD_INDEX: str(pod_index),
         c.PODS_PER_JOB: str(per_job),
@@ -114,18 +131,34 @@ def local_env(
     return env
 
 
-def record_local_start(checkpoint_dir: str, slot: Slot) -> tuple[str, int]:
-    """A new start id for `slot` and its restart attempt: how many other starts of the slot
-    are marked in the checkpoint folder (`training.launcher.record_start`, as in a pod).
+def start_env(*, attempt: int, master_port: int, jax_port: int, start_id: str) -> dict[str, str]:
+    """The contract variables new at each start: the gang's ports and this start's count.
+
+    Example:
+        >>> start_env(attempt=1, master_port=29500, jax_port=1234, start_id="s")["MASTER_PORT"]
+        '29500'
+    """
+    return {
+        c.MASTER_PORT: str(master_port),
+        c.JAX_COORDINATOR_ADDRESS: f"{LOOPBACK}:{jax_port}",
+        c.RESTART_ATTEMPT: str(attempt),
+        c.START_ID: start_id,
+    }
+
+
+def record_local_start(checkpoint_dir: str, label: str) -> tuple[str, int]:
+    """A new start id for the slot `label` and its restart attempt: how many other starts of
+    the slot are marked in the checkpoint folder (`training.launcher.record_start`, as in a
+    pod).
 
     Example:
         >>> import tempfile
         >>> folder = tempfile.mkdtemp()
-        >>> [record_local_start(folder, Slot(0))[1] for _ in range(3)]
+        >>> [record_local_start(folder, Slot(0).label)[1] for _ in range(3)]
         [0, 1, 2]
     """
-    start_id = uuid.uuid4().hex
-    return start_id, record_start(checkpoint_dir, slot.label, start_id)
+    start_id = os.urandom(16).hex()  # as unique as uuid4, whose module costs more to import
+    return start_id, record_start(checkpoint_dir, label, start_id)
 
 
 def secret_values(job: TrainingJob, environ: Mapping[str, str]) -> dict[str, str]:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from gkeml_sdk.backends.local.confined import check_store_name
 from gkeml_sdk.core.rules import check_number
@@ -54,15 +53,6 @@ class LocalOptions:
         check_number("grace_seconds", self.grace_seconds, optional=True)
         if not isinstance(self.spawn_procs, bool):
             raise SpecError(f"spawn_procs={excerpt(self.spawn_procs, 40)}", fix="spawn_procs=True")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for the run directory."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LocalOptions:
-        """Read what `to_dict` wrote."""
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from gkeml_sdk.backends.local.procs import alive, stop_groups
+from gkeml_sdk.backends.local.procs import alive, stop_groups, wait_exit
 from gkeml_sdk.backends.local.run_store import JOB, LocalRunState, RunDir
 from gkeml_sdk.backends.local.submit_lock import submission_in_progress
 from gkeml_sdk.errors import RunTimeoutError
@@ -33,8 +33,6 @@ log = logging.getLogger(__name__)
 POLL_SECONDS = 0.1
 # How long a cancel waits for the supervisor to stop the processes before doing it itself.
 CANCEL_MARGIN_SECONDS = 10.0
-# A submit starts the supervisor within this time or fails.
-LAUNCH_TIMEOUT_SECONDS = 60.0
 
 
 class LocalRun(Run):
@@ -179,12 +177,23 @@ class LocalRun(Run):
             seen = len(record.history)
             if record.status.terminal:
                 return record.status
-            if deadline is not None and time.monotonic() >= deadline:
-                raise RunTimeoutError(
-                    f"run {self.name!r} is still {record.status.state.value} after {timeout:g} s"
-                    " (it keeps running; wait again or cancel it)"
-                )
-            time.sleep(POLL_SECONDS)
+            pause = POLL_SECONDS
+            if deadline is not None:
+                pause = min(pause, deadline - time.monotonic())
+                if pause <= 0:
+                    raise RunTimeoutError(
+                        f"run {self.name!r} is still {record.status.state.value} after "
+                        f"{timeout:g} s (it keeps running; wait again or cancel it)"
+                    )
+            self._pause(pause)
+
+    def _pause(self, seconds: float) -> None:
+        # The supervisor exits right after recording the outcome: wake up then, not a poll later.
+        supervisor = self._dir.read_supervisor()
+        if supervisor is None:
+            time.sleep(seconds)
+        else:
+            wait_exit(supervisor, seconds)
 
     def logs(self, follow: bool = False, *, slot: str | None = None) -> Iterator[str]:
         """Output lines of every process, each prefixed by its slot: `[0] ...` for node rank 0

@@ -1,16 +1,18 @@
 """POSIX process facts the local backend relies on: is a recorded process still the same
-process, stop a whole process group, find free ports."""
+process, wait for one to exit, stop a whole process group, find free ports."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import select
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +68,29 @@ def alive(proc: ProcessId) -> bool:
         return _exists(proc.pid)
     now = start_time(proc.pid)
     return now is not None and (proc.start == 0 or now == proc.start)
+
+
+def wait_exit(proc: ProcessId, timeout: float) -> None:
+    """Sleep `timeout` seconds, or less if `proc` exits first (it need not be our child). Where
+    Linux's pidfd is missing this is a plain sleep.
+
+    Example:
+        >>> wait_exit(ProcessId(os.getpid(), -1), 60.0)  # a process known to have exited
+    """
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except ProcessLookupError:
+        return
+    except (AttributeError, OSError):
+        if alive(proc):
+            time.sleep(timeout)
+        return
+    try:
+        # Checked after opening: the descriptor now names this pid, so a reused one is seen.
+        if alive(proc):
+            select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
 
 
 def signal_group(leader: ProcessId, sig: int) -> None:
@@ -177,6 +202,7 @@ def start_in_group(
     Example:
         >>> proc = start_in_group(["true"], cwd=".", env={}, log_fd=fd, umask=-1)  # doctest: +SKIP
     """
+    die_with_parent = _death_signal()
     with os.fdopen(log_fd, "ab") as log:
         return subprocess.Popen(
             argv,
@@ -188,18 +214,28 @@ def start_in_group(
             start_new_session=True,
             umask=umask,
             # preexec_fn is safe here: the supervisor runs a single thread.
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )
 
 
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:
-    # Linux only: the process gets SIGTERM if the supervisor dies, so a killed supervisor
-    # leaves no training running unwatched.
-    if sys.platform.startswith("linux"):
-        import ctypes
+@functools.cache
+def _death_signal() -> Callable[[], None] | None:
+    """What the child calls between fork and exec so that it gets SIGTERM if the supervisor
+    dies (Linux only), and a killed supervisor leaves no training running unwatched. Looked
+    up once in the supervisor, not imported again in every child before its exec."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
 
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    try:
+        prctl = ctypes.CDLL(None).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def die_with_parent() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+    return die_with_parent

@@ -4,7 +4,7 @@ that readers in other processes (a restarted kernel, the CLI) never see half a f
 Layout of `<run root>/<namespace>/<name>/`:
 
     job.yaml        the TrainingJob (to_yaml)
-    launch.json     argv, working directory and LocalOptions of the run
+    launch.json     the LaunchPlan: argv, working directory, each process's contract, limits
     state.json      status, history, counters, supervisor and process ids
     code/           the job's files (the working directory when there are any)
     checkpoints/    GKEML_CHECKPOINT_DIR; kept across restarts and preemptions
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from gkeml_sdk.backends.local.confined import FILE_MODE, write_private
+from gkeml_sdk.backends.local.launch_plan import LaunchPlan
 from gkeml_sdk.backends.local.procs import ProcessId
 from gkeml_sdk.core.record_schema import SCHEMA_KEY, record_schema
 from gkeml_sdk.errors import ConfigError, NotFoundError, excerpt
@@ -43,9 +44,9 @@ CANCEL = "cancel"
 SUPERVISOR_LOG = "supervisor.log"
 SUPERVISOR = "supervisor.json"
 # The layout version of each file (its `schema` field); 1 is also what a file written before
-# they carried a schema holds.
+# they carried a schema holds. Launch 2: the plan made at submit (1 held LocalOptions only).
 STATE_SCHEMA = 1
-LAUNCH_SCHEMA = 1
+LAUNCH_SCHEMA = 2
 SUPERVISOR_SCHEMA = 1
 
 
@@ -188,16 +189,23 @@ class RunDir:
         """Replace `state.json` atomically (write a temporary file, then rename)."""
         write_atomic(self.path / STATE, json.dumps(record.to_json(), indent=1))
 
-    def read_launch(self) -> dict[str, Any]:
-        """What `write_launch` wrote: argv, cwd, options and volumes (`schema` checked)."""
+    def read_launch(self) -> LaunchPlan:
+        """What `write_launch` wrote (`schema` checked)."""
         path = self.path / LAUNCH
-        launch: dict[str, Any] = json.loads(path.read_text())
-        record_schema(f"local run launch file {path}", launch, LAUNCH_SCHEMA)
-        return launch
+        data = json.loads(path.read_text())
+        what = f"local run launch file {path}"
+        found = record_schema(what, data, LAUNCH_SCHEMA)
+        if found < LAUNCH_SCHEMA:
+            # Only a supervisor reads it, started by the submit that wrote it.
+            raise ConfigError(
+                f"{what} has schema {found}: an older gkeml wrote it for its own supervisor, "
+                "which read the job itself; submit the job again to run it with this one"
+            )
+        return LaunchPlan.from_json(data)
 
-    def write_launch(self, launch: dict[str, Any]) -> None:
-        """Write `launch.json`: `argv`, `cwd`, `options` (LocalOptions) and `volumes`."""
-        body = {SCHEMA_KEY: LAUNCH_SCHEMA, **launch}
+    def write_launch(self, plan: LaunchPlan) -> None:
+        """Write `launch.json`: the plan the supervisor follows."""
+        body = {SCHEMA_KEY: LAUNCH_SCHEMA, **plan.to_json()}
         write_atomic(self.path / LAUNCH, json.dumps(body, indent=1))
 
     def read_supervisor(self) -> ProcessId | None:

@@ -1,32 +1,31 @@
 """The detached process that runs a local job: starts one process per slot with the
 environment contract, restarts the gang on failure or simulated preemption, enforces
-max_runtime, and records every transition in the run directory. `detach` starts it."""
+max_runtime, and records every transition in the run directory. `detach` starts it.
+
+It follows the `LaunchPlan` of `launch.json` and never reads the `TrainingJob`, so it imports
+neither pydantic nor the spec layer, and it sleeps until a process exits, a signal comes or a
+deadline is due, instead of polling."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import select
 import signal
 import subprocess
 import time
 
 from gkeml_sdk.backends.local.confined import open_private
 from gkeml_sdk.backends.local.local_environment import (
-    Slot,
     expand_references,
-    local_env,
     record_local_start,
-    secret_values,
-    slots,
+    start_env,
 )
-from gkeml_sdk.backends.local.local_options import LocalOptions
 from gkeml_sdk.backends.local.procs import ProcessId, free_ports, start_in_group, stop_groups
-from gkeml_sdk.backends.local.run_store import JOB, ProcessRecord, RunDir
-from gkeml_sdk.runs import workload as wl
+from gkeml_sdk.backends.local.run_store import ProcessRecord, RunDir
 from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus
-from gkeml_sdk.training.model import TrainingJob
 
-POLL_SECONDS = 0.05
-DEFAULT_GRACE_SECONDS = 5.0
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
 class Supervisor:
@@ -35,34 +34,32 @@ class Supervisor:
     def __init__(self, run: RunDir, child_umask: int = -1) -> None:
         self.run = run
         self.child_umask = child_umask  # -1: the processes inherit this one's umask
-        self.job = TrainingJob.from_yaml((run.path / JOB).read_text())
-        launch = run.read_launch()
-        self.argv: list[str] = launch["argv"]
-        self.cwd: str = launch["cwd"]
-        self.volumes: dict[str, str] = launch.get("volumes", {})
-        self.options = LocalOptions.from_dict(launch["options"])
-        grace = self.options.grace_seconds
-        if grace is None:
-            grace = self.job.termination_grace_seconds
-        self.grace = DEFAULT_GRACE_SECONDS if grace is None else float(grace)
-        self.slots = slots(self.job, self.options.spawn_procs)
+        self.plan = run.read_launch()
+        self.slots = dict(self.plan.slots)  # label -> its contract variables kept at every start
         self.record = run.read()
         self.children: dict[str, subprocess.Popen[bytes]] = {}
         self.succeeded: set[str] = set()
-        self.failures = {s.label: 0 for s in self.slots}
+        self.failures = {label: 0 for label in self.slots}
         self.ports = (0, 0)
-        self.chaos_left = self.options.chaos_times if self.options.chaos_after is not None else 0
+        self.chaos_left = self.plan.chaos_times
         self.stop_signal: int | None = None
         self.attempt_started = time.monotonic()
         self.unstartable: dict[str, int] = {}  # slots whose command could not be executed
         # Handed over by the launcher in this process's environment; kept in memory only.
-        self.secrets = secret_values(self.job, os.environ)
+        self.secrets = {name: os.environ[name] for name in self.plan.secret_names}
 
     def supervise(self) -> None:
         """Run until SUCCEEDED, FAILED or CANCELLED; the outcome is in `state.json`."""
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        wake = _Wakeup()
+        for sig in _STOP_SIGNALS:
             signal.signal(sig, self._on_signal)
-        runtime = self.job.max_runtime
+        try:
+            self._supervise(wake)
+        finally:
+            wake.close()
+
+    def _supervise(self, wake: _Wakeup) -> None:
+        runtime = self.plan.max_runtime
         deadline = time.monotonic() + runtime if runtime else None
         self._move(RunState.STARTING, "Launching", f"{len(self.slots)} process(es)")
         self._start_all()
@@ -71,11 +68,13 @@ class Supervisor:
                 return self._stopped()
             if deadline is not None and time.monotonic() >= deadline:
                 self._stop_all()
+                from gkeml_sdk.runs import workload as wl  # a big module, for two names
+
                 return self._move(
                     RunState.FAILED,
                     # The reason Kueue gives on GKE, so a run reads the same on both backends.
                     wl.DEACTIVATED_DUE_TO + wl.MAXIMUM_EXECUTION_TIME_EXCEEDED,
-                    f"ran longer than max_runtime={self.job.max_runtime} s",
+                    f"ran longer than max_runtime={runtime} s",
                     FailureCause.DEACTIVATED,
                 )
             if self._chaos_due():
@@ -85,7 +84,7 @@ class Supervisor:
                 return
             if len(self.succeeded) == len(self.slots):
                 return self._move(RunState.SUCCEEDED, "Completed", "every process exited 0")
-            time.sleep(POLL_SECONDS)
+            wake.wait_until(deadline, self._chaos_at())
 
     def _reap(self) -> bool:
         """Collect exited processes; True once the run reached a terminal state."""
@@ -115,8 +114,8 @@ class Supervisor:
         what = f"process {label} exited with code {code}"
         if code < 0:
             what = f"process {label} was killed by {signal.Signals(-code).name}"
-        limit = self.job.max_restarts
-        if self.job.gang:
+        limit = self.plan.max_restarts
+        if self.plan.gang:
             used = self.record.counters.user_restarts
             if used >= limit:
                 self._stop_all()
@@ -139,20 +138,22 @@ class Supervisor:
             return True
         self.record.counters.user_restarts += 1
         self._restart("ProcessFailed", f"{what}; restarting it")
-        self._start(next(s for s in self.slots if s.label == label))
+        self._start(label)
         self._move(RunState.RUNNING, "Running", self._running_message())
         return False
 
+    def _chaos_at(self) -> float | None:
+        after = self.plan.chaos_after
+        if not self.chaos_left or after is None:
+            return None
+        return self.attempt_started + after
+
     def _chaos_due(self) -> bool:
-        after = self.options.chaos_after
-        return (
-            bool(self.chaos_left)
-            and after is not None
-            and (time.monotonic() >= self.attempt_started + after)
-        )
+        at = self._chaos_at()
+        return at is not None and time.monotonic() >= at
 
     def _preempt(self) -> None:
-        after = self.options.chaos_after or 0.0
+        after = self.plan.chaos_after or 0.0
         self.chaos_left -= 1
         self._stop_all()
         self.record.counters.preemptions += 1
@@ -183,52 +184,47 @@ class Supervisor:
         self.succeeded.clear()
         self.unstartable.clear()
         self.record.processes = []
-        for slot in self.slots:
-            self._start(slot)
+        for label in self.slots:
+            self._start(label)
         self._move(RunState.RUNNING, "Running", self._running_message())
 
-    def _start(self, slot: Slot) -> None:
-        start_id, attempt = record_local_start(str(self.run.checkpoints), slot)
-        contract = local_env(
-            self.job,
-            slot,
-            attempt=attempt,
-            master_port=self.ports[0],
-            jax_port=self.ports[1],
-            checkpoint_dir=str(self.run.checkpoints),
-            start_id=start_id,
+    def _start(self, label: str) -> None:
+        start_id, attempt = record_local_start(str(self.run.checkpoints), label)
+        start = start_env(
+            attempt=attempt, master_port=self.ports[0], jax_port=self.ports[1], start_id=start_id
         )
+        contract = {**self.slots[label], **start}
         # Unbuffered output so logs stream; the contract overrides anything inherited.
-        declared = {**self.volumes, **self.job.env, **self.secrets, **contract}
+        declared = {**self.plan.env, **self.secrets, **contract}
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **declared}
         # Kubernetes expands $(VAR) in commands from the container's declared env only; a
         # secret never goes into argv here (the submit refuses it; this keeps it so).
         argv = expand_references(
-            self.argv, {k: v for k, v in declared.items() if k not in self.secrets}
+            self.plan.argv, {k: v for k, v in declared.items() if k not in self.secrets}
         )
         try:
             proc = start_in_group(
-                argv, cwd=self.cwd, env=env, log_fd=open_private(self.run.log_path(slot.label)),
+                argv, cwd=self.plan.cwd, env=env, log_fd=open_private(self.run.log_path(label)),
                 umask=self.child_umask,  # user code creates files as it would elsewhere
             )  # fmt: skip
         except OSError as exc:
             # Like a container whose entrypoint is missing: exit code 127, a user error.
-            # self.argv, not argv: an expanded $(SECRET) must not reach the log.
-            with os.fdopen(open_private(self.run.log_path(slot.label)), "ab") as log:
-                log.write(f"gkeml: cannot start {self.argv[0]!r}: {exc.strerror}\n".encode())
-            self.unstartable[slot.label] = 127
-            self.record.processes = [p for p in self.record.processes if p.slot != slot.label]
-            self.record.processes.append(ProcessRecord(slot.label, 0, -1, self.record.attempt))
+            # The plan's argv, not argv: an expanded $(SECRET) must not reach the log.
+            with os.fdopen(open_private(self.run.log_path(label)), "ab") as log:
+                log.write(f"gkeml: cannot start {self.plan.argv[0]!r}: {exc.strerror}\n".encode())
+            self.unstartable[label] = 127
+            self.record.processes = [p for p in self.record.processes if p.slot != label]
+            self.record.processes.append(ProcessRecord(label, 0, -1, self.record.attempt))
             return
-        self.children[slot.label] = proc
-        self.record.processes = [p for p in self.record.processes if p.slot != slot.label]
+        self.children[label] = proc
+        self.record.processes = [p for p in self.record.processes if p.slot != label]
         self.record.processes.append(
-            ProcessRecord(slot.label, proc.pid, ProcessId.of(proc.pid).start, self.record.attempt)
+            ProcessRecord(label, proc.pid, ProcessId.of(proc.pid).start, self.record.attempt)
         )
         self.attempt_started = time.monotonic()
 
     def _stop_all(self) -> None:
-        stop_groups([ProcessId(p.pid) for p in self.children.values()], self.grace)
+        stop_groups([ProcessId(p.pid) for p in self.children.values()], self.plan.grace_seconds)
         for label, proc in list(self.children.items()):
             self._record_exit(label, proc.wait())
         self.children.clear()
@@ -256,3 +252,31 @@ class Supervisor:
 
     def _on_signal(self, signum: int, frame: object) -> None:
         self.stop_signal = signum
+
+
+class _Wakeup:
+    """Sleeps until a child exits, a signal arrives or a time is reached. The kernel's SIGCHLD
+    and the stop signals write a byte to a pipe (`signal.set_wakeup_fd`), so one that lands
+    between the check of the children and the sleep ends the sleep at once."""
+
+    def __init__(self) -> None:
+        self._read, self._write = os.pipe()
+        for fd in (self._read, self._write):
+            os.set_blocking(fd, False)
+        self._previous = signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
+        # A Python handler, so that SIGCHLD (ignored by default) reaches the wakeup pipe.
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+
+    def wait_until(self, *times: float | None) -> None:
+        due = [t for t in times if t is not None]
+        timeout = max(0.0, min(due) - time.monotonic()) if due else None
+        select.select([self._read], [], [], timeout)
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self._read, 512):
+                pass
+
+    def close(self) -> None:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.set_wakeup_fd(self._previous)
+        os.close(self._read)
+        os.close(self._write)

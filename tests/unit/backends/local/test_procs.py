@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
+import threading
 import time
 
-from gkeml_sdk.backends.local.procs import ProcessId, alive, free_ports, group_alive, stop_groups
+import pytest
+
+from gkeml_sdk.backends.local.procs import (
+    ProcessId,
+    alive,
+    free_ports,
+    group_alive,
+    stop_groups,
+    wait_exit,
+)
 
 
 def test_exited_and_reused_pids_are_not_alive() -> None:
@@ -42,3 +53,30 @@ def test_stop_groups_takes_grandchildren_along() -> None:
 def test_free_ports_are_distinct() -> None:
     ports = free_ports(3)
     assert len(set(ports)) == 3
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="a plain sleep without Linux's pidfd")
+def test_wait_exit_returns_when_the_process_exits_not_at_its_timeout() -> None:
+    # The process exits when its stdin closes; the wait's timeout is far beyond the join's.
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                            stdin=subprocess.PIPE)  # fmt: skip
+    assert proc.stdin is not None
+    waiter = threading.Thread(target=wait_exit, args=(ProcessId.of(proc.pid), 600.0))
+    waiter.start()
+    waiter.join(timeout=0.2)
+    assert waiter.is_alive()  # still waiting while the process runs
+    proc.stdin.close()
+    waiter.join(timeout=60)
+    assert not waiter.is_alive()
+    proc.wait()
+
+
+def test_wait_exit_of_a_gone_or_reused_pid_returns_at_once() -> None:
+    proc = subprocess.Popen(["true"])
+    me = ProcessId.of(proc.pid)
+    proc.wait()
+    for gone in (me, ProcessId(os.getpid(), start=1)):  # exited; a pid now naming another
+        waiter = threading.Thread(target=wait_exit, args=(gone, 600.0))
+        waiter.start()
+        waiter.join(timeout=60)
+        assert not waiter.is_alive()

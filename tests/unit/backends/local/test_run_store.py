@@ -1,5 +1,6 @@
 """state.json round trips and atomic writes; the run directory's JSON files carry a schema,
-and those written before they did keep loading."""
+and those written before they did keep loading (launch.json, read only by the supervisor its
+submit started, is refused with what to do)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from gkeml_sdk import TrainingJob
+from gkeml_sdk.backends.local.launch_plan import plan_launch
 from gkeml_sdk.backends.local.local_backend import LocalBackend
 from gkeml_sdk.backends.local.local_options import LocalOptions
 from gkeml_sdk.backends.local.procs import ProcessId
@@ -134,45 +137,61 @@ def test_state_carries_its_schema_and_round_trips(tmp_path: Path) -> None:
     assert run.read() == record
 
 
-def test_launch_and_supervisor_files_written_before_schemas_load(tmp_path: Path) -> None:
-    (tmp_path / LAUNCH).write_text(UNVERSIONED_LAUNCH)
+def test_supervisor_file_written_before_schemas_loads(tmp_path: Path) -> None:
     (tmp_path / SUPERVISOR).write_text(UNVERSIONED_SUPERVISOR)
-    run = RunDir(tmp_path)
-    launch = run.read_launch()
-    assert launch["argv"] == ["/usr/bin/python3", "train.py"]
-    assert LocalOptions.from_dict(launch["options"]) == LocalOptions(chaos_after=2.0)
-    assert run.read_supervisor() == ProcessId(4243, 987655)
+    assert RunDir(tmp_path).read_supervisor() == ProcessId(4243, 987655)
+
+
+def test_a_launch_file_of_schema_1_is_refused_saying_to_submit_again(tmp_path: Path) -> None:
+    # Schema 1 held LocalOptions only: its supervisor read the TrainingJob, this one does not.
+    (tmp_path / LAUNCH).write_text(UNVERSIONED_LAUNCH)
+    with pytest.raises(ConfigError) as refused:
+        RunDir(tmp_path).read_launch()
+    assert str(refused.value) == (
+        f"local run launch file {tmp_path / LAUNCH} has schema 1: an older gkeml wrote it for "
+        "its own supervisor, which read the job itself; submit the job again to run it with "
+        "this one"
+    )
 
 
 def test_launch_and_supervisor_files_carry_their_schema(tmp_path: Path) -> None:
     run = RunDir(tmp_path)
-    launch = {"argv": ["x"], "cwd": "/", "options": LocalOptions().to_dict(), "volumes": {}}
-    run.write_launch(launch)
+    job = TrainingJob(name="a", command=["x"], nodes=2, max_restarts=2, env={"A": "1"})
+    plan = plan_launch(
+        job, LocalOptions(chaos_after=2.0), argv=["x"], cwd="/", volumes={}, checkpoint_dir="/c"
+    )
+    run.write_launch(plan)
     run.write_supervisor(ProcessId(7, 8))
-    assert json.loads((tmp_path / LAUNCH).read_text())["schema"] == LAUNCH_SCHEMA == 1
+    assert json.loads((tmp_path / LAUNCH).read_text())["schema"] == LAUNCH_SCHEMA == 2
     assert json.loads((tmp_path / SUPERVISOR).read_text())["schema"] == SUPERVISOR_SCHEMA == 1
-    assert run.read_launch() == {"schema": 1, **launch}
+    assert run.read_launch() == plan
+    assert (plan.max_restarts, plan.env, plan.chaos_after, plan.chaos_times) == (
+        2,
+        {"A": "1"},
+        2.0,
+        1,
+    )
     assert run.read_supervisor() == ProcessId(7, 8)
 
 
 @pytest.mark.parametrize(
-    ("file", "what", "read"),
+    ("file", "what", "read", "current"),
     [
-        (STATE, "local run state", RunDir.read),
-        (LAUNCH, "local run launch file", RunDir.read_launch),
-        (SUPERVISOR, "local run supervisor file", RunDir.read_supervisor),
+        (STATE, "local run state", RunDir.read, STATE_SCHEMA),
+        (LAUNCH, "local run launch file", RunDir.read_launch, LAUNCH_SCHEMA),
+        (SUPERVISOR, "local run supervisor file", RunDir.read_supervisor, SUPERVISOR_SCHEMA),
     ],
 )
 def test_a_file_of_a_newer_schema_is_refused_with_the_fix(
-    tmp_path: Path, file: str, what: str, read: Callable[[RunDir], object]
+    tmp_path: Path, file: str, what: str, read: Callable[[RunDir], object], current: int
 ) -> None:
     # A newer layout may lack every field this SDK knows: only the schema is looked at.
-    (tmp_path / file).write_text('{"schema": 2, "renamed": true}')
+    (tmp_path / file).write_text(f'{{"schema": {current + 1}, "renamed": true}}')
     with pytest.raises(ConfigError) as refused:
         read(RunDir(tmp_path))
     assert str(refused.value) == (
-        f"{what} {tmp_path / file} has schema 2, but gkeml {__version__} reads schema 1 "
-        "(and records written without one): a newer gkeml wrote it. "
+        f"{what} {tmp_path / file} has schema {current + 1}, but gkeml {__version__} reads "
+        f"schema {current} (and records written without one): a newer gkeml wrote it. "
         "Upgrade gkeml (pip install -U gkeml) to read it"
     )
 

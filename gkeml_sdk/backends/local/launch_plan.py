@@ -1,0 +1,101 @@
+"""What a local run's supervisor needs, as plain data (`launch.json`): made at submit from the
+`TrainingJob` and its `LocalOptions`, so the supervisor reads no job and its process imports
+neither pydantic nor the spec layer, which would cost more CPU than the processes it starts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from gkeml_sdk.backends.local.local_environment import slot_env, slots
+
+if TYPE_CHECKING:
+    from gkeml_sdk.backends.local.local_options import LocalOptions
+    from gkeml_sdk.training.model import TrainingJob
+
+# Stopping processes: SIGTERM, then SIGKILL this long after, unless the job or options say.
+DEFAULT_GRACE_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """How the supervisor runs a job.
+
+    Attributes:
+        argv: The command and its arguments (`$(VAR)` expanded at each start).
+        cwd: The processes' working directory.
+        slots: Each process's slot label and the contract variables it keeps at every start.
+        env: Variables every process gets beyond the contract: volume folders, the job's env.
+        secret_names: Variables whose values the supervisor takes from its own environment.
+        gang: Whether one process's failure restarts all of them.
+        max_restarts: Restarts that failures of user code may spend.
+        max_runtime: Seconds the run may last, or None.
+        grace_seconds: SIGTERM-to-SIGKILL delay when stopping processes.
+        chaos_after: Seconds after each start at which the gang is preempted, or None.
+        chaos_times: Preemptions still to simulate.
+
+    Example:
+        >>> from gkeml_sdk import LocalOptions, TrainingJob
+        >>> job = TrainingJob(name="a", command=["x"], nodes=2)
+        >>> plan = plan_launch(job, LocalOptions(), argv=["x"], cwd="/", volumes={},
+        ...                    checkpoint_dir="/c")
+        >>> [label for label, _ in plan.slots], plan.gang, plan.grace_seconds
+        (['0', '1'], True, 5.0)
+        >>> LaunchPlan.from_json(plan.to_json()) == plan
+        True
+    """
+
+    argv: list[str]
+    cwd: str
+    slots: list[tuple[str, dict[str, str]]]
+    env: dict[str, str]
+    secret_names: list[str]
+    gang: bool
+    max_restarts: int
+    max_runtime: float | None
+    grace_seconds: float
+    chaos_after: float | None
+    chaos_times: int
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data for `launch.json` (`RunDir.write_launch` adds its schema)."""
+        data = dict(vars(self))
+        data["slots"] = [{"slot": label, "env": env} for label, env in self.slots]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LaunchPlan:
+        """Read what `to_json` wrote."""
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        fields["slots"] = [(s["slot"], s["env"]) for s in data["slots"]]
+        return cls(**fields)
+
+
+def plan_launch(
+    job: TrainingJob,
+    options: LocalOptions,
+    *,
+    argv: list[str],
+    cwd: str,
+    volumes: dict[str, str],
+    checkpoint_dir: str,
+) -> LaunchPlan:
+    """The plan for running `job` with `options`; `volumes` are the GKEML_VOLUME_* folders."""
+    grace = options.grace_seconds
+    if grace is None:
+        grace = job.termination_grace_seconds
+    return LaunchPlan(
+        argv=argv,
+        cwd=cwd,
+        slots=[
+            (s.label, slot_env(job, s, checkpoint_dir)) for s in slots(job, options.spawn_procs)
+        ],
+        env={**volumes, **job.env},
+        secret_names=list(job.secret_env),
+        gang=bool(job.gang),
+        max_restarts=job.max_restarts,
+        max_runtime=job.max_runtime,
+        grace_seconds=DEFAULT_GRACE_SECONDS if grace is None else float(grace),
+        chaos_after=options.chaos_after,
+        chaos_times=options.chaos_times if options.chaos_after is not None else 0,
+    )

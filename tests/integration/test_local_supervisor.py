@@ -1,0 +1,78 @@
+"""What a local run's supervisor costs: the modules its process imports (no pydantic, no spec
+layer) and how often it wakes up while its processes run (once per exit, not once per poll).
+Counts read from a supervisor started with the launcher's own command, its entry swapped for
+one that runs it in the foreground and reports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gkeml_sdk import RunState, TrainingJob
+from gkeml_sdk.backends.local import LocalBackend, detach, local_backend
+
+REPORTING = """
+import json, os, sys
+sys.path.append(sys.argv.pop(1))
+from pathlib import Path
+from gkeml_sdk.backends.local import detach, supervisor
+from gkeml_sdk.backends.local.procs import ProcessId
+from gkeml_sdk.backends.local.run_store import RunDir
+run = RunDir(Path(sys.argv[1]))
+run.write_supervisor(ProcessId.of(os.getpid()))
+waits = 0
+sleep = supervisor._Wakeup.wait_until
+def counted(self, *times):
+    global waits
+    waits += 1
+    return sleep(self, *times)
+supervisor._Wakeup.wait_until = counted
+supervisor.Supervisor(run).supervise()
+print(json.dumps({"modules": sorted(sys.modules), "waits": waits}))
+"""
+# Each rank outlives several of the old 50 ms polls, so a polling loop would wake many times.
+SLEEPER = ["python", "-c", "import time; time.sleep(0.4)"]
+
+
+@pytest.fixture
+def reports(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+
+    def foreground(path: Path, secrets: dict[str, str]) -> None:
+        argv = detach.supervisor_command(path)
+        argv[argv.index("-c") + 1] = REPORTING
+        done = subprocess.run(argv, capture_output=True, check=True, timeout=120)
+        found.append(json.loads(done.stdout))
+
+    monkeypatch.setattr(local_backend, "launch_supervisor", foreground)
+    return found
+
+
+def test_the_supervisor_imports_neither_pydantic_nor_the_spec_layer(
+    tmp_path: Path, reports: list[dict[str, Any]]
+) -> None:
+    job = TrainingJob(name="lean", command=["python", "-c", "pass"], nodes=2)
+    run = LocalBackend(run_dir=tmp_path).submit(job)
+    assert run.state.state is RunState.SUCCEEDED
+    modules = reports[0]["modules"]
+    assert "gkeml_sdk.backends.local.supervisor" in modules  # the report is of a supervisor
+    assert [m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core", "yaml")] == []
+    # The launcher is the stdlib-only program a pod runs, shared so restarts count alike.
+    training = [m for m in modules if m.startswith("gkeml_sdk.training")]
+    assert training == ["gkeml_sdk.training", "gkeml_sdk.training.launcher"]
+    assert "gkeml_sdk.backends.local.local_backend" not in modules
+
+
+def test_the_supervisor_wakes_once_per_exit_not_per_poll(
+    tmp_path: Path, reports: list[dict[str, Any]]
+) -> None:
+    run = LocalBackend(run_dir=tmp_path).submit(TrainingJob(name="s", command=SLEEPER, nodes=2))
+    assert run.state.state is RunState.SUCCEEDED
+    assert run.exit_codes == {"0": 0, "1": 0}
+    # Woken by each exit's SIGCHLD (two exits close together share one wake-up, and both may
+    # be over before the first check); a 50 ms poll would have woken at least 8 times.
+    assert reports[0]["waits"] <= 2
