@@ -141,8 +141,10 @@ def _validate_schema(obj: dict[str, Any]) -> None:
     if is_builtin(obj):
         import kubernetes_validate
 
+        from tests.kubeapi.builtin_schemas import validate_strict
+
         try:
-            kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
+            validate_strict(obj, KUBERNETES_VERSION)
         except kubernetes_validate.ValidationError as exc:
             where = "/".join(str(p) for p in getattr(exc, "path", []))
             message = getattr(exc, "message", str(exc).splitlines()[0])

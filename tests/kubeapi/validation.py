@@ -10,6 +10,7 @@ import jsonschema
 import kubernetes_validate
 
 from . import errors
+from .builtin_schemas import validate_strict
 from .resources import ResourceType
 from .schema import prune_and_default, validator_for
 from .selectors import LABEL_KEY_RE, LABEL_VALUE_RE
@@ -167,7 +168,7 @@ def validate_builtin(
     causes: list[dict[str, str]] = []
     for _ in range(50):
         try:
-            kubernetes_validate.validate(obj, k8s_version, strict=True)
+            validate_strict(obj, k8s_version)
         except kubernetes_validate.ValidationError as err:
             if err.validator == "additionalProperties":
                 unknown.extend(_drop_unknown(obj, err))
