@@ -160,8 +160,8 @@ class RunController:
         specs = [StreamSpec(CONFIG_MAPS, ns, f"{RECORD_LABEL}=true") for ns in namespaces]
         live = [r for r in self.runs.values() if r.namespace in namespaces and not r.done()]
         specs += [s for s in stream_specs(live) if s not in specs]
-        if hub is not None and hub.specs == specs:
-            return hub
+        if hub is not None and hub.specs == specs and not any(i.failed for i in hub.informers):
+            return hub  # (a stream that failed, e.g. on a 403, is opened anew)
         fresh = StreamHub(self.backend.streams, specs).__enter__()
         if hub is not None:
             hub.__exit__()
