@@ -104,13 +104,15 @@ class Informer(threading.Thread):
         # cache and then exactly the events after it.
         self._lock = threading.Lock()
         self._sinks: list[Sink] = []
+        self._lists = 0  # lists started: a list judges only what was awaited before it began
         self._listed = False
         self._error: GkemlError | None = None
         # Last object seen per namespace/name: a relist reports those now missing as DELETED.
         self._cache: dict[tuple[str, str], Obj] = {}
-        # Objects subscribers know exist that the stream has not shown yet, by uid: a relist
-        # without them reports them DELETED.
-        self._awaited: dict[str, Obj] = {}
+        # Objects subscribers know exist that the stream has not shown yet, by uid, with the
+        # number of lists started when they were awaited: a later list without them reports
+        # them DELETED.
+        self._awaited: dict[str, tuple[Obj, int]] = {}
         self.connections = 0  # watch connections opened (resumes and relists included)
         self.delivered = 0  # events received on watches (not from lists, not bookmarks)
 
@@ -130,12 +132,12 @@ class Informer(threading.Thread):
                 return []
             missing = [k for k in known if _uid(k) and not self._shown(k)]
             for obj in missing:
-                self._awaited[_uid(obj)] = obj
-            if not self._listed:
-                return []  # the first list decides
-            for obj in self._cache.values():
-                sink(Event(self.spec.resource.kind, "SYNCED", obj))
-            return missing
+                self._awaited[_uid(obj)] = (obj, self._lists)
+            if self._listed:
+                for obj in self._cache.values():
+                    sink(Event(self.spec.resource.kind, "SYNCED", obj))
+            # A list not started yet decides; one under way may predate what `known` says.
+            return missing if self._lists else []
 
     def check_gone(self, sink: Sink, missing: list[Obj]) -> None:
         """Read each of `missing` (from `subscribe`) and tell `sink` of those gone or
@@ -194,6 +196,9 @@ class Informer(threading.Thread):
             stream.close()
 
     def _relist(self) -> str:
+        with self._lock:
+            self._lists += 1
+            started = self._lists
         items, version = self.kube.list(
             self.spec.resource, self.spec.namespace, label_selector=self.spec.label_selector
         )
@@ -204,10 +209,9 @@ class Informer(threading.Thread):
                 now = fresh.get(key)
                 if now is None or _uid(now) != _uid(last):
                     self._emit("DELETED", last)  # deleted (or replaced) while we were not watching
-            for uid, awaited in list(self._awaited.items()):
-                if uid not in uids:
+            for uid, (awaited, since) in list(self._awaited.items()):
+                if since < started and uid not in uids:
                     self._emit("DELETED", awaited)  # made and deleted before we could see it
-            self._awaited.clear()
             for item in items:
                 self._emit("SYNCED", item)
             self._listed = True

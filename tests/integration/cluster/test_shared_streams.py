@@ -178,3 +178,27 @@ def test_a_subscriber_knowing_an_object_the_stream_has_not_shown_yet_waits_for_i
     streams.unsubscribe(joined, late.put)
     streams.unsubscribe(joined, first.put)
     assert streams.open == 0 and watch_threads() == []
+
+
+def test_a_list_under_way_when_a_subscriber_joins_does_not_report_its_objects_gone(kube_api):
+    streams = SharedStreams(make_client(kube_api)._backend.kube)  # type: ignore[attr-defined]
+    # The stream's first list is answered as of before the object exists, and arrives late.
+    listing = kube_api.faults.inject(
+        "slow-reply",
+        count=1,
+        delay=2.0,
+        match=lambda info: info.method == "GET" and not info.is_watch,
+    )
+    first: queue.Queue[Event] = queue.Queue()
+    joined = streams.subscribe(StreamSpec(CONFIG_MAPS, "ml", "app"), first.put)
+    kube_api.wait_for(lambda: any(r.handled for r in kube_api.request_log), timeout=10)
+    assert listing.hits == 1
+    made = kube_api.store.put(config_map("newer"))  # after the list was made
+    late: queue.Queue[Event] = queue.Queue()
+    stub = {"metadata": {"name": "newer", "namespace": "ml", "uid": made["metadata"]["uid"]}}
+    streams.subscribe(StreamSpec(CONFIG_MAPS, "ml", "app", known=(stub,)), late.put)
+    # The list under way predates what the subscriber knows: it must not judge it gone.
+    assert next_about(late, "newer").type == "ADDED"
+    streams.unsubscribe(joined, late.put)
+    streams.unsubscribe(joined, first.put)
+    assert streams.open == 0 and watch_threads() == []
