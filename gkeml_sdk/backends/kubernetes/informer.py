@@ -121,6 +121,12 @@ class Informer(threading.Thread):
         """True once the stream ended on an error it cannot outlive (e.g. 403)."""
         return self._error is not None
 
+    @property
+    def subscribers(self) -> int:
+        """Sinks the stream sends to now."""
+        with self._lock:
+            return len(self._sinks)
+
     def subscribe(self, sink: Sink, known: tuple[Obj, ...]) -> list[Obj]:
         """Send `sink` the cache (when listed) and every event from now on. Returns the
         `known` objects the listed cache lacks: the caller reads them (`check_gone`), since

@@ -74,6 +74,13 @@ class SharedStreams:
             return len(self._informers)
 
     @property
+    def subscribers(self) -> int:
+        """Subscriptions to the open streams, counted per stream (a wait follows three)."""
+        with self._lock:
+            informers = list(self._informers.values())
+        return sum(i.subscribers for i in informers)
+
+    @property
     def connections(self) -> int:
         """Watch connections opened so far by every stream, open or stopped."""
         with self._lock:
