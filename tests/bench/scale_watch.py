@@ -1,5 +1,6 @@
 """Watches held while 100 runs are followed to their end (issue 25 item 3): each run by its own
-thread calling `run.wait()`, then all of them by one `wait_all`. Counts, not times: the fake API
+thread calling `run.wait()`, then `run.follow()` (statuses and logs), then all of them by one
+`wait_all`. Counts, not times: the fake API
 server counts watch connections as they open and close, so no peak is missed.
 
     python tests/bench/scale_watch.py
@@ -29,7 +30,12 @@ def rows(runs: int = RUNS) -> list[ScaleRow]:
     """Peak and opened watches for `runs` threaded `run.wait()` calls, then for one
     `wait_all` on as many runs; each figure measured in this call."""
     found = []
-    for what, follow in (("threaded run.wait()", _threaded), ("runs in one wait_all", _wait_all)):
+    ways = (
+        ("threaded run.wait()", _threaded),
+        ("threaded run.follow()", _threaded_follow),
+        ("runs in one wait_all", _wait_all),
+    )
+    for what, follow in ways:
         peak, opened = watches(runs, follow)
         found.append(
             ScaleRow(
@@ -95,6 +101,30 @@ def _threaded(c: Client, handles: list[Run], progress: Callable) -> list[RunStat
             errors.append(exc)
 
     threads = [threading.Thread(target=wait, args=(r,)) for r in handles]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return [finals[r.name] for r in handles]
+
+
+def _threaded_follow(c: Client, handles: list[Run], progress: Callable) -> list[RunStatus]:
+    finals: dict[str, RunStatus] = {}
+    errors: list[BaseException] = []
+
+    def follow(run: Run) -> None:
+        heard = progress(run)
+        try:
+            for item in run.follow(timeout=WAIT):
+                if isinstance(item, RunStatus):
+                    heard(item)
+                    finals[run.name] = item
+        except BaseException as exc:  # reported by the caller
+            errors.append(exc)
+
+    threads = [threading.Thread(target=follow, args=(r,)) for r in handles]
     for thread in threads:
         thread.start()
     for thread in threads:
