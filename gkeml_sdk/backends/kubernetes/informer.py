@@ -105,6 +105,7 @@ class Informer(threading.Thread):
         self._lock = threading.Lock()
         self._sinks: list[Sink] = []
         self._lists = 0  # lists started: a list judges only what was awaited before it began
+        self._listing = False  # a list is under way
         self._listed = False
         self._error: GkemlError | None = None
         # Last object seen per namespace/name: a relist reports those now missing as DELETED.
@@ -142,19 +143,25 @@ class Informer(threading.Thread):
             if self._listed:
                 for obj in self._cache.values():
                     sink(Event(self.spec.resource.kind, "SYNCED", obj))
-            # A list not started yet decides; one under way may predate what `known` says.
-            return missing if self._lists else []
+            # A list not started yet decides, and the informer reads again what a list under
+            # way lacks (it may predate `known`); else the cache may lag: the caller reads.
+            return missing if self._listed and not self._listing else []
 
-    def check_gone(self, sink: Sink, missing: list[Obj]) -> None:
-        """Read each of `missing` (from `subscribe`) and tell `sink` of those gone or
-        replaced; the others will come on the stream (or a relist reports them gone)."""
+    def check_gone(self, sink: Sink | None, missing: list[Obj]) -> None:
+        """Read each of `missing` (from `subscribe`) and tell `sink` (every subscriber when
+        None) of those gone or replaced; the others will come on the stream, which resumes
+        from a version older than this read (or a later relist reports them gone)."""
         for obj in missing:
             meta = obj["metadata"]
             now = self.kube.find(self.spec.resource, meta["name"], meta["namespace"])
             if now is None or _uid(now) != _uid(obj):
                 with self._lock:
-                    self._awaited.pop(_uid(obj), None)
-                    sink(Event(self.spec.resource.kind, "DELETED", obj))
+                    awaited = self._awaited.pop(_uid(obj), None) is not None
+                    gone = Event(self.spec.resource.kind, "DELETED", obj)
+                    if sink is not None:
+                        sink(gone)
+                    elif awaited:  # not shown meanwhile: nobody heard of it yet
+                        self._send(gone)
 
     def unsubscribe(self, sink: Sink) -> int:
         """Stop sending to `sink`; returns how many subscribers are left."""
@@ -204,10 +211,14 @@ class Informer(threading.Thread):
     def _relist(self) -> str:
         with self._lock:
             self._lists += 1
-            started = self._lists
-        items, version = self.kube.list(
-            self.spec.resource, self.spec.namespace, label_selector=self.spec.label_selector
-        )
+            started, self._listing = self._lists, True
+        try:
+            items, version = self.kube.list(
+                self.spec.resource, self.spec.namespace, label_selector=self.spec.label_selector
+            )
+        finally:
+            with self._lock:
+                self._listing = False
         fresh = {_key(item): item for item in items}
         uids = {_uid(item) for item in items}
         with self._lock:
@@ -215,12 +226,18 @@ class Informer(threading.Thread):
                 now = fresh.get(key)
                 if now is None or _uid(now) != _uid(last):
                     self._emit("DELETED", last)  # deleted (or replaced) while we were not watching
+            unsure = []  # awaited while the list was under way: it may predate them
             for uid, (awaited, since) in list(self._awaited.items()):
-                if since < started and uid not in uids:
+                if uid in uids:
+                    continue
+                if since < started:
                     self._emit("DELETED", awaited)  # made and deleted before we could see it
+                else:
+                    unsure.append(awaited)
             for item in items:
                 self._emit("SYNCED", item)
             self._listed = True
+        self.check_gone(None, unsure)
         return version
 
     def _watch_from(self, version: str) -> str:

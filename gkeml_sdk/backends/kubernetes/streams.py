@@ -46,8 +46,10 @@ class SharedStreams:
                     self.kube, shared, watch_seconds=self.watch_seconds, backoff=self.backoff
                 )
                 self._informers[spec] = informer
+                missing = informer.subscribe(sink, spec.known)  # before its first list
                 informer.start()
-            missing = informer.subscribe(sink, spec.known)
+            else:
+                missing = informer.subscribe(sink, spec.known)
         try:
             informer.check_gone(sink, missing)
         except BaseException:

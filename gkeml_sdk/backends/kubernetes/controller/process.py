@@ -187,12 +187,14 @@ class RunController:
                 self._guarded(run, partial(run.act, now))
 
     def _record_seen(self, event: Event) -> bool:
-        """A run submitted since the last pass is acted for from now (True then); the pass
-        reads the others (a record changes mostly by this controller's own writes)."""
+        """A run submitted since the last pass (or a finished one's name submitted again) is
+        acted for from now (True then). A live run's record changes by this controller's own
+        writes: the pass reads those."""
         meta = event.obj["metadata"]
         namespace, labels = meta.get("namespace", ""), meta.get("labels") or {}
         name = str(labels.get(RUN_ID_LABEL) or "")
-        if event.type == "DELETED" or not name or (namespace, name) in self.runs:
+        known = self.runs.get((namespace, name))
+        if event.type == "DELETED" or not name or (known is not None and not known.done()):
             return False
         elector = self.electors.get(namespace)
         if elector is None or not elector.leading:
@@ -202,6 +204,8 @@ class RunController:
         except GkemlError as exc:
             self.unreadable[f"{namespace}/{name}"] = str(exc)
             return False
+        if known is not None and known.record.submitted_at == record.submitted_at:
+            return False  # the finished run's own record
         run = self.backend.resume(record)
         run.lifecycle = RunLifecycle(self.backend, run, fence=elector.fence)
         self.runs[(namespace, record.name)] = run
