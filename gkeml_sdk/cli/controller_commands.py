@@ -18,7 +18,9 @@ def register(commands: Any) -> None:
     verbs = controller.add_subparsers(title="controller commands", metavar="VERB")
     run = verbs.add_parser("run", help="reconcile the namespaces' runs until stopped")
     run.add_argument("--interval", type=float, default=2.0, metavar="SECONDS",
-                     help="seconds between passes over the runs")  # fmt: skip
+                     help="seconds between Lease renewals")  # fmt: skip
+    run.add_argument("--resync", type=float, default=60.0, metavar="SECONDS",
+                     help="seconds between full passes (watched in between)")  # fmt: skip
     run.add_argument("--identity", help="name in the Leases (default: $GKEML_CONTROLLER_ID)")
     run.set_defaults(
         handler=_run,
@@ -48,7 +50,11 @@ def _run(args: argparse.Namespace) -> int:
     settings = KubernetesSettings(context=args.context, kubeconfig=args.kubeconfig)
     identity = args.identity or os.environ.get("GKEML_CONTROLLER_ID") or None
     controller = run_controller(
-        args.namespace, settings=settings, identity=identity, interval=args.interval
+        args.namespace,
+        settings=settings,
+        identity=identity,
+        interval=args.interval,
+        resync=args.resync,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

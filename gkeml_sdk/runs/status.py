@@ -129,6 +129,16 @@ class StatusTracker:
             self._status = self._with_position(base)
         return self._status
 
+    def owns_pod(self, pod: ObjView) -> bool:
+        """True when `pod` belongs to the tracked attempt (a stream shows every run's pods).
+
+        Example:
+            >>> tracker = StatusTracker(1, job_name="t", job_kind="JobSet")
+            >>> tracker.owns_pod({"metadata": {"labels": {"jobset.sigs.k8s.io/jobset-name": "u"}}})
+            False
+        """
+        return self._owns("Pod", pod)
+
     def _is_job(self, kind: str, obj: ObjView) -> bool:
         if (self._kind is not None and kind != self._kind) or (
             kind == "Job" and JOBSET_NAME_LABEL in labels(obj)  # a JobSet's child Job

@@ -18,6 +18,7 @@ KINDS = frozenset(
         "reset",
         "timeout",
         "slow",
+        "slow-reply",
         "reset-after-write",
         "cut-watch",
     }
@@ -110,7 +111,9 @@ class FaultInjector:
 
         match: callable(RequestInfo) -> bool, or (method or None, path regex).
         retry_after: Retry-After seconds (429 default 1; 503 only when given).
-        delay: seconds for "slow" (default 1) and "timeout" (default 30, or until stop).
+        delay: seconds for "slow" (default 1; before the request is handled), "slow-reply"
+            (default 1; after it is handled, before the answer leaves: the answer is as old
+            as the moment it was made) and "timeout" (default 30, or until stop).
         after_events: for "cut-watch", events sent before the connection is dropped.
         """
         if kind not in KINDS:

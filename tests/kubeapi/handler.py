@@ -38,6 +38,7 @@ class RequestRecord:
     watch: bool = False
     headers: dict[str, str] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
+    handled: bool = False  # a "slow-reply" answer was made and is being held back
 
 
 def _fault_reply(fault: Fault) -> Reply:
@@ -131,6 +132,9 @@ class Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.kind == "reset-after-write":
             self._reset()
             return
+        if fault is not None and fault.kind == "slow-reply" and isinstance(result, Reply):
+            record.handled = True
+            self.kube.stop_event.wait(fault.delay if fault.delay is not None else 1.0)
         if isinstance(result, WatchStream):
             self._stream_watch(result, record)
         elif isinstance(result, LogRequest):
@@ -140,7 +144,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _pre_fault(self, fault: Fault, record: RequestRecord) -> bool:
         """Apply a fault that happens before processing; True if the request is finished."""
-        if fault.kind in ("reset-after-write", "cut-watch"):
+        if fault.kind in ("reset-after-write", "cut-watch", "slow-reply"):
             return False
         if fault.kind == "slow":
             self.kube.stop_event.wait(fault.delay if fault.delay is not None else 1.0)

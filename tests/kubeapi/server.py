@@ -74,6 +74,7 @@ class KubeAPIServer(Tracking):
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
         self._watches: set[socket.socket] = set()
+        self._peak_watches = 0
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         if crd_dir is not None:

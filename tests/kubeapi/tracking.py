@@ -17,12 +17,24 @@ class Tracking:
     _lock: threading.Lock
     _connections: set[socket.socket]
     _watches: set[socket.socket]
+    _peak_watches: int
     request_log: list[RequestRecord]
 
     @property
     def open_watches(self) -> int:
         with self._lock:
             return len(self._watches)
+
+    @property
+    def peak_watches(self) -> int:
+        """The most watch connections open at once since start or `reset_peak_watches()`
+        (counted as they open and close, so no peak is missed between two looks)."""
+        with self._lock:
+            return self._peak_watches
+
+    def reset_peak_watches(self) -> None:
+        with self._lock:
+            self._peak_watches = len(self._watches)
 
     def count(
         self,
@@ -82,6 +94,7 @@ class Tracking:
     def watch_opened(self, conn: socket.socket) -> None:
         with self._lock:
             self._watches.add(conn)
+            self._peak_watches = max(self._peak_watches, len(self._watches))
 
     def watch_closed(self, conn: socket.socket) -> None:
         with self._lock:

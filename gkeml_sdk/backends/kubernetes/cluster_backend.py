@@ -26,7 +26,7 @@ from gkeml_sdk.backends.kubernetes.run_record import (
 )
 from gkeml_sdk.backends.kubernetes.run_records import RunRecords
 from gkeml_sdk.backends.kubernetes.snapshots import read_attempt
-from gkeml_sdk.backends.kubernetes.streams import Backoff, Event, StreamHub, deadline
+from gkeml_sdk.backends.kubernetes.streams import Event, SharedStreams, StreamHub, deadline
 from gkeml_sdk.backends.kubernetes.submission import submit_job
 from gkeml_sdk.backends.kubernetes.transport import Transport
 from gkeml_sdk.backends.kubernetes.unreadable_run import UnreadableRun
@@ -63,9 +63,9 @@ class KubernetesBackend:
         self.preflight = Preflight(self.kube)
         self.attempts = Attempts(self.kube, deletion_timeout=settings.deletion_timeout)
         self.records = RunRecords(self.kube)
-        self.watch_seconds = settings.watch_seconds
-        self.watch_backoff = Backoff()  # between failing watch reconnects
-        self.watch_connections = 0  # opened by every wait so far (for diagnostics)
+        # One stream per kind and namespace for every wait, log follower and controller of
+        # this backend, whatever thread follows it.
+        self.streams = SharedStreams(self.kube, watch_seconds=settings.watch_seconds)
         self._progress: dict[str, ProgressCallback] = {}
 
     def submit(self, job: TrainingJob, retry: RetryPolicy | None) -> KubeRun:
@@ -103,9 +103,9 @@ class KubernetesBackend:
         progress: bool | ProgressCallback = False,
         stop: threading.Event | None = None,
     ) -> list[RunStatus]:
-        """Follow `runs` until each is final (or `stop` is set), through one shared stream per
-        kind and namespace (the number of watch connections does not grow with the number of
-        runs)."""
+        """Follow `runs` until each is final (or `stop` is set), through the backend's shared
+        streams, one per kind and namespace: the watch connections grow neither with the
+        number of runs nor with the number of threads waiting at once."""
         kube_runs = [r for r in runs if isinstance(r, KubeRun)]
         callback = progress_callback(progress)
         for run in kube_runs:
@@ -116,18 +116,17 @@ class KubernetesBackend:
             self.take_part(run)
         try:
             if not all(r.done() for r in kube_runs):
-                with StreamHub(
-                    self.kube,
-                    stream_specs(kube_runs),
-                    watch_seconds=self.watch_seconds,
-                    backoff=self.watch_backoff,
-                ) as hub:
+                with StreamHub(self.streams, stream_specs(kube_runs)) as hub:
                     self._drain(hub, kube_runs, left, stop)
-                    self.watch_connections += hub.connections
         finally:
             for run in kube_runs:
                 self._progress.pop(run.name, None)
         return [r.state for r in kube_runs]
+
+    @property
+    def watch_connections(self) -> int:
+        """Watch connections opened so far by this backend's streams (for diagnostics)."""
+        return self.streams.connections
 
     def preview(self, job: TrainingJob) -> Preview:
         """What Kueue would do with `job` now, from one read of its queues (submits nothing)."""
@@ -202,7 +201,7 @@ class KubernetesBackend:
     ) -> Iterator[str]:
         """Pod logs of the current attempt, each line prefixed by its node rank. Following
         picks up pods as they start (from a watch) and ends once the attempt is final."""
-        return run_logs(self.kube, run, follow, self.watch_seconds, self.watch_backoff, stop)
+        return run_logs(self.streams, run, follow, stop)
 
     def _drain(
         self, hub: StreamHub, runs: list[KubeRun], left: Any, stop: threading.Event | None

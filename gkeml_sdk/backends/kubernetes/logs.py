@@ -1,5 +1,6 @@
 """Log lines of one attempt's pods, prefixed by node rank (`Run.log_prefix`); when
-following, pods are picked up from a watch as they start, until the attempt is final."""
+following, pods are picked up from the shared streams as they start, until the attempt is
+final."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from typing import TYPE_CHECKING
 from gkeml_sdk.backends.kubernetes.attempts import job_resource
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import resource
-from gkeml_sdk.backends.kubernetes.streams import Backoff, Event, Informer, StreamSpec
+from gkeml_sdk.backends.kubernetes.streams import Event, SharedStreams, StreamSpec
 from gkeml_sdk.core import kinds
+from gkeml_sdk.core.labels import RUN_ID_LABEL
 from gkeml_sdk.core.objects import Obj, uid
 from gkeml_sdk.runs.log_lines import log_prefix
 from gkeml_sdk.runs.status import StatusTracker
@@ -48,18 +50,15 @@ class AttemptPods:
 
 
 def run_logs(
-    kube: KubeClient,
-    run: KubeRun,
-    follow: bool,
-    watch_seconds: int,
-    backoff: Backoff | None,
-    stop: threading.Event | None = None,
+    streams: SharedStreams, run: KubeRun, follow: bool, stop: threading.Event | None = None
 ) -> Iterator[str]:
-    """Log lines of `run`'s current attempt; following ends once the attempt is final.
+    """Log lines of `run`'s current attempt; following ends once the attempt is final. The
+    attempt's Job/JobSet and pods come from the backend's shared streams (those `wait` uses).
 
     Example:
-        >>> lines = run_logs(kube, run, True, watch_seconds=300, backoff=None)  # doctest: +SKIP
+        >>> lines = run_logs(backend.streams, run, follow=True)  # doctest: +SKIP
     """
+    kube = streams.kube
     where = AttemptPods.of(kube, run.record.job)
     selector = run.pod_selector()
 
@@ -74,16 +73,8 @@ def run_logs(
     tracker = StatusTracker(
         run.attempt, job_name=run.object_name(), job_kind=kind.kind, job_uid=uid(found)
     )
-    streams = [StreamSpec(k, run.namespace, selector) for k in (kind, PODS)]
-    return follow_logs(
-        where,
-        streams,
-        tracker,
-        list_pods,
-        watch_seconds=watch_seconds,
-        backoff=backoff,
-        stop=stop,
-    )
+    specs = [StreamSpec(k, run.namespace, RUN_ID_LABEL) for k in (kind, PODS)]
+    return follow_logs(where, streams, specs, tracker, list_pods, stop=stop)
 
 
 def pod_logs(where: AttemptPods, pods: list[Obj]) -> Iterator[str]:
@@ -100,33 +91,31 @@ def pod_logs(where: AttemptPods, pods: list[Obj]) -> Iterator[str]:
 
 def follow_logs(
     where: AttemptPods,
-    streams: list[StreamSpec],
+    streams: SharedStreams,
+    specs: list[StreamSpec],
     tracker: StatusTracker,
     list_pods: Callable[[], list[Obj]],
     *,
-    watch_seconds: int = 300,
-    backoff: Backoff | None = None,
     stop: threading.Event | None = None,
 ) -> Iterator[str]:
     """Lines of every pod of an attempt as they come, interleaved, including pods that start
-    after the call (a queued run, a JobSet restart). `streams` watch the attempt's Job/JobSet
-    and pods and feed `tracker`; the lines end once it says the attempt is final and every
-    pod's log has ended, or once `stop` is set (the watches close then; a pod's log stream
-    ends with the pod). Nothing polls: waits are on the watches and the log streams.
+    after the call (a queued run, a JobSet restart). The shared streams of `specs` show the
+    attempt's Job/JobSet and pods (among others: `tracker` keeps the attempt's) and feed
+    `tracker`; the lines end once it says the attempt is final and every pod's log has ended,
+    or once `stop` is set (leaving the streams; a pod's log stream ends with the pod). Nothing
+    polls: waits are on the streams and the log streams.
 
     Example:
-        >>> for line in follow_logs(where, specs, tracker, list_pods):  # doctest: +SKIP
+        >>> for line in follow_logs(where, streams, specs, tracker, list_pods):  # doctest: +SKIP
         ...     print(line)
     """
     items: Queue[object] = Queue()
-    informers = [
-        Informer(where.kube, spec, items.put, watch_seconds=watch_seconds, backoff=backoff)
-        for spec in streams
-    ]
+    sink = items.put  # one bound method: the same sink to unsubscribe
     followers = _Followers(where, items)
-    for informer in informers:
-        informer.start()
+    joined = []
     try:
+        for spec in specs:
+            joined.append(streams.subscribe(spec, sink))
         final = False
         nap = None if stop is None else 1.0  # with a `stop`, wake every second to notice it
         while (not final or followers.active) and not (stop is not None and stop.is_set()):
@@ -143,7 +132,7 @@ def follow_logs(
                     raise item.obj["error"]
                 event_type = "MODIFIED" if item.type == "SYNCED" else item.type
                 tracker.observe(item.kind, event_type, item.obj, 0.0)
-                if item.kind == "Pod" and event_type != "DELETED":
+                if item.kind == "Pod" and event_type != "DELETED" and tracker.owns_pod(item.obj):
                     followers.start(item.obj)
                 if tracker.status.terminal:
                     final = True
@@ -152,8 +141,8 @@ def follow_logs(
                     for pod in list_pods():
                         followers.start(pod)
     finally:
-        for informer in informers:
-            informer.stop()
+        for informer in joined:
+            streams.unsubscribe(informer, sink)
 
 
 def node_rank(pod: Obj, per_job: int) -> int:

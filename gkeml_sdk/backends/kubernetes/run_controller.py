@@ -18,9 +18,11 @@ def run_controller(
     settings: KubernetesSettings | None = None,
     identity: str | None = None,
     interval: float = 2.0,
+    resync: float = 60.0,
 ) -> RunController:
-    """A run controller for `namespaces`: `run()` reconciles their runs until stopped,
-    leading each namespace only while it holds the Lease `gkeml-run-controller` there.
+    """A run controller for `namespaces`: `run()` follows their runs on watch streams (with a
+    full pass every `resync` seconds) until stopped, leading each namespace only while it
+    holds the Lease `gkeml-run-controller` there (renewed every `interval` seconds).
 
     Example:
         >>> from gkeml_sdk import KubernetesSettings, run_controller
@@ -29,7 +31,7 @@ def run_controller(
         {'ml': True}
     """
     backend = KubernetesBackend(settings)
-    return RunController(backend, namespaces, identity=identity, interval=interval)
+    return RunController(backend, namespaces, identity=identity, interval=interval, resync=resync)
 
 
 def controller_manifests(

@@ -91,7 +91,7 @@ class ServeHandle:
         pods: dict[str, Obj] = {}
         last: ServingStatus | None = None
         left = deadline(timeout)
-        with StreamHub(self._backend.kube, specs) as hub:
+        with StreamHub(self._backend.streams, specs) as hub:
             while True:
                 if server is not None:
                     current = serving_status(server, pods.values())

@@ -65,8 +65,13 @@ def test_a_follow_abandoned_early_closes_its_watches(cluster, client):
     assert run.state.state is RunState.RUNNING
     following = run.follow()
     next(following)  # e.g. Ctrl-C in `%%gke_train --wait` after the first line
-    # The status wait (JobSet, Workload, Pod) and the log follower (JobSet, Pod) watch.
-    cluster.wait_for(lambda: cluster.open_watches >= 5, timeout=10)
+    # The status wait (JobSet, Workload, Pod) and the log follower (JobSet, Pod) share the
+    # backend's streams: five subscriptions, three watches.
+    streams = client._backend.streams  # type: ignore[attr-defined]
+    cluster.wait_for(lambda: streams.subscribers == 5, timeout=10)
+    cluster.wait_for_watches(3, timeout=10)
+    assert cluster.open_watches == 3
     following.close()
     cluster.wait_for(lambda: cluster.open_watches == 0, timeout=10)
+    assert streams.open == 0 and cluster.peak_watches == 3
     assert run.state.state is RunState.RUNNING  # the run itself goes on
