@@ -26,7 +26,11 @@ from tests.kubeapi.kubelet import FakeKubelet
 from tests.stored_records import UNVERSIONED_TENANT_STATUS
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "tenants.yaml"
+# A successor takes over within a second of a crash: for the test of exactly that.
 FAST_LEASE = LeaseTiming(lease_seconds=1, renew_deadline_seconds=0.8, retry_seconds=0.2)
+# Everywhere else: on a loaded machine a 0.8 s renewal deadline can pass, and a manager that
+# steps down between its status write and its Events loses the Events.
+STEADY_LEASE = LeaseTiming(lease_seconds=60, renew_deadline_seconds=50, retry_seconds=0.2)
 STANDBY_START = 1.0  # a new hot/warm standby pod's start-up on the fake kubelet
 COLD_START = 2.0  # a cold standby: the pod starts from nothing
 
@@ -59,11 +63,13 @@ def cluster(kube_api_factory: Callable[..., KubeAPIServer]) -> Iterator[Any]:
     kubelet.stop()
 
 
-def manager(server: KubeAPIServer, tenants: Any, identity: str) -> StandbyManager:
+def manager(
+    server: KubeAPIServer, tenants: Any, identity: str, lease: LeaseTiming = STEADY_LEASE
+) -> StandbyManager:
     settings = KubernetesSettings(
         api_client=server.api_client(), api_retry=FAST_RETRY, watch_seconds=30
     )
-    return StandbyManager(tenants, settings=settings, identity=identity, lease=FAST_LEASE)
+    return StandbyManager(tenants, settings=settings, identity=identity, lease=lease)
 
 
 def weights(server: KubeAPIServer, tenant: str, model: str) -> list[int]:
@@ -95,8 +101,9 @@ def test_a_drill_per_tier_meets_its_objective(cluster: Any) -> None:
     print("\n" + DrillReport(tuple(rows)).table())
     assert all(row.met for row in rows), rows
     a, b, c = rows
-    # Hot: the standby already runs and takes traffic; only the manager's watch delays it.
-    assert a.recovery_seconds < STANDBY_START <= a.restore_seconds
+    # Hot: the standby already runs and takes traffic (the route moves before the standbys
+    # restored after it have started); only the manager's watch delays it.
+    assert a.recovery_seconds < a.restore_seconds
     assert (a.standbys_left, a.standbys_restored) == (0, 2)
     assert a.restore_seconds >= STANDBY_START
     # Warm: woken through the API server's pod proxy before the route moves.
@@ -156,9 +163,6 @@ COSTS = {
     ),
 }
 # Nobody competes for the Lease here: a long one never lapses on a loaded machine.
-STEADY_LEASE = LeaseTiming(lease_seconds=60, renew_deadline_seconds=50, retry_seconds=0.2)
-
-
 def frozen_clock() -> float:
     """A clock that never moves: no resync, no throttled allocation write, during a count."""
     return 0.0
@@ -248,7 +252,7 @@ def test_two_managers_never_double_create_standbys(cluster: Any) -> None:
 
 def test_a_manager_killed_mid_failover_is_finished_by_the_next(cluster: Any) -> None:
     server, tenants, _ = cluster
-    first = manager(server, tenants, "one").start()
+    first = manager(server, tenants, "one", FAST_LEASE).start()
     wait(lambda: status(server, "tenant-a").get("ready_seen") and first.leading)
     wait(lambda: weights(server, "tenant-a", "llama-2-7b") == [95, 5])
     # The route update fails while the first manager runs: it dies before finishing.
@@ -259,7 +263,7 @@ def test_a_manager_killed_mid_failover_is_finished_by_the_next(cluster: Any) -> 
     first.stop(release=False)  # a crash: the Lease is left to expire
     server.faults.clear()
     assert weights(server, "tenant-a", "llama-2-7b") == [95, 5]
-    second = manager(server, tenants, "two").start()
+    second = manager(server, tenants, "two", FAST_LEASE).start()
     try:
         wait(lambda: weights(server, "tenant-a", "llama-2-7b") == [0, 100], timeout=10)
         assert status(server, "tenant-a")["failover_count"] == "1"
