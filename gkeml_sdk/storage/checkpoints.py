@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from gkeml_sdk.core.environment import CHECKPOINT_MOUNT
 from gkeml_sdk.core.model import DNS1123_SUBDOMAIN, fail
+from gkeml_sdk.core.row import Row
 from gkeml_sdk.storage.volume_base import VolumeBase
 from gkeml_sdk.storage.volumes import GcsCache, GcsFuse
 
@@ -19,8 +19,7 @@ DURABLE_STORAGE = (
 )
 
 
-@dataclass(frozen=True)
-class CheckpointLocation:
+class CheckpointLocation(Row):
     """A parsed `checkpoint_dir`.
 
     Example:

@@ -5,17 +5,17 @@ Storage FUSE sidecar annotations."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from gkeml_sdk.core.objects import Obj
+from gkeml_sdk.core.row import Row
 from gkeml_sdk.storage import catalog as storage
 from gkeml_sdk.storage.disks import HyperdiskML, Parallelstore
 from gkeml_sdk.storage.volume_base import VolumeBase
 from gkeml_sdk.storage.volumes import GcsFuse, Pvc
 
 
-@dataclass
-class PodVolumes:
+class PodVolumes(Row, frozen=False):
     """The pod-level and container-level pieces of a set of volumes."""
 
     volumes: list[Obj] = field(default_factory=list)
