@@ -30,6 +30,20 @@ class _FieldsSignature:
         return owner.__signature__
 
 
+def _new_list() -> list[Any]:
+    return []
+
+
+def _new_dict() -> dict[Any, Any]:
+    return {}
+
+
+# pydantic asks `inspect.signature` whether a default factory takes the validated data; for
+# the builtins `list` and `dict` that tokenizes their text signatures, a twentieth of what a
+# `gkeml render` runs. A Python function making the same empty value is answered from its code.
+_PYTHON_FACTORIES: dict[Any, Any] = {list: _new_list, dict: _new_dict}
+
+
 class SpecModel(BaseModel):
     """Frozen, strict about unknown fields, and raising `SpecError` for every mistake."""
 
@@ -41,6 +55,8 @@ class SpecModel(BaseModel):
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
+        for info in cls.__pydantic_fields__.values():
+            info.default_factory = _PYTHON_FACTORIES.get(info.default_factory, info.default_factory)
         if "__signature__" not in cls.__dict__:  # a deferred build: no signature yet
             cls.__signature__ = _FieldsSignature()  # type: ignore[assignment]
 
