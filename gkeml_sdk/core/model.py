@@ -4,7 +4,6 @@ ValidationError, and lossless YAML round trips."""
 from __future__ import annotations
 
 import inspect
-from difflib import get_close_matches
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -116,6 +115,8 @@ def _as_spec_error(cls: type[BaseModel], exc: ValidationError) -> SpecError:
     first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     where = ".".join(str(p) for p in first["loc"]) or model
     if first["type"] == "extra_forbidden":
+        from difflib import get_close_matches  # only a misspelt field needs it
+
         fields = list(cls.model_fields)
         close = get_close_matches(where, fields, n=1) if len(first["loc"]) == 1 else []
         guess = f"; did you mean {close[0]!r}?" if close else ""

@@ -38,7 +38,8 @@ class Row:
     # fields that equality and repr use, and whether `__post_init__` runs.
     _row_names: ClassVar[tuple[str, ...]] = ()
     _row_positional: ClassVar[tuple[str, ...]] = ()
-    _row_defaults: ClassVar[dict[str, Any]] = {}
+    _row_template: ClassVar[dict[str, Any]] = {}
+    _row_undefaulted: ClassVar[tuple[str, ...]] = ()
     _row_factories: ClassVar[dict[str, Callable[[], Any]]] = {}
     _row_compared: ClassVar[tuple[str, ...]] = ()
     _row_shown: ClassVar[tuple[str, ...]] = ()
@@ -67,9 +68,10 @@ class Row:
             if name not in defaults and name not in factories:
                 raise TypeError(f"non-default argument {name!r} follows default argument")
         cls.__dataclass_fields__ = fields  # type: ignore[attr-defined]
+        cls._row_template = {n: defaults.get(n, MISSING) for n in fields}
+        cls._row_undefaulted = tuple(n for n in fields if n not in defaults)
         cls._row_names = tuple(fields)
         cls._row_positional = positional
-        cls._row_defaults = defaults
         cls._row_factories = factories
         cls._row_compared = tuple(n for n, f in fields.items() if f.compare)
         cls._row_shown = tuple(n for n, f in fields.items() if f.repr)
@@ -82,30 +84,20 @@ class Row:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         cls = type(self)
-        positional = cls._row_positional
-        if len(args) > len(positional):
-            raise TypeError(
-                f"{cls.__name__}() takes {len(positional)} positional arguments "
-                f"but {len(args)} were given"
-            )
-        values = dict(zip(positional, args, strict=False))
-        for name, value in kwargs.items():
-            if name in values:
-                raise TypeError(f"{cls.__name__}() got multiple values for argument {name!r}")
-            values[name] = value
-        assign = object.__setattr__
-        for name in cls._row_names:
-            if name in values:
-                assign(self, name, values.pop(name))
-            elif name in cls._row_defaults:
-                assign(self, name, cls._row_defaults[name])
-            elif name in cls._row_factories:
-                assign(self, name, cls._row_factories[name]())
-            else:
-                raise TypeError(f"{cls.__name__}() missing required argument: {name!r}")
-        if values:
-            unexpected = next(iter(values))
-            raise TypeError(f"{cls.__name__}() got an unexpected keyword argument {unexpected!r}")
+        given = dict(zip(cls._row_positional, args, strict=False))
+        if len(given) < len(args) or not given.keys().isdisjoint(kwargs):
+            raise _call_error(cls, args, kwargs)
+        # Every field in order, MISSING where the call gave none and no default applies.
+        values = {**cls._row_template, **given, **kwargs}
+        if len(values) != len(cls._row_template):
+            raise _call_error(cls, args, kwargs)
+        for name in cls._row_undefaulted:
+            if values[name] is MISSING:
+                if name not in cls._row_factories:
+                    raise _call_error(cls, args, kwargs)
+                values[name] = cls._row_factories[name]()
+        # All fields in one update of the instance's dict, past the frozen __setattr__.
+        self.__dict__.update(values)
         if cls._row_post_init:
             self.__post_init__()  # type: ignore[attr-defined]
 
@@ -152,3 +144,21 @@ def _field(cls: type, name: str, annotation: Any) -> Field[Any]:
     described.kw_only = described.kw_only is True
     described._field_type = _FIELD  # type: ignore[attr-defined]
     return described
+
+
+def _call_error(cls: type[Row], args: tuple[Any, ...], kwargs: dict[str, Any]) -> TypeError:
+    # The TypeError a generated __init__ would raise for this call.
+    name = cls.__name__
+    positional = cls._row_positional
+    if len(args) > len(positional):
+        count = f"{len(positional)} positional arguments but {len(args)} were given"
+        return TypeError(f"{name}() takes {count}")
+    given = set(positional[: len(args)])
+    for key in kwargs:
+        if key in given:
+            return TypeError(f"{name}() got multiple values for argument {key!r}")
+        if key not in cls._row_template:
+            return TypeError(f"{name}() got an unexpected keyword argument {key!r}")
+    missing = [n for n in cls._row_undefaulted if n not in given and n not in kwargs]
+    missing = [n for n in missing if n not in cls._row_factories]
+    return TypeError(f"{name}() missing required argument: {missing[0]!r}")
