@@ -20,7 +20,6 @@ from gkeml_sdk.scheduling.catalog import CapacityMode, Mode
 from gkeml_sdk.scheduling.kueue import DEFAULT_LOCAL_QUEUE
 from gkeml_sdk.scheduling.placement import Placement
 from gkeml_sdk.scheduling.rules import spot_spelling
-from gkeml_sdk.storage.volumes import Volume
 from gkeml_sdk.training.rules import check_job, checkpoint_problem
 from gkeml_sdk.training.secrets import SecretRef
 
@@ -29,6 +28,10 @@ if TYPE_CHECKING:
     from gkeml_sdk.pricing.catalog import PriceBook, PriceOverrides
     from gkeml_sdk.pricing.model import CostEstimate
     from gkeml_sdk.runs.retry import RetryPolicy
+    from gkeml_sdk.storage.volumes import Volume
+else:
+    # The volume models load when a job has volumes (storage/volume_field.py).
+    from gkeml_sdk.storage.volume_field import LazyVolume as Volume
 
 
 class TrainingJob(SpecModel):
