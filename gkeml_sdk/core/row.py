@@ -1,8 +1,8 @@
 """`Row`: the value class of catalog rows and small results. It behaves as a frozen dataclass
 (fields from the annotations, `field(...)` options, keyword-only fields, `__post_init__`,
 repr, equality, hashing, `FrozenInstanceError`) but builds no code per class: `dataclasses`
-compiles six methods for each class it decorates, and for the classes one `gkeml render`
-imports that was a tenth of the instructions it ran."""
+compiles six methods for each class it decorates, and for the classes that rendering one spec
+imports, that was a tenth of the instructions the whole render ran."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """`LazyVolume`: how a spec's `volumes` items are validated without loading the volume models
 up front. Each item goes to `gkeml_sdk.storage.volumes.Volume` (the same discriminated union,
 so the same errors at the same places); the models serialise themselves. A spec without
-volumes, as most renders are, never imports or builds them: that was a twentieth of what
-`gkeml render` ran."""
+volumes, as most are, never imports or builds them: that was a twentieth of what rendering
+one spec ran."""
 
 from __future__ import annotations
 
