@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import runpy
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +83,8 @@ def _spec_class(kind: str, file: Path) -> Any:
 
 
 def _from_python(file: Path) -> list[Any]:
+    import runpy  # only a .py spec needs it
+
     # Run as a module named for the file (not __main__), so example scripts only define.
     try:
         namespace = runpy.run_path(str(file), run_name=f"gkeml_spec_{file.stem}")
@@ -115,5 +115,7 @@ def _from_python(file: Path) -> list[Any]:
 
 
 def _line_in(file: Path, exc: BaseException) -> str:
+    import traceback  # only a failing .py spec needs it
+
     lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(file)]
     return f" at line {lines[-1]}" if lines else ""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
@@ -18,6 +17,8 @@ class UnknownName(LookupError):
         self.kind = kind
         self.name = name
         self.valid = list(dict.fromkeys(valid))
+        import difflib  # only an unknown name needs it
+
         candidates = [*self.valid, *known]
         close = difflib.get_close_matches(name.lower(), candidates, n=1, cutoff=0.5)
         self.closest = close[0] if close else None

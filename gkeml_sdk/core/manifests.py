@@ -5,15 +5,15 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from gkeml_sdk.core.apimachinery import check_objects
 from gkeml_sdk.core.objects import Obj
+from gkeml_sdk.core.row import Row
 
 
-@dataclass(frozen=True)
-class Manifests:
+class Manifests(Row):
     """Objects to apply, in order, and the Workload Kueue would derive from them.
 
     Example:

@@ -4,7 +4,6 @@ ValidationError, and lossless YAML round trips."""
 from __future__ import annotations
 
 import inspect
-from difflib import get_close_matches
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -30,6 +29,20 @@ class _FieldsSignature:
         return owner.__signature__
 
 
+def _new_list() -> list[Any]:
+    return []
+
+
+def _new_dict() -> dict[Any, Any]:
+    return {}
+
+
+# pydantic asks `inspect.signature` whether a default factory takes the validated data; for
+# the builtins `list` and `dict` that tokenizes their text signatures, a twentieth of what a
+# `gkeml render` runs. A Python function making the same empty value is answered from its code.
+_PYTHON_FACTORIES: dict[Any, Any] = {list: _new_list, dict: _new_dict}
+
+
 class SpecModel(BaseModel):
     """Frozen, strict about unknown fields, and raising `SpecError` for every mistake."""
 
@@ -41,6 +54,8 @@ class SpecModel(BaseModel):
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
+        for info in cls.__pydantic_fields__.values():
+            info.default_factory = _PYTHON_FACTORIES.get(info.default_factory, info.default_factory)
         if "__signature__" not in cls.__dict__:  # a deferred build: no signature yet
             cls.__signature__ = _FieldsSignature()  # type: ignore[assignment]
 
@@ -100,6 +115,8 @@ def _as_spec_error(cls: type[BaseModel], exc: ValidationError) -> SpecError:
     first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     where = ".".join(str(p) for p in first["loc"]) or model
     if first["type"] == "extra_forbidden":
+        from difflib import get_close_matches  # only a misspelt field needs it
+
         fields = list(cls.model_fields)
         close = get_close_matches(where, fields, n=1) if len(first["loc"]) == 1 else []
         guess = f"; did you mean {close[0]!r}?" if close else ""

@@ -12,7 +12,7 @@ from gkeml_sdk.core.model import fail
 
 # <signedNumber><suffix>, the serialization grammar quantity.go documents: the suffix is binary
 # SI, decimal SI (n u m "" k M G T P E) or a signed decimal exponent.
-_QUANTITY = re.compile(
+_QUANTITY = (
     r"(?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
     r"(?:(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE](?P<exponent>[+-]?[0-9]+))?"
 )
@@ -38,7 +38,7 @@ def parse_quantity(text: str) -> Decimal:
         ...
         ValueError: '1K' is not a Kubernetes quantity
     """
-    match = _QUANTITY.fullmatch(text)
+    match = re.fullmatch(_QUANTITY, text)  # compiled by re's cache on first use
     if match is None:
         raise ValueError(f"{text!r} is not a Kubernetes quantity")
     number, exponent = match["number"], match["exponent"]
@@ -91,7 +91,7 @@ def check_quantity(field: str, value: str | None) -> None:
 
 
 # Bounded digit runs: an int of thousands of digits would exceed Python's int parsing limit.
-_DURATION = re.compile(
+_DURATION = (
     r"^\s*(?:([0-9]{1,9})d)?\s*(?:([0-9]{1,9})h)?\s*(?:([0-9]{1,9})m)?\s*(?:([0-9]{1,9})s)?\s*\Z"
 )
 
@@ -104,7 +104,7 @@ def duration_seconds(value: Any, field: str) -> Any:
         (129600, 60)
     """
     if isinstance(value, str) and not value.strip().isdigit():
-        match = _DURATION.match(value)
+        match = re.match(_DURATION, value)  # compiled by re's cache on first use
         if not value.strip() or match is None:
             raise fail(
                 f"{field}={value!r} is not a duration",

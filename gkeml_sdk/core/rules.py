@@ -19,8 +19,9 @@ from gkeml_sdk.errors import excerpt
 
 ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
 # Formats credentials are issued in: Hugging Face, OpenAI/Anthropic, GitHub, GitLab, Slack,
-# AWS access keys, Google API keys and OAuth tokens, PEM private keys.
-_CREDENTIAL = re.compile(
+# AWS access keys, Google API keys and OAuth tokens, PEM private keys. Compiled (by re's cache)
+# when a value is first checked: most specs have none.
+_CREDENTIAL = (
     r"^(hf_[A-Za-z0-9]{30,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}"
     r"|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}"
     r"|(AKIA|ASIA)[A-Z0-9]{16}|AIza[0-9A-Za-z_-]{35}|ya29\.[0-9A-Za-z_-]{20,})\Z"
@@ -250,7 +251,7 @@ def slug(text: str, *, empty: str) -> str:
 
 
 def _looks_secret(name: str, value: str) -> bool:
-    if _CREDENTIAL.search(value):
+    if re.search(_CREDENTIAL, value):
         return True
     words = name.upper().split("_")
     named = bool(_SECRET_WORDS & set(words)) or any(

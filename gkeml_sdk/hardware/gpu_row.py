@@ -3,8 +3,9 @@ carry GPUs, and the N1 shapes GKE accepts per GPU count (https://cloud.google.co
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from gkeml_sdk.core.row import Row
 from gkeml_sdk.hardware.gpu_labels import (
     ACCELERATOR_LABEL,
     ARCH_LABEL,
@@ -14,8 +15,7 @@ from gkeml_sdk.hardware.gpu_labels import (
 )
 
 
-@dataclass(frozen=True)
-class MachineType:
+class MachineType(Row):
     """A Compute Engine machine type and a number of GPUs it carries; `on_demand` is False
     for shapes sold only as Spot or flex-start; `network` names the inter-node networking
     stack its nodes offer (`gkeml_sdk.hardware.network_stacks`), None for plain pod networking;
@@ -29,8 +29,7 @@ class MachineType:
     topology: bool = False
 
 
-@dataclass(frozen=True)
-class GpuModel:
+class GpuModel(Row):
     """One GPU model as GKE sees it.
 
     Example:

@@ -4,11 +4,10 @@ prerequisites. The rows are in `gkeml_sdk.hardware.network_stacks`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gkeml_sdk.core.row import Row
 
 
-@dataclass(frozen=True)
-class HostVolume:
+class HostVolume(Row):
     """A node directory the stack mounts: into the app container at `app_path` (None: not
     there) and into the daemon at `daemon_path` (None: not there)."""
 
@@ -18,8 +17,7 @@ class HostVolume:
     daemon_path: str | None = None
 
 
-@dataclass(frozen=True)
-class Daemon:
+class Daemon(Row):
     """The receive-datapath manager that runs next to the app (GPUDirect-TCPX/TCPXO)."""
 
     name: str
@@ -29,8 +27,7 @@ class Daemon:
     devices: tuple[str, ...]  # host device files GKE's device injector gives the daemon
 
 
-@dataclass(frozen=True)
-class NetworkStack:
+class NetworkStack(Row):
     """One way GPUs of different nodes talk, with everything a pod needs for it.
 
     Example:

@@ -7,18 +7,17 @@ shape and never ask which kind of hardware they have.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from gkeml_sdk.core.environment import WorkerValue
 from gkeml_sdk.core.objects import Obj
+from gkeml_sdk.core.row import Row
 
 if TYPE_CHECKING:
     from gkeml_sdk.hardware.dra import DeviceRequest
 
 
-@dataclass(frozen=True)
-class Billing:
+class Billing(Row):
     """How the price book bills a job's hardware: `units` of `unit` at the price of `key`.
 
     Example:
@@ -122,8 +121,7 @@ def toleration(key: str) -> Obj:
     return {"key": key, "operator": "Exists", "effect": "NoSchedule"}
 
 
-@dataclass(frozen=True)
-class CpuOnly:
+class CpuOnly(Row):
     """No accelerator: the pod asks the node for nothing special.
 
     Example:

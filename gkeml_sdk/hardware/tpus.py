@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
 
 from gkeml_sdk.core import environment as c
 from gkeml_sdk.core.environment import WorkerValue
 from gkeml_sdk.core.lookup import resolve
+from gkeml_sdk.core.row import Row
 
 TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
 TPU_TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
@@ -32,8 +32,7 @@ MULTISLICE_ENV: tuple[tuple[str, WorkerValue], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class TpuGeneration:
+class TpuGeneration(Row):
     """One TPU generation.
 
     `single_host` maps each single-VM topology to its machine type; multi-host slices use

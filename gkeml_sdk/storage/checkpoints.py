@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from gkeml_sdk.core.environment import CHECKPOINT_MOUNT
 from gkeml_sdk.core.model import DNS1123_SUBDOMAIN, fail
-from gkeml_sdk.storage.volume_base import VolumeBase
-from gkeml_sdk.storage.volumes import GcsCache, GcsFuse
+from gkeml_sdk.core.row import Row
+
+if TYPE_CHECKING:
+    from gkeml_sdk.storage.volume_base import VolumeBase
+    from gkeml_sdk.storage.volumes import GcsFuse
 
 # What a pod can keep checkpoints on so that they outlive it (docs/environment.md, "What
 # survives what"); everything else (the default emptyDir, the container's own file system)
@@ -19,8 +21,7 @@ DURABLE_STORAGE = (
 )
 
 
-@dataclass(frozen=True)
-class CheckpointLocation:
+class CheckpointLocation(Row):
     """A parsed `checkpoint_dir`.
 
     Example:
@@ -89,6 +90,8 @@ def checkpoint_volume(location: CheckpointLocation) -> GcsFuse:
         >>> v.mount_path, v.path, v.parallel_download, v.cache.metadata_ttl_seconds
         ('/gkeml/checkpoints', 'runs/llama', True, 60)
     """
+    from gkeml_sdk.storage.volumes import GcsCache, GcsFuse  # loaded when a job mounts one
+
     return GcsFuse(
         location.source,
         path=location.path,

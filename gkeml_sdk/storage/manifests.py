@@ -5,17 +5,19 @@ Storage FUSE sidecar annotations."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
+from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.objects import Obj
+from gkeml_sdk.core.row import Row
 from gkeml_sdk.storage import catalog as storage
-from gkeml_sdk.storage.disks import HyperdiskML, Parallelstore
-from gkeml_sdk.storage.volume_base import VolumeBase
-from gkeml_sdk.storage.volumes import GcsFuse, Pvc
+
+if TYPE_CHECKING:
+    from gkeml_sdk.storage.volume_base import VolumeBase
+    from gkeml_sdk.storage.volumes import GcsFuse
 
 
-@dataclass
-class PodVolumes:
+class PodVolumes(Row, frozen=False):
     """The pod-level and container-level pieces of a set of volumes."""
 
     volumes: list[Obj] = field(default_factory=list)
@@ -39,6 +41,10 @@ def pod_volumes(volumes: Sequence[VolumeBase], *, env: bool = True) -> PodVolume
 {'name': 'GKEML_VOLUME_DATA_BKT', 'value': '/data'}, {'gke-gcsfuse/volumes': 'true'})
     """
     out = PodVolumes()
+    if not volumes:
+        return out
+    from gkeml_sdk.storage.volumes import GcsFuse  # loaded once a spec has volumes
+
     for volume in volumes:
         out.volumes.append(_volume(volume))
         mount: Obj = {"name": volume.volume_name, "mountPath": volume.mount_path}
@@ -77,6 +83,8 @@ def merge(into: PodVolumes, other: PodVolumes) -> PodVolumes:
 
 
 def _volume(volume: VolumeBase) -> Obj:
+    from gkeml_sdk.storage.volumes import GcsFuse  # loaded once a spec has volumes
+
     name = volume.volume_name
     if isinstance(volume, GcsFuse):
         csi: Obj = {"driver": storage.GCSFUSE_DRIVER}
@@ -91,6 +99,9 @@ def _volume(volume: VolumeBase) -> Obj:
 
 
 def _claim(volume: VolumeBase) -> str:
+    from gkeml_sdk.storage.disks import HyperdiskML, Parallelstore  # loaded once a spec has volumes
+    from gkeml_sdk.storage.volumes import Pvc
+
     if isinstance(volume, HyperdiskML | Parallelstore | Pvc):
         return volume.claim
     raise TypeError(f"no claim for {type(volume).__name__}")  # pragma: no cover

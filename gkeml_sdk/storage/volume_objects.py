@@ -5,14 +5,16 @@ Parallelstore PersistentVolume and claim, and the prerequisites a user must set 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.storage import catalog as storage
-from gkeml_sdk.storage.disks import HyperdiskML, Parallelstore
 from gkeml_sdk.storage.shared_objects import shared_metadata
-from gkeml_sdk.storage.volume_base import VolumeBase
-from gkeml_sdk.storage.volumes import GcsFuse
+
+if TYPE_CHECKING:
+    from gkeml_sdk.storage.disks import HyperdiskML, Parallelstore
+    from gkeml_sdk.storage.volume_base import VolumeBase
 
 ROLES = {True: "roles/storage.objectViewer", False: "roles/storage.objectUser"}
 
@@ -28,6 +30,10 @@ def volume_objects(volumes: Sequence[VolumeBase], namespace: str, sa: str | None
         >>> [o["kind"] for o in objs]
         ['StorageClass', 'GCPDataSource', 'PersistentVolumeClaim']
     """
+    if not volumes:
+        return []
+    from gkeml_sdk.storage.disks import HyperdiskML, Parallelstore  # loaded once a spec has volumes
+
     cluster: list[Obj] = []
     namespaced: list[Obj] = []
     for volume in volumes:
@@ -52,6 +58,11 @@ def volume_notes(volumes: Sequence[VolumeBase], namespace: str, sa: str | None) 
         >>> volume_notes([GcsFuse("data", read_only=True)], "ml", "trainer")[0][:60]
         'Cloud Storage FUSE: grant roles/storage.objectViewer on gs:/'
     """
+    if not volumes:
+        return []
+    from gkeml_sdk.storage.disks import HyperdiskML, Parallelstore  # loaded once a spec has volumes
+    from gkeml_sdk.storage.volumes import GcsFuse
+
     ksa = sa or "default"
     member = (
         "principal://iam.googleapis.com/projects/PROJECT_NUMBER/locations/global/"

@@ -16,7 +16,6 @@ from gkeml_sdk.scheduling import kueue
 from gkeml_sdk.scheduling.placement import exclusive_label
 from gkeml_sdk.scheduling.spot import SPOT_DEFAULT_GRACE_SECONDS
 from gkeml_sdk.storage.checkpoints import checkpoint_volume, parse_checkpoint_dir
-from gkeml_sdk.storage.volume_base import VolumeBase
 from gkeml_sdk.storage.volume_objects import volume_notes, volume_objects
 from gkeml_sdk.training.code_configmap import code_config_map
 from gkeml_sdk.training.contract_env import CONTAINER, run_labels
@@ -27,6 +26,7 @@ from gkeml_sdk.training.rules import checkpoint_problem
 from gkeml_sdk.training.secret_env import secret_like_env_notes
 
 if TYPE_CHECKING:
+    from gkeml_sdk.storage.volume_base import VolumeBase
     from gkeml_sdk.training.model import TrainingJob
 
 

@@ -1,7 +1,5 @@
 """`TrainingJob`: one training run on GKE, validated against GKE and Kueue rules."""
 
-from __future__ import annotations
-
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +18,6 @@ from gkeml_sdk.scheduling.catalog import CapacityMode, Mode
 from gkeml_sdk.scheduling.kueue import DEFAULT_LOCAL_QUEUE
 from gkeml_sdk.scheduling.placement import Placement
 from gkeml_sdk.scheduling.rules import spot_spelling
-from gkeml_sdk.storage.volumes import Volume
 from gkeml_sdk.training.rules import check_job, checkpoint_problem
 from gkeml_sdk.training.secrets import SecretRef
 
@@ -29,6 +26,10 @@ if TYPE_CHECKING:
     from gkeml_sdk.pricing.catalog import PriceBook, PriceOverrides
     from gkeml_sdk.pricing.model import CostEstimate
     from gkeml_sdk.runs.retry import RetryPolicy
+    from gkeml_sdk.storage.volumes import Volume
+else:
+    # The volume models load when a job has volumes (storage/volume_field.py).
+    from gkeml_sdk.storage.volume_field import LazyVolume as Volume
 
 
 class TrainingJob(SpecModel):
@@ -107,7 +108,7 @@ class TrainingJob(SpecModel):
         return data
 
     @model_validator(mode="after")
-    def _check(self) -> TrainingJob:
+    def _check(self) -> "TrainingJob":
         check_job(self)
         self.network_choice  # noqa: B018 - raises SpecError for what GKE cannot do
         return self
@@ -142,7 +143,7 @@ class TrainingJob(SpecModel):
         return self.nodes > 1 or bool(self.gang)
 
     @classmethod
-    def from_code(cls, source: str, *, name: str | None = None, **fields: Any) -> TrainingJob:
+    def from_code(cls, source: str, *, name: str | None = None, **fields: Any) -> "TrainingJob":
         """A job that runs `source` (e.g. a notebook cell) as `main.py`; the code travels as a
         file, never through a shell. Without `name`, one is derived from the content.
 
@@ -164,7 +165,7 @@ class TrainingJob(SpecModel):
         kwargs: Mapping[str, Any] | None = None,
         name: str | None = None,
         **fields: Any,
-    ) -> TrainingJob:
+    ) -> "TrainingJob":
         """A job that calls `fn(**kwargs)`. Only the function's own source is shipped, so it
         imports what it needs inside its body; `kwargs` travel as JSON.
 
@@ -188,7 +189,7 @@ class TrainingJob(SpecModel):
         include: Iterable[str] = ("*.py",),
         name: str | None = None,
         **fields: Any,
-    ) -> TrainingJob:
+    ) -> "TrainingJob":
         """A job that runs an existing script; the files next to it that match `include`
         (globs, e.g. `"**/*.py"`, `"config.yaml"`) travel with it, so local imports work.
 
@@ -210,7 +211,7 @@ class TrainingJob(SpecModel):
         files: dict[str, str],
         command: list[str],
         fields: dict[str, Any],
-    ) -> TrainingJob:
+    ) -> "TrainingJob":
         from gkeml_sdk.training.code import derived_name
 
         fields = {"command": command, **fields, "files": {**files, **fields.get("files", {})}}
@@ -237,7 +238,7 @@ class TrainingJob(SpecModel):
             job = job.model_copy(update={"name": derived_name(prefix, payload)})
         return job
 
-    def check_checkpoints(self, retry: RetryPolicy | None = None) -> None:
+    def check_checkpoints(self, retry: "RetryPolicy | None" = None) -> None:
         """Raise `SpecError` when the job can lose its pods (Spot, flex-start, `max_restarts`,
         a resubmitting `retry`) but keeps checkpoints where a new pod cannot find them.
         `Client().submit` checks it for a cluster; local runs keep their checkpoints folder.
@@ -254,7 +255,7 @@ class TrainingJob(SpecModel):
         if problem is not None:
             raise problem
 
-    def compile(self, attempt: int = 1) -> Manifests:
+    def compile(self, attempt: int = 1) -> "Manifests":
         """The Kubernetes objects that run this job (attempt k > 1 of a resubmitted run is
         named `<name>--r<k>`; see `gkeml_sdk.core.labels.attempt_name`)."""
         from gkeml_sdk.training.manifests import compile_training_job
@@ -262,8 +263,8 @@ class TrainingJob(SpecModel):
         return compile_training_job(self, attempt)
 
     def estimate_cost(
-        self, hours: float = 1.0, prices: PriceBook | PriceOverrides | str | None = None
-    ) -> CostEstimate:
+        self, hours: float = 1.0, prices: "PriceBook | PriceOverrides | str | None" = None
+    ) -> "CostEstimate":
         """On-demand, Spot and flex-start cost of running `hours`, with the price source.
 
         `prices`: a `PriceBook`, a dict of overrides such as `{"h100": {"on_demand": 11.0}}`,
@@ -273,7 +274,7 @@ class TrainingJob(SpecModel):
 
         return estimate_training_cost(self, hours, prices)
 
-    def with_changes(self, **changes: Any) -> TrainingJob:
+    def with_changes(self, **changes: Any) -> "TrainingJob":
         """A validated copy with some fields replaced (e.g. `spot=False` for a fallback)."""
         return TrainingJob.model_validate({**self.model_dump(), **changes})
 
