@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BeforeValidator
 
 if TYPE_CHECKING:
-    from pydantic import TypeAdapter
+    from pydantic import GetJsonSchemaHandler, TypeAdapter
+    from pydantic.json_schema import JsonSchemaValue
+    from pydantic_core import CoreSchema
 
 
 @functools.cache
@@ -35,5 +37,15 @@ def volume_item(value: Any) -> Any:
     return _volumes().validate_python(value)
 
 
+class _VolumeJsonSchema:
+    """The volume union's JSON schema, built only when a schema is asked for (editors and
+    tools that read `TrainingJob.model_json_schema()` see every volume kind)."""
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return handler(_volumes().core_schema)
+
+
 # The runtime field type behind `list[Volume]` where type checkers see `Volume` itself.
-LazyVolume = Annotated[Any, BeforeValidator(volume_item)]
+LazyVolume = Annotated[Any, BeforeValidator(volume_item), _VolumeJsonSchema()]
