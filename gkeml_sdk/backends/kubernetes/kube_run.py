@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend
     from gkeml_sdk.backends.kubernetes.config import KubernetesSettings
     from gkeml_sdk.backends.kubernetes.controller.lifecycle import RunLifecycle
+    from gkeml_sdk.backends.kubernetes.shared_reads import SharedReads
     from gkeml_sdk.backends.kubernetes.streams import Event
 
 CANCELLED = RunStatus(RunState.CANCELLED, "Cancelled", "cancelled through gkeml")
@@ -55,14 +56,18 @@ class KubeRun(Run):
         self.lifecycle: RunLifecycle | None = None  # set while this process acts for the run
         self._reported = len(record.history)
         self._recorded_end = self._final_from_record()
+        self.shared: SharedReads | None = None  # set while a listing feeds this run
+        self._read_ahead = False  # a listing read the cluster for the next `state`
 
     # -- the Run interface -------------------------------------------------------------
 
     @property
     def state(self) -> RunStatus:
-        """The current status, read from the cluster now."""
-        if not self.done():
+        """The current status, read from the cluster now (the first time for a run that
+        `runs()` listed: that listing's read)."""
+        if not self.done() and not self._read_ahead:
             self._backend.snapshot(self)
+        self._read_ahead = False
         return self._status()
 
     @property
@@ -163,6 +168,16 @@ class KubeRun(Run):
         before = self.tracker.status
         self.tracker.observe(event.kind, kind, event.obj, now - self.record.submitted_at)
         return self.changed(now) or self.tracker.status != before
+
+    def read_ahead(self, shared: SharedReads, feed: Callable[[], None]) -> None:
+        """Take a read of the cluster made for a whole listing: `feed` gives this run its
+        objects, the lookups that follow share `shared`, and the next `state` answers from it."""
+        self.shared = shared
+        try:
+            feed()
+        finally:
+            self.shared = None
+        self._read_ahead = True
 
     def observe_snapshot(self, job: Any, workloads: list[Any], pods: list[Any], now: float) -> None:
         """Feed one read of the current attempt's objects at once."""
@@ -266,7 +281,7 @@ class KubeRun(Run):
         for i, transition in enumerate(history):
             if transition.status.state is RunState.PREEMPTED and not transition.detail:
                 found = find_preemptor(
-                    self._backend.kube, self.namespace, transition.status.message
+                    self._backend.kube, self.namespace, transition.status.message, self.shared
                 )
                 if found is not None:
                     history[i] = replace(transition, detail=f"preempted by {found.describe()}")
