@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import sys
 import tempfile
 import time
-import uuid
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -27,13 +25,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from gkeml_sdk import Accelerator, Client, KubernetesSettings, RunState, TrainingJob
 from gkeml_sdk.cli.main import main as cli_main
 from tests.bench.scale_rows import ScaleRow
+from tests.integration.cluster.clones import put_copy, run_objects
 from tests.integration.cluster.replay import Replayer
 from tests.kubeapi import KubeAPIServer, shared_crds_dir
 
 SIZES = (10, 100, 1000)
 SEED = "zqseed"  # a name no other string of the seeded objects contains
 SECONDS_AT_1000 = 2.0
-SERVER_FIELDS = ("resourceVersion", "managedFields", "generation")
 
 
 def rows(sizes: tuple[int, ...] = SIZES) -> list[ScaleRow]:
@@ -75,7 +73,7 @@ def measure(sizes: tuple[int, ...]) -> dict[tuple[str, int], tuple[int, float]]:
             have = 1
             for size in sizes:
                 for i in range(have, size):
-                    _copy(server, seed, f"run-{i:05d}")
+                    put_copy(server, seed, SEED, f"run-{i:05d}")
                 have = max(have, size)
                 out[("client.runs() + states", size)] = _timed(server, partial(_states, client))
                 out[("gkeml runs", size)] = _timed(server, partial(_cli, kubeconfig, size))
@@ -112,39 +110,16 @@ def _local_queue() -> dict[str, Any]:
 
 
 def _seed(server: KubeAPIServer, client: Client) -> list[str]:
-    """Submit one run and replay it until it runs; its objects as JSON text, to be copied."""
+    """Submit one run and replay it until it runs; its objects, to be copied."""
     job = TrainingJob(
         name=SEED, image="busybox", command=["true"], accelerator=Accelerator("h100", count=8),
         nodes=2, queue="team-a", stateless=True,
     )  # fmt: skip
     client.submit(job)
     Replayer(server, "ml", SEED, 1, SEED).play("jobset-succeeded", "train", until=2.0, pause=0)
-    jobset = server.store.get("jobsets", "ml", SEED)
-    assert jobset is not None
-    job_uid = jobset["metadata"]["uid"]
-    objects = [
-        server.store.get("configmaps", "ml", f"{SEED}-gkeml-run"),
-        jobset,
-        *server.store.list("workloads", "ml", f"kueue.x-k8s.io/job-uid={job_uid}"),
-        *server.store.list("pods", "ml", f"gkeml.dev/run-id={SEED}"),
-    ]
-    assert len(objects) == 5, [o and o["metadata"]["name"] for o in objects]
-    texts = []
-    for obj in objects:
-        assert obj is not None
-        meta = obj["metadata"]
-        for field in SERVER_FIELDS:
-            meta.pop(field, None)
-        if meta["uid"] != job_uid:
-            meta.pop("uid")
-        texts.append(json.dumps(obj).replace(job_uid, "@JOB_UID@"))
-    return texts
-
-
-def _copy(server: KubeAPIServer, seed: list[str], name: str) -> None:
-    job_uid = str(uuid.uuid4())
-    for text in seed:
-        server.store.put(json.loads(text.replace(SEED, name).replace("@JOB_UID@", job_uid)))
+    objects = run_objects(server, SEED)
+    assert len(objects) == 5, "a record, a JobSet, a Workload and two pods"
+    return objects
 
 
 if __name__ == "__main__":
