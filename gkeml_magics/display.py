@@ -7,6 +7,7 @@ import html
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from gkeml_sdk import (
     CostEstimate,
@@ -15,8 +16,9 @@ from gkeml_sdk import (
     Run,
     RunStatus,
     TrainingJob,
-    runs_html,
 )
+from gkeml_sdk.pictures.runs import run_rows
+from gkeml_sdk.pictures.table import RunRow, runs_table
 
 
 @dataclass(frozen=True)
@@ -74,24 +76,22 @@ class RunTable:
     runs: Sequence[Run]
     note: str = ""
 
-    def _rows(self) -> list[tuple[str, str, str, str]]:
-        rows = []
-        for run in self.runs:
-            status = run.state
-            rows.append((run.name, run.namespace, status.state.value, status.reason))
-        return rows
+    @cached_property
+    def rows(self) -> list[RunRow]:
+        """Each run's row, its state read once: a notebook asks for both forms."""
+        return run_rows(self.runs)
 
     def __repr__(self) -> str:
-        rows = self._rows()
+        rows = self.rows
         head = [self.note] if self.note else []
         if not rows:
             return "\n".join([*head, "no runs"])
-        width = max(len(r[0]) for r in rows)
-        body = [f"{n:<{width}}  {ns:<12} {s:<11} {reason}" for n, ns, s, reason in rows]
+        width = max(len(r.name) for r in rows)
+        body = [f"{r.name:<{width}}  {r.namespace:<12} {r.state:<11} {r.reason}" for r in rows]
         return "\n".join(head + body)
 
     def _repr_html_(self) -> str:
-        return runs_html(self.runs, self.note)
+        return runs_table(self.rows, self.note)
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,17 @@ def runs_html(runs: Sequence[Run], note: str = "") -> str:
         >>> runs_html([], note="local runs")  # doctest: +ELLIPSIS
         '<table data-picture="runs-table" ...no runs...'
     """
+    return runs_table(run_rows(runs), note)
+
+
+def run_rows(runs: Sequence[Run]) -> list[RunRow]:
+    """What a table shows of each run, its state read once (the runs `runs()` listed answer
+    from that listing's read).
+
+    Example:
+        >>> run_rows([])
+        []
+    """
     rows = []
     for run in runs:
         status, history = run.state, run.history
@@ -62,7 +73,7 @@ def runs_html(runs: Sequence[Run], note: str = "") -> str:
         rows.append(
             RunRow(run.name, run.namespace, status.state.value, status.reason, seconds, attempts)
         )
-    return runs_table(rows, note)
+    return rows
 
 
 def _detail(reason: str, message: str) -> str:

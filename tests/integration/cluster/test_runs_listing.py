@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from gkeml_magics.display import RunTable
 from gkeml_sdk import Accelerator, RunState, TrainingJob, runs_html
 from gkeml_sdk.cli.main import main
 
@@ -141,3 +142,25 @@ def test_listing_and_showing_runs_costs_the_same_for_1_10_and_50_runs(cluster, t
         counts.append((api, len(cluster.request_log) - api))
         assert {r.method for r in cluster.request_log} == {"GET"}  # readers never write
     assert counts[0] == counts[1] == counts[2], counts
+
+
+def test_a_notebook_table_shows_both_forms_from_the_listing_alone(cluster):
+    client = make_client(cluster)
+    for name in ("a", "b"):
+        client.submit(gang(name))
+        play(cluster, name, "jobset-succeeded", "train", until=2.0)
+    table = RunTable(client.runs())
+    cluster.clear_request_log()
+    text, html = repr(table), table._repr_html_()  # a notebook asks for both
+    assert cluster.request_log == []
+    assert text.count("Running") == 2 and html.count("data-state='Running'") == 2
+
+
+def test_a_kind_no_longer_served_reads_as_its_jobs_gone_as_a_per_run_read_says(cluster):
+    client = make_client(cluster)
+    client.submit(gang("running"))
+    play(cluster, "running", "jobset-succeeded", "train", until=2.0)
+    cluster.uninstall_crd("jobsets.jobset.x-k8s.io")
+    [listed] = client.runs()
+    assert listed.state.state is RunState.CANCELLED
+    assert seen(listed) == seen(make_client(cluster).get_run("running"))
