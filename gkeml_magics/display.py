@@ -16,9 +16,8 @@ from gkeml_sdk import (
     Run,
     RunStatus,
     TrainingJob,
+    runs_html,
 )
-from gkeml_sdk.pictures.runs import run_rows
-from gkeml_sdk.pictures.table import RunRow, runs_table
 
 
 @dataclass(frozen=True)
@@ -77,21 +76,23 @@ class RunTable:
     note: str = ""
 
     @cached_property
-    def rows(self) -> list[RunRow]:
-        """Each run's row, its state read once: a notebook asks for both forms."""
-        return run_rows(self.runs)
+    def states(self) -> list[RunStatus]:
+        """Each run's status, read once: a notebook asks for both forms."""
+        return [run.state for run in self.runs]
 
     def __repr__(self) -> str:
-        rows = self.rows
         head = [self.note] if self.note else []
-        if not rows:
+        if not self.runs:
             return "\n".join([*head, "no runs"])
-        width = max(len(r.name) for r in rows)
-        body = [f"{r.name:<{width}}  {r.namespace:<12} {r.state:<11} {r.reason}" for r in rows]
+        width = max(len(r.name) for r in self.runs)
+        body = [
+            f"{r.name:<{width}}  {r.namespace:<12} {s.state.value:<11} {s.reason}"
+            for r, s in zip(self.runs, self.states, strict=True)
+        ]
         return "\n".join(head + body)
 
     def _repr_html_(self) -> str:
-        return runs_table(self.rows, self.note)
+        return runs_html(self.runs, self.note, self.states)
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.backends.kubernetes.controller.lifecycle import run_counters
 from gkeml_sdk.backends.kubernetes.diagnosis import explain
-from gkeml_sdk.backends.kubernetes.preemptors import find_preemptor
+from gkeml_sdk.backends.kubernetes.preemptors import name_preemptors
 from gkeml_sdk.backends.kubernetes.run_record import RunRecord
 from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL
 from gkeml_sdk.runs.explain.explanation import Category, Explanation
@@ -57,7 +57,7 @@ class KubeRun(Run):
         self._reported = len(record.history)
         self._recorded_end = self._final_from_record()
         self.shared: SharedReads | None = None  # set while a listing feeds this run
-        self._read_ahead = False  # a listing read the cluster for the next `state`
+        self.read_ahead = False  # a listing read the cluster for the next `state`
 
     # -- the Run interface -------------------------------------------------------------
 
@@ -65,9 +65,9 @@ class KubeRun(Run):
     def state(self) -> RunStatus:
         """The current status, read from the cluster now (the first time for a run that
         `runs()` listed: that listing's read)."""
-        if not self.done() and not self._read_ahead:
+        if not self.done() and not self.read_ahead:
             self._backend.snapshot(self)
-        self._read_ahead = False
+        self.read_ahead = False
         return self._status()
 
     @property
@@ -169,16 +169,6 @@ class KubeRun(Run):
         self.tracker.observe(event.kind, kind, event.obj, now - self.record.submitted_at)
         return self.changed(now) or self.tracker.status != before
 
-    def read_ahead(self, shared: SharedReads, feed: Callable[[], None]) -> None:
-        """Take a read of the cluster made for a whole listing: `feed` gives this run its
-        objects, the lookups that follow share `shared`, and the next `state` answers from it."""
-        self.shared = shared
-        try:
-            feed()
-        finally:
-            self.shared = None
-        self._read_ahead = True
-
     def observe_snapshot(self, job: Any, workloads: list[Any], pods: list[Any], now: float) -> None:
         """Feed one read of the current attempt's objects at once."""
         self.tracker.observe_snapshot(job, workloads, pods, now - self.record.submitted_at)
@@ -189,7 +179,7 @@ class KubeRun(Run):
         callers hear of every new transition; a queued run asks where it waits. True when
         the history has news."""
         before = self._reported
-        self._name_preemptors()
+        name_preemptors(self._backend.kube, self.namespace, self.tracker.history, self.shared)
         if self.lifecycle is not None:
             self.lifecycle.on_change(now)
         self._report_new()
@@ -274,17 +264,6 @@ class KubeRun(Run):
             note = f"; resubmitting as attempt {self.attempt + 1} in {wait:.0f}s"
             return replace(status, message=status.message + note)
         return status
-
-    def _name_preemptors(self) -> None:
-        # Kueue names the preemptor by UID only; the history names its job, once.
-        history = self.tracker.history
-        for i, transition in enumerate(history):
-            if transition.status.state is RunState.PREEMPTED and not transition.detail:
-                found = find_preemptor(
-                    self._backend.kube, self.namespace, transition.status.message, self.shared
-                )
-                if found is not None:
-                    history[i] = replace(transition, detail=f"preempted by {found.describe()}")
 
     def _report_new(self) -> None:
         history = self.history

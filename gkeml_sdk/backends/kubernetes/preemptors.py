@@ -4,12 +4,14 @@ namespace, then, when the reader may list them, in every namespace (a cohort spa
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.snapshots import WORKLOADS
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import ClusterError
+from gkeml_sdk.runs.handle import RunState, Transition
 from gkeml_sdk.runs.preemptor import Preemptor, preemptor, preemptor_uid
 
 if TYPE_CHECKING:
@@ -45,3 +47,19 @@ def find_preemptor(
         if found is not None and found.found:
             return found
     return found
+
+
+def name_preemptors(
+    kube: KubeClient, namespace: str, history: list[Transition], shared: SharedReads | None
+) -> None:
+    """Name the job behind each preemption in `history` that names none yet (in place): Kueue
+    names the preemptor by UID only; the history names its job, once.
+
+    Example:
+        >>> name_preemptors(kube, "ml", run.tracker.history, None)  # doctest: +SKIP
+    """
+    for i, transition in enumerate(history):
+        if transition.status.state is RunState.PREEMPTED and not transition.detail:
+            found = find_preemptor(kube, namespace, transition.status.message, shared)
+            if found is not None:
+                history[i] = replace(transition, detail=f"preempted by {found.describe()}")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from dataclasses import dataclass
-from functools import partial
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.backends.kubernetes.attempts import job_resource
@@ -45,7 +44,12 @@ def list_runs(backend: KubernetesBackend, namespace: str) -> list[Run]:
         objects = AttemptObjects.read(backend.kube, where, {job_resource(r.record) for r in here})
         now = time.time()
         for run in here:
-            run.read_ahead(shared, partial(objects.feed, run, now))
+            run.shared = shared  # what the runs' lookups read, read once for all of them
+            try:
+                objects.feed(run, now)
+            finally:
+                run.shared = None
+            run.read_ahead = True
     found: list[Run] = list(runs)
     return found + [UnreadableRun(n, namespace, e) for n, e in sorted(unreadable.items())]
 
