@@ -3,6 +3,7 @@ rows say what each run's own reads say, and its requests do not grow with the ru
 
 from __future__ import annotations
 
+import gc
 import json
 from typing import Any
 
@@ -139,6 +140,7 @@ def test_listing_and_showing_runs_costs_the_same_for_1_10_and_50_runs(cluster, t
         assert html.count(f"data-state='{SEEDS[state][3]}'") == size
         api = len(cluster.request_log)
         assert main(["runs", "--kubeconfig", kubeconfig]) == 0
+        assert gc.isenabled()  # the listing paused the collector only while it ran
         counts.append((api, len(cluster.request_log) - api))
         assert {r.method for r in cluster.request_log} == {"GET"}  # readers never write
     assert counts[0] == counts[1] == counts[2], counts
