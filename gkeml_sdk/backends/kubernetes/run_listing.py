@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -65,18 +66,26 @@ class AttemptObjects:
 
     @classmethod
     def read(cls, kube: KubeClient, namespace: str, kinds: set[Resource]) -> AttemptObjects:
-        """One paginated list of each kind in `kinds`, of Workloads and of pods."""
+        """One paginated list of each kind in `kinds`, of Workloads and of pods, at once (the
+        server answers one while this client reads another)."""
+        chosen = sorted(kinds, key=lambda r: r.kind)
+        pod_selector = f"{RUN_ID_LABEL},{ATTEMPT_LABEL}"
+        with ThreadPoolExecutor(max_workers=len(chosen) + 2) as pool:
+            job_lists = [pool.submit(_kind, kube, res, namespace) for res in chosen]
+            found_workloads = pool.submit(
+                list_pages, kube, WORKLOADS, namespace, label_selector=JOB_UID_LABEL
+            )
+            found_pods = pool.submit(list_pages, kube, PODS, namespace, label_selector=pod_selector)
         jobs = {
             (res.kind, o["metadata"]["name"]): o
-            for res in sorted(kinds, key=lambda r: r.kind)
-            for o in _kind(kube, res, namespace)
+            for res, listed in zip(chosen, job_lists, strict=True)
+            for o in listed.result()
         }
         workloads: dict[str, list[Obj]] = defaultdict(list)
-        for w in list_pages(kube, WORKLOADS, namespace, label_selector=JOB_UID_LABEL):
+        for w in found_workloads.result():
             workloads[labels(w)[JOB_UID_LABEL]].append(w)
         pods: dict[tuple[str, str], list[Obj]] = defaultdict(list)
-        selector = f"{RUN_ID_LABEL},{ATTEMPT_LABEL}"
-        for p in list_pages(kube, PODS, namespace, label_selector=selector):
+        for p in found_pods.result():
             pods[(labels(p)[RUN_ID_LABEL], labels(p)[ATTEMPT_LABEL])].append(p)
         return cls(jobs, dict(workloads), dict(pods))
 
