@@ -5,8 +5,9 @@ The test API server holds N running runs (N = 10, 100, 1,000): one real submissi
 from the recording `jobset-succeeded` until it runs (its record, JobSet, Workload and two pods,
 about 20 KB), copied straight into the server's store. For each N, in one run: the API requests
 and wall time of `client.runs()` with each run's state read (what a caller of the SDK does), and
-of the `gkeml runs` command in-process (`main([...])`). The server runs in a process of its own,
-as an API server does (`--in-process`: in this one, so its work shares our interpreter).
+of the `gkeml runs` command in-process (`main([...])`), each the fastest of 3, with the CPU
+seconds of both sides. The server runs in a process of its own, as an API server does
+(`--in-process`: in this one, so its work shares our interpreter).
 
 The goals: the lists do not grow with N (as many as at the smallest N; more runs only add
 `continue` pages of 500 objects), and `gkeml runs` at 1,000 runs takes under 2 s.
@@ -37,6 +38,7 @@ from tests.kubeapi import KubeAPIServer, shared_crds_dir
 SIZES = (10, 100, 1000)
 SEED = "zqseed"  # a name no other string of the seeded objects contains
 SECONDS_AT_1000 = 2.0
+REPEATS = 3  # each figure is the fastest of these
 PATHS = ("client.runs() + states", "gkeml runs")
 # (lists, requests, wall seconds, client CPU seconds, server CPU seconds)
 Measured = dict[tuple[str, int], tuple[int, int, float, float, float]]
@@ -110,12 +112,19 @@ def _cli(kubeconfig: str, size: int) -> None:
 
 
 def _timed(cluster: Any, work: Callable[[], None]) -> tuple[int, int, float, float, float]:
-    cluster.ask("clear", 0)
-    start, cpu = time.perf_counter(), time.process_time()
-    work()
-    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-    lists, requests, server_cpu = cluster.ask("count", 0)
-    return lists, requests, seconds, cpu, server_cpu
+    """The fastest of `REPEATS` runs of `work` (other processes share this machine's two
+    cores): its requests, wall and CPU seconds."""
+    best: tuple[int, int, float, float, float] | None = None
+    for _ in range(REPEATS):
+        cluster.ask("clear", 0)
+        start, cpu = time.perf_counter(), time.process_time()
+        work()
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+        lists, requests, server_cpu = cluster.ask("count", 0)
+        if best is None or seconds < best[2]:
+            best = (lists, requests, seconds, cpu, server_cpu)
+    assert best is not None
+    return best
 
 
 class _Cluster:
