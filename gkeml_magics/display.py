@@ -7,6 +7,7 @@ import html
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from gkeml_sdk import (
     CostEstimate,
@@ -74,24 +75,24 @@ class RunTable:
     runs: Sequence[Run]
     note: str = ""
 
-    def _rows(self) -> list[tuple[str, str, str, str]]:
-        rows = []
-        for run in self.runs:
-            status = run.state
-            rows.append((run.name, run.namespace, status.state.value, status.reason))
-        return rows
+    @cached_property
+    def states(self) -> list[RunStatus]:
+        """Each run's status, read once: a notebook asks for both forms."""
+        return [run.state for run in self.runs]
 
     def __repr__(self) -> str:
-        rows = self._rows()
         head = [self.note] if self.note else []
-        if not rows:
+        if not self.runs:
             return "\n".join([*head, "no runs"])
-        width = max(len(r[0]) for r in rows)
-        body = [f"{n:<{width}}  {ns:<12} {s:<11} {reason}" for n, ns, s, reason in rows]
+        width = max(len(r.name) for r in self.runs)
+        body = [
+            f"{r.name:<{width}}  {r.namespace:<12} {s.state.value:<11} {s.reason}"
+            for r, s in zip(self.runs, self.states, strict=True)
+        ]
         return "\n".join(head + body)
 
     def _repr_html_(self) -> str:
-        return runs_html(self.runs, self.note)
+        return runs_html(self.runs, self.note, self.states)
 
 
 @dataclass(frozen=True)

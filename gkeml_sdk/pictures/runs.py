@@ -16,7 +16,7 @@ from gkeml_sdk.pictures.table import RunRow, runs_table
 from gkeml_sdk.pictures.timeline import Step, timeline_svg
 
 if TYPE_CHECKING:  # annotations only: run.py draws itself with this module
-    from gkeml_sdk.runs.handle import Run
+    from gkeml_sdk.runs.handle import Run, RunStatus
 
 
 def run_html(run: Run) -> str:
@@ -47,16 +47,20 @@ def run_html(run: Run) -> str:
     return f"<div data-run='{esc(run.name)}'>{head}{timeline}{history}</div>"
 
 
-def runs_html(runs: Sequence[Run], note: str = "") -> str:
-    """`runs` as a table with coloured states, durations and attempts, `note` above it.
+def runs_html(
+    runs: Sequence[Run], note: str = "", states: Sequence[RunStatus] | None = None
+) -> str:
+    """`runs` as a table with coloured states, durations and attempts, `note` above it;
+    `states` are the runs' statuses when the caller has read them already (a table shown in
+    two forms reads each run once).
 
     Example:
         >>> runs_html([], note="local runs")  # doctest: +ELLIPSIS
         '<table data-picture="runs-table" ...no runs...'
     """
     rows = []
-    for run in runs:
-        status, history = run.state, run.history
+    for i, run in enumerate(runs):
+        status, history = run.state if states is None else states[i], run.history
         seconds = history[-1].at if history else None
         attempts = max((t.attempt for t in history), default=1)
         rows.append(

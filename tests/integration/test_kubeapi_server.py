@@ -342,6 +342,10 @@ def test_pagination_and_expired_continue(kube_api: KubeAPIServer, kube_client: A
     page2 = core.list_namespaced_config_map("ml", limit=2, _continue=page.metadata._continue)
     seen += [i.metadata.name for i in page2.items]
     assert seen == ["c0", "c1", "c2", "c3"]
+    # With a selector the apiserver cannot count what matches later: no remainingItemCount.
+    selected = core.list_namespaced_config_map("ml", limit=2, field_selector="metadata.name!=c0")
+    assert [i.metadata.name for i in selected.items] == ["c1", "c2"]
+    assert selected.metadata._continue and selected.metadata.remaining_item_count is None
     core.create_namespaced_config_map("ml", configmap("later"))
     kube_api.compact()  # every rv before the current one is now gone
     with pytest.raises(client.ApiException) as err:

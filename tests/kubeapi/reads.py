@@ -65,7 +65,9 @@ class Reads:
             last = self._sort_key(items[limit - 1])
             state = {"rv": rv, "start": list(last)}
             list_meta["continue"] = base64.urlsafe_b64encode(json.dumps(state).encode()).decode()
-            list_meta["remainingItemCount"] = len(items) - limit
+            if not (call.q("labelSelector") or call.q("fieldSelector")):
+                # With a selector the apiserver cannot know how many match later (ListMeta).
+                list_meta["remainingItemCount"] = len(items) - limit
             items = items[:limit]
         body = {
             "kind": f"{rt.kind}List",

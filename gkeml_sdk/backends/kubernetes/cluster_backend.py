@@ -19,6 +19,7 @@ from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.kube_run import KubeRun
 from gkeml_sdk.backends.kubernetes.logs import run_logs
 from gkeml_sdk.backends.kubernetes.preflight import Preflight
+from gkeml_sdk.backends.kubernetes.run_listing import list_runs
 from gkeml_sdk.backends.kubernetes.run_record import (
     AttemptRecord,
     RunRecord,
@@ -29,7 +30,6 @@ from gkeml_sdk.backends.kubernetes.snapshots import read_attempt
 from gkeml_sdk.backends.kubernetes.streams import Event, SharedStreams, StreamHub, deadline
 from gkeml_sdk.backends.kubernetes.submission import submit_job
 from gkeml_sdk.backends.kubernetes.transport import Transport
-from gkeml_sdk.backends.kubernetes.unreadable_run import UnreadableRun
 from gkeml_sdk.errors import GkemlError, NotFoundError, RunTimeoutError
 from gkeml_sdk.runs.handle import ProgressCallback, Run, RunStatus
 from gkeml_sdk.runs.retry import RetryPolicy
@@ -76,17 +76,17 @@ class KubernetesBackend:
         return submit_job(self, job, retry)
 
     def runs(self) -> list[Run]:
-        """Runs recorded in the namespace, newest first; then those whose record cannot be
-        read, listed as UNREADABLE with why."""
-        records, unreadable = self.records.scan(self.namespace)
-        found: list[Run] = [KubeRun(self, r) for r in records]
-        return found + [UnreadableRun(n, self.namespace, e) for n, e in sorted(unreadable.items())]
+        """Runs recorded in the namespace, newest first, each with its state read; then those
+        whose record cannot be read, listed as UNREADABLE with why. The same few paginated
+        lists whatever the number of runs (see `run_listing`)."""
+        return list_runs(self, self.namespace)
 
     def get_run(self, name: str) -> KubeRun:
         """The run called `name` in the namespace, resumed where its record left it."""
         found = self.records.find(name, self.namespace)
         if found is None:
-            known = ", ".join(r.name for r in self.runs()) or "none"
+            records, unreadable = self.records.scan(self.namespace)
+            known = ", ".join([r.name for r in records] + sorted(unreadable)) or "none"
             raise NotFoundError(
                 f"run {name!r}",
                 status=404,
@@ -185,8 +185,14 @@ class KubernetesBackend:
         read_attempt(self.kube, run)
 
     def queue_position(self, run: KubeRun, now: float) -> None:
-        """Ask Kueue's visibility API (when served and allowed) where a queued run waits."""
-        answer = pending_workloads(self.kube, run.namespace, run.record.job.queue)
+        """Ask Kueue's visibility API (when served and allowed) where a queued run waits
+        (once per LocalQueue for the runs of a listing)."""
+        ns, queue = run.namespace, run.record.job.queue
+
+        def ask() -> dict[str, Any] | None:
+            return pending_workloads(self.kube, ns, queue)
+
+        answer = ask() if run.shared is None else run.shared.once(("pending", ns, queue), ask)
         if answer and answer.get("items"):
             run.note_queue_position(answer, now)
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.backends.kubernetes.controller.lifecycle import run_counters
 from gkeml_sdk.backends.kubernetes.diagnosis import explain
-from gkeml_sdk.backends.kubernetes.preemptors import find_preemptor
+from gkeml_sdk.backends.kubernetes.preemptors import name_preemptors
 from gkeml_sdk.backends.kubernetes.run_record import RunRecord
 from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL
 from gkeml_sdk.runs.explain.explanation import Category, Explanation
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend
     from gkeml_sdk.backends.kubernetes.config import KubernetesSettings
     from gkeml_sdk.backends.kubernetes.controller.lifecycle import RunLifecycle
+    from gkeml_sdk.backends.kubernetes.shared_reads import SharedReads
     from gkeml_sdk.backends.kubernetes.streams import Event
 
 CANCELLED = RunStatus(RunState.CANCELLED, "Cancelled", "cancelled through gkeml")
@@ -55,14 +56,18 @@ class KubeRun(Run):
         self.lifecycle: RunLifecycle | None = None  # set while this process acts for the run
         self._reported = len(record.history)
         self._recorded_end = self._final_from_record()
+        self.shared: SharedReads | None = None  # set while a listing feeds this run
+        self.read_ahead = False  # a listing read the cluster for the next `state`
 
     # -- the Run interface -------------------------------------------------------------
 
     @property
     def state(self) -> RunStatus:
-        """The current status, read from the cluster now."""
-        if not self.done():
+        """The current status, read from the cluster now (the first time for a run that
+        `runs()` listed: that listing's read)."""
+        if not self.done() and not self.read_ahead:
             self._backend.snapshot(self)
+        self.read_ahead = False
         return self._status()
 
     @property
@@ -174,7 +179,7 @@ class KubeRun(Run):
         callers hear of every new transition; a queued run asks where it waits. True when
         the history has news."""
         before = self._reported
-        self._name_preemptors()
+        name_preemptors(self._backend.kube, self.namespace, self.tracker.history, self.shared)
         if self.lifecycle is not None:
             self.lifecycle.on_change(now)
         self._report_new()
@@ -259,17 +264,6 @@ class KubeRun(Run):
             note = f"; resubmitting as attempt {self.attempt + 1} in {wait:.0f}s"
             return replace(status, message=status.message + note)
         return status
-
-    def _name_preemptors(self) -> None:
-        # Kueue names the preemptor by UID only; the history names its job, once.
-        history = self.tracker.history
-        for i, transition in enumerate(history):
-            if transition.status.state is RunState.PREEMPTED and not transition.detail:
-                found = find_preemptor(
-                    self._backend.kube, self.namespace, transition.status.message
-                )
-                if found is not None:
-                    history[i] = replace(transition, detail=f"preempted by {found.describe()}")
 
     def _report_new(self) -> None:
         history = self.history

@@ -4,17 +4,27 @@ namespace, then, when the reader may list them, in every namespace (a cohort spa
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.snapshots import WORKLOADS
+from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import ClusterError
+from gkeml_sdk.runs.handle import RunState, Transition
 from gkeml_sdk.runs.preemptor import Preemptor, preemptor, preemptor_uid
+
+if TYPE_CHECKING:
+    from gkeml_sdk.backends.kubernetes.shared_reads import SharedReads
 
 log = logging.getLogger(__name__)
 
 
-def find_preemptor(kube: KubeClient, namespace: str, message: str) -> Preemptor | None:
-    """The preemptor Kueue's `message` names (None when it names none).
+def find_preemptor(
+    kube: KubeClient, namespace: str, message: str, shared: SharedReads | None = None
+) -> Preemptor | None:
+    """The preemptor Kueue's `message` names (None when it names none); with `shared`, the
+    Workloads are listed once for every run of a listing.
 
     Example:
         >>> find_preemptor(kube, "ml", workload_message).describe()  # doctest: +SKIP
@@ -24,8 +34,12 @@ def find_preemptor(kube: KubeClient, namespace: str, message: str) -> Preemptor 
         return None
     found = None
     for where in (namespace, None):
+
+        def read(where: str | None = where) -> list[Obj]:
+            return kube.list(WORKLOADS, where)[0]
+
         try:
-            workloads, _ = kube.list(WORKLOADS, where)
+            workloads = read() if shared is None else shared.once(("workloads", where or ""), read)
         except ClusterError as exc:  # not allowed to list there: say what is known
             log.info("preemptor of %s: %s", namespace, exc)
             continue
@@ -33,3 +47,19 @@ def find_preemptor(kube: KubeClient, namespace: str, message: str) -> Preemptor 
         if found is not None and found.found:
             return found
     return found
+
+
+def name_preemptors(
+    kube: KubeClient, namespace: str, history: list[Transition], shared: SharedReads | None
+) -> None:
+    """Name the job behind each preemption in `history` that names none yet (in place): Kueue
+    names the preemptor by UID only; the history names its job, once.
+
+    Example:
+        >>> name_preemptors(kube, "ml", run.tracker.history, None)  # doctest: +SKIP
+    """
+    for i, transition in enumerate(history):
+        if transition.status.state is RunState.PREEMPTED and not transition.detail:
+            found = find_preemptor(kube, namespace, transition.status.message, shared)
+            if found is not None:
+                history[i] = replace(transition, detail=f"preempted by {found.describe()}")

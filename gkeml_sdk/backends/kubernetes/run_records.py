@@ -1,11 +1,13 @@
 """Run records in the cluster: the record ConfigMap of each run, its code ConfigMap, and the
-cancel marker that no record write can undo."""
+cancel marker that no record write can undo. A scan reads them all in two paginated lists."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.queue_reads import list_pages
 from gkeml_sdk.backends.kubernetes.resources import resource
 from gkeml_sdk.backends.kubernetes.run_record import (
     RECORD_LABEL,
@@ -55,21 +57,29 @@ class RunRecords:
 
     def scan(self, namespace: str) -> tuple[list[RunRecord], dict[str, GkemlError]]:
         """Every record in the namespace, newest first, and the run names whose record
-        ConfigMap cannot be read (name -> why): one damaged record never hides the others."""
-        items, _ = self.kube.list(CONFIG_MAPS, namespace, label_selector=f"{RECORD_LABEL}=true")
+        ConfigMap cannot be read (name -> why): one damaged record never hides the others.
+        Two paginated lists whatever the number of runs: the records, and the other
+        ConfigMaps gkeml labels with a run (cancel markers, older records' code), joined here."""
+        items = list_pages(self.kube, CONFIG_MAPS, namespace, label_selector=f"{RECORD_LABEL}=true")
+        others: dict[str, Obj] = {}
+        if items:
+            selector = f"{RUN_ID_LABEL},{RECORD_LABEL}!=true"
+            found = list_pages(self.kube, CONFIG_MAPS, namespace, label_selector=selector)
+            others = {o["metadata"]["name"]: o for o in found}
         records: list[RunRecord] = []
         unreadable: dict[str, GkemlError] = {}
         for item in items:
             try:
-                records.append(self.read(item))
+                records.append(self.read(item, others.get))
             except GkemlError as exc:
                 meta = item["metadata"]
                 run = (meta.get("labels") or {}).get(RUN_ID_LABEL) or meta["name"]
                 unreadable[str(run)] = exc
         return sorted(records, key=lambda r: -r.submitted_at), unreadable
 
-    def read(self, obj: Obj) -> RunRecord:
-        """The record a ConfigMap holds, with its code files and any cancellation."""
+    def read(self, obj: Obj, near: Callable[[str], Obj | None] | None = None) -> RunRecord:
+        """The record a ConfigMap holds, with its code files and any cancellation; `near`
+        finds the other ConfigMaps of its namespace by name (default: read each one)."""
         meta = obj.get("metadata") or {}
         where = f"ConfigMap {meta.get('namespace', '')}/{meta.get('name', '')}"
         if (meta.get("labels") or {}).get(RECORD_LABEL) != "true":
@@ -81,7 +91,7 @@ class RunRecords:
                 hint="choose another run name, or delete or rename that ConfigMap",
             )
         try:
-            return self._read(obj)
+            return self._read(obj, near or self._reader(meta.get("namespace", "")))
         except ConfigError:
             raise
         except (KeyError, TypeError, ValueError) as exc:  # JSONDecodeError is a ValueError
@@ -94,16 +104,18 @@ class RunRecords:
                 f"{meta.get('namespace', '')}) to forget that run; other runs are unaffected",
             ) from exc
 
-    def _read(self, obj: Obj) -> RunRecord:
+    def _read(self, obj: Obj, near: Callable[[str], Obj | None]) -> RunRecord:
         code = None
         name = RunRecord.code_config_map(obj)
         if name:
-            found = self.kube.find(CONFIG_MAPS, name, obj["metadata"]["namespace"])
-            code = (found or {}).get("data") or {}
+            code = (near(name) or {}).get("data") or {}
         record = RunRecord.from_configmap(obj, code)
-        if not record.cancelled and self.cancel_marked(record):
+        if not record.cancelled and _cancelled_by(near, record):
             record = replace(record, cancelled=True)
         return record
+
+    def _reader(self, namespace: str) -> Callable[[str], Obj | None]:
+        return lambda name: self.kube.find(CONFIG_MAPS, name, namespace)
 
     def mark_cancelled(self, record: RunRecord) -> RunRecord:
         """Record a cancellation: the marker object first (the truth), then the record."""
@@ -114,11 +126,14 @@ class RunRecords:
 
     def cancel_marked(self, record: RunRecord) -> bool:
         """True when this submission of the run was cancelled, by any client."""
-        marker = cancel_marker(record.name, record.job.namespace)["metadata"]["name"]
-        found = self.kube.find(CONFIG_MAPS, marker, record.job.namespace)
-        return found is not None and cancels(found, record)
+        return _cancelled_by(self._reader(record.job.namespace), record)
 
     def unmark_cancelled(self, name: str, namespace: str) -> None:
         """Forget a finished run's cancellation before its name is used again."""
         marker = cancel_marker(name, namespace)["metadata"]["name"]
         self.kube.delete(CONFIG_MAPS, marker, namespace)
+
+
+def _cancelled_by(near: Callable[[str], Obj | None], record: RunRecord) -> bool:
+    found = near(cancel_marker(record.name, record.job.namespace)["metadata"]["name"])
+    return found is not None and cancels(found, record)

@@ -11,7 +11,7 @@ from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import resource
 from gkeml_sdk.backends.kubernetes.streams import Event
 from gkeml_sdk.core import kinds
-from gkeml_sdk.core.objects import uid
+from gkeml_sdk.core.objects import Obj, uid
 from gkeml_sdk.scheduling.kueue import JOB_UID_LABEL
 
 if TYPE_CHECKING:
@@ -28,18 +28,30 @@ def read_attempt(kube: KubeClient, run: KubeRun) -> None:
         >>> read_attempt(kube, run)  # doctest: +SKIP
     """
     now = time.time()
-    kind = job_resource(run.record)
-    current = run.record.current
-    job = kube.find(kind, run.object_name(), run.namespace)
-    if job is None or (current.uid and uid(job) != current.uid):
-        if current.uid or run.seen_job():
-            # It existed and was deleted behind our back (a same-named object with another
-            # uid is not this attempt): the run is over.
-            gone = {"metadata": {"name": current.name, "namespace": run.namespace}}
-            if current.uid:
-                gone["metadata"]["uid"] = current.uid
-            run.observe(Event(kind.kind, "DELETED", gone), now)
-        return  # else recorded but not created yet: whoever acts creates it
+    job = kube.find(job_resource(run.record), run.object_name(), run.namespace)
+    if attempt_missing(run, job, now) or job is None:
+        return
     workloads, _ = kube.list(WORKLOADS, run.namespace, label_selector=f"{JOB_UID_LABEL}={uid(job)}")
     pods, _ = kube.list(PODS, run.namespace, label_selector=run.pod_selector())
     run.observe_snapshot(job, workloads, pods, now)
+
+
+def attempt_missing(run: KubeRun, job: Obj | None, now: float) -> bool:
+    """True when `job` (what the cluster holds under the current attempt's name) is not that
+    attempt's object, so there is nothing of it to read; a deletion is fed to `run` then.
+
+    Example:
+        >>> attempt_missing(run, None, time.time())  # doctest: +SKIP
+        True
+    """
+    current = run.record.current
+    if job is not None and not (current.uid and uid(job) != current.uid):
+        return False
+    if current.uid or run.seen_job():
+        # It existed and was deleted behind our back (a same-named object with another
+        # uid is not this attempt): the run is over.
+        gone = {"metadata": {"name": current.name, "namespace": run.namespace}}
+        if current.uid:
+            gone["metadata"]["uid"] = current.uid
+        run.observe(Event(job_resource(run.record).kind, "DELETED", gone), now)
+    return True  # else recorded but not created yet: whoever acts creates it
