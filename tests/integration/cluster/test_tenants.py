@@ -162,7 +162,8 @@ COSTS = {
         ],
     ),
 }
-# Nobody competes for the Lease here: a long one never lapses on a loaded machine.
+
+
 def frozen_clock() -> float:
     """A clock that never moves: no resync, no throttled allocation write, during a count."""
     return 0.0
