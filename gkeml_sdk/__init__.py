@@ -12,9 +12,9 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from gkeml_sdk.core.lazy_exports import lazy_exports
 from gkeml_sdk.version import __version__
 
 _EXPORTS = {
@@ -232,14 +232,4 @@ if TYPE_CHECKING:
     from gkeml_sdk.training.model import TrainingJob
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'gkeml_sdk' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__, globals())

@@ -12,8 +12,9 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from gkeml_sdk.core.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "LocalBackend": "gkeml_sdk.backends.local.local_backend",
@@ -28,14 +29,4 @@ if TYPE_CHECKING:
     from gkeml_sdk.backends.local.local_run import LocalRun
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__, globals())
