@@ -90,48 +90,43 @@ def _finish(api: KubeAPIServer, handles: list[Run], everyone: threading.Event) -
         api.store.update_status("jobsets", "ml", run.name, COMPLETED)
 
 
-def _threaded(c: Client, handles: list[Run], progress: Callable) -> list[RunStatus]:
-    finals: dict[str, RunStatus] = {}
+def _each_in_a_thread(
+    handles: list[Run], body: Callable[[Run], RunStatus | None]
+) -> list[RunStatus]:
+    """`body(run)` for every run at once, one thread each; the first error is raised."""
+    finals: dict[str, RunStatus | None] = {}
     errors: list[BaseException] = []
 
-    def wait(run: Run) -> None:
+    def run_body(run: Run) -> None:
         try:
-            finals[run.name] = run.wait(timeout=WAIT, progress=progress(run))
+            finals[run.name] = body(run)
         except BaseException as exc:  # reported by the caller
             errors.append(exc)
 
-    threads = [threading.Thread(target=wait, args=(r,)) for r in handles]
+    threads = [threading.Thread(target=run_body, args=(r,)) for r in handles]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     if errors:
         raise errors[0]
-    return [finals[r.name] for r in handles]
+    return [status for r in handles if (status := finals[r.name]) is not None]
+
+
+def _threaded(c: Client, handles: list[Run], progress: Callable) -> list[RunStatus]:
+    return _each_in_a_thread(handles, lambda run: run.wait(timeout=WAIT, progress=progress(run)))
 
 
 def _threaded_follow(c: Client, handles: list[Run], progress: Callable) -> list[RunStatus]:
-    finals: dict[str, RunStatus] = {}
-    errors: list[BaseException] = []
+    def follow(run: Run) -> RunStatus | None:
+        heard, final = progress(run), None
+        for item in run.follow(timeout=WAIT):
+            if isinstance(item, RunStatus):
+                heard(item)
+                final = item
+        return final
 
-    def follow(run: Run) -> None:
-        heard = progress(run)
-        try:
-            for item in run.follow(timeout=WAIT):
-                if isinstance(item, RunStatus):
-                    heard(item)
-                    finals[run.name] = item
-        except BaseException as exc:  # reported by the caller
-            errors.append(exc)
-
-    threads = [threading.Thread(target=follow, args=(r,)) for r in handles]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
-    return [finals[r.name] for r in handles]
+    return _each_in_a_thread(handles, follow)
 
 
 def _wait_all(c: Client, handles: list[Run], progress: Callable) -> list[RunStatus]:
