@@ -67,6 +67,11 @@ class SpecModel(BaseModel):
         except TypeError as exc:
             raise _wrong_type(type(self), exc) from None
 
+    # Only turns pydantic's errors into SpecError, as model_validate does: telling pydantic it
+    # is the base __init__ (as pydantic's RootModel does) keeps model_validate from calling it,
+    # which ran every model validator twice.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
     @classmethod
     def model_validate(cls, obj: Any, **kwargs: Any) -> Self:
         """Validate a dict (as from YAML), raising `SpecError` on invalid input."""

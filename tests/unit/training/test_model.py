@@ -100,3 +100,22 @@ def test_frozen_and_with_changes():
 def test_env_may_not_shadow_what_gkeml_sets_for_every_process(name):
     with pytest.raises(SpecError, match=f"env '{name}' is set by gkeml"):
         TrainingJob(name="a", image="i", command=["x"], env={name: "1"})
+
+
+def test_a_job_is_checked_once_however_it_is_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gkeml_sdk.training.model as model
+
+    checked: list[str] = []
+    real = model.check_job
+    monkeypatch.setattr(model, "check_job", lambda job: (checked.append(job.name), real(job)))
+    data = {
+        "name": "once",
+        "image": "i",
+        "command": ["x"],
+        "accelerator": {"model": "h100", "count": 8},
+        "nodes": 2,
+    }
+    TrainingJob.model_validate(data)
+    TrainingJob(**data)
+    TrainingJob.from_yaml("name: once\nimage: i\ncommand: [x]\n")
+    assert checked == ["once", "once", "once"]
