@@ -118,7 +118,9 @@ def test_single_pod_job_retries_only_its_own_failures(backend: LocalBackend) -> 
 
 def test_cancel_stops_every_process_of_the_group(backend: LocalBackend) -> None:
     code = "import subprocess, time\np = subprocess.Popen(['sleep', '60'])\n"
-    code += "print('child', p.pid, flush=True)\ntime.sleep(60)\n"
+    # One string: with PYTHONUNBUFFERED each piece of print(a, b) is its own write, and a
+    # read between them would see the line as far as 'child'.
+    code += "print(f'child {p.pid}', flush=True)\ntime.sleep(60)\n"
     run = backend.submit(TrainingJob.from_code(code, name="cancel", nodes=2))
     children = _wait_for_lines(run, "child", 2)
     run.cancel()

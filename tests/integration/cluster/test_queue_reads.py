@@ -11,8 +11,9 @@ from gkeml_sdk.backends.kubernetes.diagnosis import WORKLOADS
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.queue_reads import list_pages, quota_holders
 from gkeml_sdk.backends.kubernetes.transport import Transport
-from tests.kubeapi import KubeAPIServer, shared_crds_dir
+from tests.kubeapi import KubeAPIServer
 from tests.kubeapi.crds import load_crd_dir
+from tests.kubeapi.fixtures import require_shared_crds
 from tests.kubeapi.kueue_status import ManualClock
 from tests.kubeapi.rawhttp import send
 
@@ -82,8 +83,7 @@ def test_holders_come_in_pages_and_an_expired_token_lists_again(cluster: Any) ->
 
 
 def test_without_selectable_fields_every_workload_is_read_and_filtered() -> None:
-    crd_dir = shared_crds_dir()
-    assert crd_dir is not None
+    crd_dir = require_shared_crds()
     crds = [c for c in load_crd_dir(crd_dir) if c["spec"]["group"] == "kueue.x-k8s.io"]
     old = copy.deepcopy(next(c for c in crds if c["spec"]["names"]["kind"] == "Workload"))
     for version in old["spec"]["versions"]:
