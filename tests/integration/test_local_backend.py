@@ -81,14 +81,18 @@ def test_gang_restarts_then_fails_as_user_code(backend: LocalBackend) -> None:
     assert run.counters.user_restarts == 2 and run.attempt == 3
     lines = run.logs()
     # Rank 1 prints, then fails every attempt; rank 0 may be stopped by the gang restart
-    # before it prints (on a loaded machine), but never prints out of order.
+    # before it prints or halfway through its line (on a loaded machine), but never prints
+    # out of order.
     assert [line for line in lines if line.startswith("[1]")] == [
         "[1] attempt 0",
         "[1] attempt 1",
         "[1] attempt 2",
     ]
+    whole = {f"[0] attempt {k}" for k in range(3)}
     rank0 = [line for line in lines if line.startswith("[0]")]
-    assert rank0 == sorted(set(rank0)) and set(rank0) <= {f"[0] attempt {k}" for k in range(3)}
+    assert all(any(w.startswith(line) for w in whole) for line in rank0), rank0
+    printed = [line for line in rank0 if line in whole]
+    assert printed == sorted(set(printed))
     assert [t.status.state for t in run.history].count(RunState.RESTARTING) == 2
 
 
@@ -236,3 +240,14 @@ def test_gpudirect_and_dra_are_ignored_locally_with_one_note(
         "local run fast: GPUDirect-TCPXO networking and DRA device claims ignored locally "
         "(GKE only)"
     ]
+
+
+def test_each_attempt_writes_from_a_new_line(backend: LocalBackend) -> None:
+    # Attempt 0 stops mid-line (as a process killed mid-print does); attempt 1's output must
+    # not be glued to it.
+    code = "import os, sys\nif os.environ['GKEML_RESTART_ATTEMPT'] == '0':\n"
+    code += "    sys.stdout.write('half')\n    sys.stdout.flush()\n    sys.exit(3)\n"
+    code += "print('whole')\n"
+    run = backend.submit(TrainingJob.from_code(code, name="glued", max_restarts=1))
+    assert run.wait(timeout=30).state is RunState.SUCCEEDED
+    assert list(run.logs()) == ["[0] half", "[0] whole"]

@@ -114,6 +114,26 @@ def open_private(path: Path, flags: int = os.O_WRONLY | os.O_APPEND) -> int:
     return fd
 
 
+def open_log_on_a_new_line(path: Path) -> int:
+    r"""`open_private(path)` for a process's output, after ending a line the previous attempt
+    left unfinished (a process stopped mid-`print` under PYTHONUNBUFFERED): each attempt's
+    output starts on a line of its own, as each container start has its own log on GKE.
+
+    Example:
+        >>> import tempfile
+        >>> log = Path(tempfile.mkdtemp()) / "0.log"
+        >>> _ = log.write_bytes(b"[attempt 0] half")
+        >>> os.close(open_log_on_a_new_line(log))
+        >>> log.read_bytes()
+        b'[attempt 0] half\n'
+    """
+    fd = open_private(path, os.O_RDWR | os.O_APPEND)
+    size = os.fstat(fd).st_size
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        os.write(fd, b"\n")
+    return fd
+
+
 def remove_run_dir(root: Path, namespace: str, name: str) -> None:
     """Delete `<root>/<namespace>/<name>` without following any link below the root: a
     namespace or run directory replaced by a link raises `ConfigError` and nothing is deleted.

@@ -15,7 +15,7 @@ import signal
 import subprocess
 import time
 
-from gkeml_sdk.backends.local.confined import open_private
+from gkeml_sdk.backends.local.confined import open_log_on_a_new_line, open_private
 from gkeml_sdk.backends.local.local_environment import (
     expand_references,
     record_local_start,
@@ -203,8 +203,9 @@ class Supervisor:
             self.plan.argv, {k: v for k, v in declared.items() if k not in self.secrets}
         )
         try:
+            log_fd = open_log_on_a_new_line(self.run.log_path(label))
             proc = start_in_group(
-                argv, cwd=self.plan.cwd, env=env, log_fd=open_private(self.run.log_path(label)),
+                argv, cwd=self.plan.cwd, env=env, log_fd=log_fd,
                 umask=self.child_umask,  # user code creates files as it would elsewhere
             )  # fmt: skip
         except OSError as exc:
