@@ -43,6 +43,12 @@ def wait_in_threads(runs: list[Any], finals: dict[str, RunStatus], heard: Any) -
     return threads
 
 
+def known_as(obj: dict) -> dict:
+    """What a subscriber that has seen `obj` tells the stream it knows: its name and uid."""
+    meta = obj["metadata"]
+    return {"metadata": {"name": meta["name"], "namespace": meta["namespace"], "uid": meta["uid"]}}
+
+
 def test_a_hundred_threads_waiting_hold_one_watch_per_kind(cluster, client):
     runs = [client.submit(gang(f"job-{i:03d}")) for i in range(100)]
     expected = {
@@ -150,8 +156,9 @@ def test_a_subscriber_knowing_an_object_gone_before_it_joined_hears_it_deleted(k
     assert next_about(first, "brief").type == "ADDED"
     assert next_about(first, "brief").type == "DELETED"  # the stream is past it
     late: queue.Queue[Event] = queue.Queue()
-    stub = {"metadata": {"name": "brief", "namespace": "ml", "uid": made["metadata"]["uid"]}}
-    again = streams.subscribe(StreamSpec(CONFIG_MAPS, "ml", "app", known=(stub,)), late.put)
+    again = streams.subscribe(
+        StreamSpec(CONFIG_MAPS, "ml", "app", known=(known_as(made),)), late.put
+    )
     assert again is joined  # the same stream
     assert next_about(late, "brief").type == "DELETED"
     streams.unsubscribe(again, late.put)
@@ -170,8 +177,7 @@ def test_a_subscriber_knowing_an_object_the_stream_has_not_shown_yet_waits_for_i
     kube_api.cut_watches()
     made = kube_api.store.put(config_map("fresh"))
     late: queue.Queue[Event] = queue.Queue()
-    stub = {"metadata": {"name": "fresh", "namespace": "ml", "uid": made["metadata"]["uid"]}}
-    streams.subscribe(StreamSpec(CONFIG_MAPS, "ml", "app", known=(stub,)), late.put)
+    streams.subscribe(StreamSpec(CONFIG_MAPS, "ml", "app", known=(known_as(made),)), late.put)
     # Not in the stream's cache: read once, found, so not reported gone while unseen.
     assert kube_api.count("GET", path_re=r"/configmaps/fresh$") == 1
     assert next_about(late, "fresh").type == "ADDED"
@@ -195,8 +201,7 @@ def test_a_list_under_way_when_a_subscriber_joins_does_not_report_its_objects_go
     assert listing.hits == 1
     made = kube_api.store.put(config_map("newer"))  # after the list was made
     late: queue.Queue[Event] = queue.Queue()
-    stub = {"metadata": {"name": "newer", "namespace": "ml", "uid": made["metadata"]["uid"]}}
-    streams.subscribe(StreamSpec(CONFIG_MAPS, "ml", "app", known=(stub,)), late.put)
+    streams.subscribe(StreamSpec(CONFIG_MAPS, "ml", "app", known=(known_as(made),)), late.put)
     # The list under way predates what the subscriber knows: it must not judge it gone.
     assert next_about(late, "newer").type == "ADDED"
     streams.unsubscribe(joined, late.put)
