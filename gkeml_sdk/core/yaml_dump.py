@@ -31,9 +31,9 @@ _ANYWHERE = 1 << 30  # the start column limit of text PyYAML never folds
 _KEY_LIMIT = 128 - len("!!str")
 _SPACES = re.compile("( +)")
 _LINE_BREAKS = re.compile("[\n\x85\u2028\u2029]")
-# Text PyYAML writes plain whatever it resolves to: no indicator, quote, space or colon, and
-# not starting with `-` or `.` (a `- ` item, `---`, `...`); else it is written single-quoted.
-_BARE = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./-]*")
+# Text PyYAML writes plain if it resolves to a string, else single-quoted: no space, quote or
+# indicator, no `:` at the end (a key's), and not starting with `-` or `.` (`- `, `---`).
+_BARE = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./,:-]*(?<!:)")
 _STR_TAG = "tag:yaml.org,2002:str"
 _NEVER = -_ANYWHERE
 _MEMO_SIZE = 1 << 16

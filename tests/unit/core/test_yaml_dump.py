@@ -21,7 +21,11 @@ _PIECES = [
     "true", "yes", "on", "Off", "null", "~", "1.5", "0x1f", "1_000", "2024-01-02", "1:20",
     ".inf", "---", "...", "- ", ": ", " #", "  ", "\n\n", "word " * 6,
 ]  # fmt: skip
-_TEXT = st.lists(st.sampled_from(_PIECES), max_size=8).map("".join) | st.text(max_size=6)
+_TEXT = (
+    st.text(alphabet="az09_/.,:#-", max_size=5)  # around what is written without asking PyYAML
+    | st.lists(st.sampled_from(_PIECES), max_size=8).map("".join)
+    | st.text(max_size=6)
+)
 _LONG = st.lists(st.sampled_from(["ab", " ", "cd-ef", ":", "'", "\n"]), min_size=20, max_size=60)
 _STRINGS = _TEXT | _LONG.map("".join)
 _SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | _STRINGS
@@ -38,6 +42,25 @@ _DOCUMENTS = st.lists(st.dictionaries(_STRINGS, _DATA, max_size=4), min_size=1, 
 def test_what_it_writes_is_what_pyyaml_writes(documents: list[Any], literal: bool) -> None:
     written = write_stream(documents, literal=literal)
     assert written is None or written == stock(documents, literal)
+
+
+# Printable ASCII on one line, which PyYAML writes plain or single-quoted, folded at column 80:
+# this writer writes all of it, so here it must never leave a stream to PyYAML.
+_ONE_LINE = st.text(alphabet="az09_/.,:#- '\"!&*?|>%@`{}[]~=", max_size=6) | st.lists(
+    st.sampled_from([p for p in _PIECES if p.isascii() and p.isprintable()]), max_size=12
+).map("".join)
+_KEY = _ONE_LINE.filter(bool)
+_ONE_LINE_DATA = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | _ONE_LINE,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEY, inner, max_size=3),
+    max_leaves=24,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.dictionaries(_KEY, _ONE_LINE_DATA, max_size=4), min_size=1, max_size=3))
+def test_it_writes_all_one_line_ascii_as_pyyaml_does(documents: list[Any]) -> None:
+    assert write_stream(documents, literal=False) == stock(documents, literal=False)
 
 
 def _nested(depth: int, leaf: Any) -> Any:
