@@ -132,7 +132,7 @@ def run_objects(kube: KubeClient, run: KubeRun) -> RunObjects:
     pods = _try(lambda: kube.list(PODS, ns, label_selector=run.pod_selector())[0], [])
     requests = [
         r
-        for r in _try(lambda: kube.list(PROVISIONING, ns)[0], [])
+        for r in _try(lambda: list_pages(kube, PROVISIONING, ns), [])
         if workload is not None
         and any(
             o.get("name") == name(workload)
@@ -145,7 +145,7 @@ def run_objects(kube: KubeClient, run: KubeRun) -> RunObjects:
         job,
         workload,
         tuple(pods),
-        tuple(_try(lambda: kube.list(EVENTS, ns)[0], [])),
+        tuple(_try(lambda: list_pages(kube, EVENTS, ns), [])),
         tuple(requests),
         queue_objects(kube, ns, run.record.job.queue, waiting=_waiting(workload)),
         job_deleted=job is None and (run.record.cancelled or run.seen_job()),

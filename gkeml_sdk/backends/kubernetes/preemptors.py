@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.queue_reads import list_pages
 from gkeml_sdk.backends.kubernetes.snapshots import WORKLOADS
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import ClusterError
@@ -36,7 +37,7 @@ def find_preemptor(
     for where in (namespace, None):
 
         def read(where: str | None = where) -> list[Obj]:
-            return kube.list(WORKLOADS, where)[0]
+            return list_pages(kube, WORKLOADS, where)
 
         try:
             workloads = read() if shared is None else shared.once(("workloads", where or ""), read)

@@ -52,3 +52,23 @@ def test_a_preemptor_that_is_gone_is_said_to_be_gone(cluster, client):
         "Preempted by a workload that no longer exists "
         "(Workload UID 2bb50f0b-e5ef-41ba-993b-86abdabac104): "
     ), sentence
+
+
+def test_explain_reads_whole_namespaces_in_pages(cluster, client):
+    """Events, ProvisioningRequests and the Workloads searched for the preemptor grow with
+    the namespace: explain reads them `limit` at a time, never in one answer."""
+    put_recorded_preemptor(cluster)
+    client.submit(gang("low"))
+    Replayer(cluster, "ml", "low", 1, "low").play(SCENARIO, "low", pause=0, until=1.6)
+    cluster.clear_request_log()
+    assert client.get_run("low").explain().sentence.startswith(f"Preempted by {HIGH}")
+    whole = [
+        r
+        for r in cluster.request_log
+        if r.method == "GET"
+        and not r.watch
+        and r.path.endswith(("/events", "/provisioningrequests", "/workloads"))
+        and not r.query.get("labelSelector")
+    ]
+    assert whole, "explain read no whole namespace: the test no longer looks at anything"
+    assert [(r.path, r.query) for r in whole if "limit" not in r.query] == []
