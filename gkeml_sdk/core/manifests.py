@@ -82,8 +82,8 @@ class Manifests(Row):
 def dump_yaml(objects: list[Obj], *, native: bool = True) -> str:
     r"""Objects as a multi-document YAML stream, keys in their given order, repeated sub-dicts
     written in full (anchors such as &id001 confuse readers), multi-line strings as literal
-    blocks (code and config files in ConfigMaps read as files), through libyaml where PyYAML
-    has it (`native=False`: the pure-Python emitter, which writes the same bytes).
+    blocks (code and config files in ConfigMaps read as files): the bytes PyYAML writes, by
+    `core.yaml_dump`'s own writer (`native=False`: by PyYAML's pure emitter).
 
     Example:
         >>> dump_yaml([{"kind": "A"}, {"kind": "B"}])
