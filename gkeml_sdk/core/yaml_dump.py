@@ -31,9 +31,9 @@ _ANYWHERE = 1 << 30  # the start column limit of text PyYAML never folds
 _KEY_LIMIT = 128 - len("!!str")
 _SPACES = re.compile("( +)")
 _LINE_BREAKS = re.compile("[\n\x85\u2028\u2029]")
-# Text PyYAML writes plain if it resolves to a string, else single-quoted: no space, quote or
-# indicator, no `:` at the end (a key's), and not starting with `-` or `.` (`- `, `---`).
-_BARE = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./,:-]*(?<!:)")
+_PRINTABLE = re.compile("[ -~]*")
+_PRINTABLE_LINES = re.compile("[ -~\n]*")
+_LEADING_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
 _STR_TAG = "tag:yaml.org,2002:str"
 _NEVER = -_ANYWHERE
 _MEMO_SIZE = 1 << 16
@@ -209,22 +209,42 @@ def _learn(value: str) -> tuple[str, int | None]:
 
 
 def _written(value: str) -> tuple[str, int | None]:
-    # Text that is plain or quoted whatever it contains, without asking PyYAML (most are).
-    if _BARE.fullmatch(value):
-        plain = _resolve(value) == _STR_TAG
-        return (value if plain else f"'{value}'"), _ANYWHERE
     if "\n" in value:
         hint = _literal_hint(value)
         return (hint, None) if hint is not None else ("", _NEVER)
-    if _LINE_BREAKS.search(value):
-        return "", _NEVER
-    item = yaml.dump([value], Dumper=yaml.SafeDumper, width=_ANYWHERE, default_flow_style=False)
-    text = str(item)[2:-1]
-    if "\n" in text:
-        return "", _NEVER
+    text = _ascii_text(value)
+    if text is None:
+        if _LINE_BREAKS.search(value):
+            return "", _NEVER
+        item = yaml.dump([value], Dumper=yaml.SafeDumper, width=_ANYWHERE, default_flow_style=False)
+        text = str(item)[2:-1]
+        if "\n" in text:
+            return "", _NEVER
     if " " in text or text.startswith('"'):  # PyYAML may fold it at a space or an escape
         return text, _WIDTH - len(text)
     return text, _ANYWHERE
+
+
+def _ascii_text(value: str) -> str | None:
+    """Printable ASCII `value` as PyYAML writes it in block context (None for other text):
+    plain when its scalar analysis allows it and the text resolves to a string, else
+    single-quoted. The rules of `Emitter.analyze_scalar` for this alphabet, without making an
+    emitter per string (that costs 1.8 M instructions, more than a whole `gkeml render`'s
+    margin when a job has a dozen such strings)."""
+    if not _PRINTABLE.fullmatch(value):
+        return None
+    first = value[:1]
+    plain = (
+        bool(value)
+        and first not in _LEADING_INDICATORS
+        and not (first in "-?:" and value[1:2] in ("", " "))
+        and not value.startswith(("---", "...", " "))
+        and not value.endswith((" ", ":"))
+        and ": " not in value
+        and " #" not in value
+        and _resolve(value) == _STR_TAG
+    )
+    return value if plain else "'" + value.replace("'", "''") + "'"
 
 
 def _head(key: Any) -> str:
@@ -243,6 +263,13 @@ def _head(key: Any) -> str:
 def _literal_hint(value: str) -> str | None:
     """The header PyYAML writes `value` under (`|` or `|-`) when it writes it as a literal
     block whose lines read as this writer writes them; else None."""
+    if _PRINTABLE_LINES.fullmatch(value):
+        # PyYAML's analysis for this alphabet: no literal block if a space ends a line or the
+        # text; a block that keeps its final blank lines (`|+`) or starts with a space or a
+        # line break (an indentation digit) is not one this writer writes.
+        if value[0] in " \n" or value.endswith(("\n\n", " ")) or " \n" in value:
+            return None
+        return "|" if value.endswith("\n") else "|-"
     written = str(yaml.dump([value], Dumper=_LiteralDumper, default_flow_style=False))
     header, _, _ = written.partition("\n")
     if header not in ("- |", "- |-"):

@@ -63,6 +63,26 @@ def test_it_writes_all_one_line_ascii_as_pyyaml_does(documents: list[Any]) -> No
     assert write_stream(documents, literal=False) == stock(documents, literal=False)
 
 
+# Lines of printable ASCII that end in no space, as code and config files in ConfigMaps are:
+# PyYAML writes them as literal blocks (`|`, `|-`), and so must this writer.
+_LINE = _ONE_LINE.map(str.rstrip).filter(lambda line: not line.startswith(" "))
+_BLOCK = (
+    st.tuples(st.lists(_LINE, min_size=2, max_size=5), st.booleans())
+    .map(lambda t: "\n".join(t[0]).lstrip("\n") + ("\n" if t[1] else ""))
+    .filter(lambda text: "\n" in text.strip("\n") and "\n\n" not in text[-2:] and text[:1] != " ")
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.dictionaries(_KEY, st.recursive(
+    _BLOCK | _ONE_LINE,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEY, inner, max_size=3),
+    max_leaves=12,
+), max_size=4), min_size=1, max_size=2))  # fmt: skip
+def test_it_writes_text_blocks_as_pyyaml_does(documents: list[Any]) -> None:
+    assert write_stream(documents, literal=True) == stock(documents, literal=True)
+
+
 def _nested(depth: int, leaf: Any) -> Any:
     for index in range(depth):
         leaf = {f"k{index}": leaf} if index % 2 else [leaf]
@@ -74,7 +94,8 @@ def _nested(depth: int, leaf: Any) -> Any:
     [
         "plain", "on", "17", "", " lead", "trail ", "a: b", "a #b", "- item", "'q'", '"q"',
         "tab\there", "é", "x" * 200, "a b " * 30, "run\nthis\n", "run\nthis", "\nlead",
-        "keep\n\n", "trail \nx", 1, -2, 1.5e20, float("inf"), float("nan"), True, None,
+        "keep\n\n", "trail \nx", "ends\nin a space ", " lead\nx",
+        1, -2, 1.5e20, float("inf"), float("nan"), True, None,
     ],
 )  # fmt: skip
 @pytest.mark.parametrize("depth", [0, 1, 5, 38])
