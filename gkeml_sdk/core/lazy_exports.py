@@ -10,8 +10,11 @@ Example:
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, MutableMapping
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, MutableMapping
+    from typing import Any
 
 
 def lazy_exports(

@@ -1,21 +1,16 @@
-"""Starts a run's supervisor as a process of its own: a new interpreter runs `main(RUN_PATH)`,
-which forks, so the supervisor is no child of the caller and outlives it (a kernel restart does
-not stop a run)."""
+"""Starts a run's supervisor as a process of its own: a new interpreter runs
+`supervisor_process.main(RUN_PATH)`, which forks, so the supervisor is no child of the caller
+and outlives it (a kernel restart does not stop a run)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from gkeml_sdk.backends.local.confined import open_private
-from gkeml_sdk.backends.local.procs import ProcessId
-from gkeml_sdk.backends.local.run_store import SUPERVISOR_LOG, RunDir
-from gkeml_sdk.backends.local.supervisor import Supervisor
+from gkeml_sdk.backends.local.run_store import RunDir
 from gkeml_sdk.errors import GkemlError
-from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus
 
 # A submit starts the supervisor within this time or fails.
 LAUNCH_TIMEOUT_SECONDS = 60.0
@@ -26,47 +21,8 @@ _CODE_ROOT = str(Path(__file__).resolve().parents[3])
 # files (editable installs, vendor hooks) cost more than the rest of its start.
 _START = (
     "import sys; sys.path.append(sys.argv.pop(1)); "
-    "from gkeml_sdk.backends.local.detach import main; sys.exit(main(sys.argv[1:]))"
+    "from gkeml_sdk.backends.local.supervisor_process import main; main(sys.argv[1:])"
 )
-
-
-def main(argv: list[str]) -> int:
-    """Fork the supervisor for the run at `argv[0]`, record its identity, and return."""
-    run = RunDir(Path(argv[0]))
-    pid = os.fork()
-    if pid:
-        run.write_supervisor(ProcessId.of(pid))
-        return 0
-    os.setsid()
-    # Whatever the supervisor writes is private; its children get the caller's umask back.
-    caller_umask = os.umask(0o077)
-    log_fd = open_private(run.path / SUPERVISOR_LOG)
-    with open(os.devnull, "rb") as null, os.fdopen(log_fd, "ab") as log:
-        os.dup2(null.fileno(), 0)
-        os.dup2(log.fileno(), 1)
-        os.dup2(log.fileno(), 2)
-    supervisor: Supervisor | None = None
-    try:
-        supervisor = Supervisor(run, caller_umask)
-        supervisor.supervise()
-    except BaseException as exc:  # the run must end in a recorded state, whatever happened
-        import traceback  # here: a supervisor that succeeds never needs it
-
-        traceback.print_exc()
-        with contextlib.suppress(Exception):
-            if supervisor is not None:
-                supervisor._stop_all()
-            record = run.read()
-            record.move(
-                RunStatus(
-                    RunState.FAILED, "SupervisorError", repr(exc), FailureCause.INFRASTRUCTURE
-                )
-            )
-            run.write(record)
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    os._exit(0)
 
 
 def supervisor_command(path: Path) -> list[str]:

@@ -12,24 +12,36 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from pathlib import Path
+
+from gkeml_sdk.core.plain_value import PlainValue
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from pathlib import Path
+    from typing import Final
 
 # How long a SIGKILLed group may take to disappear before `stop_groups` gives up waiting.
 KILL_WAIT_SECONDS = 5.0
 
 
-@dataclass(frozen=True)
-class ProcessId:
+class ProcessId(PlainValue):
     """A pid plus its start time, so a reused pid is never mistaken for ours.
 
     `start` is the kernel's start time in clock ticks (`/proc/PID/stat`), 0 where /proc is
     missing (then only the pid is checked), or -1 for a process known to have exited.
+
+    Example:
+        >>> ProcessId.of(os.getpid()) == ProcessId(os.getpid(), start_time(os.getpid()) or 0)
+        True
     """
 
-    pid: int
-    start: int = 0
+    __match_args__ = ("pid", "start")
+    __slots__ = __match_args__
+
+    def __init__(self, pid: int, start: int = 0) -> None:
+        self.pid: Final = pid
+        self.start: Final = start
 
     @classmethod
     def of(cls, pid: int) -> ProcessId:

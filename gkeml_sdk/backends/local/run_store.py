@@ -24,18 +24,20 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from gkeml_sdk.backends.local.confined import FILE_MODE, write_private
 from gkeml_sdk.backends.local.launch_plan import LaunchPlan
 from gkeml_sdk.backends.local.procs import ProcessId
+from gkeml_sdk.core.plain_value import PlainValue
 from gkeml_sdk.core.record_schema import SCHEMA_KEY, record_schema
 from gkeml_sdk.errors import ConfigError, NotFoundError, excerpt
-from gkeml_sdk.runs.handle import FailureCause, RunCounters, RunState, RunStatus, Transition
+from gkeml_sdk.runs.states import FailureCause, RunCounters, RunState, RunStatus, Transition
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 STATE = "state.json"
 JOB = "job.yaml"
@@ -54,15 +56,26 @@ class UnreadableRunError(ConfigError):
     """A `state.json` that is no JSON (being written by an older gkeml, or damaged)."""
 
 
-@dataclass
-class ProcessRecord:
-    """One started process: its slot label, identity and, once it ended, its exit code."""
+class ProcessRecord(PlainValue):
+    """One started process: its slot label, identity and, once it ended, its exit code.
 
-    slot: str
-    pid: int
-    start: int
-    attempt: int
-    exit_code: int | None = None
+    Example:
+        >>> ProcessRecord("0", 41, 7, attempt=1).id
+        ProcessId(pid=41, start=7)
+    """
+
+    __match_args__ = ("slot", "pid", "start", "attempt", "exit_code")
+    __slots__ = __match_args__
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __init__(
+        self, slot: str, pid: int, start: int, attempt: int, exit_code: int | None = None
+    ) -> None:
+        self.slot = slot
+        self.pid = pid
+        self.start = start
+        self.attempt = attempt
+        self.exit_code = exit_code
 
     @property
     def id(self) -> ProcessId:
@@ -70,19 +83,51 @@ class ProcessRecord:
         return ProcessId(self.pid, self.start)
 
 
-@dataclass
-class LocalRunState:
-    """Everything `state.json` holds about a run."""
+class LocalRunState(PlainValue):
+    """Everything `state.json` holds about a run.
 
-    name: str
-    namespace: str
-    created: float
-    status: RunStatus = field(default_factory=lambda: RunStatus(RunState.PENDING))
-    history: list[Transition] = field(default_factory=list)
-    counters: RunCounters = field(default_factory=RunCounters)
-    attempt: int = 1
-    processes: list[ProcessRecord] = field(default_factory=list)
-    finished: float | None = None
+    Example:
+        >>> record = LocalRunState("a", "default", created=0.0)
+        >>> record.move(RunStatus(RunState.RUNNING, "Running"))
+        >>> record.status.state, len(record.history), record.attempt
+        (<RunState.RUNNING: 'Running'>, 1, 1)
+    """
+
+    __match_args__ = (
+        "name",
+        "namespace",
+        "created",
+        "status",
+        "history",
+        "counters",
+        "attempt",
+        "processes",
+        "finished",
+    )
+    __slots__ = __match_args__
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __init__(
+        self,
+        name: str,
+        namespace: str,
+        created: float,
+        status: RunStatus | None = None,
+        history: list[Transition] | None = None,
+        counters: RunCounters | None = None,
+        attempt: int = 1,
+        processes: list[ProcessRecord] | None = None,
+        finished: float | None = None,
+    ) -> None:
+        self.name = name
+        self.namespace = namespace
+        self.created = created
+        self.status = RunStatus(RunState.PENDING) if status is None else status
+        self.history: list[Transition] = [] if history is None else history
+        self.counters = RunCounters() if counters is None else counters
+        self.attempt = attempt
+        self.processes: list[ProcessRecord] = [] if processes is None else processes
+        self.finished = finished
 
     def move(self, status: RunStatus, detail: str = "") -> None:
         """Record a transition (repeats of the same state and reason are not recorded)."""
@@ -115,7 +160,9 @@ class LocalRunState:
                 "extra": dict(self.counters.extra),
             },
             "attempt": self.attempt,
-            "processes": [vars(p) for p in self.processes],
+            "processes": [
+                {name: getattr(p, name) for name in p.__match_args__} for p in self.processes
+            ],
             "finished": self.finished,
         }
 
@@ -235,14 +282,17 @@ class RunDir:
 
 def write_atomic(path: Path, text: str) -> None:
     """Write `text` to `path` so that readers see the old or the new file, never a part."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    # As tempfile.mkstemp makes it (a new private file of a random name), without the import.
+    tmp = path.parent / f".{path.name}.{os.urandom(6).hex()}"
+    new_file = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(tmp, new_file, FILE_MODE)
     try:
         os.fchmod(fd, FILE_MODE)  # private whatever the umask; the rename keeps the mode
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 

@@ -23,7 +23,7 @@ from gkeml_sdk.backends.local.local_environment import (
 )
 from gkeml_sdk.backends.local.procs import ProcessId, free_ports, start_in_group, stop_groups
 from gkeml_sdk.backends.local.run_store import ProcessRecord, RunDir
-from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus
+from gkeml_sdk.runs.states import FailureCause, RunState, RunStatus
 
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
