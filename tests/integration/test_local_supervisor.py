@@ -1,7 +1,8 @@
 """What a local run's supervisor costs: the modules its process imports (no pydantic, no spec
-layer) and how often it wakes up while its processes run (once per exit, not once per poll).
-Counts read from a supervisor started with the launcher's own command, its entry swapped for
-one that runs it in the foreground and reports."""
+layer, none of the standard library's heavier modules) and how often it wakes up while its
+processes run (once per exit, not once per poll). Counts read from a supervisor started with
+the launcher's own command, its entry swapped for one that runs it in the foreground and
+reports."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ REPORTING = """
 import json, os, sys
 sys.path.append(sys.argv.pop(1))
 from pathlib import Path
-from gkeml_sdk.backends.local import detach, supervisor
+from gkeml_sdk.backends.local import supervisor
 from gkeml_sdk.backends.local.procs import ProcessId
 from gkeml_sdk.backends.local.run_store import RunDir
 run = RunDir(Path(sys.argv[1]))
@@ -34,6 +35,14 @@ supervisor._Wakeup.wait_until = counted
 supervisor.Supervisor(run).supervise()
 print(json.dumps({"modules": sorted(sys.modules), "waits": waits}))
 """
+# Modules the supervisor's process does without: each costs a start that every run waits for
+# (dataclasses alone, with the inspect it imports, cost more than the rest of the program).
+HEAVY = (
+    "typing", "dataclasses", "inspect", "subprocess", "tempfile", "shutil", "threading",
+    "queue", "uuid", "logging", "pydantic", "yaml",
+    "gkeml_sdk.runs.handle", "gkeml_sdk.runs.workload", "gkeml_sdk.training.model",
+    "gkeml_sdk.backends.local.local_backend", "gkeml_sdk.backends.local.local_options",
+)  # fmt: skip
 # Each rank outlives several of the old 50 ms polls, so a polling loop would wake many times.
 SLEEPER = ["python", "-c", "import time; time.sleep(0.4)"]
 
@@ -65,6 +74,21 @@ def test_the_supervisor_imports_neither_pydantic_nor_the_spec_layer(
     training = [m for m in modules if m.startswith("gkeml_sdk.training")]
     assert training == ["gkeml_sdk.training", "gkeml_sdk.training.launcher"]
     assert "gkeml_sdk.backends.local.local_backend" not in modules
+    assert [m for m in HEAVY if m in modules] == []
+
+
+def test_the_launcher_starts_without_heavy_modules() -> None:
+    # The launcher's own command, stopped after its imports: what runs before the fork.
+    argv = detach.supervisor_command(Path("/nonexistent/default/run"))
+    entry = argv.index("-c") + 1
+    argv[entry] = argv[entry].replace(
+        "main(sys.argv[1:])", "print(json.dumps(sorted(sys.modules)))"
+    )
+    argv[entry] = "import json; " + argv[entry]
+    done = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60)
+    modules = json.loads(done.stdout)
+    assert "gkeml_sdk.backends.local.supervisor" in modules
+    assert [m for m in HEAVY if m in modules] == []
 
 
 def test_the_supervisor_wakes_once_per_exit_not_per_poll(
