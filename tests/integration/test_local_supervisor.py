@@ -19,11 +19,10 @@ from gkeml_sdk.backends.local import LocalBackend, detach, local_backend
 REPORTING = """
 import json, os, sys
 sys.path.append(sys.argv.pop(1))
-from pathlib import Path
 from gkeml_sdk.backends.local import supervisor
 from gkeml_sdk.backends.local.procs import ProcessId
 from gkeml_sdk.backends.local.run_store import RunDir
-run = RunDir(Path(sys.argv[1]))
+run = RunDir(sys.argv[1])
 run.write_supervisor(ProcessId.of(os.getpid()))
 waits = 0
 sleep = supervisor._Wakeup.wait_until
@@ -39,7 +38,7 @@ print(json.dumps({"modules": sorted(sys.modules), "waits": waits}))
 # (dataclasses alone, with the inspect it imports, cost more than the rest of the program).
 HEAVY = (
     "typing", "dataclasses", "inspect", "subprocess", "tempfile", "shutil", "threading",
-    "queue", "uuid", "logging", "pydantic", "yaml",
+    "queue", "uuid", "logging", "pathlib", "pydantic", "yaml",
     "gkeml_sdk.runs.handle", "gkeml_sdk.runs.workload", "gkeml_sdk.training.model",
     "gkeml_sdk.backends.local.local_backend", "gkeml_sdk.backends.local.local_options",
 )  # fmt: skip

@@ -143,10 +143,11 @@ class LocalBackend:
         self._replace_finished(namespace, job.name)
         run = RunDir(path)
         make_private_dir(path.parent)
-        for folder in (path, run.code, run.checkpoints, run.logs):
+        code = Path(run.code)
+        for folder in (path, code, Path(run.checkpoints), Path(run.logs)):
             make_private_dir(folder)
         for rel, text in job.files.items():
-            target = run.code / rel
+            target = code / rel
             make_private_dir(target.parent)
             write_private(target, text, READ_ONLY_MODE)  # read-only, as the ConfigMap mount
         write_private(path / JOB, job.to_yaml())
@@ -155,9 +156,9 @@ class LocalBackend:
             options or self.options,
             argv=_argv(job),
             # With shipped files the code directory is the working directory, as in the pod.
-            cwd=str(run.code if job.files else Path.cwd()),
+            cwd=run.code if job.files else str(Path.cwd()),
             volumes=folders,  # GKEML_VOLUME_<NAME> -> the folder standing for the mount
-            checkpoint_dir=str(run.checkpoints),
+            checkpoint_dir=run.checkpoints,
         )
         run.write_launch(plan)
         record = LocalRunState(job.name, namespace, time.time())

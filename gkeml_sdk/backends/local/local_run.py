@@ -51,6 +51,7 @@ class LocalRun(Run):
     """
 
     def __init__(self, path: Path) -> None:
+        self._path = path
         self._dir = RunDir(path)
         self.name = path.name
         self.namespace = path.parent.name
@@ -58,12 +59,12 @@ class LocalRun(Run):
     @property
     def path(self) -> Path:
         """The run directory."""
-        return self._dir.path
+        return self._path
 
     @property
     def checkpoint_dir(self) -> Path:
         """`GKEML_CHECKPOINT_DIR` of every process; kept across restarts and preemptions."""
-        return self._dir.checkpoints
+        return Path(self._dir.checkpoints)
 
     @property
     def job(self) -> TrainingJob:
@@ -199,15 +200,15 @@ class LocalRun(Run):
         """Output lines of every process, each prefixed by its slot: `[0] ...` for node rank 0
         (`[0.3]` for local rank 3 with spawn_procs). All attempts are included, in order.
         `follow=True` keeps yielding new lines until the run is terminal."""
-        readers: dict[Path, _LineReader] = {}
+        readers: dict[str, _LineReader] = {}
 
         def drain() -> Iterator[str]:
             for path in self._dir.log_paths():
-                if slot is not None and path.stem != slot:
+                reader = readers.setdefault(path, _LineReader(Path(path)))
+                if slot is not None and reader.path.stem != slot:
                     continue
-                reader = readers.setdefault(path, _LineReader(path))
                 for line in reader.read():
-                    yield log_prefix(path.stem) + line
+                    yield log_prefix(reader.path.stem) + line
 
         try:
             if not follow:

@@ -22,10 +22,10 @@ Directories are 0700 and files 0600 (code 0400) whatever the umask (`confined`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
-from pathlib import Path
 
 from gkeml_sdk.backends.local.confined import FILE_MODE, write_private
 from gkeml_sdk.backends.local.launch_plan import LaunchPlan
@@ -188,39 +188,49 @@ class LocalRunState(PlainValue):
 
 
 class RunDir:
-    """Paths of one run directory and atomic access to its state.
+    """Paths of one run directory, as strings (`os.path`: pathlib would add to the supervisor's
+    start), and atomic access to its state.
 
     Example:
-        >>> d = RunDir(Path("/tmp/runs/default/hello"))
-        >>> d.log_path("0").name
-        '0.log'
+        >>> d = RunDir("/tmp/runs/default/hello")
+        >>> d.log_path("0"), d.name
+        ('/tmp/runs/default/hello/logs/0.log', 'hello')
     """
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.code = path / "code"
-        self.checkpoints = path / "checkpoints"
-        self.logs = path / "logs"
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self.name = os.path.basename(self.path)
+        self.code = os.path.join(self.path, "code")
+        self.checkpoints = os.path.join(self.path, "checkpoints")
+        self.logs = os.path.join(self.path, "logs")
 
-    def log_path(self, slot: str) -> Path:
+    def file(self, name: str) -> str:
+        """The path of the run directory's file `name` (`STATE`, `JOB`, `SUPERVISOR_LOG`...)."""
+        return os.path.join(self.path, name)
+
+    def log_path(self, slot: str) -> str:
         """Log file of the process in `slot`."""
-        return self.logs / f"{slot}.log"
+        return os.path.join(self.logs, f"{slot}.log")
 
-    def log_paths(self) -> list[Path]:
+    def log_paths(self) -> list[str]:
         """Every log file, in slot order (node rank, then local rank)."""
-        if not self.logs.is_dir():
+        try:
+            names = os.listdir(self.logs)
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        return sorted(self.logs.glob("*.log"), key=lambda p: _slot_key(p.stem))
+        slots = sorted((n[: -len(".log")] for n in names if n.endswith(".log")), key=_slot_key)
+        return [self.log_path(slot) for slot in slots]
 
     def read(self) -> LocalRunState:
         """The run's state as last written."""
-        path = self.path / STATE
+        path = self.file(STATE)
         try:
-            data = json.loads(path.read_text())
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
         except FileNotFoundError:
             # Removed under us: deleted, or replaced by a new submission of the name.
             raise NotFoundError(
-                f"read local run {self.path.name!r}",
+                f"read local run {self.name!r}",
                 status=404,
                 reason="NotFound",
                 message=f"{self.path} no longer holds a run (deleted or being replaced)",
@@ -230,16 +240,17 @@ class RunDir:
             raise UnreadableRunError(
                 f"cannot read local run state {path}: {excerpt(str(exc))}"
             ) from None
-        return LocalRunState.from_json(data, str(path))
+        return LocalRunState.from_json(data, path)
 
     def write(self, record: LocalRunState) -> None:
         """Replace `state.json` atomically (write a temporary file, then rename)."""
-        write_atomic(self.path / STATE, json.dumps(record.to_json(), indent=1))
+        write_atomic(self.file(STATE), json.dumps(record.to_json(), indent=1))
 
     def read_launch(self) -> LaunchPlan:
         """What `write_launch` wrote (`schema` checked)."""
-        path = self.path / LAUNCH
-        data = json.loads(path.read_text())
+        path = self.file(LAUNCH)
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
         what = f"local run launch file {path}"
         found = record_schema(what, data, LAUNCH_SCHEMA)
         if found < LAUNCH_SCHEMA:
@@ -253,13 +264,14 @@ class RunDir:
     def write_launch(self, plan: LaunchPlan) -> None:
         """Write `launch.json`: the plan the supervisor follows."""
         body = {SCHEMA_KEY: LAUNCH_SCHEMA, **plan.to_json()}
-        write_atomic(self.path / LAUNCH, json.dumps(body, indent=1))
+        write_atomic(self.file(LAUNCH), json.dumps(body, indent=1))
 
     def read_supervisor(self) -> ProcessId | None:
         """The supervisor's identity, written by its launcher; None before it started."""
-        path = self.path / SUPERVISOR
+        path = self.file(SUPERVISOR)
         try:
-            data = json.loads(path.read_text())
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
         except FileNotFoundError:
             return None
         record_schema(f"local run supervisor file {path}", data, SUPERVISOR_SCHEMA)
@@ -268,22 +280,23 @@ class RunDir:
     def write_supervisor(self, proc: ProcessId) -> None:
         """Record the supervisor's identity (by the launcher, before submit returns)."""
         body = {SCHEMA_KEY: SUPERVISOR_SCHEMA, "pid": proc.pid, "start": proc.start}
-        write_atomic(self.path / SUPERVISOR, json.dumps(body))
+        write_atomic(self.file(SUPERVISOR), json.dumps(body))
 
     @property
     def cancel_requested(self) -> bool:
         """True once `cancel()` asked the run to stop."""
-        return (self.path / CANCEL).exists()
+        return os.path.exists(self.file(CANCEL))
 
     def request_cancel(self) -> None:
         """Leave the marker that tells the supervisor a stop is a cancel."""
-        write_private(self.path / CANCEL, "")
+        write_private(self.file(CANCEL), "")
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: str, text: str) -> None:
     """Write `text` to `path` so that readers see the old or the new file, never a part."""
     # As tempfile.mkstemp makes it (a new private file of a random name), without the import.
-    tmp = path.parent / f".{path.name}.{os.urandom(6).hex()}"
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".{name}.{os.urandom(6).hex()}")
     new_file = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(tmp, new_file, FILE_MODE)
     try:
@@ -292,7 +305,8 @@ def write_atomic(path: Path, text: str) -> None:
             fh.write(text)
         os.replace(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
         raise
 
 

@@ -195,7 +195,7 @@ class Supervisor:
         self._move(RunState.RUNNING, "Running", self._running_message())
 
     def _start(self, label: str) -> None:
-        start_id, attempt = record_local_start(str(self.run.checkpoints), label)
+        start_id, attempt = record_local_start(self.run.checkpoints, label)
         start = start_env(
             attempt=attempt, master_port=self.ports[0], jax_port=self.ports[1], start_id=start_id
         )

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from pathlib import Path
 
 from gkeml_sdk.backends.local.confined import open_private
 from gkeml_sdk.backends.local.procs import ProcessId
@@ -19,7 +18,7 @@ from gkeml_sdk.runs.states import FailureCause, RunState, RunStatus
 
 def main(argv: list[str]) -> None:
     """Fork the supervisor for the run at `argv[0]`, record its identity, and exit 0."""
-    run = RunDir(Path(argv[0]))
+    run = RunDir(argv[0])
     pid = os.fork()
     if pid:
         run.write_supervisor(ProcessId.of(pid))
@@ -28,7 +27,7 @@ def main(argv: list[str]) -> None:
     os.setsid()
     # Whatever the supervisor writes is private; its children get the caller's umask back.
     caller_umask = os.umask(0o077)
-    log_fd = open_private(run.path / SUPERVISOR_LOG)
+    log_fd = open_private(run.file(SUPERVISOR_LOG))
     with open(os.devnull, "rb") as null, os.fdopen(log_fd, "ab") as log:
         os.dup2(null.fileno(), 0)
         os.dup2(log.fileno(), 1)
