@@ -38,7 +38,7 @@ print(json.dumps({"modules": sorted(sys.modules), "waits": waits}))
 # (dataclasses alone, with the inspect it imports, cost more than the rest of the program).
 HEAVY = (
     "typing", "dataclasses", "inspect", "subprocess", "tempfile", "shutil", "threading",
-    "queue", "uuid", "logging", "pathlib", "pydantic", "yaml",
+    "queue", "uuid", "logging", "pathlib", "socket", "pydantic", "yaml",
     "gkeml_sdk.runs.handle", "gkeml_sdk.runs.workload", "gkeml_sdk.training.model",
     "gkeml_sdk.backends.local.local_backend", "gkeml_sdk.backends.local.local_options",
 )  # fmt: skip

@@ -3,11 +3,13 @@ process, wait for one to exit, stop a whole process group, find free ports."""
 
 from __future__ import annotations
 
+# The C module under `socket`: its wrapper builds enums (AddressFamily...) at import, a cost
+# on the supervisor's start that every run waits for, to name what two loopback binds need not.
+import _socket
 import contextlib
 import os
 import select
 import signal
-import socket
 import time
 
 from gkeml_sdk.core.plain_value import PlainValue
@@ -163,7 +165,7 @@ def free_ports(count: int) -> list[int]:
     sockets = []
     try:
         for _ in range(count):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
             sock.bind(("127.0.0.1", 0))
             sockets.append(sock)
         return [s.getsockname()[1] for s in sockets]
