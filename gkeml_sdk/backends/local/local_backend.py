@@ -210,14 +210,19 @@ class LocalBackend:
     def wait_all(self, runs: list[Run], timeout: float | None) -> list[RunStatus]:
         """Wait until every run is terminal; `RunTimeoutError` names those still running."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            states = [run.state for run in runs]
-            if all(s.terminal for s in states):
-                return states
-            if deadline is not None and time.monotonic() >= deadline:
-                busy = [r.name for r, s in zip(runs, states, strict=True) if not s.terminal]
-                raise RunTimeoutError(f"runs still active after {timeout:g} s: {', '.join(busy)}")
-            time.sleep(0.1)
+        # One after the other: each wait ends when its run does, and a run that ended first
+        # is seen as ended when its turn comes.
+        for run in runs:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                run.wait(timeout=left)
+            except RunTimeoutError:
+                break
+        states = [run.state for run in runs]
+        busy = [r.name for r, s in zip(runs, states, strict=True) if not s.terminal]
+        if busy:
+            raise RunTimeoutError(f"runs still active after {timeout:g} s: {', '.join(busy)}")
+        return states
 
     def serve(self, svc: ServeModel) -> NoReturn:
         """Model servers need a cluster: always a `ConfigError` saying what would work."""

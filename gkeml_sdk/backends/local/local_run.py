@@ -11,10 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from gkeml_sdk.backends.local.launch_plan import DEFAULT_GRACE_SECONDS
 from gkeml_sdk.backends.local.procs import alive, stop_groups, wait_exit
 from gkeml_sdk.backends.local.run_store import JOB, LocalRunState, RunDir
 from gkeml_sdk.backends.local.submit_lock import submission_in_progress
-from gkeml_sdk.errors import RunTimeoutError
+from gkeml_sdk.errors import ConfigError, RunTimeoutError
 from gkeml_sdk.runs.explain.explanation import Explanation
 from gkeml_sdk.runs.explain.local_reasons import explain_local
 from gkeml_sdk.runs.handle import (
@@ -227,7 +228,7 @@ class LocalRun(Run):
                         yield from (log_prefix(reader.path.stem) + line for line in reader.rest())
                     return
                 if not got:
-                    time.sleep(POLL_SECONDS)
+                    self._pause(POLL_SECONDS)  # ends early when the run does
         finally:
             for reader in readers.values():
                 reader.close()
@@ -241,14 +242,20 @@ class LocalRun(Run):
         supervisor = self._dir.read_supervisor()
         if supervisor is not None and alive(supervisor):
             os.kill(supervisor.pid, signal.SIGTERM)
-            grace = self.job.termination_grace_seconds
             try:
-                self.wait(timeout=(grace or 5.0) + CANCEL_MARGIN_SECONDS)
+                self.wait(timeout=self._grace() + CANCEL_MARGIN_SECONDS)
                 return
             except RunTimeoutError:
                 # A supervisor that does not answer is stopped with its processes.
                 stop_groups([supervisor], grace=0)
         self.record()
+
+    def _grace(self) -> float:
+        """The grace the supervisor stops the processes with: LocalOptions', else the job's."""
+        try:
+            return self._dir.read_launch().grace_seconds
+        except (OSError, ValueError, ConfigError):  # no plan of this layout: an older gkeml's run
+            return self.job.termination_grace_seconds or DEFAULT_GRACE_SECONDS
 
 
 class _LineReader:
