@@ -6,8 +6,11 @@ reports."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,13 +53,15 @@ SLEEPER = ["python", "-c", "import time; time.sleep(0.4)"]
 def reports(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
 
-    def foreground(path: Path, secrets: dict[str, str]) -> None:
+    @contextlib.contextmanager
+    def foreground(path: Path, secrets: dict[str, str]) -> Iterator[None]:
+        yield  # the run's files are written
         argv = detach.supervisor_command(path)
         argv[argv.index("-c") + 1] = REPORTING
         done = subprocess.run(argv, capture_output=True, check=True, timeout=120)
         found.append(json.loads(done.stdout))
 
-    monkeypatch.setattr(local_backend, "launch_supervisor", foreground)
+    monkeypatch.setattr(local_backend, "supervisor_launch", foreground)
     return found
 
 
@@ -99,3 +104,31 @@ def test_the_supervisor_wakes_once_per_exit_not_per_poll(
     # Woken by each exit's SIGCHLD (two exits close together share one wake-up, and both may
     # be over before the first check); a 50 ms poll would have woken at least 8 times.
     assert reports[0]["waits"] <= 2
+
+
+def test_a_submit_that_fails_while_writing_stops_its_launcher(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The launcher starts before the run's files are written; a failure there must leave no
+    # launcher waiting and no supervisor.
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(local_backend, "plan_launch", broken)
+    with pytest.raises(OSError, match="No space left"):
+        LocalBackend(run_dir=tmp_path).submit(TrainingJob(name="full", command=["true"]))
+    run_path = str(tmp_path / "default" / "full")
+    assert not (tmp_path / "default" / "full" / "supervisor.json").exists()
+    assert [pid for pid in _pids() if run_path in _cmdline(pid)] == []
+
+
+def _pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""

@@ -4,12 +4,15 @@ and outlives it (a kernel restart does not stop a run)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from gkeml_sdk.backends.local.run_store import RunDir
+from gkeml_sdk.backends.local.supervisor_process import GO
 from gkeml_sdk.errors import GkemlError
 
 # A submit starts the supervisor within this time or fails.
@@ -39,26 +42,43 @@ def supervisor_command(path: Path) -> list[str]:
     return [sys.executable, "-I", "-S", *no_bytecode, "-c", _START, _CODE_ROOT, str(path)]
 
 
-def launch_supervisor(path: Path, secrets: dict[str, str]) -> None:
-    """Start the supervisor of the run at `path` (this module, in a process of its own) and
-    return once it is recorded; `GkemlError` when it did not start."""
+@contextlib.contextmanager
+def supervisor_launch(path: Path, secrets: dict[str, str]) -> Iterator[None]:
+    """Start the supervisor of the run at `path` (`supervisor_process`, in a process of its
+    own) around the block that writes the run's files: its launcher starts at once, so that its
+    imports overlap the writing, and forks the supervisor once the block ended. Returns once
+    the supervisor is recorded; `GkemlError` when it did not start. An error in the block stops
+    the launcher before it forks.
+
+    Example:
+        >>> with supervisor_launch(Path("/runs/default/a"), {}):  # doctest: +SKIP
+        ...     write_the_run_files()
+    """
     # The launcher forks the supervisor and returns at once after recording its identity.
     # Secret values travel in the supervisor's environment only, never through a file.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"} | secrets
+    launcher = subprocess.Popen(
+        supervisor_command(path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     try:
-        done = subprocess.run(
-            supervisor_command(path),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            env=env,
-            timeout=LAUNCH_TIMEOUT_SECONDS,
-            check=False,
-        )
+        yield
+    except BaseException:
+        launcher.kill()  # before it read the word to go on: it forked nothing
+        launcher.communicate()
+        raise
+    try:
+        _, stderr = launcher.communicate(GO, timeout=LAUNCH_TIMEOUT_SECONDS)
     except subprocess.TimeoutExpired:
+        launcher.kill()
+        launcher.communicate()
         raise GkemlError(f"the local supervisor for {path} did not start in time") from None
-    if done.returncode != 0 or RunDir(path).read_supervisor() is None:
-        error = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
+    if launcher.returncode != 0 or RunDir(path).read_supervisor() is None:
+        error = stderr.decode(errors="replace").strip().splitlines()[-1:]
         raise GkemlError(
             f"could not start the local supervisor for {path.name}: "
-            f"{error[0] if error else f'exit code {done.returncode}'}"
+            f"{error[0] if error else f'exit code {launcher.returncode}'}"
         )

@@ -20,7 +20,7 @@ from gkeml_sdk.backends.local.confined import (
     run_path,
     write_private,
 )
-from gkeml_sdk.backends.local.detach import launch_supervisor
+from gkeml_sdk.backends.local.detach import supervisor_launch
 from gkeml_sdk.backends.local.launch_plan import plan_launch
 from gkeml_sdk.backends.local.local_environment import (
     check_secrets_stay_out_of_argv,
@@ -142,6 +142,31 @@ class LocalBackend:
     ) -> None:
         self._replace_finished(namespace, job.name)
         run = RunDir(path)
+        record: LocalRunState | None = None
+        try:
+            with supervisor_launch(path, secrets):
+                record = self._write_run(job, namespace, run, folders, options)
+        except GkemlError as exc:
+            if record is None:  # raised before the launch: nothing to record it in
+                raise
+            record.move(
+                RunStatus(
+                    RunState.FAILED, "SupervisorNotStarted", str(exc), FailureCause.INFRASTRUCTURE
+                )
+            )
+            run.write(record)
+            raise
+
+    def _write_run(
+        self,
+        job: TrainingJob,
+        namespace: str,
+        run: RunDir,
+        folders: dict[str, str],
+        options: LocalOptions | None,
+    ) -> LocalRunState:
+        """Write the run directory the supervisor reads: the job, its plan and its state."""
+        path = Path(run.path)
         make_private_dir(path.parent)
         code = Path(run.code)
         for folder in (path, code, Path(run.checkpoints), Path(run.logs)):
@@ -164,16 +189,7 @@ class LocalBackend:
         record = LocalRunState(job.name, namespace, time.time())
         record.move(RunStatus(RunState.PENDING, message=f"run directory {path}"))
         run.write(record)
-        try:
-            launch_supervisor(path, secrets)
-        except GkemlError as exc:
-            record.move(
-                RunStatus(
-                    RunState.FAILED, "SupervisorNotStarted", str(exc), FailureCause.INFRASTRUCTURE
-                )
-            )
-            run.write(record)
-            raise
+        return record
 
     def preview(self, job: TrainingJob) -> Preview:
         """Locally a job never queues: it starts at once as processes on this machine."""

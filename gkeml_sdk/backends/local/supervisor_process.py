@@ -15,9 +15,17 @@ from gkeml_sdk.backends.local.run_store import SUPERVISOR_LOG, RunDir
 from gkeml_sdk.backends.local.supervisor import Supervisor
 from gkeml_sdk.runs.states import FailureCause, RunState, RunStatus
 
+# What the submitter writes to the launcher's stdin once the run's files are written.
+GO = b"go"
+
 
 def main(argv: list[str]) -> None:
-    """Fork the supervisor for the run at `argv[0]`, record its identity, and exit 0."""
+    """Fork the supervisor for the run at `argv[0]` once the submitter says `GO`, record its
+    identity, and exit 0."""
+    # Started before the run's files were written, so that these imports overlap the writing:
+    # anything but the word to go on (an error in the submitter, its death) means no run.
+    if os.read(0, len(GO)) != GO:
+        os._exit(1)
     run = RunDir(argv[0])
     pid = os.fork()
     if pid:
