@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from gkeml_sdk import RunState, TrainingJob
-from gkeml_sdk.backends.local import LocalBackend, detach, local_backend
+from gkeml_sdk.backends.local import LocalBackend, detach, local_backend, run_files
 
 REPORTING = """
 import json, os, sys
@@ -114,7 +114,7 @@ def test_a_submit_that_fails_while_writing_stops_its_launcher(
     def broken(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(local_backend, "plan_launch", broken)
+    monkeypatch.setattr(run_files, "plan_launch", broken)
     with pytest.raises(OSError, match="No space left"):
         LocalBackend(run_dir=tmp_path).submit(TrainingJob(name="full", command=["true"]))
     run_path = str(tmp_path / "default" / "full")

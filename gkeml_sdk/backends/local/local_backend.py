@@ -5,23 +5,18 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from gkeml_sdk.backends.local.confined import (
-    READ_ONLY_MODE,
     STORE_NAME,
     check_store_name,
-    make_private_dir,
     remove_run_dir,
     run_path,
-    write_private,
 )
 from gkeml_sdk.backends.local.detach import supervisor_launch
-from gkeml_sdk.backends.local.launch_plan import plan_launch
 from gkeml_sdk.backends.local.local_environment import (
     check_secrets_stay_out_of_argv,
     secret_values,
@@ -30,13 +25,9 @@ from gkeml_sdk.backends.local.local_environment import (
 from gkeml_sdk.backends.local.local_options import LocalOptions, resolve_run_root
 from gkeml_sdk.backends.local.local_run import LocalRun
 from gkeml_sdk.backends.local.local_volumes import volume_folders
-from gkeml_sdk.backends.local.run_store import (
-    JOB,
-    STATE,
-    LocalRunState,
-    RunDir,
-    UnreadableRunError,
-)
+from gkeml_sdk.backends.local.run_files import write_run
+from gkeml_sdk.backends.local.run_state import LocalRunState
+from gkeml_sdk.backends.local.run_store import STATE, RunDir, UnreadableRunError
 from gkeml_sdk.backends.local.submit_lock import submission
 from gkeml_sdk.errors import (
     ClusterError,
@@ -56,7 +47,6 @@ if TYPE_CHECKING:
     from gkeml_sdk.serving.model import ServeModel
 
 log = logging.getLogger(__name__)
-_PYTHON_NAMES = ("python", "python3", f"python3.{sys.version_info.minor}")
 
 
 class LocalBackend:
@@ -145,7 +135,7 @@ class LocalBackend:
         record: LocalRunState | None = None
         try:
             with supervisor_launch(path, secrets):
-                record = self._write_run(job, namespace, run, folders, options)
+                record = write_run(job, namespace, run, folders, options or self.options)
         except GkemlError as exc:
             if record is None:  # raised before the launch: nothing to record it in
                 raise
@@ -156,40 +146,6 @@ class LocalBackend:
             )
             run.write(record)
             raise
-
-    def _write_run(
-        self,
-        job: TrainingJob,
-        namespace: str,
-        run: RunDir,
-        folders: dict[str, str],
-        options: LocalOptions | None,
-    ) -> LocalRunState:
-        """Write the run directory the supervisor reads: the job, its plan and its state."""
-        path = Path(run.path)
-        make_private_dir(path.parent)
-        code = Path(run.code)
-        for folder in (path, code, Path(run.checkpoints), Path(run.logs)):
-            make_private_dir(folder)
-        for rel, text in job.files.items():
-            target = code / rel
-            make_private_dir(target.parent)
-            write_private(target, text, READ_ONLY_MODE)  # read-only, as the ConfigMap mount
-        write_private(path / JOB, job.to_yaml())
-        plan = plan_launch(
-            job,
-            options or self.options,
-            argv=_argv(job),
-            # With shipped files the code directory is the working directory, as in the pod.
-            cwd=run.code if job.files else str(Path.cwd()),
-            volumes=folders,  # GKEML_VOLUME_<NAME> -> the folder standing for the mount
-            checkpoint_dir=run.checkpoints,
-        )
-        run.write_launch(plan)
-        record = LocalRunState(job.name, namespace, time.time())
-        record.move(RunStatus(RunState.PENDING, message=f"run directory {path}"))
-        run.write(record)
-        return record
 
     def preview(self, job: TrainingJob) -> Preview:
         """Locally a job never queues: it starts at once as processes on this machine."""
@@ -295,13 +251,6 @@ def _cluster_only(job: TrainingJob) -> str:
     if job.hardware.device_requests():
         parts.append("DRA device claims")
     return " and ".join(parts)
-
-
-def _argv(job: TrainingJob) -> list[str]:
-    argv = [*(job.command or []), *job.args]
-    if argv[0] in _PYTHON_NAMES:
-        argv[0] = sys.executable
-    return argv
 
 
 def _entries(folder: Path) -> list[Path]:

@@ -13,7 +13,8 @@ from typing import IO
 
 from gkeml_sdk.backends.local.launch_plan import DEFAULT_GRACE_SECONDS
 from gkeml_sdk.backends.local.procs import alive, stop_groups, wait_exit
-from gkeml_sdk.backends.local.run_store import JOB, LocalRunState, RunDir
+from gkeml_sdk.backends.local.run_state import LocalRunState
+from gkeml_sdk.backends.local.run_store import JOB, RunDir
 from gkeml_sdk.backends.local.submit_lock import submission_in_progress
 from gkeml_sdk.errors import ConfigError, RunTimeoutError
 from gkeml_sdk.runs.explain.explanation import Explanation

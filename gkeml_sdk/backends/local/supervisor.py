@@ -21,7 +21,8 @@ from gkeml_sdk.backends.local.local_environment import (
     start_env,
 )
 from gkeml_sdk.backends.local.procs import ProcessId, free_ports, stop_groups
-from gkeml_sdk.backends.local.run_store import ProcessRecord, RunDir
+from gkeml_sdk.backends.local.run_state import ProcessRecord
+from gkeml_sdk.backends.local.run_store import RunDir
 from gkeml_sdk.backends.local.spawn import Child, start_in_group
 from gkeml_sdk.runs.states import FailureCause, RunState, RunStatus
 

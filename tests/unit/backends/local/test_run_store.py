@@ -15,15 +15,13 @@ from gkeml_sdk.backends.local.launch_plan import plan_launch
 from gkeml_sdk.backends.local.local_backend import LocalBackend
 from gkeml_sdk.backends.local.local_options import LocalOptions
 from gkeml_sdk.backends.local.procs import ProcessId
+from gkeml_sdk.backends.local.run_state import STATE_SCHEMA, LocalRunState, ProcessRecord
 from gkeml_sdk.backends.local.run_store import (
     LAUNCH,
     LAUNCH_SCHEMA,
     STATE,
-    STATE_SCHEMA,
     SUPERVISOR,
     SUPERVISOR_SCHEMA,
-    LocalRunState,
-    ProcessRecord,
     RunDir,
     write_atomic,
 )
