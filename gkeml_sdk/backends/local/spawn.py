@@ -69,7 +69,12 @@ def start_in_group(
     `OSError` (with the failing path) when `argv` cannot be started or `cwd` entered."""
     die_with_parent = _death_signal()
     report_read, report_write = os.pipe()  # close-on-exec: EOF once the exec succeeded
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:
+        for fd in (report_read, report_write, log_fd):
+            os.close(fd)
+        raise
     if pid == 0:  # pragma: no cover - the child execs or exits here
         _exec_child(argv, cwd, env, log_fd, umask, die_with_parent, report_write)
     os.close(report_write)
