@@ -13,7 +13,9 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # The most of a user's input one message quotes: enough to recognise it, never a whole file.
 EXCERPT_CHARS = 200

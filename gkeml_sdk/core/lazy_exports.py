@@ -9,9 +9,12 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping, MutableMapping
-from typing import Any
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, MutableMapping
+    from typing import Any
 
 
 def lazy_exports(
@@ -28,7 +31,10 @@ def lazy_exports(
         module = exports.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        # importlib.import_module, without importing importlib (and warnings) into every
+        # process that imports gkeml_sdk, a local run's supervisor included.
+        __import__(module)
+        value = getattr(sys.modules[module], name)
         namespace[name] = value
         return value
 

@@ -4,11 +4,10 @@ construction."""
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import field_validator, model_validator
 
-from gkeml_sdk.core.environment import WorkerValue
 from gkeml_sdk.core.lookup import UnknownName
 from gkeml_sdk.core.model import SpecModel, fail
 from gkeml_sdk.core.objects import Obj
@@ -18,6 +17,9 @@ from gkeml_sdk.hardware.dra import Allocation, DeviceRequest, check_dra, gpu_req
 from gkeml_sdk.hardware.pool_shape import PoolShape
 from gkeml_sdk.hardware.protocol import Billing, toleration
 from gkeml_sdk.hardware.rules import check_mig, check_on_demand, check_sharing, check_whole_count
+
+if TYPE_CHECKING:
+    from gkeml_sdk.core.environment import WorkerValue
 
 SharingStrategy = Literal["time-sharing", "mps"]
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from gkeml_sdk.core.environment import WorkerValue
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.core.row import Row
 
 if TYPE_CHECKING:
+    from gkeml_sdk.core.environment import WorkerValue
     from gkeml_sdk.hardware.dra import DeviceRequest
 
 

@@ -3,11 +3,10 @@ construction."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import field_validator, model_validator
 
-from gkeml_sdk.core.environment import WorkerValue
 from gkeml_sdk.core.lookup import UnknownName
 from gkeml_sdk.core.model import SpecModel, fail
 from gkeml_sdk.core.objects import Obj
@@ -15,6 +14,9 @@ from gkeml_sdk.hardware import tpus
 from gkeml_sdk.hardware.dra import Allocation, DeviceRequest, refuse_for_tpu
 from gkeml_sdk.hardware.pool_shape import PoolShape
 from gkeml_sdk.hardware.protocol import Billing, toleration
+
+if TYPE_CHECKING:
+    from gkeml_sdk.core.environment import WorkerValue
 
 
 class TpuSlice(SpecModel):

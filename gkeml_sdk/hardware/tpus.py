@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import TYPE_CHECKING
 
 from gkeml_sdk.core import environment as c
-from gkeml_sdk.core.environment import WorkerValue
 from gkeml_sdk.core.lookup import resolve
 from gkeml_sdk.core.row import Row
+
+if TYPE_CHECKING:
+    from gkeml_sdk.core.environment import WorkerValue
 
 TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
 TPU_TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"

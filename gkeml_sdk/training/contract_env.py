@@ -8,7 +8,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.core import environment as c
-from gkeml_sdk.core.environment import REPLICATED_JOB, WorkerValue
+from gkeml_sdk.core.environment import REPLICATED_JOB
 from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL, attempt_name
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.scheduling.kueue import (
@@ -18,6 +18,7 @@ from gkeml_sdk.scheduling.kueue import (
 )
 
 if TYPE_CHECKING:
+    from gkeml_sdk.core.environment import WorkerValue
     from gkeml_sdk.training.model import TrainingJob
 
 CONTAINER = "trainer"

@@ -21,7 +21,7 @@ from gkeml_sdk import (
     RunTimeoutError,
     TrainingJob,
 )
-from gkeml_sdk.backends.local import LocalBackend, LocalOptions, LocalRun
+from gkeml_sdk.backends.local import LocalBackend, LocalOptions, LocalRun, local_run
 from gkeml_sdk.backends.local.procs import ProcessId, alive
 
 FAST = LocalOptions(grace_seconds=0.5)
@@ -132,6 +132,23 @@ def test_cancel_stops_every_process_of_the_group(backend: LocalBackend) -> None:
     for pid in children + [p.pid for p in run.record().processes]:
         assert not alive(ProcessId(pid))
     run.cancel()  # idempotent
+
+
+def test_cancel_waits_for_the_grace_of_the_local_options(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(local_run, "CANCEL_MARGIN_SECONDS", 0.5)
+    backend = LocalBackend(run_dir=tmp_path, options=LocalOptions(grace_seconds=2))
+    code = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    code += "print('ready 1', flush=True)\ntime.sleep(60)\n"
+    job = TrainingJob.from_code(code, name="stubborn", termination_grace_seconds=1)
+    run = backend.submit(job)
+    _wait_for_lines(run, "ready", 1)
+    run.cancel()
+    assert run.state.state is RunState.CANCELLED
+    # The supervisor outlived the grace it was given and recorded the SIGKILL; a cancel that
+    # waited for the job's 1 s would have killed it first, and nobody would have recorded it.
+    assert run.exit_codes == {"0": -signal.SIGKILL}
 
 
 def test_killed_supervisor_is_reported_and_leaves_nothing_running(backend: LocalBackend) -> None:

@@ -82,13 +82,15 @@ def test_six_processes_submitting_one_name_admit_exactly_one(tmp_path: Path) -> 
 
 KILLED_SUBMITTER = textwrap.dedent(
     """
-    import sys, time
+    import contextlib, sys, time
     from gkeml_sdk import TrainingJob
     from gkeml_sdk.backends.local import LocalBackend, local_backend
+    @contextlib.contextmanager
     def hang(path, secrets):  # the submitter dies here, before its supervisor is recorded
+        yield
         print("launching", flush=True)
         time.sleep(600)
-    local_backend.launch_supervisor = hang
+    local_backend.supervisor_launch = hang
     LocalBackend(run_dir=sys.argv[1]).submit(TrainingJob(name="orphan", command=["true"]))
     """
 )

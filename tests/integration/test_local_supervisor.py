@@ -1,28 +1,31 @@
 """What a local run's supervisor costs: the modules its process imports (no pydantic, no spec
-layer) and how often it wakes up while its processes run (once per exit, not once per poll).
-Counts read from a supervisor started with the launcher's own command, its entry swapped for
-one that runs it in the foreground and reports."""
+layer, none of the standard library's heavier modules) and how often it wakes up while its
+processes run (once per exit, not once per poll). Counts read from a supervisor started with
+the launcher's own command, its entry swapped for one that runs it in the foreground and
+reports."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gkeml_sdk import RunState, TrainingJob
-from gkeml_sdk.backends.local import LocalBackend, detach, local_backend
+from gkeml_sdk.backends.local import LocalBackend, detach, local_backend, run_files
 
 REPORTING = """
 import json, os, sys
 sys.path.append(sys.argv.pop(1))
-from pathlib import Path
-from gkeml_sdk.backends.local import detach, supervisor
+from gkeml_sdk.backends.local import supervisor
 from gkeml_sdk.backends.local.procs import ProcessId
 from gkeml_sdk.backends.local.run_store import RunDir
-run = RunDir(Path(sys.argv[1]))
+run = RunDir(sys.argv[1])
 run.write_supervisor(ProcessId.of(os.getpid()))
 waits = 0
 sleep = supervisor._Wakeup.wait_until
@@ -34,6 +37,14 @@ supervisor._Wakeup.wait_until = counted
 supervisor.Supervisor(run).supervise()
 print(json.dumps({"modules": sorted(sys.modules), "waits": waits}))
 """
+# Modules the supervisor's process does without: each costs a start that every run waits for
+# (dataclasses alone, with the inspect it imports, cost more than the rest of the program).
+HEAVY = (
+    "typing", "dataclasses", "inspect", "subprocess", "tempfile", "shutil", "threading",
+    "queue", "uuid", "logging", "pathlib", "socket", "pydantic", "yaml",
+    "gkeml_sdk.runs.handle", "gkeml_sdk.runs.workload", "gkeml_sdk.training.model",
+    "gkeml_sdk.backends.local.local_backend", "gkeml_sdk.backends.local.local_options",
+)  # fmt: skip
 # Each rank outlives several of the old 50 ms polls, so a polling loop would wake many times.
 SLEEPER = ["python", "-c", "import time; time.sleep(0.4)"]
 
@@ -42,13 +53,15 @@ SLEEPER = ["python", "-c", "import time; time.sleep(0.4)"]
 def reports(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
 
-    def foreground(path: Path, secrets: dict[str, str]) -> None:
+    @contextlib.contextmanager
+    def foreground(path: Path, secrets: dict[str, str]) -> Iterator[None]:
+        yield  # the run's files are written
         argv = detach.supervisor_command(path)
         argv[argv.index("-c") + 1] = REPORTING
         done = subprocess.run(argv, capture_output=True, check=True, timeout=120)
         found.append(json.loads(done.stdout))
 
-    monkeypatch.setattr(local_backend, "launch_supervisor", foreground)
+    monkeypatch.setattr(local_backend, "supervisor_launch", foreground)
     return found
 
 
@@ -65,6 +78,21 @@ def test_the_supervisor_imports_neither_pydantic_nor_the_spec_layer(
     training = [m for m in modules if m.startswith("gkeml_sdk.training")]
     assert training == ["gkeml_sdk.training", "gkeml_sdk.training.launcher"]
     assert "gkeml_sdk.backends.local.local_backend" not in modules
+    assert [m for m in HEAVY if m in modules] == []
+
+
+def test_the_launcher_starts_without_heavy_modules() -> None:
+    # The launcher's own command, stopped after its imports: what runs before the fork.
+    argv = detach.supervisor_command(Path("/nonexistent/default/run"))
+    entry = argv.index("-c") + 1
+    argv[entry] = argv[entry].replace(
+        "main(sys.argv[1:])", "print(json.dumps(sorted(sys.modules)))"
+    )
+    argv[entry] = "import json; " + argv[entry]
+    done = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60)
+    modules = json.loads(done.stdout)
+    assert "gkeml_sdk.backends.local.supervisor" in modules
+    assert [m for m in HEAVY if m in modules] == []
 
 
 def test_the_supervisor_wakes_once_per_exit_not_per_poll(
@@ -76,3 +104,31 @@ def test_the_supervisor_wakes_once_per_exit_not_per_poll(
     # Woken by each exit's SIGCHLD (two exits close together share one wake-up, and both may
     # be over before the first check); a 50 ms poll would have woken at least 8 times.
     assert reports[0]["waits"] <= 2
+
+
+def test_a_submit_that_fails_while_writing_stops_its_launcher(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The launcher starts before the run's files are written; a failure there must leave no
+    # launcher waiting and no supervisor.
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(run_files, "plan_launch", broken)
+    with pytest.raises(OSError, match="No space left"):
+        LocalBackend(run_dir=tmp_path).submit(TrainingJob(name="full", command=["true"]))
+    run_path = str(tmp_path / "default" / "full")
+    assert not (tmp_path / "default" / "full" / "supervisor.json").exists()
+    assert [pid for pid in _pids() if run_path in _cmdline(pid)] == []
+
+
+def _pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""

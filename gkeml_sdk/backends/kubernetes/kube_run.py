@@ -262,7 +262,7 @@ class KubeRun(Run):
         if at is not None:
             wait = max(0.0, at - time.time())
             note = f"; resubmitting as attempt {self.attempt + 1} in {wait:.0f}s"
-            return replace(status, message=status.message + note)
+            return RunStatus(status.state, status.reason, status.message + note, status.cause)
         return status
 
     def _report_new(self) -> None:

@@ -4,7 +4,6 @@ namespace, then, when the reader may list them, in every namespace (a cohort spa
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
@@ -63,4 +62,6 @@ def name_preemptors(
         if transition.status.state is RunState.PREEMPTED and not transition.detail:
             found = find_preemptor(kube, namespace, transition.status.message, shared)
             if found is not None:
-                history[i] = replace(transition, detail=f"preempted by {found.describe()}")
+                t = transition
+                detail = f"preempted by {found.describe()}"
+                history[i] = Transition(t.status, t.attempt, t.at, detail, t.key)

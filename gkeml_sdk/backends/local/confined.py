@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import stat
-from pathlib import Path
 
 from gkeml_sdk.errors import ConfigError, SpecError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # Namespaces and run names become path components; Kubernetes names (DNS-1123 labels) can
 # never be '.', '..', absolute, or hold '/', NUL or a newline.
@@ -49,6 +51,7 @@ def run_path(root: Path, namespace: str, name: str) -> Path:
     out of the root.
 
     Example:
+        >>> from pathlib import Path
         >>> run_path(Path("/tmp/runs"), "default", "ft")
         PosixPath('/tmp/runs/default/ft')
     """
@@ -67,6 +70,7 @@ def make_private_dir(path: Path) -> None:
     """Create `path` (and missing parents) readable by the owner only, whatever the umask.
 
     Example:
+        >>> from pathlib import Path
         >>> import tempfile
         >>> target = Path(tempfile.mkdtemp()) / "a" / "b"
         >>> make_private_dir(target)
@@ -81,10 +85,11 @@ def make_private_dir(path: Path) -> None:
         os.chmod(folder, DIR_MODE, follow_symlinks=False)
 
 
-def write_private(path: Path, text: str, mode: int = FILE_MODE) -> None:
+def write_private(path: str | os.PathLike[str], text: str, mode: int = FILE_MODE) -> None:
     """Write `text` to a new or truncated file with `mode`, never through a link.
 
     Example:
+        >>> from pathlib import Path
         >>> import tempfile
         >>> target = Path(tempfile.mkdtemp()) / "job.yaml"
         >>> write_private(target, "name: a\\n")
@@ -98,11 +103,12 @@ def write_private(path: Path, text: str, mode: int = FILE_MODE) -> None:
         os.chmod(path, mode, follow_symlinks=False)
 
 
-def open_private(path: Path, flags: int = os.O_WRONLY | os.O_APPEND) -> int:
+def open_private(path: str | os.PathLike[str], flags: int = os.O_WRONLY | os.O_APPEND) -> int:
     """A file descriptor of `path`, created 0600 when missing (appending by default); a link
     in its place is refused (`OSError`).
 
     Example:
+        >>> from pathlib import Path
         >>> import tempfile
         >>> fd = open_private(Path(tempfile.mkdtemp()) / "0.log")
         >>> oct(os.fstat(fd).st_mode & 0o777)
@@ -114,12 +120,13 @@ def open_private(path: Path, flags: int = os.O_WRONLY | os.O_APPEND) -> int:
     return fd
 
 
-def open_log_on_a_new_line(path: Path) -> int:
+def open_log_on_a_new_line(path: str | os.PathLike[str]) -> int:
     r"""`open_private(path)` for a process's output, after ending a line the previous attempt
     left unfinished (a process stopped mid-`print` under PYTHONUNBUFFERED): each attempt's
     output starts on a line of its own, as each container start has its own log on GKE.
 
     Example:
+        >>> from pathlib import Path
         >>> import tempfile
         >>> log = Path(tempfile.mkdtemp()) / "0.log"
         >>> _ = log.write_bytes(b"[attempt 0] half")
@@ -139,6 +146,7 @@ def remove_run_dir(root: Path, namespace: str, name: str) -> None:
     namespace or run directory replaced by a link raises `ConfigError` and nothing is deleted.
 
     Example:
+        >>> from pathlib import Path
         >>> import tempfile
         >>> root = Path(tempfile.mkdtemp())
         >>> make_private_dir(root / "default" / "ft" / "logs")
@@ -158,6 +166,8 @@ def remove_run_dir(root: Path, namespace: str, name: str) -> None:
             info = os.stat(name, dir_fd=ns_fd, follow_symlinks=False)
             if not stat.S_ISDIR(info.st_mode):
                 raise _escape(root / namespace / name, "is not a directory")
+            import shutil  # here: the supervisor, which imports this module, deletes nothing
+
             # With dir_fd, rmtree works on descriptors and never follows a link it meets.
             shutil.rmtree(name, dir_fd=ns_fd)
         finally:

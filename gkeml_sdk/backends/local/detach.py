@@ -1,6 +1,6 @@
-"""Starts a run's supervisor as a process of its own: a new interpreter runs `main(RUN_PATH)`,
-which forks, so the supervisor is no child of the caller and outlives it (a kernel restart does
-not stop a run)."""
+"""Starts a run's supervisor as a process of its own: a new interpreter runs
+`supervisor_process.main(RUN_PATH)`, which forks, so the supervisor is no child of the caller
+and outlives it (a kernel restart does not stop a run)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,12 @@ import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
-from gkeml_sdk.backends.local.confined import open_private
-from gkeml_sdk.backends.local.procs import ProcessId
-from gkeml_sdk.backends.local.run_store import SUPERVISOR_LOG, RunDir
-from gkeml_sdk.backends.local.supervisor import Supervisor
+from gkeml_sdk.backends.local.run_store import RunDir
+from gkeml_sdk.backends.local.supervisor_process import GO
 from gkeml_sdk.errors import GkemlError
-from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus
 
 # A submit starts the supervisor within this time or fails.
 LAUNCH_TIMEOUT_SECONDS = 60.0
@@ -26,47 +24,8 @@ _CODE_ROOT = str(Path(__file__).resolve().parents[3])
 # files (editable installs, vendor hooks) cost more than the rest of its start.
 _START = (
     "import sys; sys.path.append(sys.argv.pop(1)); "
-    "from gkeml_sdk.backends.local.detach import main; sys.exit(main(sys.argv[1:]))"
+    "from gkeml_sdk.backends.local.supervisor_process import main; main(sys.argv[1:])"
 )
-
-
-def main(argv: list[str]) -> int:
-    """Fork the supervisor for the run at `argv[0]`, record its identity, and return."""
-    run = RunDir(Path(argv[0]))
-    pid = os.fork()
-    if pid:
-        run.write_supervisor(ProcessId.of(pid))
-        return 0
-    os.setsid()
-    # Whatever the supervisor writes is private; its children get the caller's umask back.
-    caller_umask = os.umask(0o077)
-    log_fd = open_private(run.path / SUPERVISOR_LOG)
-    with open(os.devnull, "rb") as null, os.fdopen(log_fd, "ab") as log:
-        os.dup2(null.fileno(), 0)
-        os.dup2(log.fileno(), 1)
-        os.dup2(log.fileno(), 2)
-    supervisor: Supervisor | None = None
-    try:
-        supervisor = Supervisor(run, caller_umask)
-        supervisor.supervise()
-    except BaseException as exc:  # the run must end in a recorded state, whatever happened
-        import traceback  # here: a supervisor that succeeds never needs it
-
-        traceback.print_exc()
-        with contextlib.suppress(Exception):
-            if supervisor is not None:
-                supervisor._stop_all()
-            record = run.read()
-            record.move(
-                RunStatus(
-                    RunState.FAILED, "SupervisorError", repr(exc), FailureCause.INFRASTRUCTURE
-                )
-            )
-            run.write(record)
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    os._exit(0)
 
 
 def supervisor_command(path: Path) -> list[str]:
@@ -83,26 +42,43 @@ def supervisor_command(path: Path) -> list[str]:
     return [sys.executable, "-I", "-S", *no_bytecode, "-c", _START, _CODE_ROOT, str(path)]
 
 
-def launch_supervisor(path: Path, secrets: dict[str, str]) -> None:
-    """Start the supervisor of the run at `path` (this module, in a process of its own) and
-    return once it is recorded; `GkemlError` when it did not start."""
+@contextlib.contextmanager
+def supervisor_launch(path: Path, secrets: dict[str, str]) -> Iterator[None]:
+    """Start the supervisor of the run at `path` (`supervisor_process`, in a process of its
+    own) around the block that writes the run's files: its launcher starts at once, so that its
+    imports overlap the writing, and forks the supervisor once the block ended. Returns once
+    the supervisor is recorded; `GkemlError` when it did not start. An error in the block stops
+    the launcher before it forks.
+
+    Example:
+        >>> with supervisor_launch(Path("/runs/default/a"), {}):  # doctest: +SKIP
+        ...     write_the_run_files()
+    """
     # The launcher forks the supervisor and returns at once after recording its identity.
     # Secret values travel in the supervisor's environment only, never through a file.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONSTARTUP"} | secrets
+    launcher = subprocess.Popen(
+        supervisor_command(path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     try:
-        done = subprocess.run(
-            supervisor_command(path),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            env=env,
-            timeout=LAUNCH_TIMEOUT_SECONDS,
-            check=False,
-        )
+        yield
+    except BaseException:
+        launcher.kill()  # before it read the word to go on: it forked nothing
+        launcher.communicate()
+        raise
+    try:
+        _, stderr = launcher.communicate(GO, timeout=LAUNCH_TIMEOUT_SECONDS)
     except subprocess.TimeoutExpired:
+        launcher.kill()
+        launcher.communicate()
         raise GkemlError(f"the local supervisor for {path} did not start in time") from None
-    if done.returncode != 0 or RunDir(path).read_supervisor() is None:
-        error = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
+    if launcher.returncode != 0 or RunDir(path).read_supervisor() is None:
+        error = stderr.decode(errors="replace").strip().splitlines()[-1:]
         raise GkemlError(
             f"could not start the local supervisor for {path.name}: "
-            f"{error[0] if error else f'exit code {done.returncode}'}"
+            f"{error[0] if error else f'exit code {launcher.returncode}'}"
         )

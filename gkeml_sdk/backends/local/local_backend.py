@@ -5,23 +5,18 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from gkeml_sdk.backends.local.confined import (
-    READ_ONLY_MODE,
     STORE_NAME,
     check_store_name,
-    make_private_dir,
     remove_run_dir,
     run_path,
-    write_private,
 )
-from gkeml_sdk.backends.local.detach import launch_supervisor
-from gkeml_sdk.backends.local.launch_plan import plan_launch
+from gkeml_sdk.backends.local.detach import supervisor_launch
 from gkeml_sdk.backends.local.local_environment import (
     check_secrets_stay_out_of_argv,
     secret_values,
@@ -30,13 +25,9 @@ from gkeml_sdk.backends.local.local_environment import (
 from gkeml_sdk.backends.local.local_options import LocalOptions, resolve_run_root
 from gkeml_sdk.backends.local.local_run import LocalRun
 from gkeml_sdk.backends.local.local_volumes import volume_folders
-from gkeml_sdk.backends.local.run_store import (
-    JOB,
-    STATE,
-    LocalRunState,
-    RunDir,
-    UnreadableRunError,
-)
+from gkeml_sdk.backends.local.run_files import write_run
+from gkeml_sdk.backends.local.run_state import LocalRunState
+from gkeml_sdk.backends.local.run_store import STATE, RunDir, UnreadableRunError
 from gkeml_sdk.backends.local.submit_lock import submission
 from gkeml_sdk.errors import (
     ClusterError,
@@ -56,7 +47,6 @@ if TYPE_CHECKING:
     from gkeml_sdk.serving.model import ServeModel
 
 log = logging.getLogger(__name__)
-_PYTHON_NAMES = ("python", "python3", f"python3.{sys.version_info.minor}")
 
 
 class LocalBackend:
@@ -142,30 +132,13 @@ class LocalBackend:
     ) -> None:
         self._replace_finished(namespace, job.name)
         run = RunDir(path)
-        make_private_dir(path.parent)
-        for folder in (path, run.code, run.checkpoints, run.logs):
-            make_private_dir(folder)
-        for rel, text in job.files.items():
-            target = run.code / rel
-            make_private_dir(target.parent)
-            write_private(target, text, READ_ONLY_MODE)  # read-only, as the ConfigMap mount
-        write_private(path / JOB, job.to_yaml())
-        plan = plan_launch(
-            job,
-            options or self.options,
-            argv=_argv(job),
-            # With shipped files the code directory is the working directory, as in the pod.
-            cwd=str(run.code if job.files else Path.cwd()),
-            volumes=folders,  # GKEML_VOLUME_<NAME> -> the folder standing for the mount
-            checkpoint_dir=str(run.checkpoints),
-        )
-        run.write_launch(plan)
-        record = LocalRunState(job.name, namespace, time.time())
-        record.move(RunStatus(RunState.PENDING, message=f"run directory {path}"))
-        run.write(record)
+        record: LocalRunState | None = None
         try:
-            launch_supervisor(path, secrets)
+            with supervisor_launch(path, secrets):
+                record = write_run(job, namespace, run, folders, options or self.options)
         except GkemlError as exc:
+            if record is None:  # raised before the launch: nothing to record it in
+                raise
             record.move(
                 RunStatus(
                     RunState.FAILED, "SupervisorNotStarted", str(exc), FailureCause.INFRASTRUCTURE
@@ -209,14 +182,19 @@ class LocalBackend:
     def wait_all(self, runs: list[Run], timeout: float | None) -> list[RunStatus]:
         """Wait until every run is terminal; `RunTimeoutError` names those still running."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            states = [run.state for run in runs]
-            if all(s.terminal for s in states):
-                return states
-            if deadline is not None and time.monotonic() >= deadline:
-                busy = [r.name for r, s in zip(runs, states, strict=True) if not s.terminal]
-                raise RunTimeoutError(f"runs still active after {timeout:g} s: {', '.join(busy)}")
-            time.sleep(0.1)
+        # One after the other: each wait ends when its run does, and a run that ended first
+        # is seen as ended when its turn comes.
+        for run in runs:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                run.wait(timeout=left)
+            except RunTimeoutError:
+                break
+        states = [run.state for run in runs]
+        busy = [r.name for r, s in zip(runs, states, strict=True) if not s.terminal]
+        if busy:
+            raise RunTimeoutError(f"runs still active after {timeout:g} s: {', '.join(busy)}")
+        return states
 
     def serve(self, svc: ServeModel) -> NoReturn:
         """Model servers need a cluster: always a `ConfigError` saying what would work."""
@@ -273,13 +251,6 @@ def _cluster_only(job: TrainingJob) -> str:
     if job.hardware.device_requests():
         parts.append("DRA device claims")
     return " and ".join(parts)
-
-
-def _argv(job: TrainingJob) -> list[str]:
-    argv = [*(job.command or []), *job.args]
-    if argv[0] in _PYTHON_NAMES:
-        argv[0] = sys.executable
-    return argv
 
 
 def _entries(folder: Path) -> list[Path]:

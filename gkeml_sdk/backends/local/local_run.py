@@ -11,10 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from gkeml_sdk.backends.local.launch_plan import DEFAULT_GRACE_SECONDS
 from gkeml_sdk.backends.local.procs import alive, stop_groups, wait_exit
-from gkeml_sdk.backends.local.run_store import JOB, LocalRunState, RunDir
+from gkeml_sdk.backends.local.run_state import LocalRunState
+from gkeml_sdk.backends.local.run_store import JOB, RunDir
 from gkeml_sdk.backends.local.submit_lock import submission_in_progress
-from gkeml_sdk.errors import RunTimeoutError
+from gkeml_sdk.errors import ConfigError, RunTimeoutError
 from gkeml_sdk.runs.explain.explanation import Explanation
 from gkeml_sdk.runs.explain.local_reasons import explain_local
 from gkeml_sdk.runs.handle import (
@@ -51,6 +53,7 @@ class LocalRun(Run):
     """
 
     def __init__(self, path: Path) -> None:
+        self._path = path
         self._dir = RunDir(path)
         self.name = path.name
         self.namespace = path.parent.name
@@ -58,12 +61,12 @@ class LocalRun(Run):
     @property
     def path(self) -> Path:
         """The run directory."""
-        return self._dir.path
+        return self._path
 
     @property
     def checkpoint_dir(self) -> Path:
         """`GKEML_CHECKPOINT_DIR` of every process; kept across restarts and preemptions."""
-        return self._dir.checkpoints
+        return Path(self._dir.checkpoints)
 
     @property
     def job(self) -> TrainingJob:
@@ -199,15 +202,15 @@ class LocalRun(Run):
         """Output lines of every process, each prefixed by its slot: `[0] ...` for node rank 0
         (`[0.3]` for local rank 3 with spawn_procs). All attempts are included, in order.
         `follow=True` keeps yielding new lines until the run is terminal."""
-        readers: dict[Path, _LineReader] = {}
+        readers: dict[str, _LineReader] = {}
 
         def drain() -> Iterator[str]:
             for path in self._dir.log_paths():
-                if slot is not None and path.stem != slot:
+                reader = readers.setdefault(path, _LineReader(Path(path)))
+                if slot is not None and reader.path.stem != slot:
                     continue
-                reader = readers.setdefault(path, _LineReader(path))
                 for line in reader.read():
-                    yield log_prefix(path.stem) + line
+                    yield log_prefix(reader.path.stem) + line
 
         try:
             if not follow:
@@ -226,7 +229,7 @@ class LocalRun(Run):
                         yield from (log_prefix(reader.path.stem) + line for line in reader.rest())
                     return
                 if not got:
-                    time.sleep(POLL_SECONDS)
+                    self._pause(POLL_SECONDS)  # ends early when the run does
         finally:
             for reader in readers.values():
                 reader.close()
@@ -240,14 +243,20 @@ class LocalRun(Run):
         supervisor = self._dir.read_supervisor()
         if supervisor is not None and alive(supervisor):
             os.kill(supervisor.pid, signal.SIGTERM)
-            grace = self.job.termination_grace_seconds
             try:
-                self.wait(timeout=(grace or 5.0) + CANCEL_MARGIN_SECONDS)
+                self.wait(timeout=self._grace() + CANCEL_MARGIN_SECONDS)
                 return
             except RunTimeoutError:
                 # A supervisor that does not answer is stopped with its processes.
                 stop_groups([supervisor], grace=0)
         self.record()
+
+    def _grace(self) -> float:
+        """The grace the supervisor stops the processes with: LocalOptions', else the job's."""
+        try:
+            return self._dir.read_launch().grace_seconds
+        except (OSError, ValueError, ConfigError):  # no plan of this layout: an older gkeml's run
+            return self.job.termination_grace_seconds or DEFAULT_GRACE_SECONDS
 
 
 class _LineReader:

@@ -3,33 +3,43 @@ process, wait for one to exit, stop a whole process group, find free ports."""
 
 from __future__ import annotations
 
+# The C module under `socket`: its wrapper builds enums (AddressFamily...) at import, a cost
+# on the supervisor's start that every run waits for, to name what two loopback binds need not.
+import _socket
 import contextlib
-import functools
 import os
 import select
 import signal
-import socket
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from pathlib import Path
+
+from gkeml_sdk.core.plain_value import PlainValue
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Final
 
 # How long a SIGKILLed group may take to disappear before `stop_groups` gives up waiting.
 KILL_WAIT_SECONDS = 5.0
 
 
-@dataclass(frozen=True)
-class ProcessId:
+class ProcessId(PlainValue):
     """A pid plus its start time, so a reused pid is never mistaken for ours.
 
     `start` is the kernel's start time in clock ticks (`/proc/PID/stat`), 0 where /proc is
     missing (then only the pid is checked), or -1 for a process known to have exited.
+
+    Example:
+        >>> ProcessId.of(os.getpid()) == ProcessId(os.getpid(), start_time(os.getpid()) or 0)
+        True
     """
 
-    pid: int
-    start: int = 0
+    __match_args__ = ("pid", "start")
+    __slots__ = __match_args__
+
+    def __init__(self, pid: int, start: int = 0) -> None:
+        self.pid: Final = pid
+        self.start: Final = start
 
     @classmethod
     def of(cls, pid: int) -> ProcessId:
@@ -155,7 +165,7 @@ def free_ports(count: int) -> list[int]:
     sockets = []
     try:
         for _ in range(count):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
             sock.bind(("127.0.0.1", 0))
             sockets.append(sock)
         return [s.getsockname()[1] for s in sockets]
@@ -190,52 +200,3 @@ def _group_has_live_member(pgid: int) -> bool:
         if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
             return True
     return False
-
-
-def start_in_group(
-    argv: list[str], *, cwd: Path | str, env: dict[str, str], log_fd: int, umask: int
-) -> subprocess.Popen[bytes]:
-    """Start `argv` in its own process group (stopping the group stops its children), output
-    appended to the open file `log_fd` (closed here), killed if this process dies. Raises
-    OSError when `argv` cannot be started.
-
-    Example:
-        >>> proc = start_in_group(["true"], cwd=".", env={}, log_fd=fd, umask=-1)  # doctest: +SKIP
-    """
-    die_with_parent = _death_signal()
-    with os.fdopen(log_fd, "ab") as log:
-        return subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            umask=umask,
-            # preexec_fn is safe here: the supervisor runs a single thread.
-            preexec_fn=die_with_parent,
-        )
-
-
-_PR_SET_PDEATHSIG = 1
-
-
-@functools.cache
-def _death_signal() -> Callable[[], None] | None:
-    """What the child calls between fork and exec so that it gets SIGTERM if the supervisor
-    dies (Linux only), and a killed supervisor leaves no training running unwatched. Looked
-    up once in the supervisor, not imported again in every child before its exec."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
-
-    try:
-        prctl = ctypes.CDLL(None).prctl
-    except (OSError, AttributeError):
-        return None
-
-    def die_with_parent() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-
-    return die_with_parent

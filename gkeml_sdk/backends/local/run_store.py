@@ -22,20 +22,16 @@ Directories are 0700 and files 0600 (code 0400) whatever the umask (`confined`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import tempfile
-import time
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from gkeml_sdk.backends.local.confined import FILE_MODE, write_private
 from gkeml_sdk.backends.local.launch_plan import LaunchPlan
 from gkeml_sdk.backends.local.procs import ProcessId
+from gkeml_sdk.backends.local.run_state import LocalRunState
 from gkeml_sdk.core.record_schema import SCHEMA_KEY, record_schema
 from gkeml_sdk.errors import ConfigError, NotFoundError, excerpt
-from gkeml_sdk.runs.handle import FailureCause, RunCounters, RunState, RunStatus, Transition
 
 STATE = "state.json"
 JOB = "job.yaml"
@@ -43,9 +39,9 @@ LAUNCH = "launch.json"
 CANCEL = "cancel"
 SUPERVISOR_LOG = "supervisor.log"
 SUPERVISOR = "supervisor.json"
-# The layout version of each file (its `schema` field); 1 is also what a file written before
-# they carried a schema holds. Launch 2: the plan made at submit (1 held LocalOptions only).
-STATE_SCHEMA = 1
+# The layout version of each file (its `schema` field; state.json's is in run_state); 1 is also
+# what a file written before they carried a schema holds. Launch 2: the plan made at submit (1
+# held LocalOptions only).
 LAUNCH_SCHEMA = 2
 SUPERVISOR_SCHEMA = 1
 
@@ -54,126 +50,50 @@ class UnreadableRunError(ConfigError):
     """A `state.json` that is no JSON (being written by an older gkeml, or damaged)."""
 
 
-@dataclass
-class ProcessRecord:
-    """One started process: its slot label, identity and, once it ended, its exit code."""
-
-    slot: str
-    pid: int
-    start: int
-    attempt: int
-    exit_code: int | None = None
-
-    @property
-    def id(self) -> ProcessId:
-        """The process identity used to check and signal it."""
-        return ProcessId(self.pid, self.start)
-
-
-@dataclass
-class LocalRunState:
-    """Everything `state.json` holds about a run."""
-
-    name: str
-    namespace: str
-    created: float
-    status: RunStatus = field(default_factory=lambda: RunStatus(RunState.PENDING))
-    history: list[Transition] = field(default_factory=list)
-    counters: RunCounters = field(default_factory=RunCounters)
-    attempt: int = 1
-    processes: list[ProcessRecord] = field(default_factory=list)
-    finished: float | None = None
-
-    def move(self, status: RunStatus, detail: str = "") -> None:
-        """Record a transition (repeats of the same state and reason are not recorded)."""
-        last = self.history[-1].status if self.history else None
-        self.status = status
-        if status.terminal and self.finished is None:
-            self.finished = time.time()
-        if last is not None and (last.state, last.reason) == (status.state, status.reason):
-            return
-        at = round(time.time() - self.created, 3)
-        self.history.append(Transition(status, self.attempt, at, detail))
-
-    def to_json(self) -> dict[str, Any]:
-        """Plain data for `state.json`."""
-        return {
-            SCHEMA_KEY: STATE_SCHEMA,
-            "name": self.name,
-            "namespace": self.namespace,
-            "created": self.created,
-            "status": _status_out(self.status),
-            "history": [
-                {**_status_out(t.status), "attempt": t.attempt, "at": t.at, "detail": t.detail}
-                for t in self.history
-            ],
-            "counters": {
-                "preemptions": self.counters.preemptions,
-                "disruptions": self.counters.disruptions,
-                "user_restarts": self.counters.user_restarts,
-                "resubmissions": self.counters.resubmissions,
-                "extra": dict(self.counters.extra),
-            },
-            "attempt": self.attempt,
-            "processes": [vars(p) for p in self.processes],
-            "finished": self.finished,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any], where: str = STATE) -> LocalRunState:
-        """Read what `to_json` wrote (to the file `where`); data without `schema` (written
-        before it carried one) reads as before, a newer schema is a `ConfigError`."""
-        record_schema(f"local run state {where}", data, STATE_SCHEMA)
-        return cls(
-            name=data["name"],
-            namespace=data["namespace"],
-            created=data["created"],
-            status=_status_in(data["status"]),
-            history=[
-                Transition(_status_in(t), t["attempt"], t["at"], t.get("detail", ""))
-                for t in data.get("history", [])
-            ],
-            counters=RunCounters(**data.get("counters", {})),
-            attempt=data.get("attempt", 1),
-            processes=[ProcessRecord(**p) for p in data.get("processes", [])],
-            finished=data.get("finished"),
-        )
-
-
 class RunDir:
-    """Paths of one run directory and atomic access to its state.
+    """Paths of one run directory, as strings (`os.path`: pathlib would add to the supervisor's
+    start), and atomic access to its state.
 
     Example:
-        >>> d = RunDir(Path("/tmp/runs/default/hello"))
-        >>> d.log_path("0").name
-        '0.log'
+        >>> d = RunDir("/tmp/runs/default/hello")
+        >>> d.log_path("0"), d.name
+        ('/tmp/runs/default/hello/logs/0.log', 'hello')
     """
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.code = path / "code"
-        self.checkpoints = path / "checkpoints"
-        self.logs = path / "logs"
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self.name = os.path.basename(self.path)
+        self.code = os.path.join(self.path, "code")
+        self.checkpoints = os.path.join(self.path, "checkpoints")
+        self.logs = os.path.join(self.path, "logs")
 
-    def log_path(self, slot: str) -> Path:
+    def file(self, name: str) -> str:
+        """The path of the run directory's file `name` (`STATE`, `JOB`, `SUPERVISOR_LOG`...)."""
+        return os.path.join(self.path, name)
+
+    def log_path(self, slot: str) -> str:
         """Log file of the process in `slot`."""
-        return self.logs / f"{slot}.log"
+        return os.path.join(self.logs, f"{slot}.log")
 
-    def log_paths(self) -> list[Path]:
+    def log_paths(self) -> list[str]:
         """Every log file, in slot order (node rank, then local rank)."""
-        if not self.logs.is_dir():
+        try:
+            names = os.listdir(self.logs)
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        return sorted(self.logs.glob("*.log"), key=lambda p: _slot_key(p.stem))
+        slots = sorted((n[: -len(".log")] for n in names if n.endswith(".log")), key=_slot_key)
+        return [self.log_path(slot) for slot in slots]
 
     def read(self) -> LocalRunState:
         """The run's state as last written."""
-        path = self.path / STATE
+        path = self.file(STATE)
         try:
-            data = json.loads(path.read_text())
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
         except FileNotFoundError:
             # Removed under us: deleted, or replaced by a new submission of the name.
             raise NotFoundError(
-                f"read local run {self.path.name!r}",
+                f"read local run {self.name!r}",
                 status=404,
                 reason="NotFound",
                 message=f"{self.path} no longer holds a run (deleted or being replaced)",
@@ -183,16 +103,17 @@ class RunDir:
             raise UnreadableRunError(
                 f"cannot read local run state {path}: {excerpt(str(exc))}"
             ) from None
-        return LocalRunState.from_json(data, str(path))
+        return LocalRunState.from_json(data, path)
 
     def write(self, record: LocalRunState) -> None:
         """Replace `state.json` atomically (write a temporary file, then rename)."""
-        write_atomic(self.path / STATE, json.dumps(record.to_json(), indent=1))
+        write_atomic(self.file(STATE), json.dumps(record.to_json(), indent=1))
 
     def read_launch(self) -> LaunchPlan:
         """What `write_launch` wrote (`schema` checked)."""
-        path = self.path / LAUNCH
-        data = json.loads(path.read_text())
+        path = self.file(LAUNCH)
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
         what = f"local run launch file {path}"
         found = record_schema(what, data, LAUNCH_SCHEMA)
         if found < LAUNCH_SCHEMA:
@@ -206,13 +127,14 @@ class RunDir:
     def write_launch(self, plan: LaunchPlan) -> None:
         """Write `launch.json`: the plan the supervisor follows."""
         body = {SCHEMA_KEY: LAUNCH_SCHEMA, **plan.to_json()}
-        write_atomic(self.path / LAUNCH, json.dumps(body, indent=1))
+        write_atomic(self.file(LAUNCH), json.dumps(body, indent=1))
 
     def read_supervisor(self) -> ProcessId | None:
         """The supervisor's identity, written by its launcher; None before it started."""
-        path = self.path / SUPERVISOR
+        path = self.file(SUPERVISOR)
         try:
-            data = json.loads(path.read_text())
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
         except FileNotFoundError:
             return None
         record_schema(f"local run supervisor file {path}", data, SUPERVISOR_SCHEMA)
@@ -221,48 +143,34 @@ class RunDir:
     def write_supervisor(self, proc: ProcessId) -> None:
         """Record the supervisor's identity (by the launcher, before submit returns)."""
         body = {SCHEMA_KEY: SUPERVISOR_SCHEMA, "pid": proc.pid, "start": proc.start}
-        write_atomic(self.path / SUPERVISOR, json.dumps(body))
+        write_atomic(self.file(SUPERVISOR), json.dumps(body))
 
     @property
     def cancel_requested(self) -> bool:
         """True once `cancel()` asked the run to stop."""
-        return (self.path / CANCEL).exists()
+        return os.path.exists(self.file(CANCEL))
 
     def request_cancel(self) -> None:
         """Leave the marker that tells the supervisor a stop is a cancel."""
-        write_private(self.path / CANCEL, "")
+        write_private(self.file(CANCEL), "")
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: str, text: str) -> None:
     """Write `text` to `path` so that readers see the old or the new file, never a part."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    # As tempfile.mkstemp makes it (a new private file of a random name), without the import.
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".{name}.{os.urandom(6).hex()}")
+    new_file = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(tmp, new_file, FILE_MODE)
     try:
         os.fchmod(fd, FILE_MODE)  # private whatever the umask; the rename keeps the mode
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
         raise
-
-
-def _status_out(status: RunStatus) -> dict[str, Any]:
-    return {
-        "state": status.state.value,
-        "reason": status.reason,
-        "message": status.message,
-        "cause": None if status.cause is None else status.cause.value,
-    }
-
-
-def _status_in(data: dict[str, Any]) -> RunStatus:
-    cause = data.get("cause")
-    return RunStatus(
-        RunState(data["state"]),
-        data.get("reason", ""),
-        data.get("message", ""),
-        None if cause is None else FailureCause(cause),
-    )
 
 
 def _slot_key(stem: str) -> tuple[int, ...]:

@@ -12,7 +12,6 @@ import contextlib
 import os
 import select
 import signal
-import subprocess
 import time
 
 from gkeml_sdk.backends.local.confined import open_log_on_a_new_line, open_private
@@ -21,9 +20,11 @@ from gkeml_sdk.backends.local.local_environment import (
     record_local_start,
     start_env,
 )
-from gkeml_sdk.backends.local.procs import ProcessId, free_ports, start_in_group, stop_groups
-from gkeml_sdk.backends.local.run_store import ProcessRecord, RunDir
-from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus
+from gkeml_sdk.backends.local.procs import ProcessId, free_ports, stop_groups
+from gkeml_sdk.backends.local.run_state import ProcessRecord
+from gkeml_sdk.backends.local.run_store import RunDir
+from gkeml_sdk.backends.local.spawn import Child, start_in_group
+from gkeml_sdk.runs.states import FailureCause, RunState, RunStatus
 
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
@@ -37,7 +38,7 @@ class Supervisor:
         self.plan = run.read_launch()
         self.slots = dict(self.plan.slots)  # label -> its contract variables kept at every start
         self.record = run.read()
-        self.children: dict[str, subprocess.Popen[bytes]] = {}
+        self.children: dict[str, Child] = {}
         self.succeeded: set[str] = set()
         self.failures = {label: 0 for label in self.slots}
         self.ports = (0, 0)
@@ -45,6 +46,7 @@ class Supervisor:
         self.stop_signal: int | None = None
         self.attempt_started = time.monotonic()
         self.unstartable: dict[str, int] = {}  # slots whose command could not be executed
+        self.unsaved = False  # the record holds exit codes state.json does not
         # Handed over by the launcher in this process's environment; kept in memory only.
         self.secrets = {name: os.environ[name] for name in self.plan.secret_names}
 
@@ -61,7 +63,10 @@ class Supervisor:
     def _supervise(self, wake: _Wakeup) -> None:
         runtime = self.plan.max_runtime
         deadline = time.monotonic() + runtime if runtime else None
-        self._move(RunState.STARTING, "Launching", f"{len(self.slots)} process(es)")
+        # Written with RUNNING, a moment later: a write before the processes start delays them.
+        self.record.move(
+            RunStatus(RunState.STARTING, "Launching", f"{len(self.slots)} process(es)")
+        )
         self._start_all()
         while True:
             if self.stop_signal is not None:
@@ -84,6 +89,8 @@ class Supervisor:
                 return
             if len(self.succeeded) == len(self.slots):
                 return self._move(RunState.SUCCEEDED, "Completed", "every process exited 0")
+            if self.unsaved:
+                self._save()  # the exit codes just collected, before sleeping
             wake.wait_until(deadline, self._chaos_at())
 
     def _reap(self) -> bool:
@@ -189,7 +196,7 @@ class Supervisor:
         self._move(RunState.RUNNING, "Running", self._running_message())
 
     def _start(self, label: str) -> None:
-        start_id, attempt = record_local_start(str(self.run.checkpoints), label)
+        start_id, attempt = record_local_start(self.run.checkpoints, label)
         start = start_env(
             attempt=attempt, master_port=self.ports[0], jax_port=self.ports[1], start_id=start_id
         )
@@ -229,11 +236,17 @@ class Supervisor:
         for label, proc in list(self.children.items()):
             self._record_exit(label, proc.wait())
         self.children.clear()
+        self._save()
 
     def _record_exit(self, label: str, code: int) -> None:
         for rec in (r for r in self.record.processes if r.slot == label):
             rec.exit_code = code
+        # Saved by the move that follows, or before the next sleep: one write per wake-up.
+        self.unsaved = True
+
+    def _save(self) -> None:
         self.run.write(self.record)
+        self.unsaved = False
 
     def _restart(self, reason: str, message: str) -> None:
         self.record.attempt += 1
@@ -246,7 +259,7 @@ class Supervisor:
         self, state: RunState, reason: str, message: str, cause: FailureCause | None = None
     ) -> None:
         self.record.move(RunStatus(state, reason, message, cause))
-        self.run.write(self.record)
+        self._save()
 
     def _running_message(self) -> str:
         return f"{len(self.slots)} process(es), attempt {self.record.attempt}"

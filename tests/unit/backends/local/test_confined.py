@@ -20,7 +20,8 @@ from gkeml_sdk import (
 )
 from gkeml_sdk.backends.local import LocalBackend
 from gkeml_sdk.backends.local.confined import remove_run_dir, run_path
-from gkeml_sdk.backends.local.run_store import LocalRunState, RunDir
+from gkeml_sdk.backends.local.run_state import LocalRunState
+from gkeml_sdk.backends.local.run_store import RunDir
 from gkeml_sdk.runs.handle import RunState, RunStatus
 
 BAD_NAMES = [

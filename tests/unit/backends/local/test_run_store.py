@@ -15,15 +15,13 @@ from gkeml_sdk.backends.local.launch_plan import plan_launch
 from gkeml_sdk.backends.local.local_backend import LocalBackend
 from gkeml_sdk.backends.local.local_options import LocalOptions
 from gkeml_sdk.backends.local.procs import ProcessId
+from gkeml_sdk.backends.local.run_state import STATE_SCHEMA, LocalRunState, ProcessRecord
 from gkeml_sdk.backends.local.run_store import (
     LAUNCH,
     LAUNCH_SCHEMA,
     STATE,
-    STATE_SCHEMA,
     SUPERVISOR,
     SUPERVISOR_SCHEMA,
-    LocalRunState,
-    ProcessRecord,
     RunDir,
     write_atomic,
 )
@@ -59,10 +57,11 @@ def test_atomic_write_leaves_no_temporary_files(tmp_path: Path) -> None:
 
 def test_log_paths_sorted_by_rank(tmp_path: Path) -> None:
     run = RunDir(tmp_path)
-    run.logs.mkdir()
+    (tmp_path / "logs").mkdir()
     for slot in ("10", "2", "1.1", "1.0"):
-        run.log_path(slot).touch()
-    assert [p.stem for p in run.log_paths()] == ["1.0", "1.1", "2", "10"]
+        Path(run.log_path(slot)).touch()
+    (tmp_path / "logs" / "notes.txt").touch()  # no log: not listed
+    assert [Path(p).stem for p in run.log_paths()] == ["1.0", "1.1", "2", "10"]
 
 
 # state.json as the SDK wrote it before records carried a schema (RunRecord.to_json at

@@ -1,0 +1,71 @@
+"""The run directory a local submit writes for its supervisor: the job's files, the job, the
+plan the supervisor follows (`launch.json`) and the first state (PENDING)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gkeml_sdk.backends.local.confined import READ_ONLY_MODE, make_private_dir, write_private
+from gkeml_sdk.backends.local.launch_plan import plan_launch
+from gkeml_sdk.backends.local.run_state import LocalRunState
+from gkeml_sdk.backends.local.run_store import JOB, RunDir
+from gkeml_sdk.runs.states import RunState, RunStatus
+
+if TYPE_CHECKING:
+    from gkeml_sdk.backends.local.local_options import LocalOptions
+    from gkeml_sdk.training.model import TrainingJob
+
+_PYTHON_NAMES = ("python", "python3", f"python3.{sys.version_info.minor}")
+
+
+def write_run(
+    job: TrainingJob, namespace: str, run: RunDir, folders: dict[str, str], options: LocalOptions
+) -> LocalRunState:
+    """Write the run directory of `job` that its supervisor reads; `folders` are the
+    GKEML_VOLUME_* folders. Returns the state written (PENDING).
+
+    Example:
+        >>> import tempfile
+        >>> from gkeml_sdk import LocalOptions, TrainingJob
+        >>> run = RunDir(Path(tempfile.mkdtemp()) / "default" / "hi")
+        >>> job = TrainingJob(name="hi", command=["python", "-c", "pass"])
+        >>> write_run(job, "default", run, {}, LocalOptions()).status.state
+        <RunState.PENDING: 'Pending'>
+        >>> run.read_launch().argv[0] == sys.executable
+        True
+    """
+    path = Path(run.path)
+    make_private_dir(path.parent)
+    code = Path(run.code)
+    for folder in (path, code, Path(run.checkpoints), Path(run.logs)):
+        make_private_dir(folder)
+    for rel, text in job.files.items():
+        target = code / rel
+        make_private_dir(target.parent)
+        write_private(target, text, READ_ONLY_MODE)  # read-only, as the ConfigMap mount
+    write_private(path / JOB, job.to_yaml())
+    plan = plan_launch(
+        job,
+        options,
+        argv=_argv(job),
+        # With shipped files the code directory is the working directory, as in the pod.
+        cwd=run.code if job.files else str(Path.cwd()),
+        volumes=folders,  # GKEML_VOLUME_<NAME> -> the folder standing for the mount
+        checkpoint_dir=run.checkpoints,
+    )
+    run.write_launch(plan)
+    record = LocalRunState(job.name, namespace, time.time())
+    record.move(RunStatus(RunState.PENDING, message=f"run directory {path}"))
+    run.write(record)
+    return record
+
+
+def _argv(job: TrainingJob) -> list[str]:
+    # A command starting with `python` runs with this interpreter: the same installed packages.
+    argv = [*(job.command or []), *job.args]
+    if argv[0] in _PYTHON_NAMES:
+        argv[0] = sys.executable
+    return argv

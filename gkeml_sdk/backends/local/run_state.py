@@ -1,0 +1,169 @@
+"""What a local run's `state.json` holds: its status, history, counters and processes, and
+their JSON form (`run_store.RunDir` reads and writes the file)."""
+
+from __future__ import annotations
+
+import time
+
+from gkeml_sdk.backends.local.procs import ProcessId
+from gkeml_sdk.core.plain_value import PlainValue
+from gkeml_sdk.core.record_schema import SCHEMA_KEY, record_schema
+from gkeml_sdk.runs.states import FailureCause, RunCounters, RunState, RunStatus, Transition
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# The layout version of `state.json` (its `schema` field); 1 is also what a file written
+# before it carried a schema holds.
+STATE_SCHEMA = 1
+
+
+class ProcessRecord(PlainValue):
+    """One started process: its slot label, identity and, once it ended, its exit code.
+
+    Example:
+        >>> ProcessRecord("0", 41, 7, attempt=1).id
+        ProcessId(pid=41, start=7)
+    """
+
+    __match_args__ = ("slot", "pid", "start", "attempt", "exit_code")
+    __slots__ = __match_args__
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __init__(
+        self, slot: str, pid: int, start: int, attempt: int, exit_code: int | None = None
+    ) -> None:
+        self.slot = slot
+        self.pid = pid
+        self.start = start
+        self.attempt = attempt
+        self.exit_code = exit_code
+
+    @property
+    def id(self) -> ProcessId:
+        """The process identity used to check and signal it."""
+        return ProcessId(self.pid, self.start)
+
+
+class LocalRunState(PlainValue):
+    """Everything `state.json` holds about a run.
+
+    Example:
+        >>> record = LocalRunState("a", "default", created=0.0)
+        >>> record.move(RunStatus(RunState.RUNNING, "Running"))
+        >>> record.status.state, len(record.history), record.attempt
+        (<RunState.RUNNING: 'Running'>, 1, 1)
+    """
+
+    __match_args__ = (
+        "name",
+        "namespace",
+        "created",
+        "status",
+        "history",
+        "counters",
+        "attempt",
+        "processes",
+        "finished",
+    )
+    __slots__ = __match_args__
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __init__(
+        self,
+        name: str,
+        namespace: str,
+        created: float,
+        status: RunStatus | None = None,
+        history: list[Transition] | None = None,
+        counters: RunCounters | None = None,
+        attempt: int = 1,
+        processes: list[ProcessRecord] | None = None,
+        finished: float | None = None,
+    ) -> None:
+        self.name = name
+        self.namespace = namespace
+        self.created = created
+        self.status = RunStatus(RunState.PENDING) if status is None else status
+        self.history: list[Transition] = [] if history is None else history
+        self.counters = RunCounters() if counters is None else counters
+        self.attempt = attempt
+        self.processes: list[ProcessRecord] = [] if processes is None else processes
+        self.finished = finished
+
+    def move(self, status: RunStatus, detail: str = "") -> None:
+        """Record a transition (repeats of the same state and reason are not recorded)."""
+        last = self.history[-1].status if self.history else None
+        self.status = status
+        if status.terminal and self.finished is None:
+            self.finished = time.time()
+        if last is not None and (last.state, last.reason) == (status.state, status.reason):
+            return
+        at = round(time.time() - self.created, 3)
+        self.history.append(Transition(status, self.attempt, at, detail))
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain data for `state.json`."""
+        return {
+            SCHEMA_KEY: STATE_SCHEMA,
+            "name": self.name,
+            "namespace": self.namespace,
+            "created": self.created,
+            "status": _status_out(self.status),
+            "history": [
+                {**_status_out(t.status), "attempt": t.attempt, "at": t.at, "detail": t.detail}
+                for t in self.history
+            ],
+            "counters": {
+                "preemptions": self.counters.preemptions,
+                "disruptions": self.counters.disruptions,
+                "user_restarts": self.counters.user_restarts,
+                "resubmissions": self.counters.resubmissions,
+                "extra": dict(self.counters.extra),
+            },
+            "attempt": self.attempt,
+            "processes": [
+                {name: getattr(p, name) for name in p.__match_args__} for p in self.processes
+            ],
+            "finished": self.finished,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], where: str = "state.json") -> LocalRunState:
+        """Read what `to_json` wrote (to the file `where`); data without `schema` (written
+        before it carried one) reads as before, a newer schema is a `ConfigError`."""
+        record_schema(f"local run state {where}", data, STATE_SCHEMA)
+        return cls(
+            name=data["name"],
+            namespace=data["namespace"],
+            created=data["created"],
+            status=_status_in(data["status"]),
+            history=[
+                Transition(_status_in(t), t["attempt"], t["at"], t.get("detail", ""))
+                for t in data.get("history", [])
+            ],
+            counters=RunCounters(**data.get("counters", {})),
+            attempt=data.get("attempt", 1),
+            processes=[ProcessRecord(**p) for p in data.get("processes", [])],
+            finished=data.get("finished"),
+        )
+
+
+def _status_out(status: RunStatus) -> dict[str, Any]:
+    return {
+        "state": status.state.value,
+        "reason": status.reason,
+        "message": status.message,
+        "cause": None if status.cause is None else status.cause.value,
+    }
+
+
+def _status_in(data: dict[str, Any]) -> RunStatus:
+    cause = data.get("cause")
+    return RunStatus(
+        RunState(data["state"]),
+        data.get("reason", ""),
+        data.get("message", ""),
+        None if cause is None else FailureCause(cause),
+    )
