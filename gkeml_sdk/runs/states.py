@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 
-from gkeml_sdk.core.plain_value import PlainValue
+from gkeml_sdk.core.plain_value import FrozenValue, PlainValue
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ class FailureCause(enum.Enum):
     UNKNOWN = "Unknown"
 
 
-class RunStatus(PlainValue):
+class RunStatus(FrozenValue):
     """A state with Kueue's (or the backend's) reason and message.
 
     Example:
@@ -92,7 +92,7 @@ class RunStatus(PlainValue):
         return f"{head}: {tail}" if tail else head
 
 
-class Transition(PlainValue):
+class Transition(FrozenValue):
     """One entry of a run's history: the status it moved to, when, in which attempt, and the
     key saying what it records (see `gkeml_sdk.runs.history`), so re-reading adds nothing.
 

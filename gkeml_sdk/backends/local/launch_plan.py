@@ -5,7 +5,7 @@ neither pydantic nor the spec layer, which would cost more CPU than the processe
 from __future__ import annotations
 
 from gkeml_sdk.backends.local.local_environment import slot_env, slots
-from gkeml_sdk.core.plain_value import PlainValue
+from gkeml_sdk.core.plain_value import FrozenValue
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 DEFAULT_GRACE_SECONDS = 5.0
 
 
-class LaunchPlan(PlainValue):
+class LaunchPlan(FrozenValue):
     """How the supervisor runs a job.
 
     Attributes:

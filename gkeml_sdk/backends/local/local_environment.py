@@ -8,7 +8,7 @@ import os
 import re
 
 from gkeml_sdk.core import environment as c
-from gkeml_sdk.core.plain_value import PlainValue
+from gkeml_sdk.core.plain_value import FrozenValue
 from gkeml_sdk.errors import ConfigError, SpecError
 from gkeml_sdk.training.launcher import record_start
 
@@ -30,7 +30,7 @@ TORCHRUN_LOCAL_WORLD_SIZE = "LOCAL_WORLD_SIZE"
 _REFERENCE = re.compile(r"\$\$|\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)")
 
 
-class Slot(PlainValue):
+class Slot(FrozenValue):
     """One local process: its node (the pod it stands for) and, with spawn_procs, its local
     rank inside that node.
 

@@ -12,7 +12,7 @@ import select
 import signal
 import time
 
-from gkeml_sdk.core.plain_value import PlainValue
+from gkeml_sdk.core.plain_value import FrozenValue
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 KILL_WAIT_SECONDS = 5.0
 
 
-class ProcessId(PlainValue):
+class ProcessId(FrozenValue):
     """A pid plus its start time, so a reused pid is never mistaken for ours.
 
     `start` is the kernel's start time in clock ticks (`/proc/PID/stat`), 0 where /proc is
