@@ -125,8 +125,8 @@ def _ascii_text(value: str) -> str | None:
     """Printable ASCII `value` as PyYAML writes it in block context (None for other text):
     plain when its scalar analysis allows it and the text resolves to a string, else
     single-quoted. The rules of `Emitter.analyze_scalar` for this alphabet, without making an
-    emitter per string (that costs 1.8 M instructions, more than a whole `gkeml render`'s
-    margin when a job has a dozen such strings)."""
+    emitter per string (that costs 1.8 M instructions, more than a whole render's margin
+    above its floor when a job has a dozen such strings)."""
     if not _PRINTABLE.fullmatch(value):
         return None
     first = value[:1]
