@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gkeml_sdk.errors import SpecError, excerpt
@@ -142,19 +142,25 @@ def object_errors(obj: Mapping[str, Any]) -> list[str]:
         >>> object_errors({"kind": "ConfigMap", "metadata": {"name": "c", "labels": {"/a": ""}}})
         ["ConfigMap c: label key '/a': prefix part must be non-empty"]
     """
-    kind = str(obj.get("kind", "object"))
     meta = obj.get("metadata") or {}
-    where = f"{kind} {excerpt(str(meta.get('name', '')), 80)}"
-    errors: list[str] = []
+    # Each problem reads "<kind> <name><where in the object>: <reason>"; the object's own
+    # part is written only for a refused object (every compile checks every object).
+    problems: list[str] = []
     if "name" in meta:
-        errors += [f"{where}: name {e}" for e in _name_errors(meta["name"])]
+        problems += [f": name {e}" for e in _name_errors(meta["name"])]
     if "namespace" in meta:
-        errors += [f"{where}: namespace {e}" for e in dns1123_label_errors(meta["namespace"])]
-    for path, embedded in _metadata(obj):
-        errors += _meta_errors(f"{where}{path}", embedded)
+        problems += [f": namespace {e}" for e in dns1123_label_errors(meta["namespace"])]
+    found: list[tuple[str, Mapping[str, Any]]] = []
+    _metadata(obj, "", found)
+    for path, embedded in found:
+        problems += _meta_errors(path, embedded)
+    kind = str(obj.get("kind", "object"))
     if kind in ("ConfigMap", "Secret"):
-        errors += _config_map_errors(where, obj)
-    return errors
+        problems += _config_map_errors(obj)
+    if not problems:
+        return []
+    where = f"{kind} {excerpt(str(meta.get('name', '')), 80)}"
+    return [where + problem for problem in problems]
 
 
 def check_objects(objects: Sequence[Mapping[str, Any]]) -> None:
@@ -193,42 +199,46 @@ def _name_errors(name: str) -> tuple[str, ...]:
     return tuple(dns1123_subdomain_errors(name))
 
 
-def _meta_errors(where: str, meta: Mapping[str, Any]) -> list[str]:
+def _meta_errors(path: str, meta: Mapping[str, Any]) -> list[str]:
     labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
-    for key, value in [*labels.items(), *annotations.items()]:
-        if not isinstance(key, str) or not isinstance(value, str):
-            return [f"{where}: labels and annotations map strings to strings, got {excerpt(key)}"]
     errors: list[str] = []
     for key, value in labels.items():
-        if _key_errors(key) or _value_errors(value):  # the quoting only when it is needed
+        if not isinstance(key, str) or not isinstance(value, str):
+            return [_not_strings(path, key)]
+        if _key_errors(key) or _value_errors(value):
             quoted = excerpt(repr(key), 80)
-            errors += [f"{where}: label key {quoted}: {e}" for e in _key_errors(key)]
-            errors += [f"{where}: label {quoted} value {e}" for e in _value_errors(value)]
-    for key in annotations:
+            errors += [f"{path}: label key {quoted}: {e}" for e in _key_errors(key)]
+            errors += [f"{path}: label {quoted} value {e}" for e in _value_errors(value)]
+    for key, value in annotations.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            return [_not_strings(path, key)]
         # ValidateAnnotations checks the lower-cased key.
         for e in _key_errors(key.lower()):
-            errors.append(f"{where}: annotation key {excerpt(repr(key), 80)}: {e}")
+            errors.append(f"{path}: annotation key {excerpt(repr(key), 80)}: {e}")
     if annotations:
         size = annotations_size(annotations)
         if size > TOTAL_ANNOTATION_SIZE_LIMIT:
-            errors.append(
-                f"{where}: annotations total {size} bytes, more than {TOTAL_ANNOTATION_SIZE_LIMIT}"
-            )
+            errors.append(f"{path}: annotations total {size} bytes, "
+                          f"more than {TOTAL_ANNOTATION_SIZE_LIMIT}")  # fmt: skip
     return errors
 
 
-def _config_map_errors(where: str, obj: Mapping[str, Any]) -> list[str]:
+def _not_strings(path: str, key: object) -> str:
+    return f"{path}: labels and annotations map strings to strings, got {excerpt(key)}"
+
+
+def _config_map_errors(obj: Mapping[str, Any]) -> list[str]:
     data, binary = obj.get("data") or {}, obj.get("binaryData") or {}
     errors = [
-        f"{where}: key {excerpt(repr(key), 80)}: {e}"
+        f": key {excerpt(repr(key), 80)}: {e}"
         for key in [*data, *binary]
         for e in config_map_key_errors(key)
     ]
     twice = [k for k in binary if k in data]
-    errors += [f"{where}: key {excerpt(repr(k), 80)} is in data and binaryData" for k in twice]
+    errors += [f": key {excerpt(repr(k), 80)} is in data and binaryData" for k in twice]
     total = sum(_size(v) for v in data.values()) + sum(_size(v) for v in binary.values())
     if total > CONFIG_MAP_MAX_SIZE:
-        errors.append(f"{where}: data totals {total} bytes, more than {CONFIG_MAP_MAX_SIZE}")
+        errors.append(f": data totals {total} bytes, more than {CONFIG_MAP_MAX_SIZE}")
     return errors
 
 
@@ -241,19 +251,21 @@ _EMBEDDING = frozenset(
 )  # fmt: skip
 
 
-def _metadata(obj: Mapping[str, Any], path: str = "") -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """The object's metadata and that of every template embedded in it."""
+def _metadata(obj: Mapping[str, Any], path: str, found: list[tuple[str, Mapping[str, Any]]]) -> None:
+    """Append the object's metadata and that of every template embedded in it to `found`."""
     meta = obj.get("metadata")
     if isinstance(meta, Mapping):
-        yield path, meta
-    for key in _EMBEDDING.intersection(obj):
+        found.append((path, meta))
+    for key in obj:
+        if key not in _EMBEDDING:
+            continue
         value = obj[key]
         if isinstance(value, Mapping):
-            yield from _metadata(value, f"{path}.{key}")
+            _metadata(value, f"{path}.{key}", found)
         elif isinstance(value, list):
             for i, item in enumerate(value):
                 if isinstance(item, Mapping):
-                    yield from _metadata(item, f"{path}.{key}[{i}]")
+                    _metadata(item, f"{path}.{key}[{i}]", found)
 
 
 def _format(value: str, pattern: re.Pattern[str], limit: int, what: str) -> list[str]:

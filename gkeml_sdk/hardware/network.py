@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
 from gkeml_sdk.core.model import fail
@@ -30,6 +31,9 @@ class NetworkChoice(Row):
     reason: str | None = None
 
 
+# Specs are frozen and compiling asks several times per spec (pods, claims, notes): the
+# answer for the same accelerator, nodes and mode is looked up once.
+@functools.lru_cache(maxsize=1024)
 def choose_network(
     accelerator: Accelerator | TpuSlice | None,
     nodes: int,

@@ -3,7 +3,7 @@ the environment contract and checkpoint storage."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.environment import CHECKPOINT_MOUNT, CODE_MOUNT, DEFAULT_MASTER_PORT
 from gkeml_sdk.core.objects import Obj
@@ -40,15 +40,8 @@ def pod_template(job: TrainingJob, attempt: int = 1) -> Obj:
     data = pod_volumes(job.volumes)
     volumes, mounts, volume_env = volumes + data.volumes, mounts + data.mounts, data.env
     annotations.update(data.annotations)
-    spec: Obj = {
-        "restartPolicy": "Never",
-        **_present(serviceAccountName=job.service_account),
-        "terminationGracePeriodSeconds": _grace_seconds(job),
-        **_present(nodeSelector=selector, affinity=affinity, tolerations=tolerations),
-        **_present(hostIPC=hardware.host_ipc),
-        "containers": [_container(job, hardware, checkpoint_path, mounts, attempt, volume_env)],
-        **_present(volumes=volumes),
-    }
+    container = _container(job, hardware, checkpoint_path, mounts, attempt, volume_env)
+    spec = _spec(job, hardware, container, selector, affinity, tolerations, volumes)
     metadata: Obj = {"labels": {**job.labels, **run_labels(job, attempt)}}
     if annotations or job.annotations:
         metadata["annotations"] = {**annotations, **job.annotations}
@@ -58,9 +51,32 @@ def pod_template(job: TrainingJob, attempt: int = 1) -> Obj:
     return add_claims(template, job, CONTAINER)
 
 
-def _present(**fields: Any) -> Obj:
+def _spec(
+    job: TrainingJob,
+    hardware: Hardware,
+    container: Obj,
+    selector: Obj,
+    affinity: Obj,
+    tolerations: list[Obj],
+    volumes: list[Obj],
+) -> Obj:
     # Kubernetes reads an absent field and an empty one alike; absent keeps manifests short.
-    return {key: value for key, value in fields.items() if value}
+    spec: Obj = {"restartPolicy": "Never"}
+    if job.service_account:
+        spec["serviceAccountName"] = job.service_account
+    spec["terminationGracePeriodSeconds"] = _grace_seconds(job)
+    if selector:
+        spec["nodeSelector"] = selector
+    if affinity:
+        spec["affinity"] = affinity
+    if tolerations:
+        spec["tolerations"] = tolerations
+    if hardware.host_ipc:
+        spec["hostIPC"] = True
+    spec["containers"] = [container]
+    if volumes:
+        spec["volumes"] = volumes
+    return spec
 
 
 def _container(
@@ -78,15 +94,25 @@ def _container(
         + secret_env_entries(job)
     )
     command, args = launcher_command(job)
-    return {
-        "name": CONTAINER,
-        **_present(image=job.image, command=command, args=args),
+    container: Obj = {"name": CONTAINER}
+    if job.image:
+        container["image"] = job.image
+    container["command"] = command
+    if args:
+        container["args"] = args
+    if job.files:
         # Commands name the shipped files relative to the code directory, as locally.
-        **_present(workingDir=CODE_MOUNT if job.files else None),
-        "env": env,
-        **_present(ports=_ports(job, hardware), resources=_resources(job, hardware)),
-        **_present(volumeMounts=mounts),
-    }
+        container["workingDir"] = CODE_MOUNT
+    container["env"] = env
+    ports = _ports(job, hardware)
+    if ports:
+        container["ports"] = ports
+    resources = _resources(job, hardware)
+    if resources:
+        container["resources"] = resources
+    if mounts:
+        container["volumeMounts"] = mounts
+    return container
 
 
 def _grace_seconds(job: TrainingJob) -> int:
@@ -97,7 +123,12 @@ def _grace_seconds(job: TrainingJob) -> int:
 
 
 def _resources(job: TrainingJob, hardware: Hardware) -> Obj:
-    requests: Obj = {**_present(cpu=job.cpu, memory=job.memory), **hardware.resources()}
+    requests: Obj = {}
+    if job.cpu:
+        requests["cpu"] = job.cpu
+    if job.memory:
+        requests["memory"] = job.memory
+    requests.update(hardware.resources())
     if not requests:
         return {}
     limits = {k: v for k, v in requests.items() if k != "cpu"}
