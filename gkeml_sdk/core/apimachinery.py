@@ -150,7 +150,7 @@ def object_errors(obj: Mapping[str, Any]) -> list[str]:
         problems += [f": name {e}" for e in _name_errors(meta["name"])]
     if "namespace" in meta:
         problems += [f": namespace {e}" for e in dns1123_label_errors(meta["namespace"])]
-    found: list[tuple[str, Mapping[str, Any]]] = []
+    found: list[_Found] = []
     _metadata(obj, "", found)
     for path, embedded in found:
         problems += _meta_errors(path, embedded)
@@ -251,7 +251,10 @@ _EMBEDDING = frozenset(
 )  # fmt: skip
 
 
-def _metadata(obj: Mapping[str, Any], path: str, found: list[tuple[str, Mapping[str, Any]]]) -> None:
+_Found = tuple[str, Mapping[str, Any]]  # where in the object, and the metadata there
+
+
+def _metadata(obj: Mapping[str, Any], path: str, found: list[_Found]) -> None:
     """Append the object's metadata and that of every template embedded in it to `found`."""
     meta = obj.get("metadata")
     if isinstance(meta, Mapping):
