@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import field
 from typing import Any
 
@@ -28,14 +28,23 @@ class Manifests(Row):
     """
 
     objects: list[Obj]
-    notes: tuple[str, ...] = field(default=())
-    # Builds the Workload view when it is first read: it is never applied, and most callers
-    # (submitting, rendering YAML) never read it, so compiling does not pay for it.
+    # Write the notes and build the Workload view when they are first read: submitting reads
+    # neither (the Workload is never applied), so compiling does not pay for them.
+    notes_of: Callable[[], Iterable[str]] = field(default=tuple, repr=False, compare=False)
     workload_of: Callable[[], Obj] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Every builder ends here: nothing the API server would refuse leaves compile().
         check_objects(self.objects)
+
+    @functools.cached_property
+    def notes(self) -> tuple[str, ...]:
+        """What the user should know before applying the objects, one sentence each: cluster
+        prerequisites, risks to the job's work, choices made for them."""
+        return tuple(self.notes_of())
+
+    def _row_key(self) -> tuple[Any, ...]:
+        return self.objects, self.notes
 
     @functools.cached_property
     def workload(self) -> Obj | None:
