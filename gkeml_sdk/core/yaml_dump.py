@@ -24,6 +24,7 @@ import yaml
 
 from gkeml_sdk.core.yaml_text import (
     FREE,
+    MEMO_SIZE,
     NEVER,
     TEXTS,
     Dumper,
@@ -35,7 +36,6 @@ from gkeml_sdk.core.yaml_text import (
 
 # PyYAML writes a key as a `? ` key from 128 characters, counting its tag (`!!str`) too.
 _KEY_LIMIT = 128 - len("!!str")
-_MEMO_SIZE = 1 << 16
 _HEADS: dict[str, str] = {}  # keys as PyYAML writes them, with their colon
 
 
@@ -143,7 +143,7 @@ def _head(key: Any) -> str:
     text, limit = TEXTS.get(key) or learn(key)
     if not key or len(key) >= _KEY_LIMIT or limit is None or limit == NEVER:
         raise Unwritable
-    if len(_HEADS) >= _MEMO_SIZE:
+    if len(_HEADS) >= MEMO_SIZE:
         _HEADS.clear()
     _HEADS[key] = head = text + ":"
     return head

@@ -30,7 +30,7 @@ _LINE_BREAKS = re.compile("[\n\x85\u2028\u2029]")
 _PRINTABLE = re.compile("[ -~]*")
 _PRINTABLE_LINES = re.compile("[ -~\n]*")
 _LEADING_INDICATORS = frozenset("#,[]{}&*!|>'\"%@`")
-_MEMO_SIZE = 1 << 16
+MEMO_SIZE = 1 << 16  # the most texts (and keys) one memo holds
 _BLOCKS_SIZE = 1 << 10  # scripts and files: long texts
 # Memoised per text: how PyYAML writes it (`learn`); the same with its line break, for text
 # PyYAML never folds; literal blocks by text and indent.
@@ -94,7 +94,7 @@ def learn(value: str) -> tuple[str, int | None]:
     """How PyYAML writes `value` on one line and the last column it may start at without
     PyYAML folding it (`NEVER`: this writer does not write it); for multi-line text that
     PyYAML writes as a literal block, the block's header and None."""
-    if len(TEXTS) >= _MEMO_SIZE:
+    if len(TEXTS) >= MEMO_SIZE:
         TEXTS.clear()
         FREE.clear()
     TEXTS[value] = found = _written(value)

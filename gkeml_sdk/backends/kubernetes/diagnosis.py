@@ -5,6 +5,7 @@ lacks (no Cohort CRD, no visibility API) is left out, never an error."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ from gkeml_sdk.runs.explain.explanation import Explanation, Preview
 from gkeml_sdk.runs.explain.flavor_choice import with_landing_flavor
 from gkeml_sdk.runs.explain.inputs import QueueObjects, RunObjects
 from gkeml_sdk.runs.explain.preview import preview
+from gkeml_sdk.runs.explain.reading import event_time
 from gkeml_sdk.runs.workload import read_workload
 from gkeml_sdk.scheduling.kueue import JOB_UID_LABEL
 from gkeml_sdk.training.model import TrainingJob
@@ -41,6 +43,7 @@ COHORTS = Resource(KUEUE, "Cohort", "cohorts", namespaced=False)
 EVENTS = resource(kinds.CORE, "Event")
 PODS = resource(kinds.CORE, "Pod")
 PROVISIONING = resource(kinds.PROVISIONING_REQUEST, "ProvisioningRequest")
+EVENT_PODS = 8  # the most pods whose Events one explain reads
 
 
 def queue_objects(
@@ -145,12 +148,40 @@ def run_objects(kube: KubeClient, run: KubeRun) -> RunObjects:
         job,
         workload,
         tuple(pods),
-        tuple(_try(lambda: list_pages(kube, EVENTS, ns), [])),
+        _events(kube, ns, [(res.kind, run.object_name()), *_subjects(workload, pods, requests)]),
         tuple(requests),
         queue_objects(kube, ns, run.record.job.queue, waiting=_waiting(workload)),
         job_deleted=job is None and (run.record.cancelled or run.seen_job()),
         preemptor=_try(lambda: find_preemptor(kube, ns, _preempted_message(workload)), None),
     )
+
+
+def _events(kube: KubeClient, namespace: str, about: list[tuple[str, str]]) -> tuple[Obj, ...]:
+    """The Events of these (kind, name) objects, oldest first: one field-selected list each,
+    as `kubectl describe` reads them, never the whole namespace's (other runs' included)."""
+    found: list[Obj] = []
+    for kind, subject in about:
+        selector = f"involvedObject.kind={kind},involvedObject.name={subject}"
+        read = functools.partial(list_pages, kube, EVENTS, namespace, field_selector=selector)
+        found += _try(read, [])
+    return tuple(sorted(found, key=event_time))
+
+
+def _subjects(workload: Obj | None, pods: list[Obj], requests: list[Obj]) -> list[tuple[str, str]]:
+    """The Workload, the ProvisioningRequests and the first pods that are not healthy: pods
+    of one run fail alike, and a running or finished pod's Events explain nothing."""
+    about = [("Workload", name(workload))] if workload is not None else []
+    about += [("ProvisioningRequest", name(r)) for r in requests]
+    troubled = [p for p in pods if not _healthy(p)]
+    return about + [("Pod", name(p)) for p in troubled[:EVENT_PODS]]
+
+
+def _healthy(pod: Obj) -> bool:
+    status = pod.get("status") or {}
+    phase = status.get("phase")
+    containers = status.get("containerStatuses") or []
+    ready = bool(containers) and all(c.get("ready") for c in containers)
+    return phase == "Succeeded" or (phase == "Running" and ready)
 
 
 def _key(obj: Obj) -> tuple[str, str]:

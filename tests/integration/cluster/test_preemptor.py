@@ -55,8 +55,9 @@ def test_a_preemptor_that_is_gone_is_said_to_be_gone(cluster, client):
 
 
 def test_explain_reads_whole_namespaces_in_pages(cluster, client):
-    """Events, ProvisioningRequests and the Workloads searched for the preemptor grow with
-    the namespace: explain reads them `limit` at a time, never in one answer."""
+    """ProvisioningRequests and the Workloads searched for the preemptor grow with the
+    namespace, and an object's Events with its age: explain reads them `limit` at a time,
+    never in one answer."""
     put_recorded_preemptor(cluster)
     client.submit(gang("low"))
     Replayer(cluster, "ml", "low", 1, "low").play(SCENARIO, "low", pause=0, until=1.6)
@@ -72,3 +73,35 @@ def test_explain_reads_whole_namespaces_in_pages(cluster, client):
     ]
     assert whole, "explain read no whole namespace: the test no longer looks at anything"
     assert [(r.path, r.query) for r in whole if "limit" not in r.query] == []
+
+
+def test_explain_reads_the_events_of_its_own_objects_only(cluster, client):
+    """Events are read per object, by field selector, as `kubectl describe` reads them: the
+    other run's Events (here the preemptor's Workload's) are never read, nor counted as this
+    run's."""
+    put_recorded_preemptor(cluster)
+    client.submit(gang("low"))
+    Replayer(cluster, "ml", "low", 1, "low").play(SCENARIO, "low", pause=0, until=1.6)
+    high = next(e for e in fixture_events(SCENARIO, "high") if e["kind"] == "Workload")
+    workload = high["object"]["metadata"]["name"]
+    cluster.store.put(
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": f"{workload}.1", "namespace": "ml"},
+            "involvedObject": {"kind": "Workload", "name": workload, "namespace": "ml"},
+            "reason": "AdmissionCheckUpdated",
+            "message": "Admission check other updated state from Pending to Ready with "
+            "message: the preemptor's, not ours",
+        }
+    )
+    cluster.clear_request_log()
+    explanation = client.get_run("low").explain()
+    assert explanation.sentence.startswith(f"Preempted by {HIGH}")
+    reads = [r for r in cluster.request_log if r.path.endswith("/events") and not r.watch]
+    selectors = [r.query.get("fieldSelector", "") for r in reads]
+    assert selectors, "explain read no Events: the test no longer looks at anything"
+    assert all(s.startswith("involvedObject.kind=") for s in selectors), selectors
+    assert all(not s.endswith(f"name={workload}") for s in selectors), selectors
+    assert any(s.endswith(",involvedObject.name=low") for s in selectors), selectors
+    assert "the preemptor's" not in str(explanation)
