@@ -49,7 +49,9 @@ def test_what_it_writes_is_what_pyyaml_writes(documents: list[Any], literal: boo
 _ONE_LINE = st.text(alphabet="az09_/.,:#- '\"!&*?|>%@`{}[]~=", max_size=6) | st.lists(
     st.sampled_from([p for p in _PIECES if p.isascii() and p.isprintable()]), max_size=12
 ).map("".join)
-_KEY = _ONE_LINE.filter(bool)
+# PyYAML writes a key of 123 characters or more as a `? ` key; this writer leaves those
+# (rare: label and annotation keys are shorter) to PyYAML, as the test above checks.
+_KEY = _ONE_LINE.filter(lambda key: 0 < len(key) < 123)
 _ONE_LINE_DATA = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | _ONE_LINE,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEY, inner, max_size=3),
