@@ -169,7 +169,7 @@ def _events(kube: KubeClient, namespace: str, about: list[tuple[str, str]]) -> t
 
 def _subjects(workload: Obj | None, pods: list[Obj], requests: list[Obj]) -> list[tuple[str, str]]:
     """The Workload, the ProvisioningRequests and the first pods that are not healthy: pods
-    of one run fail alike, and a running or finished pod's Events explain nothing."""
+    of one run fail alike, and the Events of a ready or succeeded pod explain nothing."""
     about = [("Workload", name(workload))] if workload is not None else []
     about += [("ProvisioningRequest", name(r)) for r in requests]
     troubled = [p for p in pods if not _healthy(p)]
