@@ -49,8 +49,9 @@ def test_what_it_writes_is_what_pyyaml_writes(documents: list[Any], literal: boo
 _ONE_LINE = st.text(alphabet="az09_/.,:#- '\"!&*?|>%@`{}[]~=", max_size=6) | st.lists(
     st.sampled_from([p for p in _PIECES if p.isascii() and p.isprintable()]), max_size=12
 ).map("".join)
-# PyYAML writes a key of 123 characters or more as a `? ` key; this writer leaves those
-# (rare: label and annotation keys are shorter) to PyYAML, as the test above checks.
+# PyYAML writes a key of 123 characters or more as a `? ` key; this writer leaves those (no
+# compiled key is that long) to PyYAML, as test_what_it_does_not_know_it_leaves_to_pyyaml
+# checks; a 122-character key is written here (test_manifest_shaped_data_is_written_here).
 _KEY = _ONE_LINE.filter(lambda key: 0 < len(key) < 123)
 _ONE_LINE_DATA = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | _ONE_LINE,
