@@ -12,6 +12,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gkeml_sdk.core.lazy_exports import lazy_exports
 from gkeml_sdk.version import __version__
 
@@ -168,8 +170,6 @@ __all__ = [
     "tpu_generations",
 ]
 
-# typing.TYPE_CHECKING without importing typing, which a local run's supervisor never needs.
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gkeml_sdk.backends.gke.gke_client import GkeClient
     from gkeml_sdk.backends.gke.messages import node_pool_messages, node_pool_requests

@@ -13,9 +13,7 @@ Example:
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 # The most of a user's input one message quotes: enough to recognise it, never a whole file.
 EXCERPT_CHARS = 200

@@ -6,7 +6,7 @@ compiler and local backend set them. Documented in docs/environment.md.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing is no import for the local supervisor to pay
+from typing import Literal
 
 # torchrun-compatible
 MASTER_ADDR = "MASTER_ADDR"
@@ -67,10 +67,7 @@ MEGASCALE_SLICE_ID = "MEGASCALE_SLICE_ID"
 # What a variable that the hardware adds carries; the compiler writes it as a pod field or
 # DNS name, the local backend as a value. `slice_hosts`: the hosts of the process's slice,
 # `coordinator`: the rank-0 host, `slices`/`slice_index`: the slice count and this one's.
-if TYPE_CHECKING:
-    from typing import Literal
-
-    WorkerValue = Literal["rank", "slice_hosts", "coordinator", "slices", "slice_index"]
+WorkerValue = Literal["rank", "slice_hosts", "coordinator", "slices", "slice_index"]
 
 TPU_ENV = frozenset(
     {

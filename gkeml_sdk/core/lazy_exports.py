@@ -10,11 +10,10 @@ Example:
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, MutableMapping
-    from typing import Any
 
 
 def lazy_exports(

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from gkeml_sdk.errors import ConfigError
 from gkeml_sdk.version import __version__
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 SCHEMA_KEY = "schema"
 # A record without a schema was written before records were versioned: the layout that

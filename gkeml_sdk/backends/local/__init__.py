@@ -12,6 +12,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gkeml_sdk.core.lazy_exports import lazy_exports
 
 _EXPORTS = {
@@ -21,8 +23,6 @@ _EXPORTS = {
 }
 __all__ = ["LocalBackend", "LocalOptions", "LocalRun"]
 
-# typing.TYPE_CHECKING without importing typing, which a local run's supervisor never needs.
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gkeml_sdk.backends.local.local_backend import LocalBackend
     from gkeml_sdk.backends.local.local_options import LocalOptions

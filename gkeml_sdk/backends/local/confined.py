@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 import re
 import stat
+from typing import TYPE_CHECKING
 
 from gkeml_sdk.errors import ConfigError, SpecError
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 

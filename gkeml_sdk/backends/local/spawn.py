@@ -9,12 +9,11 @@ import functools
 import os
 import signal
 import sys
+from typing import TYPE_CHECKING, Final
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
-    from typing import Final
 
 # Signals Python ignores that an exec would leave ignored (`Popen(restore_signals=True)`).
 _RESTORED_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ)
