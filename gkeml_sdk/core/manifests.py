@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
-from collections.abc import Callable, Iterable
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import Any
 
 from gkeml_sdk.core.apimachinery import check_objects
 from gkeml_sdk.core.objects import Obj
-from gkeml_sdk.core.row import Row
 
 
-class Manifests(Row):
+@dataclass(frozen=True, slots=True)
+class Manifests:
     """Objects to apply, in order, and the Workload Kueue would derive from them.
 
     Example:
@@ -28,29 +26,17 @@ class Manifests(Row):
     """
 
     objects: list[Obj]
-    # Write the notes and build the Workload view when they are first read: submitting reads
-    # neither (the Workload is never applied), so compiling does not pay for them.
-    notes_of: Callable[[], Iterable[str]] = field(default=tuple, repr=False, compare=False)
-    workload_of: Callable[[], Obj] | None = field(default=None, repr=False, compare=False)
+    """The Kubernetes objects to apply, in order; the one Kueue manages last (`main`)."""
+    notes: tuple[str, ...] = ()
+    """What the user should know before applying the objects, one sentence each: cluster
+    prerequisites, risks to the job's work, choices made for them."""
+    workload: Obj | None = field(default=None, compare=False)
+    """The Workload Kueue would build from `main`; None where Kueue admits no single Workload
+    (serving). It derives from the objects' spec, so equality leaves it out."""
 
     def __post_init__(self) -> None:
         # Every builder ends here: nothing the API server would refuse leaves compile().
         check_objects(self.objects)
-
-    @functools.cached_property
-    def notes(self) -> tuple[str, ...]:
-        """What the user should know before applying the objects, one sentence each: cluster
-        prerequisites, risks to the job's work, choices made for them."""
-        return tuple(self.notes_of())
-
-    def _row_key(self) -> tuple[Any, ...]:
-        return self.objects, self.notes
-
-    @functools.cached_property
-    def workload(self) -> Obj | None:
-        """The Workload Kueue would build from `main`; None where Kueue admits no single
-        Workload (serving)."""
-        return self.workload_of() if self.workload_of is not None else None
 
     def to_yaml(self) -> str:
         """Every object as one multi-document YAML stream (byte-identical for equal specs)."""

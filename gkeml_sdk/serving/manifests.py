@@ -66,7 +66,7 @@ def compile_serve(svc: ServeModel) -> Manifests:
     notes = (*serving_notes(svc, plan), *volume_notes(weights, svc.namespace, svc.service_account))
     # The weights' claim (and what fills it) exists before the pods that mount it.
     objects[:0] = volume_objects(weights, svc.namespace, svc.service_account)
-    return Manifests(objects=objects, notes_of=lambda: notes)
+    return Manifests(objects=objects, notes=notes)
 
 
 def _service(svc: ServeModel, plan: ServePlan) -> Obj:

@@ -65,8 +65,8 @@ def compile_training_job(job: TrainingJob, attempt: int = 1) -> Manifests:
     # two, and building is several times faster than copy.deepcopy.
     return Manifests(
         objects=objects,
-        notes_of=lambda: _notes(job),
-        workload_of=lambda: _workload(job, main, pod_template(job, attempt)),
+        notes=_notes(job),
+        workload=_workload(job, main, pod_template(job, attempt)),
     )
 
 

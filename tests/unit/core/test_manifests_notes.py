@@ -1,5 +1,5 @@
-"""`Manifests.notes` are written when first read, once, and count in equality; a compile that
-is only submitted never writes them. Reading them gives what the eager notes gave."""
+"""`Manifests.notes` are written by compile(), count in equality, and equal specs give equal
+Manifests."""
 
 from __future__ import annotations
 
@@ -10,38 +10,33 @@ from gkeml_sdk.training import manifests as training_manifests
 OBJECTS = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}]
 
 
-def test_notes_are_written_once_when_first_read() -> None:
-    calls: list[int] = []
-
-    def notes() -> list[str]:
-        calls.append(1)
-        return ["a note"]
-
-    manifests = Manifests(objects=OBJECTS, notes_of=notes)
-    assert calls == []
-    assert manifests.notes == ("a note",)
-    assert manifests.notes == ("a note",)
-    assert calls == [1]
+def job(name: str = "ft") -> TrainingJob:
+    return TrainingJob(name=name, image="img", command=["x"], spot=True,
+                       accelerator=Accelerator("h100", count=8), nodes=2)  # fmt: skip
 
 
 def test_notes_count_in_equality() -> None:
-    assert Manifests(objects=OBJECTS) == Manifests(objects=OBJECTS, notes_of=list)
-    assert Manifests(objects=OBJECTS) != Manifests(objects=OBJECTS, notes_of=lambda: ["n"])
+    assert Manifests(objects=OBJECTS) == Manifests(objects=OBJECTS, notes=())
+    assert Manifests(objects=OBJECTS) != Manifests(objects=OBJECTS, notes=("n",))
 
 
-def test_compiling_writes_no_notes_until_they_are_read(monkeypatch) -> None:
+def test_compiling_writes_the_notes(monkeypatch) -> None:
     written: list[str] = []
     real = training_manifests._notes
 
-    def counted(job: TrainingJob) -> tuple[str, ...]:
-        written.append(job.name)
-        return real(job)
+    def counted(spec: TrainingJob) -> tuple[str, ...]:
+        written.append(spec.name)
+        return real(spec)
 
     monkeypatch.setattr(training_manifests, "_notes", counted)
-    job = TrainingJob(name="ft", image="img", command=["x"], spot=True,
-                      accelerator=Accelerator("h100", count=8), nodes=2)  # fmt: skip
-    manifests = job.compile()
-    manifests.to_yaml()
-    assert written == []
+    manifests = job().compile()
+    assert written == ["ft"]
     assert any("emptyDir" in note for note in manifests.notes)
     assert written == ["ft"]
+
+
+def test_equal_specs_give_equal_manifests() -> None:
+    first, second = job().compile(), job().compile()
+    assert first == second and first.notes == second.notes and first.notes
+    assert first.workload == second.workload
+    assert first != job("other").compile()
