@@ -5,10 +5,10 @@ NVIDIA's DRA driver github.com/kubernetes-sigs/dra-driver-nvidia-gpu)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from gkeml_sdk.core.model import fail
-from gkeml_sdk.core.row import Row
 
 if TYPE_CHECKING:
     from gkeml_sdk.hardware.accelerator import Accelerator
@@ -21,7 +21,8 @@ _ATTRS = "device.attributes['gpu.nvidia.com']"
 _MEMORY_MARGIN = 0.85
 
 
-class DeviceRequest(Row):
+@dataclass(frozen=True, slots=True)
+class DeviceRequest:
     """One request of a ResourceClaim: `count` devices of `device_class` matching every CEL
     expression in `selectors`.
 

@@ -3,9 +3,8 @@ carry GPUs, and the N1 shapes GKE accepts per GPU count (https://cloud.google.co
 
 from __future__ import annotations
 
-from dataclasses import field
+from dataclasses import dataclass, field
 
-from gkeml_sdk.core.row import Row
 from gkeml_sdk.hardware.gpu_labels import (
     ACCELERATOR_LABEL,
     ARCH_LABEL,
@@ -15,7 +14,8 @@ from gkeml_sdk.hardware.gpu_labels import (
 )
 
 
-class MachineType(Row):
+@dataclass(frozen=True, slots=True)
+class MachineType:
     """A Compute Engine machine type and a number of GPUs it carries; `on_demand` is False
     for shapes sold only as Spot or flex-start; `network` names the inter-node networking
     stack its nodes offer (`gkeml_sdk.hardware.network_stacks`), None for plain pod networking;
@@ -29,7 +29,8 @@ class MachineType(Row):
     topology: bool = False
 
 
-class GpuModel(Row):
+@dataclass(frozen=True, slots=True)
+class GpuModel:
     """One GPU model as GKE sees it.
 
     Example:

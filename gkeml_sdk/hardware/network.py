@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Literal
 
 from gkeml_sdk.core.model import fail
-from gkeml_sdk.core.row import Row
 from gkeml_sdk.hardware import gpus
 from gkeml_sdk.hardware import network_stacks as catalog
 from gkeml_sdk.hardware.accelerator import Accelerator
@@ -18,7 +18,8 @@ from gkeml_sdk.hardware.tpu_slice import TpuSlice
 NetworkMode = Literal["auto", "standard", "gpudirect"]
 
 
-class NetworkChoice(Row):
+@dataclass(frozen=True, slots=True)
+class NetworkChoice:
     """The stack the pods get (None: plain pod networking) and why, for the compile notes.
 
     Example:

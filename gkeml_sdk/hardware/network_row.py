@@ -4,10 +4,11 @@ prerequisites. The rows are in `gkeml_sdk.hardware.network_stacks`."""
 
 from __future__ import annotations
 
-from gkeml_sdk.core.row import Row
+from dataclasses import dataclass
 
 
-class HostVolume(Row):
+@dataclass(frozen=True, slots=True)
+class HostVolume:
     """A node directory the stack mounts: into the app container at `app_path` (None: not
     there) and into the daemon at `daemon_path` (None: not there)."""
 
@@ -17,7 +18,8 @@ class HostVolume(Row):
     daemon_path: str | None = None
 
 
-class Daemon(Row):
+@dataclass(frozen=True, slots=True)
+class Daemon:
     """The receive-datapath manager that runs next to the app (GPUDirect-TCPX/TCPXO)."""
 
     name: str
@@ -27,7 +29,8 @@ class Daemon(Row):
     devices: tuple[str, ...]  # host device files GKE's device injector gives the daemon
 
 
-class NetworkStack(Row):
+@dataclass(frozen=True, slots=True)
+class NetworkStack:
     """One way GPUs of different nodes talk, with everything a pod needs for it.
 
     Example:

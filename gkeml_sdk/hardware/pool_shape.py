@@ -4,12 +4,12 @@ row. `Accelerator` and `TpuSlice` answer `pool_shape()`, so the node pool builde
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
-from gkeml_sdk.core.row import Row
 
-
-class PoolShape(Row):
+@dataclass(frozen=True, slots=True)
+class PoolShape:
     """The machine, accelerator and slice layout of a node pool for one hardware spec.
 
     `accelerator_type` is None when the machine type implies its accelerator (TPU VMs);

@@ -7,17 +7,18 @@ shape and never ask which kind of hardware they have.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from gkeml_sdk.core.objects import Obj
-from gkeml_sdk.core.row import Row
 
 if TYPE_CHECKING:
     from gkeml_sdk.core.environment import WorkerValue
     from gkeml_sdk.hardware.dra import DeviceRequest
 
 
-class Billing(Row):
+@dataclass(frozen=True, slots=True)
+class Billing:
     """How the price book bills a job's hardware: `units` of `unit` at the price of `key`.
 
     Example:
@@ -121,7 +122,8 @@ def toleration(key: str) -> Obj:
     return {"key": key, "operator": "Exists", "effect": "NoSchedule"}
 
 
-class CpuOnly(Row):
+@dataclass(frozen=True, slots=True)
+class CpuOnly:
     """No accelerator: the pod asks the node for nothing special.
 
     Example:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.core import environment as c
 from gkeml_sdk.core.lookup import resolve
-from gkeml_sdk.core.row import Row
 
 if TYPE_CHECKING:
     from gkeml_sdk.core.environment import WorkerValue
@@ -35,7 +35,8 @@ MULTISLICE_ENV: tuple[tuple[str, WorkerValue], ...] = (
 )
 
 
-class TpuGeneration(Row):
+@dataclass(frozen=True, slots=True)
+class TpuGeneration:
     """One TPU generation.
 
     `single_host` maps each single-VM topology to its machine type; multi-host slices use

@@ -11,12 +11,7 @@ Example:
 from __future__ import annotations
 
 import enum
-
-from gkeml_sdk.core.plain_value import FrozenValue, PlainValue
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Final
+from dataclasses import dataclass, field
 
 
 class RunState(enum.Enum):
@@ -51,7 +46,8 @@ class FailureCause(enum.Enum):
     UNKNOWN = "Unknown"
 
 
-class RunStatus(FrozenValue):
+@dataclass(frozen=True, slots=True)
+class RunStatus:
     """A state with Kueue's (or the backend's) reason and message.
 
     Example:
@@ -62,20 +58,10 @@ class RunStatus(FrozenValue):
         'Running: 2 process(es)'
     """
 
-    __match_args__ = ("state", "reason", "message", "cause")
-    __slots__ = __match_args__
-
-    def __init__(
-        self,
-        state: RunState,
-        reason: str = "",
-        message: str = "",
-        cause: FailureCause | None = None,
-    ) -> None:
-        self.state: Final = state
-        self.reason: Final = reason
-        self.message: Final = message
-        self.cause: Final = cause
+    state: RunState
+    reason: str = ""
+    message: str = ""
+    cause: FailureCause | None = None
 
     @property
     def terminal(self) -> bool:
@@ -92,7 +78,8 @@ class RunStatus(FrozenValue):
         return f"{head}: {tail}" if tail else head
 
 
-class Transition(FrozenValue):
+@dataclass(frozen=True, slots=True)
+class Transition:
     """One entry of a run's history: the status it moved to, when, in which attempt, and the
     key saying what it records (see `gkeml_sdk.runs.history`), so re-reading adds nothing.
 
@@ -101,25 +88,15 @@ class Transition(FrozenValue):
         0.0
     """
 
-    __match_args__ = ("status", "attempt", "at", "detail", "key")
-    __slots__ = __match_args__
-
-    def __init__(
-        self,
-        status: RunStatus,
-        attempt: int = 1,
-        at: float = 0.0,  # seconds since the run was first submitted
-        detail: str = "",
-        key: str = "",
-    ) -> None:
-        self.status: Final = status
-        self.attempt: Final = attempt
-        self.at: Final = at
-        self.detail: Final = detail
-        self.key: Final = key
+    status: RunStatus
+    attempt: int = 1
+    at: float = 0.0  # seconds since the run was first submitted
+    detail: str = ""
+    key: str = ""
 
 
-class RunCounters(PlainValue):
+@dataclass(slots=True)
+class RunCounters:
     """Counts a run accumulates across attempts, read from Kueue and JobSet status: Kueue
     preemptions (`schedulingStats`), Spot/node disruptions (restarts JobSet did not count
     against `max_restarts`, or disrupted pods), user-code restarts, resubmissions.
@@ -129,20 +106,8 @@ class RunCounters(PlainValue):
         RunCounters(preemptions=1, disruptions=0, user_restarts=0, resubmissions=0, extra={})
     """
 
-    __match_args__ = ("preemptions", "disruptions", "user_restarts", "resubmissions", "extra")
-    __slots__ = __match_args__
-    __hash__ = None  # type: ignore[assignment]  # mutable: unhashable, as a dataclass is
-
-    def __init__(
-        self,
-        preemptions: int = 0,
-        disruptions: int = 0,
-        user_restarts: int = 0,
-        resubmissions: int = 0,
-        extra: dict[str, int] | None = None,
-    ) -> None:
-        self.preemptions = preemptions
-        self.disruptions = disruptions
-        self.user_restarts = user_restarts
-        self.resubmissions = resubmissions
-        self.extra: dict[str, int] = {} if extra is None else extra
+    preemptions: int = 0
+    disruptions: int = 0
+    user_restarts: int = 0
+    resubmissions: int = 0
+    extra: dict[str, int] = field(default_factory=dict)

@@ -4,9 +4,9 @@ concepts/dws, https://cloud.google.com/kubernetes-engine/docs/how-to/provisionin
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
-from gkeml_sdk.core.row import Row
 from gkeml_sdk.scheduling.spot import SPOT_LABEL, SPOT_TAINT_KEY
 
 Mode = Literal["standard", "spot", "flex-start", "queued"]
@@ -31,7 +31,8 @@ MAX_RUN_DURATION_PARAMETER = "maxRunDurationSeconds"
 DWS_MAX_RUN_SECONDS = 7 * 24 * 3600
 
 
-class ProvisioningMode(Row):
+@dataclass(frozen=True, slots=True)
+class ProvisioningMode:
     """One way GKE obtains nodes.
 
     `node_label` is what such nodes carry (pods select it, Kueue flavors match it);

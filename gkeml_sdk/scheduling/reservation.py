@@ -6,9 +6,9 @@ consuming-reservations)."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from gkeml_sdk.core.model import DNS1035_LABEL, fail
-from gkeml_sdk.core.row import Row
 from gkeml_sdk.scheduling.catalog import (
     RESERVATION_AFFINITY_LABEL,
     RESERVATION_LABEL,
@@ -21,7 +21,8 @@ _SHARED = re.compile(r"^projects/([^/]+)/reservations/([^/]+)\Z")
 _PROJECT = re.compile(r"^[a-z][-a-z0-9]{4,28}[a-z0-9]\Z")
 
 
-class Reservation(Row):
+@dataclass(frozen=True, slots=True)
+class Reservation:
     """A specific reservation: its `name`, and the `project` that owns it when it is shared
     from another project (None: the cluster's project).
 

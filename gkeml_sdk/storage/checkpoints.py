@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from gkeml_sdk.core.environment import CHECKPOINT_MOUNT
 from gkeml_sdk.core.model import DNS1123_SUBDOMAIN, fail
-from gkeml_sdk.core.row import Row
 
 if TYPE_CHECKING:
     from gkeml_sdk.storage.volume_base import VolumeBase
@@ -21,7 +21,8 @@ DURABLE_STORAGE = (
 )
 
 
-class CheckpointLocation(Row):
+@dataclass(frozen=True, slots=True)
+class CheckpointLocation:
     """A parsed `checkpoint_dir`.
 
     Example:

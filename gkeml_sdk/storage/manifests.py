@@ -5,11 +5,10 @@ Storage FUSE sidecar annotations."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.objects import Obj
-from gkeml_sdk.core.row import Row
 from gkeml_sdk.storage import catalog as storage
 
 if TYPE_CHECKING:
@@ -17,7 +16,8 @@ if TYPE_CHECKING:
     from gkeml_sdk.storage.volumes import GcsFuse
 
 
-class PodVolumes(Row, frozen=False):
+@dataclass(slots=True)
+class PodVolumes:
     """The pod-level and container-level pieces of a set of volumes."""
 
     volumes: list[Obj] = field(default_factory=list)

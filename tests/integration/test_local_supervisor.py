@@ -37,11 +37,10 @@ supervisor._Wakeup.wait_until = counted
 supervisor.Supervisor(run).supervise()
 print(json.dumps({"modules": sorted(sys.modules), "waits": waits}))
 """
-# Modules the supervisor's process does without: each costs a start that every run waits for
-# (dataclasses alone, with the inspect it imports, cost more than the rest of the program).
+# Modules the supervisor's process does without: each costs a start that every run waits for.
 HEAVY = (
-    "typing", "dataclasses", "inspect", "subprocess", "tempfile", "shutil", "threading",
-    "queue", "uuid", "logging", "pathlib", "socket", "pydantic", "yaml",
+    "subprocess", "tempfile", "shutil", "threading", "queue", "uuid", "logging", "pathlib",
+    "socket", "pydantic", "yaml",
     "gkeml_sdk.runs.handle", "gkeml_sdk.runs.workload", "gkeml_sdk.training.model",
     "gkeml_sdk.backends.local.local_backend", "gkeml_sdk.backends.local.local_options",
 )  # fmt: skip

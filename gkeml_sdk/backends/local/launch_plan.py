@@ -4,13 +4,12 @@ neither pydantic nor the spec layer, which would cost more CPU than the processe
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+
 from gkeml_sdk.backends.local.local_environment import slot_env, slots
-from gkeml_sdk.core.plain_value import FrozenValue
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Final
-
     from gkeml_sdk.backends.local.local_options import LocalOptions
     from gkeml_sdk.training.model import TrainingJob
 
@@ -18,7 +17,8 @@ if TYPE_CHECKING:
 DEFAULT_GRACE_SECONDS = 5.0
 
 
-class LaunchPlan(FrozenValue):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LaunchPlan:
     """How the supervisor runs a job.
 
     Attributes:
@@ -45,61 +45,31 @@ class LaunchPlan(FrozenValue):
         True
     """
 
-    __match_args__ = (
-        "argv",
-        "cwd",
-        "slots",
-        "env",
-        "secret_names",
-        "gang",
-        "max_restarts",
-        "max_runtime",
-        "grace_seconds",
-        "chaos_after",
-        "chaos_times",
-    )
-    __slots__ = __match_args__
-    __hash__ = None  # type: ignore[assignment]  # holds lists and dicts
-
-    def __init__(
-        self,
-        *,
-        argv: list[str],
-        cwd: str,
-        slots: list[tuple[str, dict[str, str]]],
-        env: dict[str, str],
-        secret_names: list[str],
-        gang: bool,
-        max_restarts: int,
-        max_runtime: float | None,
-        grace_seconds: float,
-        chaos_after: float | None,
-        chaos_times: int,
-    ) -> None:
-        self.argv: Final = argv
-        self.cwd: Final = cwd
-        self.slots: Final = slots
-        self.env: Final = env
-        self.secret_names: Final = secret_names
-        self.gang: Final = gang
-        self.max_restarts: Final = max_restarts
-        self.max_runtime: Final = max_runtime
-        self.grace_seconds: Final = grace_seconds
-        self.chaos_after: Final = chaos_after
-        self.chaos_times: Final = chaos_times
+    argv: list[str]
+    cwd: str
+    slots: list[tuple[str, dict[str, str]]]
+    env: dict[str, str]
+    secret_names: list[str]
+    gang: bool
+    max_restarts: int
+    max_runtime: float | None
+    grace_seconds: float
+    chaos_after: float | None
+    chaos_times: int
 
     def to_json(self) -> dict[str, Any]:
         """Plain data for `launch.json` (`RunDir.write_launch` adds its schema)."""
-        data = {name: getattr(self, name) for name in self.__match_args__}
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["slots"] = [{"slot": label, "env": env} for label, env in self.slots]
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LaunchPlan:
         """Read what `to_json` wrote."""
-        fields = {k: v for k, v in data.items() if k in cls.__match_args__}
-        fields["slots"] = [(s["slot"], s["env"]) for s in data["slots"]]
-        return cls(**fields)
+        names = {f.name for f in fields(cls)}
+        known = {k: v for k, v in data.items() if k in names}
+        known["slots"] = [(s["slot"], s["env"]) for s in data["slots"]]
+        return cls(**known)
 
 
 def plan_launch(

@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gkeml_sdk.core import environment as c
-from gkeml_sdk.core.plain_value import FrozenValue
 from gkeml_sdk.errors import ConfigError, SpecError
 from gkeml_sdk.training.launcher import record_start
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     # Annotations only: the supervisor imports this module and never the spec layer.
     from collections.abc import Mapping
-    from typing import Final
 
     from gkeml_sdk.core.environment import WorkerValue
     from gkeml_sdk.training.model import TrainingJob
@@ -30,7 +29,8 @@ TORCHRUN_LOCAL_WORLD_SIZE = "LOCAL_WORLD_SIZE"
 _REFERENCE = re.compile(r"\$\$|\$\(([-._a-zA-Z][-._a-zA-Z0-9]*)\)")
 
 
-class Slot(FrozenValue):
+@dataclass(frozen=True, slots=True)
+class Slot:
     """One local process: its node (the pod it stands for) and, with spawn_procs, its local
     rank inside that node.
 
@@ -39,12 +39,8 @@ class Slot(FrozenValue):
         ('0.3', True)
     """
 
-    __match_args__ = ("node", "local_rank")
-    __slots__ = __match_args__
-
-    def __init__(self, node: int, local_rank: int | None = None) -> None:
-        self.node: Final = node
-        self.local_rank: Final = local_rank
+    node: int
+    local_rank: int | None = None
 
     @property
     def label(self) -> str:

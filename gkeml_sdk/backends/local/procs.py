@@ -11,19 +11,18 @@ import os
 import select
 import signal
 import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from gkeml_sdk.core.plain_value import FrozenValue
-
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from typing import Final
 
 # How long a SIGKILLed group may take to disappear before `stop_groups` gives up waiting.
 KILL_WAIT_SECONDS = 5.0
 
 
-class ProcessId(FrozenValue):
+@dataclass(frozen=True, slots=True)
+class ProcessId:
     """A pid plus its start time, so a reused pid is never mistaken for ours.
 
     `start` is the kernel's start time in clock ticks (`/proc/PID/stat`), 0 where /proc is
@@ -34,12 +33,8 @@ class ProcessId(FrozenValue):
         True
     """
 
-    __match_args__ = ("pid", "start")
-    __slots__ = __match_args__
-
-    def __init__(self, pid: int, start: int = 0) -> None:
-        self.pid: Final = pid
-        self.start: Final = start
+    pid: int
+    start: int = 0
 
     @classmethod
     def of(cls, pid: int) -> ProcessId:

@@ -4,22 +4,22 @@ their JSON form (`run_store.RunDir` reads and writes the file)."""
 from __future__ import annotations
 
 import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from gkeml_sdk.backends.local.procs import ProcessId
-from gkeml_sdk.core.plain_value import PlainValue
 from gkeml_sdk.core.record_schema import SCHEMA_KEY, record_schema
 from gkeml_sdk.runs.states import FailureCause, RunCounters, RunState, RunStatus, Transition
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 # The layout version of `state.json` (its `schema` field); 1 is also what a file written
 # before it carried a schema holds.
 STATE_SCHEMA = 1
+# Where a run is before its supervisor has said anything.
+PENDING = RunStatus(RunState.PENDING)
 
 
-class ProcessRecord(PlainValue):
+@dataclass(slots=True)
+class ProcessRecord:
     """One started process: its slot label, identity and, once it ended, its exit code.
 
     Example:
@@ -27,18 +27,11 @@ class ProcessRecord(PlainValue):
         ProcessId(pid=41, start=7)
     """
 
-    __match_args__ = ("slot", "pid", "start", "attempt", "exit_code")
-    __slots__ = __match_args__
-    __hash__ = None  # type: ignore[assignment]  # mutable
-
-    def __init__(
-        self, slot: str, pid: int, start: int, attempt: int, exit_code: int | None = None
-    ) -> None:
-        self.slot = slot
-        self.pid = pid
-        self.start = start
-        self.attempt = attempt
-        self.exit_code = exit_code
+    slot: str
+    pid: int
+    start: int
+    attempt: int
+    exit_code: int | None = None
 
     @property
     def id(self) -> ProcessId:
@@ -46,7 +39,8 @@ class ProcessRecord(PlainValue):
         return ProcessId(self.pid, self.start)
 
 
-class LocalRunState(PlainValue):
+@dataclass(slots=True)
+class LocalRunState:
     """Everything `state.json` holds about a run.
 
     Example:
@@ -56,41 +50,15 @@ class LocalRunState(PlainValue):
         (<RunState.RUNNING: 'Running'>, 1, 1)
     """
 
-    __match_args__ = (
-        "name",
-        "namespace",
-        "created",
-        "status",
-        "history",
-        "counters",
-        "attempt",
-        "processes",
-        "finished",
-    )
-    __slots__ = __match_args__
-    __hash__ = None  # type: ignore[assignment]  # mutable
-
-    def __init__(
-        self,
-        name: str,
-        namespace: str,
-        created: float,
-        status: RunStatus | None = None,
-        history: list[Transition] | None = None,
-        counters: RunCounters | None = None,
-        attempt: int = 1,
-        processes: list[ProcessRecord] | None = None,
-        finished: float | None = None,
-    ) -> None:
-        self.name = name
-        self.namespace = namespace
-        self.created = created
-        self.status = RunStatus(RunState.PENDING) if status is None else status
-        self.history: list[Transition] = [] if history is None else history
-        self.counters = RunCounters() if counters is None else counters
-        self.attempt = attempt
-        self.processes: list[ProcessRecord] = [] if processes is None else processes
-        self.finished = finished
+    name: str
+    namespace: str
+    created: float
+    status: RunStatus = PENDING
+    history: list[Transition] = field(default_factory=list)
+    counters: RunCounters = field(default_factory=RunCounters)
+    attempt: int = 1
+    processes: list[ProcessRecord] = field(default_factory=list)
+    finished: float | None = None
 
     def move(self, status: RunStatus, detail: str = "") -> None:
         """Record a transition (repeats of the same state and reason are not recorded)."""
@@ -123,9 +91,7 @@ class LocalRunState(PlainValue):
                 "extra": dict(self.counters.extra),
             },
             "attempt": self.attempt,
-            "processes": [
-                {name: getattr(p, name) for name in p.__match_args__} for p in self.processes
-            ],
+            "processes": [asdict(p) for p in self.processes],
             "finished": self.finished,
         }
 
