@@ -43,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     word = next((w for w in words if not w.startswith("-")), "")
     if argv is None and word in NO_PLUGIN_SCAN:
-        _without_pydantic_plugins()
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     # `--version` alone needs no command module.
     parser = _parser(COMMANDS.get(word) or ("" if words == ["--version"] else None))
     args = parser.parse_args(words)
@@ -65,16 +65,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Python would report the pipe again when it flushes stdout at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-
-
-def _without_pydantic_plugins() -> None:
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    from gkeml_sdk.cli import no_plugins
-
-    if os.environ["PYDANTIC_DISABLE_PLUGINS"] in no_plugins.DISABLED:
-        # pydantic imports its loader only to hear "no plugins": the stand-in says it without
-        # importing importlib.metadata. A loader imported before (by the caller) stays.
-        sys.modules.setdefault("pydantic.plugin._loader", no_plugins)
 
 
 def _parser(named: str | None) -> argparse.ArgumentParser:

@@ -37,14 +37,13 @@ print(json.dumps(report), file=sys.stderr)
 """
 
 
-# The same without the spy, which itself imports importlib.metadata.
+# The same without the spy.
 PLAIN_PROCESS = """
 import json, sys
 from gkeml_sdk.cli.main import main
 sys.argv = ["gkeml", *sys.argv[1:]]
 code = main()
-loader = getattr(sys.modules.get("pydantic.plugin._loader"), "__name__", None)
-print(json.dumps({"code": code, "modules": sorted(sys.modules), "loader": loader}), file=sys.stderr)
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
 """
 
 
@@ -83,15 +82,13 @@ def test_render_imports_only_the_render_command(v5e_spec):
         assert unused not in modules, f"`gkeml render` imported {unused}"
 
 
-def test_render_imports_no_package_metadata_and_no_volume_models(v5e_spec):
-    # Issue 25 item 6: pydantic's plugin loader (and with it importlib.metadata) stays out
-    # of a render; so do the volume models, the misspelling helpers and the .py spec runner
+def test_render_imports_no_volume_models(v5e_spec):
+    # The volume models, the misspelling helpers and the .py spec runner stay out of a render
     # when the spec has no volumes and no mistake.
     report = run_cli("render", str(v5e_spec), process=PLAIN_PROCESS)
     assert report["code"] == 0
     modules = set(report["modules"])  # type: ignore[call-overload]
     for unused in (
-        "importlib.metadata",
         "pydantic.functional_serializers",
         "gkeml_sdk.storage.volumes",
         "gkeml_sdk.storage.disks",
@@ -100,7 +97,6 @@ def test_render_imports_no_package_metadata_and_no_volume_models(v5e_spec):
         "traceback",
     ):
         assert unused not in modules, f"`gkeml render` imported {unused}"
-    assert report["loader"] == "gkeml_sdk.cli.no_plugins"  # in place of pydantic's loader
 
 
 def test_render_of_a_job_with_volumes_loads_them(tmp_path):
@@ -109,17 +105,6 @@ def test_render_of_a_job_with_volumes_loads_them(tmp_path):
     report = run_cli("render", str(spec), process=PLAIN_PROCESS)
     assert report["code"] == 0
     assert "gkeml_sdk.storage.volumes" in set(report["modules"])  # type: ignore[call-overload]
-
-
-def test_a_plugin_setting_naming_plugins_keeps_pydantics_loader(v5e_spec, monkeypatch):
-    # Only "__all__", "1" and "true" make pydantic skip the look-up; a list of names does not.
-    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "some_plugin")
-    done = subprocess.run(
-        [sys.executable, "-c", PLAIN_PROCESS, "render", str(v5e_spec)],
-        capture_output=True, text=True, env=dict(os.environ),
-    )  # fmt: skip
-    report = json.loads(done.stderr.strip().splitlines()[-1])
-    assert report["code"] == 0 and report["loader"] == "pydantic.plugin._loader"
 
 
 def test_render_skips_pydantic_plugin_discovery(v5e_spec):
