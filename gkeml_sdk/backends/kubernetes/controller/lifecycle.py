@@ -1,17 +1,17 @@
 """`RunLifecycle`: the one writer of a run's record. It merges what the run's status tracker
 saw into the record's one history, notes how each attempt ended with Kueue's and JobSet's
-counters, asks the recovery strategy what comes next and creates that attempt. Every write
+counters, decides what comes next (`next_attempt`) and creates that attempt. Every write
 batch is preceded by `fence()` (the Lease check of the controller that acts)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from gkeml_sdk.backends.kubernetes.controller.strategies import Plan, choose_strategy
-from gkeml_sdk.backends.kubernetes.run_record import RunRecord
+from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord, attempt_name
+from gkeml_sdk.runs.classify import resubmittable
 from gkeml_sdk.runs.handle import RunCounters, RunState, RunStatus, Transition
 from gkeml_sdk.runs.history import merge
 
@@ -21,6 +21,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _NAMED = ("preemptions", "disruptions", "user_restarts")
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The next attempt of a run and how long to wait before creating it."""
+
+    attempt: AttemptRecord
+    delay: float
+    detail: str = ""  # the note its history entry carries
 
 
 class RunLifecycle:
@@ -42,7 +51,6 @@ class RunLifecycle:
         self.fence: Callable[[], object] = fence or (lambda: None)
         self.plan: Plan | None = None
         self.resubmit_at: float | None = None
-        self.strategy = ""
         self._decided = 0  # the attempt whose end was decided
         self.writes = 0  # record saves and attempt creations (for diagnostics)
 
@@ -97,18 +105,55 @@ class RunLifecycle:
     def _decide(self, end: RunStatus, now: float) -> None:
         record = self.run.record
         self._decided = record.current.attempt
-        strategy = choose_strategy(record, end, spot_losses(record))
-        self.strategy = strategy.name
-        self.plan = strategy.plan(record)
-        if self.plan is not None:
-            self.resubmit_at = now + self.plan.delay
-            log.info("run %s: %s; %s after %.0fs", record.name, end, strategy.name, self.plan.delay)
+        self.plan = plan = next_attempt(record, end, spot_losses(record))
+        if plan is not None:
+            self.resubmit_at = now + plan.delay
+            name, how = plan.attempt.name, plan.detail or "same capacity"
+            log.info("run %s: %s; %s (%s) after %.0fs", record.name, end, name, how, plan.delay)
 
     def _save(self, record: RunRecord) -> None:
         self.fence()
         self.writes += 1
         self.backend.save(record)
         self.run.record = record
+
+
+def next_attempt(record: RunRecord, end: RunStatus, spot_losses: int) -> Plan | None:
+    """What follows a run whose current attempt ended with `end`. None when that end is final:
+    success, user code, a person's cancel, no `RetryPolicy`, or its `max_resubmits` spent.
+    Otherwise attempt n+1, named deterministically so that two deciders make the same object,
+    after the policy's backoff (tenacity's exponential wait, `RetryPolicy.delay`), on the same
+    capacity; off Spot once the run lost `fallback_to_on_demand_after` attempts or pods to Spot
+    reclaims (`spot_losses`; Kueue preemptions do not count: on-demand would not avoid them).
+
+    Example:
+        >>> from gkeml_sdk import RetryPolicy, TrainingJob
+        >>> from gkeml_sdk.runs.handle import FailureCause
+        >>> job = TrainingJob(name="ft", image="i", command=["x"], spot=True)
+        >>> record = RunRecord(job=job, submitted_at=0.0, attempts=(AttemptRecord(1, "ft", True),),
+        ...     retry=RetryPolicy(max_resubmits=2, fallback_to_on_demand_after=1))
+        >>> lost = RunStatus(RunState.FAILED, "NodeLost", cause=FailureCause.INFRASTRUCTURE)
+        >>> plan = next_attempt(record, lost, spot_losses=1)
+        >>> plan.attempt.name, plan.attempt.spot, plan.detail
+        ('ft--r2', False, 'on-demand (Spot fallback)')
+        >>> next_attempt(record, lost, spot_losses=0).attempt.spot
+        True
+        >>> next_attempt(record, RunStatus(RunState.SUCCEEDED), spot_losses=0) is None
+        True
+    """
+    policy, current = record.retry, record.current
+    if (
+        policy is None
+        or record.cancelled
+        or not resubmittable(end)
+        or current.attempt - 1 >= policy.max_resubmits
+    ):
+        return None
+    number = current.attempt + 1
+    name, delay = attempt_name(record.name, number), policy.delay(number - 1)
+    if current.spot and policy.wants_on_demand(spot_losses):
+        return Plan(AttemptRecord(number, name, spot=False), delay, "on-demand (Spot fallback)")
+    return Plan(AttemptRecord(number, name, current.spot), delay)
 
 
 def counter_fields(counters: RunCounters) -> dict[str, int]:
