@@ -12,11 +12,12 @@ from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.hardware.manifests import add_network, network_notes
 from gkeml_sdk.scheduling.manifests import accelerator_scheduling
 from gkeml_sdk.scheduling.spot import SPOT_DEFAULT_GRACE_SECONDS, SPOT_NOTICE_SECONDS
-from gkeml_sdk.serving import pods as lab
+from gkeml_sdk.serving import server_pod
 from gkeml_sdk.serving.catalog import HTTP_PORT_NAME, SERVICE_PORT
 from gkeml_sdk.serving.hardware_rules import scale_up_sentence
 from gkeml_sdk.serving.plan import ServePlan
-from gkeml_sdk.serving.pods import (
+from gkeml_sdk.serving.rollout import CAPACITY_LABEL, SPOT_SUFFIX
+from gkeml_sdk.serving.server_pod import (
     CONTAINER,
     Role,
     container,
@@ -24,7 +25,6 @@ from gkeml_sdk.serving.pods import (
     pod_annotations,
     volumes,
 )
-from gkeml_sdk.serving.rollout import CAPACITY_LABEL, SPOT_SUFFIX
 from gkeml_sdk.serving.traffic import (
     DEFAULT_GATEWAY,
     GATEWAY_MODEL_HEADER,
@@ -161,13 +161,13 @@ def _service(svc: ServeFields, plan: ServePlan) -> Obj:
     ]
     spec: Obj = {
         "type": "ClusterIP",
-        "selector": lab.serving_pods(svc, plan.fit),
+        "selector": server_pod.serving_pods(svc, plan.fit),
         "ports": [{**p, "protocol": "TCP"} for p in ports],
     }
     return {
         "apiVersion": kinds.CORE,
         "kind": "Service",
-        "metadata": lab.metadata(svc),
+        "metadata": server_pod.metadata(svc),
         "spec": spec,
     }
 
@@ -196,11 +196,15 @@ def _parts(svc: ServeFields) -> list[tuple[ServeFields, str]]:
 
 
 def _selector(svc: ServeFields, capacity: str) -> dict[str, str]:
-    return {**lab.all_pods(svc), CAPACITY_LABEL: capacity} if capacity else lab.all_pods(svc)
+    return (
+        {**server_pod.all_pods(svc), CAPACITY_LABEL: capacity}
+        if capacity
+        else server_pod.all_pods(svc)
+    )
 
 
 def _named(svc: ServeFields, capacity: str) -> dict[str, object]:
-    meta = lab.metadata(svc, main=True)
+    meta = server_pod.metadata(svc, main=True)
     if capacity:
         name = server_name(svc, capacity)
         labels = {**meta["labels"], CAPACITY_LABEL: capacity}  # type: ignore[dict-item]
@@ -218,7 +222,7 @@ def _disruption_budget(svc: ServeFields, capacity: str = "") -> Obj:
     return {
         "apiVersion": kinds.POLICY,
         "kind": "PodDisruptionBudget",
-        "metadata": _named(svc, capacity) if capacity else lab.metadata(svc),
+        "metadata": _named(svc, capacity) if capacity else server_pod.metadata(svc),
         "spec": spec,
     }
 
@@ -277,10 +281,10 @@ def _template(
     fit = plan.fit
     labels = {**svc.labels, **_selector(svc, capacity)}
     if role != "server":
-        labels[lab.ROLE_LABEL] = role
+        labels[server_pod.ROLE_LABEL] = role
     engine_type = svc.engine_row.gateway_engine_type
     if svc.routing and svc.routing.via == "inference-gateway" and engine_type:
-        labels[lab.ENGINE_TYPE_LABEL] = engine_type
+        labels[server_pod.ENGINE_TYPE_LABEL] = engine_type
     on_spot = bool(svc.spot)
     selector, tolerations, affinity = accelerator_scheduling(svc.accelerator, on_spot=on_spot)
     # A Service env like VLLM_PORT breaks vLLM (vLLM's "Environment Variables" page).
@@ -313,7 +317,7 @@ def _zone_spread(svc: ServeFields, plan: ServePlan, by_rollout: bool) -> Obj:
         "maxSkew": 1,
         "topologyKey": ZONE,
         "whenUnsatisfiable": "ScheduleAnyway",
-        "labelSelector": {"matchLabels": lab.serving_pods(svc, plan.fit)},
+        "labelSelector": {"matchLabels": server_pod.serving_pods(svc, plan.fit)},
     }
     if by_rollout:
         spread["matchLabelKeys"] = ["pod-template-hash"]
@@ -325,8 +329,8 @@ def _same_zone_as_group(svc: ServeFields) -> Obj:
     # The API server adds this pod's group-key value to the selector (a key may not appear in
     # both matchLabelKeys and labelSelector).
     term = {
-        "labelSelector": {"matchLabels": lab.all_pods(svc)},
-        "matchLabelKeys": [lab.LWS_GROUP_KEY],
+        "labelSelector": {"matchLabels": server_pod.all_pods(svc)},
+        "matchLabelKeys": [server_pod.LWS_GROUP_KEY],
         "topologyKey": ZONE,
     }
     return {"requiredDuringSchedulingIgnoredDuringExecution": [term]}

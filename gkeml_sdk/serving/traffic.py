@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.core.rules import slug
-from gkeml_sdk.serving import pods as lab
+from gkeml_sdk.serving import server_pod
 from gkeml_sdk.serving.catalog import SERVICE_PORT, Metric
 from gkeml_sdk.serving.rollout import MAX_TARGET, Autoscaling
 from gkeml_sdk.serving.routing import Route, Routing
@@ -58,9 +58,9 @@ def pod_monitoring(svc: ServeFields, fit: Fit) -> Obj:
     return {
         "apiVersion": kinds.MANAGED_PROMETHEUS,
         "kind": "PodMonitoring",
-        "metadata": lab.metadata(svc),
+        "metadata": server_pod.metadata(svc),
         "spec": {
-            "selector": {"matchLabels": lab.serving_pods(svc, fit)},
+            "selector": {"matchLabels": server_pod.serving_pods(svc, fit)},
             "endpoints": [endpoint],
         },
     }
@@ -94,7 +94,7 @@ def horizontal_pod_autoscaler(svc: ServeFields, fit: Fit, target_name: str = "")
     return {
         "apiVersion": kinds.AUTOSCALING,
         "kind": "HorizontalPodAutoscaler",
-        "metadata": lab.metadata(svc),
+        "metadata": server_pod.metadata(svc),
         "spec": spec,
     }
 
@@ -196,7 +196,7 @@ def scaled_object(svc: ServeFields, fit: Fit, target_name: str = "") -> Obj:
     return {
         "apiVersion": kinds.KEDA,
         "kind": "ScaledObject",
-        "metadata": lab.metadata(svc),
+        "metadata": server_pod.metadata(svc),
         "spec": spec,
     }
 
@@ -285,14 +285,14 @@ def _inference_pool(svc: ServeFields, fit: Fit, routing: Routing) -> Obj:
         "failureMode": routing.failure_mode or "FailOpen",
     }
     spec = {
-        "selector": {"matchLabels": lab.serving_pods(svc, fit)},
+        "selector": {"matchLabels": server_pod.serving_pods(svc, fit)},
         "targetPorts": [{"number": svc.engine_row.port}],
         "endpointPickerRef": picker,
     }
     return {
         "apiVersion": POOL_API,
         "kind": "InferencePool",
-        "metadata": lab.metadata(svc),
+        "metadata": server_pod.metadata(svc),
         "spec": spec,
     }
 
@@ -303,7 +303,7 @@ def _gke_policies(svc: ServeFields, routing: Routing) -> list[Obj]:
     health = {
         "apiVersion": GKE_NETWORKING_API,
         "kind": "HealthCheckPolicy",
-        "metadata": lab.metadata(svc),
+        "metadata": server_pod.metadata(svc),
         "spec": {
             "targetRef": dict(target),
             "default": {
@@ -320,7 +320,7 @@ def _gke_policies(svc: ServeFields, routing: Routing) -> list[Obj]:
     backend = {
         "apiVersion": GKE_NETWORKING_API,
         "kind": "GCPBackendPolicy",
-        "metadata": lab.metadata(svc),
+        "metadata": server_pod.metadata(svc),
         "spec": {
             "targetRef": dict(target),
             "default": {"timeoutSec": routing.timeout_seconds, "logging": {"enabled": True}},
@@ -349,7 +349,7 @@ def _http_route(svc: ServeFields, routing: Routing) -> Obj:
     return {
         "apiVersion": GATEWAY_API,
         "kind": "HTTPRoute",
-        "metadata": lab.metadata(svc),
+        "metadata": server_pod.metadata(svc),
         "spec": {"parentRefs": [parent], "rules": rules},
     }
 
@@ -371,7 +371,7 @@ def _destination_rule(svc: ServeFields) -> Obj:
     return {
         "apiVersion": ISTIO_API,
         "kind": "DestinationRule",
-        "metadata": lab.metadata(svc),
+        "metadata": server_pod.metadata(svc),
         "spec": spec,
     }
 
@@ -393,7 +393,7 @@ def _virtual_service(svc: ServeFields, routing: Routing) -> Obj:
     return {
         "apiVersion": ISTIO_API,
         "kind": "VirtualService",
-        "metadata": lab.metadata(svc),
+        "metadata": server_pod.metadata(svc),
         "spec": spec,
     }
 
