@@ -15,7 +15,7 @@ from gkeml_sdk.scheduling.spot import SPOT_DEFAULT_GRACE_SECONDS, SPOT_NOTICE_SE
 from gkeml_sdk.serving import server_pod
 from gkeml_sdk.serving.catalog import HTTP_PORT_NAME, SERVICE_PORT
 from gkeml_sdk.serving.hardware_rules import scale_up_sentence
-from gkeml_sdk.serving.plan import ServePlan
+from gkeml_sdk.serving.plan import ServePlan, build_plan
 from gkeml_sdk.serving.rollout import CAPACITY_LABEL, SPOT_SUFFIX
 from gkeml_sdk.serving.server_pod import (
     CONTAINER,
@@ -59,7 +59,7 @@ def compile_serve(svc: ServeFields) -> Manifests:
         >>> [o["kind"] for o in m.objects]
         ['Service', 'PodMonitoring', 'PodDisruptionBudget', 'Deployment']
     """
-    plan = svc.plan()
+    plan = build_plan(svc)
     parts = _parts(svc)
     objects = [_service(svc, plan), pod_monitoring(svc, plan.fit)]
     objects += [_disruption_budget(part, capacity) for part, capacity in parts]
