@@ -1,14 +1,7 @@
-"""Serving facts as rows: the engines (image, command, flags, ports, probes, metric names, from
-the vLLM, Hugging Face TGI and NVIDIA Triton docs), the open LLMs known by name (architecture
-facts from each model's `config.json`) and the bytes of each weight format (GKE's "Best
-practices for optimizing LLM inference with GPUs"), with the ports and names every compiled
-server shares. Adding an engine or a model is one row plus a test row.
+"""Serving facts as rows: the engines, the open LLMs known by name and the weight formats, with
+the ports and names every compiled server shares. Adding an engine or a model is one row.
 
 Over 400 lines because it is one table of facts: most of it is rows, and its lookups read them.
-
-A flag of `None` means the engine has no runtime flag for that concept: for TGI the concept
-is missing (no pipeline parallelism), for Triton it was fixed when the TensorRT-LLM engine
-was built. Which of the two is said by the row's capability fields.
 """
 
 from __future__ import annotations
@@ -58,6 +51,10 @@ class Outcomes:
 @dataclass(frozen=True)
 class Flags:
     """Command-line flag names for the SDK's concepts (None: no runtime flag).
+
+    A flag of `None` means the engine has no runtime flag for that concept: for TGI the
+    concept is missing (no pipeline parallelism), for Triton it was fixed when the
+    TensorRT-LLM engine was built. Which of the two is said by the row's capability fields.
 
     Example:
         >>> from gkeml_sdk.serving.catalog import engine
@@ -195,6 +192,7 @@ class Engine:
         return name in dict(self.quantizations)
 
 
+# From the vLLM, Hugging Face TGI and NVIDIA Triton docs.
 ENGINES: tuple[Engine, ...] = (
     Engine(
         key="vllm",
@@ -430,6 +428,7 @@ class LlmModel:
         return self.kv_lora_rank > 0
 
 
+# Architecture facts from each model's `config.json`.
 MODELS: tuple[LlmModel, ...] = (
     LlmModel(
         ("meta-llama/Llama-3.2-1B-Instruct", "meta-llama/Llama-3.2-1B"),
@@ -703,6 +702,8 @@ class WeightFormat:
     note: str = ""
 
 
+# Bytes per parameter and the CUDA compute capability each needs (GKE's "Best practices for
+# optimizing LLM inference with GPUs").
 DTYPE_BYTES: dict[str, float] = {"bfloat16": 2.0, "float16": 2.0, "float32": 4.0}
 DTYPE_MIN_COMPUTE: dict[str, float] = {"bfloat16": 8.0, "float16": 7.0, "float32": 7.0}
 KV_CACHE_BYTES: dict[str, float | None] = {"auto": None, "fp8": 1.0}  # None: same as dtype

@@ -1,7 +1,6 @@
-"""Whether a `ServeModel` fits its hardware: the GPU generation can run it, tensor/pipeline
-parallelism suit the engine, node and model, the context is sensible, and some shape holds
-the weights and KV cache (else the error lists the shapes, GPUs or settings that would, cheapest
-first); the sentence that says a spec was sized past its accelerator, and the `max_gpus` cap."""
+"""Whether a `ServeModel` fits its hardware: GPU generation, parallelism, context, a shape that
+holds it (else the shapes that would), the `max_gpus` cap and the sentence when it was sized up.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""ServeModel -> Deployment (one node per replica) or LeaderWorkerSet (replicas spanning
-nodes), with its Service, PodDisruptionBudget, monitoring, autoscaling and routing, and the notes
-that say what the compiled service depends on or risks that the manifests alone do not show."""
+"""ServeModel -> Deployment or LeaderWorkerSet with its Service, PodDisruptionBudget,
+monitoring, autoscaling and routing, and the notes on what they depend on or risk.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""`ServePlan`: what a `ServeModel` will run and cost (GPUs per replica, parallelism, memory
-per GPU, concurrency, where the weights come from and how long they take to load), as a typed
-object, a printable table and, in a notebook, one GPU's memory as a bar."""
+"""`ServePlan`: what a `ServeModel` will run and cost, as a typed object, a printable table and a
+picture of one GPU's memory.
+"""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""What a running model server shows, read from what the API and the engine return (pure, no
-I/O): why it is (not) ready, from its Deployment or LeaderWorkerSet and its pods (image pull,
-out of memory, crash, no GPU of that type, Kueue admission); and what a canary answered, from
-the engine's Prometheus text exposition (success and failure counters and a latency histogram
-summed over its pods, the difference between two reads as a `CanarySample` with the p95
-latency interpolated from the buckets, as PromQL's `histogram_quantile` does)."""
+"""What a running model server shows (pure, no I/O): why it is not ready, from its Deployment or
+LeaderWorkerSet and its pods, and what a canary answered, from the engine's /metrics.
+"""
 
 from __future__ import annotations
 
@@ -163,7 +160,8 @@ def read_totals(text: str, outcomes: Outcomes) -> Totals:
 
 
 def sample_between(before: Totals, after: Totals) -> CanarySample:
-    """What was answered between two reads (a counter that went down restarted: counted from 0).
+    """What was answered between two reads (a counter that went down restarted: counted from 0),
+    with the p95 latency interpolated from the buckets as PromQL's `histogram_quantile` does.
 
     Example:
         >>> before = Totals(10, 0, {1.0: 5, math.inf: 10})

@@ -1,10 +1,6 @@
-"""How a `ServeModel`'s replicas run: how many (`Autoscaling`, on the engine's queue depth or
-batch size through the GKE custom metrics path, GKE's "Best practices for autoscaling large
-language model (LLM) inference workloads with GPUs"), on which capacity (`SpotMix`: an
-on-demand floor under Spot replicas, SkyServe's `base_ondemand_fallback_replicas` on one GKE
-cluster), and how `ServeHandle.update()` moves them to a new version (`Rollout`: a surge gated
-on readiness, or a canary judged on the engine's errors and latency; its state machine is
-`gkeml_sdk.serving.rollout_machine`)."""
+"""How a `ServeModel`'s replicas run: how many (`Autoscaling`), on which capacity (`SpotMix`),
+and how `ServeHandle.update()` moves them to a new version (`Rollout`).
+"""
 
 from __future__ import annotations
 
@@ -35,9 +31,11 @@ class Autoscaling(SpecModel):
     """Replica bounds and the per-replica target of a HorizontalPodAutoscaler, or, with
     `min=0`, of a KEDA ScaledObject that scales to zero when idle.
 
-    `queue_depth` (waiting requests per replica) suits throughput and cost; `batch_size`
-    (running requests per replica) suits latency-sensitive services. Set one; with neither,
-    the target is a queue depth of 5.
+    The signal is the engine's queue depth or batch size, read through the GKE custom metrics
+    path (GKE's "Best practices for autoscaling large language model (LLM) inference workloads
+    with GPUs"). `queue_depth` (waiting requests per replica) suits throughput and cost;
+    `batch_size` (running requests per replica) suits latency-sensitive services. Set one; with
+    neither, the target is a queue depth of 5.
 
     Example:
         >>> a = Autoscaling(min=1, max=4, queue_depth=5)
@@ -142,7 +140,8 @@ class Autoscaling(SpecModel):
 
 class SpotMix(SpecModel):
     """`on_demand_min` replicas on on-demand nodes always run; the `ServeModel`'s `replicas`
-    (a count or `Autoscaling`) size the Spot part on top of them.
+    (a count or `Autoscaling`) size the Spot part on top of them, behind one Service
+    (SkyServe's `base_ondemand_fallback_replicas`, on one GKE cluster).
 
     Example:
         >>> from gkeml_sdk import Accelerator, Autoscaling, ServeModel
@@ -183,7 +182,8 @@ class Rollout(SpecModel):
     `canary_weight` percent of the requests for `analysis_seconds`, then surges. Either way a
     version that is not ready within `ready_deadline_seconds` (default: the plan's start-up
     budget per replica replaced, plus 5 minutes) or fails the canary gate is rolled back to
-    the last ready version, and the reason is recorded in the service's history.
+    the last ready version, and the reason is recorded in the service's history. The state
+    machine that drives it is `gkeml_sdk.serving.rollout_machine`.
 
     Example:
         >>> r = Rollout(strategy="canary", canary_weight=5, max_error_ratio=0.02)

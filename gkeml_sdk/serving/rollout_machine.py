@@ -1,10 +1,6 @@
-"""A rollout's progress: the state machine (pure, clock passed in: `start()` says what to do
-first, `advance()` takes what the cluster shows now and returns the next state and the actions
-an executor performs, `backends/kubernetes/rollout_executor.py` here; the in-cluster controller
-may run the same machine; the table of transitions is in docs/serving-rollouts.md), and the
-record of a server's versions and how each rollout ended, kept in one ConfigMap beside the
-server (`<name>-versions`) so that the handle, the CLI and a controller read the same story
-(pure data: the backend reads and writes the ConfigMap)."""
+"""A rollout's progress: the state machine that drives it (pure, clock passed in) and the record
+of a server's versions and how each rollout ended, kept in a ConfigMap beside the server.
+"""
 
 from __future__ import annotations
 
@@ -126,7 +122,12 @@ class RolloutState:
 def start(
     rollout: Rollout, *, version: int, previous: int, now: float, deadline_seconds: int
 ) -> tuple[RolloutState, list[Action]]:
-    """The first state and actions of a rollout from `previous` to `version`."""
+    """The first state and actions of a rollout from `previous` to `version`.
+
+    `advance()` then takes what the cluster shows and returns the next state and the actions
+    an executor performs (`backends/kubernetes/rollout_executor.py`; the in-cluster controller
+    may run the same machine). The table of transitions is in docs/serving-rollouts.md.
+    """
     state = RolloutState(
         strategy=rollout.strategy,
         version=version,
@@ -224,7 +225,9 @@ class Version:
 
 @dataclass(frozen=True)
 class VersionRecord:
-    """Every kept version, newest last, and the rollout in progress (if any).
+    """Every kept version, newest last, and the rollout in progress (if any), kept in one
+    ConfigMap beside the server (`<name>-versions`) so that the handle, the CLI and a controller
+    read the same story; the backend reads and writes the ConfigMap.
 
     Example:
         >>> r = VersionRecord().added({"image": "a"}, outcome="serving", now=0.0)

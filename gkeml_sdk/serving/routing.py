@@ -1,6 +1,6 @@
-"""`Routing`: how requests reach model servers by model name, through the GKE Inference
-Gateway (InferencePool + HTTPRoute, gateway-api-inference-extension.sigs.k8s.io) or Istio
-(VirtualService + DestinationRule, istio.io), with weights across models or model versions."""
+"""`Route` and `Routing`: how requests reach model servers by model name, through the GKE
+Inference Gateway or Istio, with weights across models or model versions.
+"""
 
 from __future__ import annotations
 
@@ -67,7 +67,9 @@ class Route(SpecModel):
 
 
 class Routing(SpecModel):
-    """Model-aware routing in front of a ServeModel.
+    """Model-aware routing in front of a ServeModel: InferencePool + HTTPRoute for the GKE
+    Inference Gateway (gateway-api-inference-extension.sigs.k8s.io), or VirtualService +
+    DestinationRule for Istio (istio.io).
 
     With no `routes`, requests for the service's own model name go to the service. With
     `backend_only=True` only the routing target is written (InferencePool or

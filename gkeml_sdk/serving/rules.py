@@ -1,9 +1,6 @@
-"""The checks of a `ServeModel` that are not about fitting its GPUs (those are in
-`hardware_rules`): valid Kubernetes names, options the engine supports, where weights, tokens
-and env come from, replicas, routing, the canary and the Spot mix. Each raises `SpecError` with
-what would work; `ServeModel` runs them at construction.
-
-Over 400 lines because every one of them reads the same spec and the same engine row."""
+"""The checks of a `ServeModel` besides its hardware fit: names, engine options, where weights,
+tokens and env come from, replicas, routing, the canary and the Spot mix.
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""The server pod: the labels and selectors every serving object agrees on (Service,
-PodMonitoring, PDB, InferencePool, HPA target select the same pods), and the model-server
-container: command and args from the engine row, the Hub token from a Secret, ports, probes,
-GPU resources and volumes (the weights volume among them)."""
+"""The server pod: the labels and selectors every serving object agrees on, and the model-server
+container with its command, probes, GPU resources and volumes.
+"""
 
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
-"""What a served model weighs and what holds it: its architecture (a catalog row, or a
-`ModelSize` for any other model), the GPU memory its weights and KV cache take, and the choice
-of tensor/pipeline parallelism (GKE's "Best practices for optimizing LLM inference with GPUs"
-and vLLM's "Parallelism and Scaling" guide).
+"""A served model's size (a catalog row, or `ModelSize` for any other model) and the GPU memory
+and tensor/pipeline parallelism it needs: pure arithmetic on those facts.
 
-Over 400 lines because the model's size facts and the arithmetic on them are one calculation.
-
-Units: weights and GPU memory in GB (10^9 bytes, as GPU data sheets count them);
-KV cache per token in bytes.
+Over 400 lines because a model's size facts and the arithmetic on them are one calculation.
 """
 
 from __future__ import annotations
@@ -23,6 +18,9 @@ from gkeml_sdk.serving import catalog
 from gkeml_sdk.serving.catalog import LlmModel
 from gkeml_sdk.storage import catalog as storage
 
+# GKE's "Best practices for optimizing LLM inference with GPUs" and vLLM's "Parallelism and
+# Scaling" guide. Weights and GPU memory in GB (10^9 bytes, as GPU data sheets count them); KV
+# cache per token in bytes.
 GB = 1e9
 # Activations and CUDA graphs take ~1-4 GiB per GPU; 2 GB reproduces GKE's worked example of
 # "~55 GB/GPU left for KV" for 70B bf16 at TP2 on H200.

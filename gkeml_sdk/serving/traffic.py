@@ -1,14 +1,9 @@
-"""The objects around a model server's replicas that watch and steer its requests: engine
-metrics into Cloud Monitoring (PodMonitoring), a HorizontalPodAutoscaler on the engine's queue
-depth or batch size through the GKE custom metrics path
-(https://cloud.google.com/kubernetes-engine/docs/best-practices/machine-learning/inference/autoscaling)
-or, to scale to zero, a KEDA ScaledObject reading Managed Prometheus (KEDA's prometheus
-scaler: serverAddress, query, threshold, activationThreshold); and model-aware routing:
-InferencePool + HTTPRoute (+ GKE backend and health-check policies) for the GKE Inference
-Gateway, or DestinationRule + VirtualService for Istio.
+"""The objects that watch and steer a server's requests: PodMonitoring, its autoscaler (an HPA,
+or KEDA to scale to zero) and model-aware routing (GKE Inference Gateway or Istio).
 
 Over 400 lines because monitoring, autoscaling and routing read the same engine metrics, ports
-and pod selectors, and each object family is a few dicts."""
+and pod selectors, and each object family is a few dicts.
+"""
 
 from __future__ import annotations
 
@@ -67,7 +62,9 @@ def pod_monitoring(svc: ServeFields, fit: Fit) -> Obj:
 
 
 def horizontal_pod_autoscaler(svc: ServeFields, fit: Fit, target_name: str = "") -> Obj:
-    """An `autoscaling/v2` HPA on the engine gauge `svc.replicas` names, averaged per replica.
+    """An `autoscaling/v2` HPA on the engine gauge `svc.replicas` names, averaged per replica,
+    through the GKE custom metrics path (https://cloud.google.com/kubernetes-engine/docs/
+    best-practices/machine-learning/inference/autoscaling).
 
     Example:
         >>> from gkeml_sdk import ServeModel
@@ -154,7 +151,9 @@ def quantity(value: float) -> str:
 def scaled_object(svc: ServeFields, fit: Fit, target_name: str = "") -> Obj:
     """A `keda.sh/v1alpha1` ScaledObject from 0 to `max` replicas on the engine's gauge summed
     over the service's pods (GMP labels every series with `namespace` and, as `job`, the
-    PodMonitoring's name), active above `activation`.
+    PodMonitoring's name), active above `activation`: GKE documents scale to zero for model
+    servers with KEDA and its prometheus scaler (serverAddress, query, threshold,
+    activationThreshold) reading Managed Prometheus.
 
     With Istio routing a second trigger counts the requests callers send to the Service:
     with no replica running the engine exports no queue at all, so only the caller's sidecar
