@@ -191,6 +191,10 @@ class Engine:
         """Whether the engine can serve weights in this quantization."""
         return name in dict(self.quantizations)
 
+    def scaling_metric(self, signal: str) -> Metric:
+        """The gauge an autoscaler follows: the queue for "queue_depth", else the batch."""
+        return self.queue_metric if signal == "queue_depth" else self.batch_metric
+
 
 # From the vLLM, Hugging Face TGI and NVIDIA Triton docs.
 ENGINES: tuple[Engine, ...] = (

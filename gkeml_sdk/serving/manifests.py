@@ -135,7 +135,7 @@ def serving_notes(svc: ServeFields, plan: ServePlan) -> tuple[str, ...]:
     if scaling is not None and scaling.to_zero:
         notes.extend(_to_zero_notes(svc, plan))
     elif scaling is not None:
-        metric = eng.queue_metric if scaling.signal == "queue_depth" else eng.batch_metric
+        metric = eng.scaling_metric(scaling.signal)
         notes.append(
             f"autoscaling reads {metric_name(metric)} through the Custom Metrics Stackdriver "
             "Adapter (namespace custom-metrics, roles/monitoring.viewer via Workload "

@@ -186,12 +186,10 @@ def build_plan(
     scale = svc.autoscaling
     if scale is None:
         scaling = "fixed (no autoscaling)"
-    elif scale.to_zero:
-        metric = eng.queue_metric if scale.signal == "queue_depth" else eng.batch_metric
-        scaling = f"KEDA on {metric.name} (target {scale.target:g} per replica; to zero when idle)"
     else:
-        metric = eng.queue_metric if scale.signal == "queue_depth" else eng.batch_metric
-        scaling = f"HPA on {metric.name} (target {scale.target:g} per replica)"
+        kind, idle = ("KEDA", "; to zero when idle") if scale.to_zero else ("HPA", "")
+        metric = eng.scaling_metric(scale.signal).name
+        scaling = f"{kind} on {metric} (target {scale.target:g} per replica{idle})"
     gpu = acc.gpu.display + (f" {acc.mig} slice" if acc.mig else "")
     load = load_gb_per_second(svc)
     return ServePlan(

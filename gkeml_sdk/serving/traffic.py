@@ -79,7 +79,7 @@ def horizontal_pod_autoscaler(svc: ServeFields, fit: Fit, target_name: str = "")
     scaling = svc.autoscaling
     if scaling is None:
         raise ValueError(f"{svc.name}: replicas are fixed; there is nothing to autoscale")
-    metric = scaled_metric(svc, scaling)
+    metric = svc.engine_row.scaling_metric(scaling.signal)
     target = server_kind(fit)
     spec: Obj = {
         "scaleTargetRef": {**target, "name": target_name or svc.name},
@@ -94,12 +94,6 @@ def horizontal_pod_autoscaler(svc: ServeFields, fit: Fit, target_name: str = "")
         "metadata": server_pod.metadata(svc),
         "spec": spec,
     }
-
-
-def scaled_metric(svc: ServeFields, scaling: Autoscaling) -> Metric:
-    """The engine gauge `scaling` follows: its queue or its batch."""
-    eng = svc.engine_row
-    return eng.queue_metric if scaling.signal == "queue_depth" else eng.batch_metric
 
 
 def server_kind(fit: Fit) -> dict[str, str]:
@@ -170,7 +164,7 @@ def scaled_object(svc: ServeFields, fit: Fit, target_name: str = "") -> Obj:
     scaling = svc.autoscaling
     if scaling is None or not scaling.to_zero:
         raise ValueError(f"{svc.name}: replicas do not scale to zero")
-    metric = scaled_metric(svc, scaling)
+    metric = svc.engine_row.scaling_metric(scaling.signal)
     matchers = [f'namespace="{svc.namespace}"', f'job="{svc.name}"']
     matchers += [f'{key}="{value}"' for key, value in metric.labels]
     query = f"sum({metric.name}{{{','.join(matchers)}}})"
