@@ -1,6 +1,6 @@
 """`RolloutExecutor`: runs the pure rollout state machine (`serving/rollout_machine.py`)
 against the cluster: reads what the servers show, advances with an injectable clock, applies
-the actions, and keeps the service's version record (also in `serving/rollout_machine.py`) in its
+the actions, and keeps the service's version record (`VersionRecord`, in the same module) in its
 ConfigMap after every step, so a rollout survives the process that started it."""
 
 from __future__ import annotations
