@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 SCRAPE_INTERVAL = "15s"
 SCALE_DOWN_PERIOD_SECONDS = 300  # remove at most one replica per 5 minutes
 POLLING_SECONDS = 15  # the GMP scrape interval: polling faster reads the same sample
+
 POOL_GROUP = "inference.networking.k8s.io"
 POOL_API = f"{POOL_GROUP}/v1"
 GATEWAY_API = kinds.GATEWAY
