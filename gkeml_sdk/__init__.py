@@ -28,12 +28,12 @@ _EXPORTS = {
     "WorkerCluster": "gkeml_sdk.setup.multikueue",
     "SetupPlan": "gkeml_sdk.backends.kubernetes.setup_apply",
     "ServeModel": "gkeml_sdk.serving.model",
-    "Autoscaling": "gkeml_sdk.serving.autoscaling",
+    "Autoscaling": "gkeml_sdk.serving.rollout",
     "Rollout": "gkeml_sdk.serving.rollout",
-    "SpotMix": "gkeml_sdk.serving.spot_mix",
+    "SpotMix": "gkeml_sdk.serving.rollout",
     "Routing": "gkeml_sdk.serving.routing",
     "Route": "gkeml_sdk.serving.routing",
-    "ModelSize": "gkeml_sdk.serving.model_size",
+    "ModelSize": "gkeml_sdk.serving.sizing",
     "ServePlan": "gkeml_sdk.serving.plan",
     "Tenant": "gkeml_sdk.tenancy.model",
     "TenantModel": "gkeml_sdk.tenancy.model",
@@ -214,13 +214,11 @@ if TYPE_CHECKING:
     from gkeml_sdk.runs.handle import FailureCause, Run, RunState, RunStatus, Transition
     from gkeml_sdk.runs.retry import RetryPolicy
     from gkeml_sdk.scheduling.placement import TopologyPlacement
-    from gkeml_sdk.serving.autoscaling import Autoscaling
     from gkeml_sdk.serving.model import ServeModel
-    from gkeml_sdk.serving.model_size import ModelSize
     from gkeml_sdk.serving.plan import ServePlan
-    from gkeml_sdk.serving.rollout import Rollout
+    from gkeml_sdk.serving.rollout import Autoscaling, Rollout, SpotMix
     from gkeml_sdk.serving.routing import Route, Routing
-    from gkeml_sdk.serving.spot_mix import SpotMix
+    from gkeml_sdk.serving.sizing import ModelSize
     from gkeml_sdk.setup.capacity_model import Capacity
     from gkeml_sdk.setup.model import ClusterSetup, Team
     from gkeml_sdk.setup.multikueue import WorkerCluster

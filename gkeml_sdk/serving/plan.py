@@ -1,17 +1,22 @@
-"""`ServePlan`: what a `ServeModel` will run and cost, as a typed object and a printable table."""
+"""`ServePlan`: what a `ServeModel` will run and cost, as a typed object, a printable table and a
+picture of one GPU's memory.
+"""
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gkeml_sdk.pictures.bars import Part, memory_svg
 from gkeml_sdk.pricing.catalog import PriceBook, PriceOverrides
+from gkeml_sdk.serving.hardware_rules import does_not_fit
 from gkeml_sdk.serving.sizing import Fit, expected_startup_seconds, startup_seconds
-from gkeml_sdk.serving.weights import load_gb_per_second, weights_source
+from gkeml_sdk.storage import catalog as storage
 
 if TYPE_CHECKING:
     from gkeml_sdk.hardware.accelerator import Accelerator
-    from gkeml_sdk.serving.model import ServeModel
+    from gkeml_sdk.serving.fields import ServeFields
 
 KIB = 1024
 
@@ -135,15 +140,11 @@ class ServePlan:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        import html
-
         body = "".join(
             f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
             for k, v in self.rows()
         )
         caption = html.escape(f"{self.name}: {self.model} on {self.engine}")
-        from gkeml_sdk.serving.plan_picture import plan_svg
-
         return f"{plan_svg(self)}<table><caption>{caption}</caption>{body}</table>"
 
     def _replicas(self) -> str:
@@ -164,7 +165,7 @@ class ServePlan:
 
 
 def build_plan(
-    svc: ServeModel, prices: PriceBook | PriceOverrides | str | None = None
+    svc: ServeFields, prices: PriceBook | PriceOverrides | str | None = None
 ) -> ServePlan:
     """The plan of `svc` (see `ServeModel.plan`).
 
@@ -178,8 +179,6 @@ def build_plan(
     """
     fit = svc.fit
     if fit is None:  # construction already refused this spec; kept for type narrowing
-        from gkeml_sdk.serving.misfit import does_not_fit
-
         raise does_not_fit(svc)
     acc, eng = svc.accelerator, svc.engine_row
     book = PriceBook.of(prices)
@@ -187,12 +186,10 @@ def build_plan(
     scale = svc.autoscaling
     if scale is None:
         scaling = "fixed (no autoscaling)"
-    elif scale.to_zero:
-        metric = eng.queue_metric if scale.signal == "queue_depth" else eng.batch_metric
-        scaling = f"KEDA on {metric.name} (target {scale.target:g} per replica; to zero when idle)"
     else:
-        metric = eng.queue_metric if scale.signal == "queue_depth" else eng.batch_metric
-        scaling = f"HPA on {metric.name} (target {scale.target:g} per replica)"
+        kind, idle = ("KEDA", "; to zero when idle") if scale.to_zero else ("HPA", "")
+        metric = eng.scaling_metric(scale.signal).name
+        scaling = f"{kind} on {metric} (target {scale.target:g} per replica{idle})"
     gpu = acc.gpu.display + (f" {acc.mig} slice" if acc.mig else "")
     load = load_gb_per_second(svc)
     return ServePlan(
@@ -221,14 +218,73 @@ def build_plan(
     )
 
 
-def _on_demand(acc: Accelerator, machine: str) -> bool:
-    if acc.mig is not None and acc.machine_type is None:
-        return acc.on_demand_offered  # a MIG pool may use any of the GPU's shapes
-    found = acc.gpu.machine_named(machine)
-    return found is None or found.on_demand
+def plan_svg(plan: ServePlan) -> str:
+    """The per-GPU memory bar with a replica and cost summary under it.
+
+    Example:
+        >>> from gkeml_sdk import Accelerator, ServeModel
+        >>> plan = ServeModel(name="chat", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                   accelerator=Accelerator("l4")).plan()
+        >>> 'data-picture="gpu-memory"' in plan_svg(plan)
+        True
+    """
+    f = plan.fit
+    parts = [
+        Part("weights", f.weights_gb_per_gpu),
+        Part("activations", f.overhead_gb),
+        Part("KV cache", f.kv_gb_per_gpu),
+    ]
+    shape = f"TP{f.tensor_parallel} x PP{f.pipeline_parallel}"
+    summary = [
+        f"{f.gpus} x {plan.gpu} per replica ({shape}) on {plan.machine_type}; "
+        f"{f.kv_tokens:,} KV tokens, {f.max_concurrency:.1f} requests of {f.max_model_len:,}",
+        f"replicas {plan._replicas()}, {plan.scaling}",
+    ]
+    for provisioning in ("on-demand", "spot"):
+        mark = " (this service)" if (provisioning == "spot") == plan.spot else ""
+        summary.append(f"{provisioning}: {plan._cost(provisioning)}{mark}")
+    title = f"{plan.name}: memory of one {plan.gpu} ({f.gpu_memory_gb:.0f} GB)"
+    return memory_svg(title, f.gpu_memory_gb, parts, summary)
 
 
-def machine_type(svc: ServeModel, fit: Fit) -> str:
+def load_gb_per_second(svc: ServeFields) -> float | None:
+    """Planning throughput of the weight load, or None when nothing is fetched at start-up
+    (a Triton repository of prebuilt engines).
+
+    Example:
+        >>> from gkeml_sdk import Accelerator, ServeModel
+        >>> from gkeml_sdk.storage.disks import HyperdiskML
+        >>> svc = ServeModel(name="a", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                  accelerator=Accelerator("l4"), weights=HyperdiskML(pvc="qwen"))
+        >>> round(load_gb_per_second(svc), 2)
+        2.52
+    """
+    if svc.weights is not None:
+        return svc.weights.read_gb_per_second
+    if svc.engine_row.downloads_weights:
+        return storage.HUB_GB_PER_SECOND
+    return None
+
+
+def weights_source(svc: ServeFields) -> str:
+    """Where the weights come from, for the plan.
+
+    Example:
+        >>> from gkeml_sdk import Accelerator, ServeModel
+        >>> weights_source(ServeModel(name="a", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                           accelerator=Accelerator("l4")))
+        'Hugging Face Hub download'
+    """
+    weights = svc.weights
+    if weights is not None:
+        kind = "Cloud Storage FUSE" if weights.kind == "gcsfuse" else "Hyperdisk ML"
+        return f"{kind} {weights.source_uri} at {weights.mount_path}"
+    if svc.engine_row.downloads_weights:
+        return "Hugging Face Hub download"
+    return f"model repository {svc.model_repository}"
+
+
+def machine_type(svc: ServeFields, fit: Fit) -> str:
     """The node machine type a pod of `svc` needs: the user's, or the smallest that holds it.
 
     Example:
@@ -247,3 +303,10 @@ def machine_type(svc: ServeModel, fit: Fit) -> str:
     usable = [m for m in row.machine_types if svc.spot or m.on_demand]
     count = min(m.gpus for m in usable if m.gpus >= fit.gpus_per_pod)
     return next(m.name for m in usable if m.gpus == count)
+
+
+def _on_demand(acc: Accelerator, machine: str) -> bool:
+    if acc.mig is not None and acc.machine_type is None:
+        return acc.on_demand_offered  # a MIG pool may use any of the GPU's shapes
+    found = acc.gpu.machine_named(machine)
+    return found is None or found.on_demand

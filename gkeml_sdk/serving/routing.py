@@ -1,6 +1,6 @@
-"""`Routing`: how requests reach model servers by model name, through the GKE Inference
-Gateway (InferencePool + HTTPRoute, gateway-api-inference-extension.sigs.k8s.io) or Istio
-(VirtualService + DestinationRule, istio.io), with weights across models or model versions."""
+"""`Route` and `Routing`: how requests reach model servers by model name, through the GKE
+Inference Gateway or Istio, with weights across models or model versions.
+"""
 
 from __future__ import annotations
 
@@ -22,14 +22,10 @@ class Route(SpecModel):
     Example:
         >>> Route(model="llama-70b", backends={"chat": 90, "chat-v2": 10}).share("chat-v2")
         0.1
-
-    Attributes:
-        model: The model name clients request.
-        backends: ServeModel name -> traffic weight.
     """
 
-    model: str
-    backends: dict[str, int]
+    model: str = Field(description="The model name clients request.")
+    backends: dict[str, int] = Field(description="ServeModel name -> traffic weight.")
 
     @model_validator(mode="after")
     def _check(self) -> Route:
@@ -71,7 +67,9 @@ class Route(SpecModel):
 
 
 class Routing(SpecModel):
-    """Model-aware routing in front of a ServeModel.
+    """Model-aware routing in front of a ServeModel: InferencePool + HTTPRoute for the GKE
+    Inference Gateway (gateway-api-inference-extension.sigs.k8s.io), or VirtualService +
+    DestinationRule for Istio (istio.io).
 
     With no `routes`, requests for the service's own model name go to the service. With
     `backend_only=True` only the routing target is written (InferencePool or
@@ -81,30 +79,39 @@ class Routing(SpecModel):
         >>> r = Routing(via="istio", routes=[Route(model="llama", backends={"a": 1, "b": 1})])
         >>> r.via, r.attempts
         ('istio', 1)
-
-    Attributes:
-        via: How traffic arrives: "istio" (the mesh) or "inference-gateway" (GKE's).
-        routes: Model name routes with weighted backends: `Route(...)`.
-        backend_only: Compile only the backend objects; another service owns the routes.
-        gateway: [namespace/]name of the Gateway (Istio: besides the mesh).
-        hosts: Hosts the routes bind; empty: the Service's DNS name (Istio).
-        match_model_header: Route by the request's model name header.
-        timeout_seconds: Request timeout; streaming generations need minutes.
-        retries: Retries of connection failures and 503s (Istio only); None means 1.
-        endpoint_picker: Inference Gateway's endpoint picker Service; None: <name>-epp.
-        failure_mode: What the gateway does when the endpoint picker is down.
     """
 
-    via: Via
-    routes: list[Route] = Field(default_factory=list)
-    backend_only: bool = False
-    gateway: str | None = None  # [namespace/]name of the Gateway (Istio: besides the mesh)
-    hosts: list[str] = Field(default_factory=list)  # Istio: default the Service's DNS name
-    match_model_header: bool = True
-    timeout_seconds: int = 600  # streaming generations need minutes, not the LB's 30 s
-    retries: int | None = None  # Istio only; default 1 (connection failures and 503)
-    endpoint_picker: str | None = None  # Inference Gateway: EPP Service, default <name>-epp
-    failure_mode: Literal["FailOpen", "FailClose"] | None = None  # when the EPP is down
+    via: Via = Field(
+        description='How traffic arrives: "istio" (the mesh) or "inference-gateway" (GKE\'s).'
+    )
+    routes: list[Route] = Field(
+        default_factory=list, description="Model name routes with weighted backends: `Route(...)`."
+    )
+    backend_only: bool = Field(
+        False, description="Compile only the backend objects; another service owns the routes."
+    )
+    gateway: str | None = Field(
+        None, description="[namespace/]name of the Gateway (Istio: besides the mesh)."
+    )
+    hosts: list[str] = Field(
+        default_factory=list,
+        description="Hosts the routes bind; empty: the Service's DNS name (Istio).",
+    )
+    match_model_header: bool = Field(True, description="Route by the request's model name header.")
+    timeout_seconds: int = Field(
+        600,
+        description="Request timeout; streaming generations need minutes, not the load "
+        "balancer's 30 s.",
+    )
+    retries: int | None = Field(
+        None, description="Retries of connection failures and 503s (Istio only); None means 1."
+    )
+    endpoint_picker: str | None = Field(
+        None, description="Inference Gateway's endpoint picker Service; None: <name>-epp."
+    )
+    failure_mode: Literal["FailOpen", "FailClose"] | None = Field(
+        None, description="What the gateway does when the endpoint picker is down."
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Routing:

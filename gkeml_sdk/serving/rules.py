@@ -1,6 +1,6 @@
-"""Engine, naming and deployment rules of a `ServeModel`: options the engine supports, valid
-Kubernetes names, where weights and tokens come from, replicas and routing. Each raises
-`SpecError` with what would work; `ServeModel` runs them at construction."""
+"""The checks of a `ServeModel` besides its hardware fit: names, engine options, where weights,
+tokens and env come from, replicas, routing, the canary and the Spot mix.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +10,16 @@ from typing import TYPE_CHECKING
 from gkeml_sdk.core.lookup import UnknownName
 from gkeml_sdk.core.model import DNS1123_LABEL, DNS1123_SUBDOMAIN, fail
 from gkeml_sdk.core.rules import ENV_NAME, check_labels, check_name
+from gkeml_sdk.core.secret_ref import check_secret_names, looks_secret
 from gkeml_sdk.errors import SpecError
-from gkeml_sdk.serving import catalog as engines
-from gkeml_sdk.serving import weight_formats
-from gkeml_sdk.serving.engine_row import TOKEN_ENV, Engine
+from gkeml_sdk.serving import catalog
+from gkeml_sdk.serving.catalog import TOKEN_ENV, Engine
+from gkeml_sdk.serving.rollout import CANARY_SUFFIX, SPOT_SUFFIX
 from gkeml_sdk.storage.checkpoints import parse_checkpoint_dir
+from gkeml_sdk.storage.rules import check_volumes
 
 if TYPE_CHECKING:
-    from gkeml_sdk.serving.model import ServeModel
+    from gkeml_sdk.serving.fields import ServeFields
 
 # Deployment pods add two hashes to the name and LWS pods a group and worker index; 40
 # characters keeps every derived name within 63.
@@ -27,7 +29,7 @@ SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+\Z")
 ADAPTER_NAME = re.compile(r"^[A-Za-z0-9][-A-Za-z0-9_.]*\Z")
 
 
-def check_names(svc: ServeModel) -> None:
+def check_names(svc: ServeFields) -> None:
     """Object names, namespace, queue, secret and label syntax.
 
     Example:
@@ -70,7 +72,7 @@ def check_names(svc: ServeModel) -> None:
     check_labels(svc.labels)
 
 
-def check_engine_options(svc: ServeModel) -> None:
+def check_engine_options(svc: ServeFields) -> None:
     """Options the engine must support: dtype, quantization, KV dtype, LoRA, batch cap.
 
     Example:
@@ -137,7 +139,7 @@ def check_engine_options(svc: ServeModel) -> None:
         )
 
 
-def check_deployment(svc: ServeModel) -> None:
+def check_deployment(svc: ServeFields) -> None:
     """Replicas, the Hub token of gated models and routing support.
 
     Example:
@@ -187,13 +189,116 @@ def check_deployment(svc: ServeModel) -> None:
         )
 
 
-def _check_quantization(svc: ServeModel, eng: Engine, quant: str) -> None:
+def check_rollout(svc: ServeFields) -> None:
+    """A canary needs routing weights to take its share, and a name that fits its suffix.
+
+    Example:
+        >>> from gkeml_sdk import Accelerator, Rollout, ServeModel
+        >>> from gkeml_sdk.errors import SpecError
+        >>> try:
+        ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                accelerator=Accelerator("l4"), rollout=Rollout(strategy="canary"))
+        ... except SpecError as exc:
+        ...     print(exc.field)
+        rollout
+    """
+    if svc.rollout.strategy != "canary":
+        return
+    if svc.routing is None or svc.routing.backend_only:
+        raise fail(
+            f"{svc.name}: a canary rollout without routing",
+            rule="a canary takes its share of the requests through the routing weights "
+            "(HTTPRoute backendRefs or VirtualService routes)",
+            fix="routing=Routing(via='istio') or Routing(via='inference-gateway'), or "
+            "Rollout(strategy='surge')",
+            field="rollout",
+        )
+    if len(svc.name) + len(CANARY_SUFFIX) > MAX_NAME_LENGTH:
+        keep = MAX_NAME_LENGTH - len(CANARY_SUFFIX)
+        raise fail(
+            f"name={svc.name!r} is too long for a canary named {svc.name + CANARY_SUFFIX!r}",
+            rule=f"derived names stay within {MAX_NAME_LENGTH} characters",
+            fix=f"name={svc.name[:keep].rstrip('-')!r}",
+            field="name",
+        )
+
+
+def check_spot_mix(svc: ServeFields) -> None:
+    """The Spot part's name fits, and the GPU is sold on-demand for the floor.
+
+    Example:
+        >>> from gkeml_sdk import Accelerator, ServeModel, SpotMix
+        >>> ServeModel(name="chat", model="Qwen/Qwen2.5-7B-Instruct",
+        ...            accelerator=Accelerator("l4"), spot=SpotMix()).spot_mix
+        SpotMix(on_demand_min=1)
+    """
+    if svc.spot_mix is None:
+        return
+    if len(svc.name) + len(SPOT_SUFFIX) > MAX_NAME_LENGTH:
+        keep = MAX_NAME_LENGTH - len(SPOT_SUFFIX)
+        raise fail(
+            f"name={svc.name!r} is too long for a Spot part named {svc.name + SPOT_SUFFIX!r}",
+            rule=f"derived names stay within {MAX_NAME_LENGTH} characters",
+            fix=f"name={svc.name[:keep].rstrip('-')!r}",
+            field="name",
+        )
+    svc.accelerator.check_provisioning(spot=False)  # the floor runs on on-demand nodes
+
+
+def check_weights(svc: ServeFields) -> None:
+    """Raise `SpecError` for a weights volume the service cannot use."""
+    weights = svc.weights
+    if weights is None:
+        return
+    if svc.model_repository is not None:
+        raise fail(
+            "both weights= and model_repository=",
+            rule="the server reads one model location",
+            fix="keep weights=, which for Triton is the model repository",
+            field="weights",
+        )
+    fit = svc.fit
+    pods = svc.max_replicas * (fit.pods if fit is not None else 1)
+    check_volumes([weights], pods=pods, env=svc.env, field="weights")
+
+
+def check_serving_env(svc: ServeFields) -> None:
+    """Secret references are valid and unique; plain env that looks secret is refused unless
+    `not_secret` names it.
+
+    Example:
+        >>> from gkeml_sdk import Accelerator, ServeModel
+        >>> from gkeml_sdk.errors import SpecError
+        >>> try:
+        ...     ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                accelerator=Accelerator("l4"), env={"VLLM_API_KEY": "s3cret"})
+        ... except SpecError as exc:
+        ...     print(exc.fix)  # doctest: +ELLIPSIS
+        secret_env={'VLLM_API_KEY': 'SECRET/KEY'} (kubectl create secret ...
+    """
+    engine_env = {name for name, _ in svc.engine_row.cache_env}
+    reserved = engine_env | (set(TOKEN_ENV) if svc.hf_token_secret else set())
+    check_secret_names(svc.secret_env, svc.env, reserved, "the engine's token and cache variables")
+    for name, value in svc.env.items():
+        if name in svc.not_secret or not looks_secret(name, value):
+            continue
+        raise fail(
+            f"env {name} looks like a credential",
+            rule="plain env is written into the Deployment, which everyone who can read it "
+            "sees; credentials come from a Secret",
+            fix=f"secret_env={{{name!r}: 'SECRET/KEY'}} (kubectl create secret generic SECRET "
+            f"--from-literal=KEY=...), or not_secret=[{name!r}] if it holds no credential",
+            field="env",
+        )
+
+
+def _check_quantization(svc: ServeFields, eng: Engine, quant: str) -> None:
     try:
-        fmt = weight_formats.weight_format(quant)
+        fmt = catalog.weight_format(quant)
     except UnknownName as exc:
         raise fail(str(exc), fix=f"quantization={exc.closest or 'fp8'!r}") from None
     if not eng.supports_quantization(quant):
-        others = [e.key for e in engines.ENGINES if e.supports_quantization(quant)]
+        others = [e.key for e in catalog.ENGINES if e.supports_quantization(quant)]
         raise fail(
             f"{eng.display} does not serve quantization={quant!r}",
             rule=f"{eng.display} supports {', '.join(q for q, _ in eng.quantizations)}",
@@ -212,7 +317,7 @@ def _check_quantization(svc: ServeModel, eng: Engine, quant: str) -> None:
         )
 
 
-def _check_lora(svc: ServeModel, eng: Engine) -> None:
+def _check_lora(svc: ServeFields, eng: Engine) -> None:
     if not svc.lora_adapters:
         return
     if eng.flags.lora_modules is None:
@@ -229,7 +334,7 @@ def _check_lora(svc: ServeModel, eng: Engine) -> None:
         raise fail(f"max_lora_rank={svc.max_lora_rank}", fix="max_lora_rank=16")
 
 
-def _check_sources(svc: ServeModel, eng: Engine) -> None:
+def _check_sources(svc: ServeFields, eng: Engine) -> None:
     if not eng.downloads_weights and svc.model_repository is None and svc.weights is None:
         raise fail(
             f"{eng.display} serves a model repository and none is given",

@@ -1,9 +1,7 @@
-"""GPU memory of a served LLM and the choice of tensor/pipeline parallelism
-(GKE's "Best practices for optimizing LLM inference with GPUs" and vLLM's "Parallelism and
-Scaling" guide): pure arithmetic on catalog facts.
+"""A served model's size (a catalog row, or `ModelSize` for any other model) and the GPU memory
+and tensor/pipeline parallelism it needs: pure arithmetic on those facts.
 
-Units: weights and GPU memory in GB (10^9 bytes, as GPU data sheets count them);
-KV cache per token in bytes.
+Over 400 lines because a model's size facts and the arithmetic on them are one calculation.
 """
 
 from __future__ import annotations
@@ -12,9 +10,17 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from gkeml_sdk.serving.llm_catalog import LlmModel
+from pydantic import Field, model_validator
+
+from gkeml_sdk.core.lookup import UnknownName
+from gkeml_sdk.core.model import SpecModel, fail
+from gkeml_sdk.serving import catalog
+from gkeml_sdk.serving.catalog import LlmModel
 from gkeml_sdk.storage import catalog as storage
 
+# GKE's "Best practices for optimizing LLM inference with GPUs" and vLLM's "Parallelism and
+# Scaling" guide. Weights and GPU memory in GB (10^9 bytes, as GPU data sheets count them); KV
+# cache per token in bytes.
 GB = 1e9
 # Activations and CUDA graphs take ~1-4 GiB per GPU; 2 GB reproduces GKE's worked example of
 # "~55 GB/GPU left for KV" for 70B bf16 at TP2 on H200.
@@ -276,3 +282,126 @@ def _candidates(inp: SizingInput) -> Iterator[tuple[int, int, int]]:
     for pp in stages:
         if node_tp * pp > per_node and pp <= inp.model.layers:
             yield node_tp, pp, pp
+
+
+class ModelSize(SpecModel):
+    """The architecture of a model the catalog does not know (numbers from its config.json).
+
+    Example:
+        >>> ModelSize(params_b=13.0, layers=40, attention_heads=40, kv_heads=40,
+        ...           head_dim=128).shape.kv_heads
+        40
+    """
+
+    params_b: float = Field(description="Billions of parameters, all experts included.")
+    layers: int = Field(description="Transformer layers (num_hidden_layers).")
+    attention_heads: int = Field(description="Attention heads (num_attention_heads).")
+    kv_heads: int = Field(description="Key/value heads (num_key_value_heads).")
+    head_dim: int = Field(
+        description="Dimension of a head (head_dim, or hidden_size / num_attention_heads)."
+    )
+    max_context: int | None = Field(
+        None, description="Longest context (max_position_embeddings); None: not checked."
+    )
+    kv_latent: int = Field(
+        0, description="MLA models only: kv_lora_rank + qk_rope_head_dim; 0: not MLA."
+    )
+    gated: bool = Field(False, description="The Hub asks for a token to download it.")
+
+    @model_validator(mode="after")
+    def _check(self) -> ModelSize:
+        for name in ("layers", "attention_heads", "kv_heads", "head_dim"):
+            if getattr(self, name) < 1:
+                raise fail(f"ModelSize.{name}={getattr(self, name)}", fix="a positive count")
+        if self.params_b <= 0:
+            raise fail(f"ModelSize.params_b={self.params_b}", fix="billions, e.g. params_b=13")
+        if self.attention_heads % self.kv_heads:
+            raise fail(
+                f"ModelSize: {self.attention_heads} attention heads are not a multiple of "
+                f"{self.kv_heads} KV heads",
+                rule="grouped-query attention shares each KV head among equal groups",
+                fix="copy num_attention_heads and num_key_value_heads from config.json",
+            )
+        return self
+
+    @property
+    def shape(self) -> ModelShape:
+        """What sizing reads."""
+        return ModelShape(
+            self.params_b,
+            self.layers,
+            self.attention_heads,
+            self.kv_heads,
+            self.head_dim,
+            self.kv_latent,
+        )
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """A served model's facts, wherever they came from.
+
+    Example:
+        >>> resolve_model("Qwen/Qwen2.5-72B-Instruct", None).display
+        'Qwen2.5 72B'
+    """
+
+    shape: ModelShape
+    display: str
+    max_context: int | None
+    gated: bool
+    checkpoint_quantization: str | None
+    in_catalog: bool  # `model` itself is a catalog repo id, i.e. the original weights
+
+
+def resolve_model(model: str, size: ModelSize | str | None) -> ResolvedModel:
+    """Facts of `model`: from `size` when given (a `ModelSize`, or the name of a catalog
+    model with the same architecture, e.g. for a fine-tune or a quantized checkpoint),
+    else from the catalog. Raises `SpecError` when neither knows it.
+
+    Example:
+        >>> r = resolve_model("my-org/llama-70b-ft", "llama-3.1-70b")
+        >>> r.shape.layers, r.in_catalog
+        (80, False)
+    """
+    row = catalog.find_model(model)
+    if isinstance(size, ModelSize):
+        return ResolvedModel(size.shape, model, size.max_context, size.gated, None, False)
+    if isinstance(size, str):
+        try:
+            base = catalog.llm_model(size)
+        except UnknownName as exc:
+            raise fail(
+                str(exc),
+                rule="model_size names a catalog model with the same architecture",
+                fix=f"model_size={exc.closest or catalog.model_names()[0]!r}, or a ModelSize(...)",
+                field="model_size",
+            ) from None
+        # A fine-tune or re-quantized copy lives in another repo: its gating is its own.
+        return ResolvedModel(
+            ModelShape.of(base),
+            f"{model} ({base.display} architecture)",
+            base.max_context,
+            bool(row and row.gated),
+            base.checkpoint_quantization if row is base else None,
+            row is base,
+        )
+    if row is None:
+        unknown = UnknownName("model", model, catalog.model_names())
+        hint = f"did you mean {unknown.closest!r}? " if unknown.closest else ""
+        raise fail(
+            f"model {model!r} is not in the catalog, so its size is unknown",
+            rule="sizing needs parameters, layers, KV heads and head dim",
+            fix=f"{hint}pass model_size=ModelSize(params_b=..., layers=..., attention_heads=..., "
+            "kv_heads=..., head_dim=...) from its config.json, or model_size='<catalog model "
+            f"with the same architecture>'; known: {', '.join(catalog.model_names())}",
+            field="model",
+        )
+    return ResolvedModel(
+        ModelShape.of(row),
+        row.display,
+        row.max_context,
+        row.gated,
+        row.checkpoint_quantization,
+        True,
+    )

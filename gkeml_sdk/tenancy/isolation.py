@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.objects import Obj
-from gkeml_sdk.serving.engine_row import SERVICE_PORT
-from gkeml_sdk.serving.routing_objects import EPP_PORT
+from gkeml_sdk.serving.catalog import SERVICE_PORT
+from gkeml_sdk.serving.traffic import EPP_PORT
 from gkeml_sdk.tenancy import names
 
 if TYPE_CHECKING:

@@ -12,9 +12,9 @@ from gkeml_sdk.core import kinds
 from gkeml_sdk.core.manifests import Manifests
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.scheduling.kueue import PRIORITY_LABEL
-from gkeml_sdk.serving import serve_labels
-from gkeml_sdk.serving.autoscaling import Autoscaling
+from gkeml_sdk.serving.catalog import SERVE_LABEL
 from gkeml_sdk.serving.model import ServeModel
+from gkeml_sdk.serving.rollout import Autoscaling
 from gkeml_sdk.serving.routing import Routing
 from gkeml_sdk.tenancy import names
 from gkeml_sdk.tenancy.nodes import pin
@@ -99,8 +99,8 @@ def _standby_service(primary: Manifests, model: TenantModel) -> Obj:
     service = copy.deepcopy(primary.of_kind("Service")[0])
     name = names.standby_name(model.name)
     service["metadata"]["name"] = name
-    service["metadata"]["labels"][serve_labels.SERVE_LABEL] = name
-    service["spec"]["selector"] = {serve_labels.SERVE_LABEL: name}
+    service["metadata"]["labels"][SERVE_LABEL] = name
+    service["spec"]["selector"] = {SERVE_LABEL: name}
     return service
 
 
@@ -111,21 +111,21 @@ def _standby_deployment(tenant: Tenant, svc: ServeModel, main: Obj) -> Obj:
     meta = deployment["metadata"]
     meta["name"] = name
     meta["labels"].update(
-        {serve_labels.SERVE_LABEL: name, names.ROLE_LABEL: "standby", names.LEVEL_LABEL: level}
+        {SERVE_LABEL: name, names.ROLE_LABEL: "standby", names.LEVEL_LABEL: level}
     )
     spec = deployment["spec"]
     # Cold: nothing runs until a failover scales it up; the others run their standbys.
     spec = {"replicas": 0 if level == "cold" else tenant.tier.standbys, **spec}
     deployment["spec"] = spec
-    spec["selector"] = {"matchLabels": {serve_labels.SERVE_LABEL: name}}
+    spec["selector"] = {"matchLabels": {SERVE_LABEL: name}}
     template = spec["template"]
     template["metadata"]["labels"].update(
-        {serve_labels.SERVE_LABEL: name, names.ROLE_LABEL: "standby", names.LEVEL_LABEL: level}
+        {SERVE_LABEL: name, names.ROLE_LABEL: "standby", names.LEVEL_LABEL: level}
     )
     pod = template["spec"]
     pod.pop("topologySpreadConstraints", None)
     # One standby per zone: a zone outage never takes a model and all its standbys.
-    anti = {"labelSelector": {"matchLabels": {serve_labels.SERVE_LABEL: name}}, "topologyKey": ZONE}
+    anti = {"labelSelector": {"matchLabels": {SERVE_LABEL: name}}, "topologyKey": ZONE}
     pod.setdefault("affinity", {})["podAntiAffinity"] = {
         "requiredDuringSchedulingIgnoredDuringExecution": [anti]
     }

@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.core.rules import slug
-from gkeml_sdk.serving import serve_labels
-from gkeml_sdk.serving.engine_row import SERVICE_PORT
-from gkeml_sdk.serving.routing_objects import (
+from gkeml_sdk.serving.catalog import SERVE_LABEL, SERVICE_PORT
+from gkeml_sdk.serving.traffic import (
     GATEWAY_API,
     ISTIO_API,
     ISTIO_MODEL_HEADER,
@@ -49,12 +48,12 @@ def standby_backends(primary: list[Obj], model: TenantModel) -> list[Obj]:
             continue
         copy_ = copy.deepcopy(obj)
         copy_["metadata"]["name"] = standby
-        copy_["metadata"]["labels"][serve_labels.SERVE_LABEL] = standby
+        copy_["metadata"]["labels"][SERVE_LABEL] = standby
         spec = copy_["spec"]
         if kind == "DestinationRule":
             spec["host"] = service_host(standby, copy_["metadata"]["namespace"])
         elif kind == "InferencePool":
-            spec["selector"]["matchLabels"][serve_labels.SERVE_LABEL] = standby
+            spec["selector"]["matchLabels"][SERVE_LABEL] = standby
             spec["endpointPickerRef"]["name"] = f"{standby}-epp"  # each pool has its picker
         else:
             spec["targetRef"]["name"] = standby

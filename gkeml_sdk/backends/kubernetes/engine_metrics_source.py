@@ -10,10 +10,9 @@ from gkeml_sdk.backends.kubernetes.resources import resource
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import ClusterError
-from gkeml_sdk.serving.engine_metrics import Totals, read_totals, sample_between
-from gkeml_sdk.serving.engine_row import HTTP_PORT_NAME, Engine
+from gkeml_sdk.serving.catalog import HTTP_PORT_NAME, SERVE_LABEL, Engine
+from gkeml_sdk.serving.readiness import Totals, read_totals, sample_between
 from gkeml_sdk.serving.rollout_machine import CanarySample
-from gkeml_sdk.serving.serve_labels import SERVE_LABEL
 
 if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.kube import KubeClient

@@ -1,6 +1,6 @@
 """`RolloutExecutor`: runs the pure rollout state machine (`serving/rollout_machine.py`)
 against the cluster: reads what the servers show, advances with an injectable clock, applies
-the actions, and keeps the service's version record (`serving/rollout_record.py`) in its
+the actions, and keeps the service's version record (`VersionRecord`, in the same module) in its
 ConfigMap after every step, so a rollout survives the process that started it."""
 
 from __future__ import annotations
@@ -15,21 +15,22 @@ from gkeml_sdk.backends.kubernetes.shared_apply import split_shared
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import sdk_labels
 from gkeml_sdk.core.objects import Obj
+from gkeml_sdk.serving.catalog import SERVE_LABEL
 from gkeml_sdk.serving.model import ServeModel
 from gkeml_sdk.serving.readiness import ServingState, serving_status
 from gkeml_sdk.serving.rollout import CANARY_SUFFIX
 from gkeml_sdk.serving.rollout_machine import (
+    SUFFIX,
     Action,
     CanarySample,
     Observation,
     Phase,
     RolloutState,
+    VersionRecord,
     advance,
     start,
 )
-from gkeml_sdk.serving.rollout_record import SUFFIX, VersionRecord
 from gkeml_sdk.serving.routing import Route
-from gkeml_sdk.serving.serve_labels import SERVE_LABEL
 
 if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend

@@ -10,7 +10,7 @@ from gkeml_sdk.backends.kubernetes.resources import resource_of
 from gkeml_sdk.backends.kubernetes.shared_apply import ensure_shared, split_shared
 from gkeml_sdk.core.objects import Obj, labels, uid
 from gkeml_sdk.errors import ClusterError
-from gkeml_sdk.serving.serve_labels import SERVE_LABEL
+from gkeml_sdk.serving.catalog import SERVE_LABEL
 
 if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend

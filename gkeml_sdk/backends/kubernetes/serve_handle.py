@@ -19,11 +19,11 @@ from gkeml_sdk.backends.kubernetes.streams import StreamHub, StreamSpec, deadlin
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import ConfigError, NotFoundError, RunTimeoutError, SpecError
-from gkeml_sdk.serving.autoscaling import Autoscaling
+from gkeml_sdk.serving.catalog import SERVE_LABEL
 from gkeml_sdk.serving.model import ServeModel
 from gkeml_sdk.serving.readiness import ServingStatus, serving_status
-from gkeml_sdk.serving.rollout_record import SUFFIX, Version
-from gkeml_sdk.serving.serve_labels import SERVE_LABEL
+from gkeml_sdk.serving.rollout import Autoscaling
+from gkeml_sdk.serving.rollout_machine import SUFFIX, Version
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from gkeml_sdk.hardware.accelerator import Accelerator
-from gkeml_sdk.serving.autoscaling import Autoscaling
 from gkeml_sdk.serving.model import ServeModel
+from gkeml_sdk.serving.rollout import Autoscaling
 from gkeml_sdk.serving.routing import Route, Routing
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "serving"

@@ -9,8 +9,8 @@ import pytest
 import tests.schemas
 from gkeml_sdk import Accelerator, Autoscaling, ServeModel
 from gkeml_sdk.errors import SpecError
+from gkeml_sdk.serving.rollout import SpotMix
 from gkeml_sdk.serving.routing import Routing
-from gkeml_sdk.serving.spot_mix import SpotMix
 
 Q7, L405 = "Qwen/Qwen2.5-7B-Instruct", "meta-llama/Llama-3.1-405B-Instruct"
 NO_SCHEMA = {"HealthCheckPolicy", "GCPBackendPolicy"}

@@ -11,9 +11,9 @@ import tests.schemas
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.hardware.accelerator import Accelerator
 from gkeml_sdk.serving import catalog as engines
-from gkeml_sdk.serving.autoscaling import Autoscaling
 from gkeml_sdk.serving.manifests import compile_serve
 from gkeml_sdk.serving.model import ServeModel
+from gkeml_sdk.serving.rollout import Autoscaling
 from gkeml_sdk.serving.routing import Route, Routing
 
 L70, L405 = "meta-llama/Llama-3.1-70B-Instruct", "meta-llama/Llama-3.1-405B-Instruct"

@@ -6,10 +6,10 @@ import pytest
 
 from gkeml_sdk.hardware.accelerator import Accelerator
 from gkeml_sdk.pricing.catalog import PriceBook
-from gkeml_sdk.serving.autoscaling import Autoscaling
 from gkeml_sdk.serving.model import ServeModel
-from gkeml_sdk.serving.model_size import ModelSize
+from gkeml_sdk.serving.rollout import Autoscaling
 from gkeml_sdk.serving.routing import Route, Routing
+from gkeml_sdk.serving.sizing import ModelSize
 
 H100_ON_DEMAND, H100_SPOT = 9.79655, 2.9926
 

@@ -13,10 +13,10 @@ from gkeml_sdk.serving.rollout_machine import (
     Observation,
     Phase,
     RolloutState,
+    VersionRecord,
     advance,
     start,
 )
-from gkeml_sdk.serving.rollout_record import VersionRecord
 
 SURGE = Rollout()
 CANARY = Rollout(strategy="canary", analysis_seconds=100, max_latency_seconds=5.0)

@@ -6,8 +6,8 @@ import pytest
 
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.hardware.accelerator import Accelerator
-from gkeml_sdk.serving.autoscaling import Autoscaling
 from gkeml_sdk.serving.model import ServeModel
+from gkeml_sdk.serving.rollout import Autoscaling
 from gkeml_sdk.serving.routing import Route, Routing
 
 L70 = "meta-llama/Llama-3.1-70B-Instruct"

@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gkeml_sdk.hardware.accelerator import Accelerator
-from gkeml_sdk.serving import weight_formats
-from gkeml_sdk.serving.llm_catalog import llm_model
-from gkeml_sdk.serving.misfit import alternatives
+from gkeml_sdk.serving.catalog import DTYPE_BYTES, llm_model, weight_format
+from gkeml_sdk.serving.hardware_rules import alternatives
 from gkeml_sdk.serving.model import ServeModel
 from gkeml_sdk.serving.sizing import (
     ModelShape,
@@ -19,7 +18,6 @@ from gkeml_sdk.serving.sizing import (
     startup_seconds,
     valid_tensor_parallel,
 )
-from gkeml_sdk.serving.weight_formats import weight_format
 
 KIB, GIB = 1024, 2**30
 
@@ -72,7 +70,7 @@ def test_mla_caches_one_latent_per_layer():
     ],
 )
 def test_weight_bytes_match_the_reference_table(dtype, quant, expected):
-    per_param = weight_format(quant).bytes_per_param if quant else weight_formats.DTYPE_BYTES[dtype]
+    per_param = weight_format(quant).bytes_per_param if quant else DTYPE_BYTES[dtype]
     assert tuple(round(b * per_param) for b in (8, 70, 405)) == expected
 
 

@@ -19,7 +19,7 @@ from gkeml_sdk.core import kinds
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.core.rules import slug
 from gkeml_sdk.errors import RunTimeoutError
-from gkeml_sdk.serving.serve_labels import SERVE_LABEL
+from gkeml_sdk.serving.catalog import SERVE_LABEL
 from gkeml_sdk.tenancy import names
 from gkeml_sdk.tenancy.model import Tenant, TenantModel
 

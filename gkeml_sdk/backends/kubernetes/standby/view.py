@@ -9,7 +9,7 @@ from typing import Any
 
 from gkeml_sdk.core.objects import Obj, is_true, labels
 from gkeml_sdk.hardware.listing import accelerator_labels, accelerator_resources
-from gkeml_sdk.serving.serve_labels import SERVE_LABEL
+from gkeml_sdk.serving.catalog import SERVE_LABEL
 from gkeml_sdk.tenancy import names
 from gkeml_sdk.tenancy.model import Tenant, TenantModel
 

@@ -1,5 +1,6 @@
-"""The model-server container of a ServeModel: command and args from the engine row, the Hub
-token from a Secret, ports, probes, GPU resources and volumes."""
+"""The server pod: the labels and selectors every serving object agrees on, and the model-server
+container with its command, probes, GPU resources and volumes.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +8,18 @@ import math
 import shlex
 from typing import TYPE_CHECKING, Literal
 
+from gkeml_sdk.core.labels import sdk_labels
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.core.secret_ref import secret_env_entries
-from gkeml_sdk.serving.engine_row import CACHE_MOUNT, HTTP_PORT_NAME, TOKEN_ENV, Engine
+from gkeml_sdk.scheduling.kueue import QUEUE_LABEL
+from gkeml_sdk.serving.catalog import CACHE_MOUNT, HTTP_PORT_NAME, SERVE_LABEL, TOKEN_ENV, Engine
 from gkeml_sdk.serving.sizing import GB, Fit
-from gkeml_sdk.serving.weights_volume import model_location, weights_pod
 from gkeml_sdk.storage.checkpoints import CheckpointLocation, parse_checkpoint_dir
+from gkeml_sdk.storage.manifests import PodVolumes, pod_volumes
 
 if TYPE_CHECKING:
-    from gkeml_sdk.serving.model import ServeModel
+    from gkeml_sdk.serving.fields import ServeFields
+
 Role = Literal["server", "leader", "worker"]
 
 CONTAINER = "server"
@@ -23,9 +27,58 @@ PRESTOP_SECONDS = 30  # lets load balancers stop sending before the engine drain
 REPOSITORY_MOUNT = "/models"
 MULTI_HOST_SHM = "15Gi"  # the GKE multi-host sample's /dev/shm limit
 CACHE_HEADROOM = 1.1  # tokenizer, configs and partial downloads next to the weights
+ROLE_LABEL = "gkeml.dev/role"  # leader / worker in a LeaderWorkerSet group
+ENGINE_TYPE_LABEL = "inference.networking.k8s.io/engine-type"  # read by the endpoint picker
+LWS_GROUP_KEY = "leaderworkerset.sigs.k8s.io/group-key"
 
 
-def server_args(svc: ServeModel, fit: Fit) -> list[str]:
+def all_pods(svc: ServeFields) -> dict[str, str]:
+    """Selects every pod of the service (leaders and workers).
+
+    Example:
+        >>> from gkeml_sdk import ServeModel
+        >>> from gkeml_sdk.hardware.accelerator import Accelerator
+        >>> all_pods(ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                     accelerator=Accelerator("l4")))
+        {'gkeml.dev/serve': 'qa'}
+    """
+    return {SERVE_LABEL: svc.name}
+
+
+def serving_pods(svc: ServeFields, fit: Fit) -> dict[str, str]:
+    """Selects the pods that answer HTTP: all of them, or the group leaders when multi-host.
+
+    Example:
+        >>> from gkeml_sdk import ServeModel
+        >>> from gkeml_sdk.hardware.accelerator import Accelerator
+        >>> svc = ServeModel(name="big", model="meta-llama/Llama-3.1-405B-Instruct",
+        ...                  accelerator=Accelerator("h100"), hf_token_secret="hf")
+        >>> serving_pods(svc, svc.fit)
+        {'gkeml.dev/serve': 'big', 'gkeml.dev/role': 'leader'}
+    """
+    if fit.multi_host:
+        return {**all_pods(svc), ROLE_LABEL: "leader"}
+    return all_pods(svc)
+
+
+def metadata(svc: ServeFields, *, main: bool = False) -> dict[str, object]:
+    """`metadata` of a serving object; the Deployment/LWS (`main`) carries the Kueue queue.
+
+    Example:
+        >>> from gkeml_sdk import ServeModel
+        >>> from gkeml_sdk.hardware.accelerator import Accelerator
+        >>> svc = ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
+        ...                  accelerator=Accelerator("l4"), queue="team-a")
+        >>> metadata(svc, main=True)["labels"]["kueue.x-k8s.io/queue-name"]
+        'team-a'
+    """
+    labels = {**svc.labels, **sdk_labels(), **all_pods(svc)}
+    if main and svc.queue:
+        labels[QUEUE_LABEL] = svc.queue
+    return {"name": svc.name, "namespace": svc.namespace, "labels": labels}
+
+
+def server_args(svc: ServeFields, fit: Fit) -> list[str]:
     """The engine's command-line arguments (after its command), built from the row's flags.
 
     Example:
@@ -81,7 +134,7 @@ def server_args(svc: ServeModel, fit: Fit) -> list[str]:
     return args + list(svc.extra_args)
 
 
-def container(svc: ServeModel, fit: Fit, role: Role, startup_seconds: int) -> Obj:
+def container(svc: ServeFields, fit: Fit, role: Role, startup_seconds: int) -> Obj:
     """The container of a single-host pod (`server`) or of a LeaderWorkerSet leader/worker.
 
     Example:
@@ -121,7 +174,7 @@ def container(svc: ServeModel, fit: Fit, role: Role, startup_seconds: int) -> Ob
     return out
 
 
-def volumes(svc: ServeModel, fit: Fit) -> list[Obj]:
+def volumes(svc: ServeFields, fit: Fit) -> list[Obj]:
     """Pod volumes: shared memory for NCCL, the weight cache, the Triton model repository.
 
     Example:
@@ -145,7 +198,7 @@ def volumes(svc: ServeModel, fit: Fit) -> list[Obj]:
     return out + weights_pod(svc).volumes
 
 
-def pod_annotations(svc: ServeModel) -> dict[str, str]:
+def pod_annotations(svc: ServeFields) -> dict[str, str]:
     """Pod annotations: the Cloud Storage FUSE sidecar when the repository is a bucket.
 
     Example:
@@ -162,7 +215,7 @@ def pod_annotations(svc: ServeModel) -> dict[str, str]:
     return weights_pod(svc).annotations
 
 
-def grace_seconds(svc: ServeModel) -> int:
+def grace_seconds(svc: ServeFields) -> int:
     """Termination grace: (longest request + preStop sleep) x 1.5.
 
     Example:
@@ -175,7 +228,7 @@ def grace_seconds(svc: ServeModel) -> int:
     return math.ceil((svc.longest_request_seconds + PRESTOP_SECONDS) * 1.5)
 
 
-def cache_size(svc: ServeModel, fit: Fit) -> str | None:
+def cache_size(svc: ServeFields, fit: Fit) -> str | None:
     """Disk for downloaded weights (every pod downloads what it loads), or None.
 
     Example:
@@ -191,7 +244,39 @@ def cache_size(svc: ServeModel, fit: Fit) -> str | None:
     return f"{math.ceil(fit.weights_gb * GB * CACHE_HEADROOM / 2**30)}Gi"
 
 
-def _env(svc: ServeModel, eng: Engine) -> list[Obj]:
+def weights_pod(svc: ServeFields) -> PodVolumes:
+    """What `svc.weights` adds to each server pod (nothing without it); mounted read-only,
+    as every replica reads the same files.
+
+    Example:
+        >>> from gkeml_sdk import ServeModel
+        >>> from gkeml_sdk import Accelerator
+        >>> from gkeml_sdk.storage.disks import HyperdiskML
+        >>> svc = ServeModel(name="a", model="Qwen/Qwen2.5-7B-Instruct",
+        ...     accelerator=Accelerator("l4"), weights=HyperdiskML(pvc="qwen", mount="/w"))
+        >>> weights_pod(svc).mounts
+        [{'name': 'qwen', 'mountPath': '/w', 'readOnly': True}]
+    """
+    if svc.weights is None:
+        return PodVolumes()
+    return pod_volumes([svc.weights.model_copy(update={"read_only": True})])
+
+
+def model_location(svc: ServeFields) -> str:
+    """What the engine's model flag names: the mount path of the weights, else the Hub id.
+
+    Example:
+        >>> from gkeml_sdk import ServeModel
+        >>> from gkeml_sdk import Accelerator
+        >>> from gkeml_sdk.storage.volumes import GcsFuse
+        >>> model_location(ServeModel(name="a", model="Qwen/Qwen2.5-7B-Instruct",
+        ...     accelerator=Accelerator("l4"), weights=GcsFuse("models", path="qwen-7b")))
+        '/gkeml/volumes/models'
+    """
+    return svc.weights.mount_path if svc.weights is not None else svc.model
+
+
+def _env(svc: ServeFields, eng: Engine) -> list[Obj]:
     env: list[Obj] = []
     if svc.hf_token_secret:
         ref = {"name": svc.hf_token_secret, "key": svc.hf_token_key}
@@ -201,14 +286,14 @@ def _env(svc: ServeModel, eng: Engine) -> list[Obj]:
     return env + secret_env_entries(svc.secret_env)
 
 
-def _resources(svc: ServeModel, fit: Fit) -> Obj:
+def _resources(svc: ServeFields, fit: Fit) -> Obj:
     gpu = {svc.accelerator.gpu.resource: fit.gpus_per_pod}  # the GPU row's resource name
     cache = cache_size(svc, fit)
     requests: Obj = {**gpu, "ephemeral-storage": cache} if cache else dict(gpu)
     return {"requests": requests, "limits": dict(gpu)}
 
 
-def _mounts(svc: ServeModel) -> list[Obj]:
+def _mounts(svc: ServeFields) -> list[Obj]:
     mounts: list[Obj] = [{"name": "dshm", "mountPath": "/dev/shm"}]
     if svc.engine_row.downloads_weights and svc.weights is None:
         mounts.append({"name": "model-cache", "mountPath": CACHE_MOUNT})
@@ -234,7 +319,7 @@ def _probes(eng: Engine, startup_seconds: int) -> Obj:
     }
 
 
-def _mpi_args(svc: ServeModel, fit: Fit, eng: Engine) -> list[str]:
+def _mpi_args(svc: ServeFields, fit: Fit, eng: Engine) -> list[str]:
     assert eng.mpi is not None
     ports = {HTTP_PORT_NAME: eng.port, **dict(eng.extra_ports)}
     args: list[str] = []
@@ -248,7 +333,7 @@ def _mpi_args(svc: ServeModel, fit: Fit, eng: Engine) -> list[str]:
     return args
 
 
-def repository_path(svc: ServeModel) -> str:
+def repository_path(svc: ServeFields) -> str:
     """Where the model repository is inside the container.
 
     Example:
@@ -267,11 +352,11 @@ def repository_path(svc: ServeModel) -> str:
     return f"{REPOSITORY_MOUNT}/{location.path}".rstrip("/")
 
 
-def _repository(svc: ServeModel) -> CheckpointLocation | None:
+def _repository(svc: ServeFields) -> CheckpointLocation | None:
     return parse_checkpoint_dir(svc.model_repository) if svc.model_repository else None
 
 
-def _repository_volume(svc: ServeModel) -> Obj | None:
+def _repository_volume(svc: ServeFields) -> Obj | None:
     location = _repository(svc)
     if location is None or location.kind == "path":
         return None

@@ -7,7 +7,7 @@ import pytest
 
 from gkeml_sdk import Accelerator, ServeModel
 from gkeml_sdk.errors import SpecError
-from gkeml_sdk.serving.scale_up import scale_up_sentence
+from gkeml_sdk.serving.hardware_rules import scale_up_sentence
 
 L8, L70, L405 = (
     "meta-llama/Llama-3.1-8B-Instruct",
