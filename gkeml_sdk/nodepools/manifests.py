@@ -16,7 +16,7 @@ from gkeml_sdk.hardware.pool_facts import ACCELERATOR_TAINT_VALUE, GPU_DRIVER_EN
 from gkeml_sdk.scheduling.reservation import reservation_of
 
 if TYPE_CHECKING:
-    from gkeml_sdk.nodepools.model import NodePool
+    from gkeml_sdk.nodepools.fields import NodePoolFields
 
 # Enum value names of container.v1 (NodePoolAutoscaling.LocationPolicy, ...).
 _ANY_ZONE, _BALANCED = "ANY", "BALANCED"
@@ -30,7 +30,7 @@ _EFFECTS = {
 _SPECIFIC, _NO_RESERVATION = "SPECIFIC_RESERVATION", "NO_RESERVATION"
 
 
-def pools_json(pool: NodePool) -> Obj:
+def pools_json(pool: NodePoolFields) -> Obj:
     """`{"nodePools": [...]}`: one pool request per pool name (per slice of a multislice).
 
     Example:
@@ -43,7 +43,7 @@ def pools_json(pool: NodePool) -> Obj:
     return {"nodePools": [node_pool_json(pool, name) for name in pool.pool_names]}
 
 
-def node_pool_json(pool: NodePool, name: str) -> Obj:
+def node_pool_json(pool: NodePoolFields, name: str) -> Obj:
     """The JSON of one `NodePool` message of `pool`, named `name`.
 
     Example:
@@ -84,7 +84,7 @@ def node_pool_json(pool: NodePool, name: str) -> Obj:
     )
 
 
-def _config(pool: NodePool) -> Obj:
+def _config(pool: NodePoolFields) -> Obj:
     shape = pool.shape
     taints = [_taint(shape.taint_key, ACCELERATOR_TAINT_VALUE)]
     row = pool.capacity_mode
@@ -111,7 +111,7 @@ def _config(pool: NodePool) -> Obj:
     )
 
 
-def _accelerator(pool: NodePool) -> Obj:
+def _accelerator(pool: NodePoolFields) -> Obj:
     shape = pool.shape
     sharing = None
     if shape.sharing_strategy:
@@ -133,7 +133,7 @@ def _accelerator(pool: NodePool) -> Obj:
     )
 
 
-def _placement(pool: NodePool) -> Obj | None:
+def _placement(pool: NodePoolFields) -> Obj | None:
     shape = pool.shape
     if shape.workload_policy:
         # TPU7x: the workload policy replaces both the COMPACT type and the topology.
@@ -145,7 +145,7 @@ def _placement(pool: NodePool) -> Obj | None:
     return None
 
 
-def _reservation(pool: NodePool) -> Obj | None:
+def _reservation(pool: NodePoolFields) -> Obj | None:
     if pool.reservation is not None:
         return {
             "consumeReservationType": _SPECIFIC,
@@ -157,13 +157,13 @@ def _reservation(pool: NodePool) -> Obj | None:
     return None  # GKE's default: any matching reservation, else on-demand (or Spot)
 
 
-def _network_config(pool: NodePool, networks: list[Obj]) -> Obj | None:
+def _network_config(pool: NodePoolFields, networks: list[Obj]) -> Obj | None:
     if pool.network_profile == "auto":
         return {"acceleratorNetworkProfile": "auto"}
     return {"additionalNodeNetworkConfigs": networks} if networks else None
 
 
-def _reservation_labels(pool: NodePool) -> dict[str, str]:
+def _reservation_labels(pool: NodePoolFields) -> dict[str, str]:
     # The node labels pods and Kueue's reservation flavor select, on the pool's own nodes.
     return reservation_of(pool.reservation).node_labels() if pool.reservation else {}
 

@@ -17,10 +17,10 @@ from gkeml_sdk.scheduling.reservation import reservation_of
 from gkeml_sdk.scheduling.rules import check_capacity_mode, check_run_limit
 
 if TYPE_CHECKING:
-    from gkeml_sdk.nodepools.model import NodePool
+    from gkeml_sdk.nodepools.fields import NodePoolFields
 
 
-def check_pool(pool: NodePool) -> None:
+def check_pool(pool: NodePoolFields) -> None:
     """Raise `SpecError` for a node pool GKE would refuse, or one that could never run."""
     shape = pool.shape
     suffix = len(f"-{shape.pools - 1}") if shape.pools > 1 else 0
@@ -49,7 +49,7 @@ def check_pool(pool: NodePool) -> None:
     _check_networks(pool)
 
 
-def pool_notes(pool: NodePool) -> list[str]:
+def pool_notes(pool: NodePoolFields) -> list[str]:
     """What the pool needs beyond this request, in words an admin can act on: the network
     stack's prerequisites (`NetworkStack.prerequisites`), and the queued-provisioning taint."""
     notes = []
@@ -72,7 +72,7 @@ def pool_notes(pool: NodePool) -> list[str]:
     return notes
 
 
-def _check_provisioning(pool: NodePool) -> None:
+def _check_provisioning(pool: NodePoolFields) -> None:
     mode = pool.provisioning
     if pool.reservation is not None:
         reservation_of(pool.reservation)  # a name Compute Engine refuses raises here
@@ -96,7 +96,7 @@ def _check_provisioning(pool: NodePool) -> None:
     check_run_limit(seconds, mode, field="max_run_seconds", most=str(DWS_MAX_RUN_SECONDS))
 
 
-def _check_bounds(pool: NodePool) -> None:
+def _check_bounds(pool: NodePoolFields) -> None:
     shape = pool.shape
     low, high = pool.node_bounds
     if low < 0 or high < max(low, 1) or not 0 <= pool.initial_nodes <= high:
@@ -129,7 +129,7 @@ def _check_bounds(pool: NodePool) -> None:
         )
 
 
-def _check_placement(pool: NodePool) -> None:
+def _check_placement(pool: NodePoolFields) -> None:
     shape = pool.shape
     if pool.single_zone and len(pool.zones) > 1:
         raise fail(
@@ -167,7 +167,7 @@ def _check_placement(pool: NodePool) -> None:
         )
 
 
-def _check_networks(pool: NodePool) -> None:
+def _check_networks(pool: NodePoolFields) -> None:
     stack = pool.network_stack
     machine = pool.node_machine_type
     if pool.accelerator_network_profile == "auto":

@@ -14,7 +14,7 @@ from gkeml_sdk.scheduling.reservation import Reservation, reservation_of
 from gkeml_sdk.scheduling.rules import check_capacity_mode, check_run_limit
 
 if TYPE_CHECKING:
-    from gkeml_sdk.training.model import TrainingJob
+    from gkeml_sdk.training.fields import TrainingJobFields
 
 
 def capacity_spelling(data: Any) -> Any:
@@ -42,14 +42,14 @@ def capacity_spelling(data: Any) -> Any:
     return {**data, "capacity": ()}  # "standard", or "reservation" with its name
 
 
-def job_reservation(job: TrainingJob) -> Reservation | None:
+def job_reservation(job: TrainingJobFields) -> Reservation | None:
     """The reservation `job` names, parsed (None when it names none)."""
     if job.reservation is None:
         return None
     return reservation_of(job.reservation, job.reservation_project)
 
 
-def pinned_reservation_labels(job: TrainingJob) -> dict[str, str]:
+def pinned_reservation_labels(job: TrainingJobFields) -> dict[str, str]:
     """The node selector of a job pinned to its reservation (none when it has a capacity
     order: the ordered queue's reservation flavor adds it at admission).
 
@@ -66,7 +66,7 @@ def pinned_reservation_labels(job: TrainingJob) -> dict[str, str]:
     return reservation.node_labels()
 
 
-def accepted_modes(job: TrainingJob) -> tuple[CapacityMode, ...]:
+def accepted_modes(job: TrainingJobFields) -> tuple[CapacityMode, ...]:
     """Every mode `job` may run in, in its preference order.
 
     Example:
@@ -82,7 +82,7 @@ def accepted_modes(job: TrainingJob) -> tuple[CapacityMode, ...]:
     return ("spot",) if job.spot else (job.provisioning,)
 
 
-def check_capacity_order(job: TrainingJob) -> None:
+def check_capacity_order(job: TrainingJobFields) -> None:
     """Raise `SpecError` when the capacity order or reservation cannot hold `job`; each mode
     of the order must meet the rules of a job pinned to it."""
     job_reservation(job)  # a name Compute Engine refuses raises here

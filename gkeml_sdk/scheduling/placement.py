@@ -17,7 +17,7 @@ from gkeml_sdk.scheduling.topology import (
 )
 
 if TYPE_CHECKING:
-    from gkeml_sdk.training.model import TrainingJob
+    from gkeml_sdk.training.fields import TrainingJobFields
 
 
 class TopologyPlacement(SpecModel):
@@ -77,7 +77,7 @@ def resolved(placement: Placement | None) -> TopologyPlacement | None:
     return placement if isinstance(placement, TopologyPlacement) else None
 
 
-def exclusive_label(job: TrainingJob) -> str | None:
+def exclusive_label(job: TrainingJobFields) -> str | None:
     """The node label each child Job of `job` keeps to itself, if any."""
     placement = resolved(job.placement)
     if placement is not None and placement.exclusive is not None:
@@ -85,7 +85,7 @@ def exclusive_label(job: TrainingJob) -> str | None:
     return job.hardware.exclusive_topology
 
 
-def check_placement(job: TrainingJob) -> None:
+def check_placement(job: TrainingJobFields) -> None:
     """Raise `SpecError` when the placement cannot hold `job`'s pods."""
     placement = resolved(job.placement)
     if placement is None:
@@ -130,7 +130,7 @@ def check_placement(job: TrainingJob) -> None:
         )
 
 
-def _check_topology_labels(job: TrainingJob, placement: TopologyPlacement) -> None:
+def _check_topology_labels(job: TrainingJobFields, placement: TopologyPlacement) -> None:
     from gkeml_sdk.hardware.gpus import GPUS, carries_topology
 
     if placement.level == "hostname":

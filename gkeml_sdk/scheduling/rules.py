@@ -12,7 +12,7 @@ from gkeml_sdk.hardware.pool_shape import PoolHardware
 from gkeml_sdk.scheduling.catalog import DWS_MAX_RUN_SECONDS, Mode, mode
 
 if TYPE_CHECKING:
-    from gkeml_sdk.training.model import TrainingJob
+    from gkeml_sdk.training.fields import TrainingJobFields
 
 
 def spot_spelling(data: Any) -> Any:
@@ -112,7 +112,7 @@ def check_run_limit(seconds: int | None, provisioning: Mode, *, field: str, most
     )
 
 
-def check_provisioning_mode(job: TrainingJob) -> None:
+def check_provisioning_mode(job: TrainingJobFields) -> None:
     """Raise `SpecError` when `job.provisioning` cannot be combined with the rest of the job.
 
     Example:
@@ -129,7 +129,7 @@ def check_provisioning_mode(job: TrainingJob) -> None:
         _check_one_pod_set(job)
 
 
-def _check_one_pod_set(job: TrainingJob) -> None:
+def _check_one_pod_set(job: TrainingJobFields) -> None:
     # GKE's queued provisioning takes one PodSet per ProvisioningRequest and provisions it from
     # one node pool in one zone; a multislice job is one node pool per slice.
     slices = job.hardware.slices

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol, cast
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from gkeml_sdk.core.model import DNS1123_LABEL, SpecModel, fail
 from gkeml_sdk.core.rules import check_name
 from gkeml_sdk.hardware.accelerator import Accelerator
 from gkeml_sdk.hardware.choice import HardwareChoice, hardware_from_data
 from gkeml_sdk.hardware.tpu_slice import TpuSlice
-from gkeml_sdk.scheduling.catalog import CapacityMode, Mode, mode
+from gkeml_sdk.scheduling.catalog import MODES, CapacityMode, Mode, mode
 from gkeml_sdk.scheduling.reservation import Reservation, reservation_of
-from gkeml_sdk.scheduling.rules import check_capacity_mode
+from gkeml_sdk.scheduling.rules import capacity_mode, check_capacity_mode
 
 
 class PoolOffer(Protocol):
@@ -36,10 +36,7 @@ class PoolOffer(Protocol):
 
 class Capacity(SpecModel):
     """One kind of node the cluster offers, and the ways GKE may provision it, in the order
-    Kueue should try them (`ClusterSetup(queues="ordered")`). `reservation`: a specific
-    reservation (`reservation_project`: its owner when shared), tried first. `topology`: the
-    nodes carry GKE's topology labels (A3 and newer), so its flavors serve Kueue's
-    Topology-Aware Scheduling.
+    Kueue should try them (`ClusterSetup(queues="ordered")`).
 
     Example:
         >>> Capacity(accelerator=Accelerator("h100", count=8), provisioning=["queued"]).name
@@ -47,26 +44,39 @@ class Capacity(SpecModel):
         >>> Capacity(accelerator=Accelerator("h100", count=8), reservation="h100-res",
         ...          provisioning=["standard", "spot"]).provisioning
         ('reservation', 'standard', 'spot')
-
-    Attributes:
-        accelerator: The hardware of the nodes: `Accelerator(...)` or `TpuSlice(...)`.
-        provisioning: Modes its node pools offer: "standard", "spot", "flex-start", "queued".
-        name: The capacity's name in quotas; "": the GPU model (and MIG profile) or TPU shape.
-        topology: Its nodes carry GKE's topology labels, so flavors serve topology placement.
-        reservation: A specific Compute Engine reservation its nodes consume first.
-        reservation_project: The project that owns a shared reservation (None: this one).
-        gpudirect_vpc: The prefix of hand-made GPUDirect VPCs (None: GKE's "auto" profile).
     """
 
-    accelerator: HardwareChoice
-    provisioning: tuple[CapacityMode, ...] = ("standard",)
-    name: str = ""  # derived: the GPU model (and MIG profile), or TPU generation and topology
-    topology: bool = False
-    reservation: str | None = None
-    reservation_project: str | None = None
-    # GPUDirect VPCs made by hand, named <prefix>-<network> (None: the node pools' accelerator
-    # network profile brings them up): `gkeml setup` then writes their GKE Network objects.
-    gpudirect_vpc: str | None = None
+    accelerator: HardwareChoice = Field(
+        description="The hardware of the nodes: `Accelerator(...)` or `TpuSlice(...)`."
+    )
+    provisioning: tuple[CapacityMode, ...] = Field(
+        default=("standard",),
+        description='Modes its node pools offer, in the order Kueue tries them: "standard", '
+        '"spot", "flex-start", "queued" ("reservation" comes first with a reservation).',
+    )
+    name: str = Field(
+        default="",
+        description='The capacity\'s name in quotas; "": the GPU model (and MIG profile) or the '
+        "TPU generation and topology.",
+    )
+    topology: bool = Field(
+        default=False,
+        description="Its nodes carry GKE's topology labels (A3 and newer), so its flavors "
+        "serve Kueue's Topology-Aware Scheduling.",
+    )
+    reservation: str | None = Field(
+        default=None,
+        description="A specific Compute Engine reservation its nodes consume, tried first.",
+    )
+    reservation_project: str | None = Field(
+        default=None, description="The project that owns a shared reservation (None: this one)."
+    )
+    gpudirect_vpc: str | None = Field(
+        default=None,
+        description="The prefix of GPUDirect VPCs made by hand, named <prefix>-<network>, whose "
+        "GKE Network objects `gkeml setup` writes (None: the node pools' accelerator network "
+        "profile brings them up).",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -131,7 +141,8 @@ class Capacity(SpecModel):
         cls, pools: Iterable[PoolOffer], *, topology: bool = False
     ) -> list[Capacity]:
         """One capacity per kind of hardware among `pools`, offered in each provisioning mode
-        of its pools, so the flavors select exactly the nodes those pools create.
+        of its pools (in the catalog's preference order), so the flavors select exactly the
+        nodes those pools create.
 
         Example:
             >>> from gkeml_sdk import NodePool
@@ -142,9 +153,24 @@ class Capacity(SpecModel):
             >>> h100_capacity.name, h100_capacity.provisioning
             ('h100', ('spot', 'queued'))
         """
-        from gkeml_sdk.setup.pool_capacity import capacities_of_pools
-
-        return capacities_of_pools(cls, pools, topology)
+        # Pools whose nodes a flavor cannot tell apart (h100 x4 and x8 machines carry the same
+        # labels) are one capacity: grouped by the capacity name, the first pool's hardware.
+        hardware: dict[str, Accelerator | TpuSlice] = {}
+        modes: dict[str, set[CapacityMode]] = {}
+        reserved: dict[str, str] = {}
+        for pool in pools:
+            name = cls(accelerator=pool.hardware).name
+            hardware.setdefault(name, pool.hardware)
+            found: CapacityMode = capacity_mode(pool.spot, pool.provisioning)
+            if pool.reservation is not None:
+                found = "reservation"
+                reserved.setdefault(name, pool.reservation)
+            modes.setdefault(name, set()).add(found)
+        return [
+            cls(accelerator=hardware[name], provisioning=tuple(m for m in MODES if m in offered),
+                topology=topology, reservation=reserved.get(name))
+            for name, offered in modes.items()
+        ]  # fmt: skip
 
     @property
     def reserved(self) -> Reservation | None:

@@ -18,7 +18,7 @@ from gkeml_sdk.hardware.network_stacks import machine_stack
 
 if TYPE_CHECKING:
     from gkeml_sdk.setup.capacity_model import Capacity
-    from gkeml_sdk.setup.model import ClusterSetup
+    from gkeml_sdk.setup.fields import ClusterSetupFields
 
 ARCH_LABEL = "kubernetes.io/arch"
 HOST_STEP_IMAGE = "ubuntu:24.04"  # only runs nsenter into the node's namespaces
@@ -31,7 +31,7 @@ def capacity_stack(capacity: Capacity) -> NetworkStack | None:
     return stack if stack is not None and stack.gpudirect else None
 
 
-def gpudirect_objects(setup: ClusterSetup) -> list[Obj]:
+def gpudirect_objects(setup: ClusterSetupFields) -> list[Obj]:
     """Network objects of capacities with hand-made VPCs, then one installer per stack.
 
     Example:

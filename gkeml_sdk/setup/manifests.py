@@ -19,13 +19,13 @@ from gkeml_sdk.setup.multikueue import MULTIKUEUE_CHECK, manager_objects
 
 if TYPE_CHECKING:
     from gkeml_sdk.setup.capacity_model import Capacity
-    from gkeml_sdk.setup.model import ClusterSetup, Team
+    from gkeml_sdk.setup.fields import ClusterSetupFields, Team
 QUEUED_CONFIG = "gkeml-queued-provisioning"
 QUEUED_CHECK = "gkeml-queued-provisioning"
 NAMESPACE_LABEL = "kubernetes.io/metadata.name"
 
 
-def compile_setup(setup: ClusterSetup) -> Manifests:
+def compile_setup(setup: ClusterSetupFields) -> Manifests:
     """Every object of `setup`, in an order a server accepts from an empty cluster.
 
     Example:
@@ -62,7 +62,7 @@ def compile_setup(setup: ClusterSetup) -> Manifests:
     return Manifests(objects=objects)
 
 
-def _queues(setup: ClusterSetup, team: Team) -> list[tuple[str, list[tuple[Capacity, str]]]]:
+def _queues(setup: ClusterSetupFields, team: Team) -> list[tuple[str, list[tuple[Capacity, str]]]]:
     """Each ClusterQueue of `team` with its (capacity, mode) flavors in preference order."""
     held = [c for c in setup.capacity if c.name in team.quota]
     if setup.queues == "ordered":
@@ -96,7 +96,7 @@ def _flavor(capacity: Capacity, provisioning: str) -> Obj:
     return _kueue("ResourceFlavor", capacity.flavor(provisioning), spec=spec)
 
 
-def _queued_check(setup: ClusterSetup, queued: list[Capacity]) -> list[Obj]:
+def _queued_check(setup: ClusterSetupFields, queued: list[Capacity]) -> list[Obj]:
     managed = sorted({r for c in queued for r in c.accelerator.resources()})
     config = _kueue(
         "ProvisioningRequestConfig",
@@ -124,7 +124,7 @@ def _queued_check(setup: ClusterSetup, queued: list[Capacity]) -> list[Obj]:
 
 
 def _cluster_queue(
-    setup: ClusterSetup, team: Team, queue: str, offered: list[tuple[Capacity, str]]
+    setup: ClusterSetupFields, team: Team, queue: str, offered: list[tuple[Capacity, str]]
 ) -> Obj:
     accelerators = sorted({r for c in setup.capacity for r in c.accelerator.resources()})
     covered = ["cpu", "memory", *accelerators]
@@ -167,7 +167,7 @@ def _cluster_queue(
     return _kueue("ClusterQueue", queue, spec=spec)
 
 
-def _admission_checks(setup: ClusterSetup, offered: list[tuple[Capacity, str]]) -> list[Obj]:
+def _admission_checks(setup: ClusterSetupFields, offered: list[tuple[Capacity, str]]) -> list[Obj]:
     if setup.workers:
         # MultiKueue applies to the whole queue (Kueue refuses it per flavor).
         return [{"name": MULTIKUEUE_CHECK}]

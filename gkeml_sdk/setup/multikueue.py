@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import sdk_labels
@@ -26,22 +26,20 @@ KUBECONFIG_KEY = "kubeconfig"
 
 
 class WorkerCluster(SpecModel):
-    """A cluster the manager dispatches jobs to: its MultiKueueCluster `name` and the Secret
-    in Kueue's namespace that holds its kubeconfig under the key `kubeconfig`
-    (default `<name>-kubeconfig`; `gkeml setup apply --worker-kubeconfig NAME=PATH` writes it).
+    """A cluster the manager dispatches jobs to (`gkeml setup apply --worker-kubeconfig
+    NAME=PATH` writes its kubeconfig Secret).
 
     Example:
         >>> WorkerCluster(name="us-east5").kubeconfig_secret
         'us-east5-kubeconfig'
-
-    Attributes:
-        name: The worker's MultiKueueCluster name.
-        kubeconfig_secret: The Secret in Kueue's namespace holding its kubeconfig
-            ("": `<name>-kubeconfig`).
     """
 
-    name: str
-    kubeconfig_secret: str = ""
+    name: str = Field(description="The worker's MultiKueueCluster name.")
+    kubeconfig_secret: str = Field(
+        default="",
+        description="The Secret in Kueue's namespace holding its kubeconfig under the key "
+        '`kubeconfig` ("": `<name>-kubeconfig`).',
+    )
 
     @model_validator(mode="before")
     @classmethod

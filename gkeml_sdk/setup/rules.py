@@ -9,14 +9,14 @@ from gkeml_sdk.core.model import DNS1035_LABEL, DNS1123_SUBDOMAIN, fail
 from gkeml_sdk.core.rules import check_name
 
 if TYPE_CHECKING:
-    from gkeml_sdk.setup.model import ClusterSetup
+    from gkeml_sdk.setup.fields import ClusterSetupFields
 
 _RECLAIM = ("Never", "LowerPriority", "Any")
 _WITHIN = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
 _BORROW = ("Never", "LowerPriority")
 
 
-def check_setup(setup: ClusterSetup) -> None:
+def check_setup(setup: ClusterSetupFields) -> None:
     """Raise `SpecError` for the first rule `setup` breaks."""
     _unique("capacity", [c.name for c in setup.capacity])
     _unique("team", [t.name for t in setup.teams])
@@ -83,7 +83,7 @@ def _unique(what: str, names: list[str]) -> None:
         )
 
 
-def _check_gpudirect(setup: ClusterSetup) -> None:
+def _check_gpudirect(setup: ClusterSetupFields) -> None:
     from gkeml_sdk.setup.gpudirect import capacity_stack, vpc_names
 
     networks: dict[str, tuple[str, str]] = {}
@@ -109,7 +109,7 @@ def _check_gpudirect(setup: ClusterSetup) -> None:
                 )
 
 
-def _check_topology(setup: ClusterSetup) -> None:
+def _check_topology(setup: ClusterSetupFields) -> None:
     from gkeml_sdk.hardware.gpus import GPUS, carries_topology
 
     for capacity in setup.capacity:

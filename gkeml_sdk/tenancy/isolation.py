@@ -13,7 +13,7 @@ from gkeml_sdk.serving.traffic import EPP_PORT
 from gkeml_sdk.tenancy import names
 
 if TYPE_CHECKING:
-    from gkeml_sdk.tenancy.model import Tenant
+    from gkeml_sdk.tenancy.fields import TenantFields
 
 NS_NAME_LABEL = "kubernetes.io/metadata.name"
 # Managed Prometheus collectors scrape the servers' metrics (Standard and Autopilot).
@@ -26,7 +26,7 @@ RBAC_API = kinds.RBAC
 NETPOL_API = kinds.NETWORKING
 
 
-def isolation_objects(tenant: Tenant) -> list[Obj]:
+def isolation_objects(tenant: TenantFields) -> list[Obj]:
     """Namespace first (everything else lives in it), then quota, limits, policies, RBAC.
 
     Example:
@@ -43,12 +43,12 @@ def isolation_objects(tenant: Tenant) -> list[Obj]:
     ]
 
 
-def _namespace(tenant: Tenant) -> Obj:
+def _namespace(tenant: TenantFields) -> Obj:
     meta = {"name": tenant.namespace, "labels": names.tenant_labels(tenant)}
     return {"apiVersion": kinds.CORE, "kind": "Namespace", "metadata": meta}
 
 
-def _quota(tenant: Tenant) -> Obj:
+def _quota(tenant: TenantFields) -> Obj:
     # Extended resources are quota'd by their requests only ("requests." prefix); each name
     # the models' GPU rows request is held to the tenant's quota.
     hard = {f"requests.{name}": str(tenant.gpu_quota) for name in tenant.gpu_resources}
@@ -61,7 +61,7 @@ def _quota(tenant: Tenant) -> Obj:
     }
 
 
-def _limits(tenant: Tenant) -> Obj:
+def _limits(tenant: TenantFields) -> Obj:
     widest = {
         name: max(m.gpus_per_replica for m in tenant.models if m.gpu.resource == name)
         for name in tenant.gpu_resources
@@ -81,7 +81,7 @@ def _limits(tenant: Tenant) -> Obj:
     }
 
 
-def _policy(tenant: Tenant, name: str, spec: Obj) -> Obj:
+def _policy(tenant: TenantFields, name: str, spec: Obj) -> Obj:
     return {
         "apiVersion": NETPOL_API,
         "kind": "NetworkPolicy",
@@ -94,7 +94,7 @@ def _from_namespace(namespace: str) -> Obj:
     return {"namespaceSelector": {"matchLabels": {NS_NAME_LABEL: namespace}}}
 
 
-def _network_policies(tenant: Tenant) -> list[Obj]:
+def _network_policies(tenant: TenantFields) -> list[Obj]:
     port = [{"protocol": "TCP", "port": SERVICE_PORT}]
     dns = {
         "to": [
@@ -146,7 +146,7 @@ def _network_policies(tenant: Tenant) -> list[Obj]:
     ]
 
 
-def _rbac(tenant: Tenant) -> list[Obj]:
+def _rbac(tenant: TenantFields) -> list[Obj]:
     account = {
         "apiVersion": kinds.CORE,
         "kind": "ServiceAccount",

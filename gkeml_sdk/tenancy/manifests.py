@@ -15,12 +15,12 @@ from gkeml_sdk.tenancy.model_servers import model_objects
 from gkeml_sdk.tenancy.rules import check_tenants
 
 if TYPE_CHECKING:
-    from gkeml_sdk.tenancy.model import Tenant
+    from gkeml_sdk.tenancy.fields import TenantFields
 
 _GI = re.compile(r"^(\d+)Gi$")
 
 
-def compile_tenant(tenant: Tenant) -> Manifests:
+def compile_tenant(tenant: TenantFields) -> Manifests:
     """The objects of one tenant, cluster-scoped ones included.
 
     Example:
@@ -32,7 +32,7 @@ def compile_tenant(tenant: Tenant) -> Manifests:
     return compile_tenants([tenant])
 
 
-def compile_tenants(tenants: Iterable[Tenant]) -> Manifests:
+def compile_tenants(tenants: Iterable[TenantFields]) -> Manifests:
     """Several tenants: the objects they share (tier classes, flavors, the Cohort) once.
     Tenants that would define one cluster-wide object two ways are refused (`SpecError`)."""
     tenants = list(tenants)
@@ -52,7 +52,7 @@ def compile_tenants(tenants: Iterable[Tenant]) -> Manifests:
     return Manifests(objects=_unique(objects) + namespaced)
 
 
-def _storage_gi(tenant: Tenant, objects: list[Obj]) -> dict[str, int]:
+def _storage_gi(tenant: TenantFields, objects: list[Obj]) -> dict[str, int]:
     """Ephemeral storage (GiB) per GPU label the tenant's Kueue-managed pods request at peak."""
     keys = dict.fromkeys(m.gpu.selector_label for m in tenant.models)  # the rows' label keys
     totals: dict[str, int] = {}

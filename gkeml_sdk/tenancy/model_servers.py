@@ -20,7 +20,7 @@ from gkeml_sdk.tenancy import names
 from gkeml_sdk.tenancy.nodes import pin
 
 if TYPE_CHECKING:
-    from gkeml_sdk.tenancy.model import Tenant, TenantModel
+    from gkeml_sdk.tenancy.fields import TenantFields, TenantModel
 
 ZONE = "topology.kubernetes.io/zone"
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
@@ -28,7 +28,7 @@ HOT_MIN_AVAILABLE = 2
 ENV_TENANT, ENV_LEVEL, ENV_GPU_MEMORY = "TENANT_ID", "STANDBY_LEVEL", "STANDBY_GPU_MEMORY_GB"
 
 
-def primary_model(tenant: Tenant, model: TenantModel) -> ServeModel:
+def primary_model(tenant: TenantFields, model: TenantModel) -> ServeModel:
     """The tenant's ServeModel as it runs: in the tenant's namespace, queue and priority,
     between its replica bounds, behind an Istio DestinationRule.
 
@@ -62,7 +62,7 @@ def primary_model(tenant: Tenant, model: TenantModel) -> ServeModel:
     )
 
 
-def model_objects(tenant: Tenant, model: TenantModel) -> list[Obj]:
+def model_objects(tenant: TenantFields, model: TenantModel) -> list[Obj]:
     """Primary objects, then the standby Service and Deployment (and placeholders)."""
     svc = primary_model(tenant, model)
     primary = svc.compile()
@@ -81,7 +81,7 @@ def _is_pdb(obj: Obj) -> bool:
     return bool(obj["kind"] == "PodDisruptionBudget")
 
 
-def _hot_budget(tenant: Tenant, model: TenantModel) -> Obj:
+def _hot_budget(tenant: TenantFields, model: TenantModel) -> Obj:
     # One budget over primary and hot standby pods: a pod under two budgets cannot be evicted.
     return {
         "apiVersion": kinds.POLICY,
@@ -104,7 +104,7 @@ def _standby_service(primary: Manifests, model: TenantModel) -> Obj:
     return service
 
 
-def _standby_deployment(tenant: Tenant, svc: ServeModel, main: Obj) -> Obj:
+def _standby_deployment(tenant: TenantFields, svc: ServeModel, main: Obj) -> Obj:
     level = tenant.tier.standby_level
     name = names.standby_name(svc.name)
     deployment = copy.deepcopy(main)
@@ -146,7 +146,7 @@ def _standby_deployment(tenant: Tenant, svc: ServeModel, main: Obj) -> Obj:
     return deployment
 
 
-def _reserve(tenant: Tenant, model: TenantModel, main: Obj) -> Obj:
+def _reserve(tenant: TenantFields, model: TenantModel, main: Obj) -> Obj:
     name = names.reserve_name(model.name)
     source = main["spec"]["template"]["spec"]
     labels = {names.MODEL_LABEL: model.name, names.ROLE_LABEL: "reserve", "app": name}

@@ -9,7 +9,7 @@ from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.tenancy.tier import Tier
 
 if TYPE_CHECKING:
-    from gkeml_sdk.tenancy.model import Tenant
+    from gkeml_sdk.tenancy.fields import TenantFields
 
 TENANT_LABEL = "gkeml.dev/tenant"
 TIER_LABEL = "gkeml.dev/tier"
@@ -53,17 +53,17 @@ def reserve_name(model: str) -> str:
     return f"{model}-reserve"
 
 
-def router_name(tenant: Tenant) -> str:
+def router_name(tenant: TenantFields) -> str:
     """The tenant's VirtualService (one per tenant, a rule per model)."""
     return f"{tenant.name}-models"
 
 
-def tenant_labels(tenant: Tenant) -> dict[str, str]:
+def tenant_labels(tenant: TenantFields) -> dict[str, str]:
     """Labels on every namespaced object of a tenant."""
     return {**sdk_labels(), TENANT_LABEL: tenant.name, TIER_LABEL: tenant.tier.key}
 
 
-def metadata(tenant: Tenant, name: str, **labels: str) -> Obj:
+def metadata(tenant: TenantFields, name: str, **labels: str) -> Obj:
     """`metadata` of a namespaced tenant object."""
     return {
         "name": name,

@@ -14,13 +14,13 @@ from gkeml_sdk.core.rules import slug
 from gkeml_sdk.nodepools.model import NodePool, NodeTaint
 
 if TYPE_CHECKING:
-    from gkeml_sdk.tenancy.model import Tenant, TenantModel
+    from gkeml_sdk.tenancy.fields import TenantFields, TenantModel
 
 DEDICATED_KEY = "gkeml.dev/dedicated-to"  # node label and taint key; the value is the tenant
 POOL_NAME_MAX = 40
 
 
-def dedicated(tenant: Tenant) -> bool:
+def dedicated(tenant: TenantFields) -> bool:
     """True when the tenant's tier promises nodes of its own.
 
     Example:
@@ -31,12 +31,12 @@ def dedicated(tenant: Tenant) -> bool:
     return tenant.tier.isolation == "exclusive"
 
 
-def toleration(tenant: Tenant) -> Obj:
+def toleration(tenant: TenantFields) -> Obj:
     """The toleration of the tenant's own taint (only its pods carry it)."""
     return {"key": DEDICATED_KEY, "operator": "Equal", "value": tenant.name, "effect": "NoSchedule"}
 
 
-def pin(tenant: Tenant, workload: Obj) -> Obj:
+def pin(tenant: TenantFields, workload: Obj) -> Obj:
     """A copy of a Deployment (or placeholder) whose pods select and tolerate the tenant's
     dedicated nodes; unchanged for a tenant without them."""
     if not dedicated(tenant):
@@ -48,7 +48,7 @@ def pin(tenant: Tenant, workload: Obj) -> Obj:
     return pinned
 
 
-def pool_name(tenant: Tenant, model: TenantModel) -> str:
+def pool_name(tenant: TenantFields, model: TenantModel) -> str:
     """The node pool a model's pods run on.
 
     Example:
@@ -69,7 +69,7 @@ def pool_name(tenant: Tenant, model: TenantModel) -> str:
     return slug(name, empty="pool")[:POOL_NAME_MAX].rstrip("-")
 
 
-def node_pools(tenant: Tenant) -> list[NodePool]:
+def node_pools(tenant: TenantFields) -> list[NodePool]:
     """One pool per distinct pool name of the tenant's models, sized to its GPU quota."""
     pools: dict[str, NodePool] = {}
     for model in tenant.models:

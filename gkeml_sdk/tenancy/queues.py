@@ -15,7 +15,7 @@ from gkeml_sdk.tenancy.nodes import DEDICATED_KEY, dedicated, toleration
 from gkeml_sdk.tenancy.tier import Tier
 
 if TYPE_CHECKING:
-    from gkeml_sdk.tenancy.model import Tenant
+    from gkeml_sdk.tenancy.fields import TenantFields
 
 STORAGE = "ephemeral-storage"
 # Placeholder pods rank below every tier, so any real pod preempts them.
@@ -78,12 +78,12 @@ def flavor_name(label: str, owner: str = "") -> str:
     return f"gkeml-{owner}-{label}" if owner else f"gkeml-{label}"
 
 
-def tenant_flavor(tenant: Tenant, label: str) -> str:
+def tenant_flavor(tenant: TenantFields, label: str) -> str:
     """The flavor the tenant's pods of GPU `label` are admitted to."""
     return flavor_name(label, tenant.name if dedicated(tenant) else "")
 
 
-def flavors(tenant: Tenant) -> list[Obj]:
+def flavors(tenant: TenantFields) -> list[Obj]:
     """A ResourceFlavor per GPU the tenant's models use, selecting its row's node label; a
     dedicated tenant's select, and tolerate, its own tainted nodes."""
     rows = {m.gpu.label: m.gpu for m in tenant.models}  # a GPU label is one row
@@ -107,7 +107,7 @@ def flavors(tenant: Tenant) -> list[Obj]:
     return objects
 
 
-def queues(tenant: Tenant, storage_gi: dict[str, int]) -> list[Obj]:
+def queues(tenant: TenantFields, storage_gi: dict[str, int]) -> list[Obj]:
     """The tenant's ClusterQueue and LocalQueue. `storage_gi` is the ephemeral storage per
     GPU label the tenant's pods request at their maximum (Kueue admits only what its
     ClusterQueue covers)."""

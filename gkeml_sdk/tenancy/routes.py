@@ -25,7 +25,7 @@ from gkeml_sdk.serving.traffic import (
 from gkeml_sdk.tenancy import names
 
 if TYPE_CHECKING:
-    from gkeml_sdk.tenancy.model import Tenant, TenantModel
+    from gkeml_sdk.tenancy.fields import TenantFields, TenantModel
 
 TENANT_HEADER = "x-tenant-id"
 RETRY_ATTEMPTS = 3
@@ -61,7 +61,7 @@ def standby_backends(primary: list[Obj], model: TenantModel) -> list[Obj]:
     return copies
 
 
-def router(tenant: Tenant, failed_over: Collection[str] = ()) -> Obj:
+def router(tenant: TenantFields, failed_over: Collection[str] = ()) -> Obj:
     """The tenant's VirtualService or HTTPRoute; models in `failed_over` go to standbys.
 
     Example:
@@ -74,7 +74,7 @@ def router(tenant: Tenant, failed_over: Collection[str] = ()) -> Obj:
     return virtual_service(tenant, failed_over)
 
 
-def weights(tenant: Tenant, failed_over: bool) -> tuple[int, int]:
+def weights(tenant: TenantFields, failed_over: bool) -> tuple[int, int]:
     """(primary, standby) percentages of a model's traffic. Hot standbys take a small share
     to stay warm and proven; sleeping or absent ones none; after a failover the standby all.
 
@@ -90,7 +90,7 @@ def weights(tenant: Tenant, failed_over: bool) -> tuple[int, int]:
     return 100 - share, share
 
 
-def virtual_service(tenant: Tenant, failed_over: Collection[str] = ()) -> Obj:
+def virtual_service(tenant: TenantFields, failed_over: Collection[str] = ()) -> Obj:
     """The tenant's VirtualService; models named in `failed_over` route to their standby.
 
     Example:
@@ -110,7 +110,7 @@ def virtual_service(tenant: Tenant, failed_over: Collection[str] = ()) -> Obj:
     }
 
 
-def _destination(tenant: Tenant, service: str, weight: int) -> Obj:
+def _destination(tenant: TenantFields, service: str, weight: int) -> Obj:
     host = service_host(service, tenant.namespace)
     return {"destination": {"host": host, "port": {"number": SERVICE_PORT}}, "weight": weight}
 
@@ -119,7 +119,7 @@ def _retries() -> Obj:
     return {"attempts": RETRY_ATTEMPTS, "perTryTimeout": PER_TRY_TIMEOUT, "retryOn": RETRY_ON}
 
 
-def _model_rule(tenant: Tenant, model: TenantModel, failed_over: bool) -> Obj:
+def _model_rule(tenant: TenantFields, model: TenantModel, failed_over: bool) -> Obj:
     primary, standby = weights(tenant, failed_over)
     headers = {
         TENANT_HEADER: {"exact": tenant.name},
@@ -136,7 +136,7 @@ def _model_rule(tenant: Tenant, model: TenantModel, failed_over: bool) -> Obj:
     }
 
 
-def _tenant_default(tenant: Tenant) -> Obj:
+def _tenant_default(tenant: TenantFields) -> Obj:
     # A request naming no model goes to the tenant's models by weight (their primaries).
     shares = _shares(tenant)
     return {
@@ -150,7 +150,7 @@ def _tenant_default(tenant: Tenant) -> Obj:
     }
 
 
-def http_route(tenant: Tenant, failed_over: Collection[str] = ()) -> Obj:
+def http_route(tenant: TenantFields, failed_over: Collection[str] = ()) -> Obj:
     """The tenant's HTTPRoute on the Inference Gateway. Gateway API's standard channel has
     no retries; the GCPBackendPolicy of each pool sets the backend timeout."""
     namespace, _, gateway = tenant.gateway.rpartition("/")
@@ -194,7 +194,7 @@ def _pool(name: str, weight: int) -> Obj:
     return {"group": POOL_GROUP, "kind": "InferencePool", "name": name, "weight": weight}
 
 
-def _shares(tenant: Tenant) -> list[int]:
+def _shares(tenant: TenantFields) -> list[int]:
     total = sum(m.weight for m in tenant.models)
     shares = [m.weight * 100 // total for m in tenant.models]
     shares[0] += 100 - sum(shares)  # Istio wants weights adding up to 100

@@ -1,5 +1,6 @@
-"""The rules a tenant must follow: isolation matches the GPUs, weights and replicas make
-sense, and the GPU quota covers what the tier keeps running."""
+"""The rules a tenant must follow: isolation matches the GPUs, routing and egress are
+well-formed, and the GPU quota covers what the tier keeps running (a `TenantModel` checks its
+own weight and replicas)."""
 
 from __future__ import annotations
 
@@ -10,53 +11,13 @@ from typing import TYPE_CHECKING
 from gkeml_sdk.core.model import fail
 
 if TYPE_CHECKING:
-    from gkeml_sdk.tenancy.model import Tenant, TenantModel
+    from gkeml_sdk.tenancy.fields import TenantFields, TenantModel
 
 # HTTPRoute holds at most 16 rules: one per model and the tenant's by-weight rule.
 MAX_GATEWAY_MODELS = 15
 
 
-def check_replicas(model: TenantModel) -> None:
-    """Weight positive, 1 <= min_replicas <= max_replicas, and a ServeModel whose own
-    replica count, when given, agrees."""
-    name = model.model.name
-    if model.weight < 1:
-        raise fail(
-            f"model {name!r}: weight={model.weight}",
-            rule="weights are positive: a model that takes no traffic is not served",
-            fix="weight=1 or more, or drop the model",
-            field="weight",
-        )
-    if model.min_replicas < 1:
-        raise fail(
-            f"model {name!r}: min_replicas={model.min_replicas}",
-            rule="a served model keeps at least one replica (an HPA's minReplicas >= 1)",
-            fix="min_replicas=1",
-            field="min_replicas",
-        )
-    if model.max_replicas < model.min_replicas:
-        raise fail(
-            f"model {name!r}: max_replicas={model.max_replicas} is below "
-            f"min_replicas={model.min_replicas}",
-            rule="replicas scale between min_replicas and max_replicas",
-            fix=f"max_replicas={model.min_replicas} or more",
-            field="max_replicas",
-        )
-    # The default (1) stands for "not given": model_dump() writes it out.
-    if model.model.replicas != 1 and (
-        model.model.min_replicas != model.min_replicas
-        or model.model.max_replicas != model.max_replicas
-    ):
-        raise fail(
-            f"model {name!r}: ServeModel replicas {model.model.replicas!r} disagree with "
-            f"min_replicas={model.min_replicas}, max_replicas={model.max_replicas}",
-            rule="a tenant's model takes its replica bounds from TenantModel",
-            fix="drop replicas from the ServeModel",
-            field="replicas",
-        )
-
-
-def check_models(tenant: Tenant) -> None:
+def check_models(tenant: TenantFields) -> None:
     """Unique names, isolation per tier, warm standbys only on engines that sleep, quota."""
     names = [m.name for m in tenant.models]
     if len(set(names)) != len(names):
@@ -92,7 +53,7 @@ def check_models(tenant: Tenant) -> None:
         )
 
 
-def _check_isolation(tenant: Tenant, model: TenantModel) -> None:
+def _check_isolation(tenant: TenantFields, model: TenantModel) -> None:
     acc, tier = model.model.accelerator, tenant.tier
     shared = acc.mig is not None or acc.sharing is not None
     where = f"tenant {tenant.name!r} (tier {tier.name}), model {model.name!r}"
@@ -131,11 +92,11 @@ def _check_isolation(tenant: Tenant, model: TenantModel) -> None:
         )
 
 
-def check_tenants(tenants: Iterable[Tenant]) -> None:
+def check_tenants(tenants: Iterable[TenantFields]) -> None:
     """Tenants managed together: unique names, and a tier name means one definition (its
     PriorityClass and WorkloadPriorityClass are shared by every tenant of that tier)."""
-    by_name: dict[str, Tenant] = {}
-    by_class: dict[str, Tenant] = {}
+    by_name: dict[str, TenantFields] = {}
+    by_class: dict[str, TenantFields] = {}
     for tenant in tenants:
         if tenant.name in by_name:
             raise fail(
@@ -159,12 +120,12 @@ def check_tenants(tenants: Iterable[Tenant]) -> None:
             )
 
 
-def _tier_terms(tenant: Tenant) -> str:
+def _tier_terms(tenant: TenantFields) -> str:
     tier = tenant.tier
     return f"priority {tier.priority}, {tier.isolation}"
 
 
-def check_egress(tenant: Tenant) -> None:
+def check_egress(tenant: TenantFields) -> None:
     """Declared egress ranges are CIDRs."""
     for field in ("weight_sources", "google_api_cidrs"):
         for cidr in getattr(tenant, field):
@@ -179,7 +140,7 @@ def check_egress(tenant: Tenant) -> None:
                 ) from None
 
 
-def check_routing(tenant: Tenant) -> None:
+def check_routing(tenant: TenantFields) -> None:
     """The Inference Gateway needs the proxy-only subnet and fits 15 models per route."""
     if tenant.routing != "inference-gateway":
         if tenant.gateway_cidrs:

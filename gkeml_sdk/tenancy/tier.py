@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from gkeml_sdk.core.model import DNS1123_LABEL, SpecModel, fail
 from gkeml_sdk.errors import excerpt
@@ -55,26 +55,27 @@ class Tier(SpecModel):
         (5.0, 3)
         >>> Tier(name="gold", like="A", rto_seconds=2).isolation
         'exclusive'
-
-    Attributes:
-        name: The tier's name.
-        like: A built-in tier ("A", "B" or "C") whose values the others default to.
-        isolation: How the tenant's GPUs are held: "exclusive", "shared" or "preemptible".
-        standbys: Standby replicas per model, ready to take over.
-        standby_level: How ready a standby is: "hot" (serving), "warm" (asleep) or "cold".
-        rto_seconds: Recovery time objective: longest time to recover from a lost primary.
-        recovery_priority: Order of failover; higher fails over first.
-        priority: PriorityClass (and Kueue WorkloadPriorityClass) value of the serving pods.
     """
 
-    name: str
-    like: Literal["A", "B", "C"] | None = None
-    isolation: Isolation
-    standbys: int
-    standby_level: StandbyLevel
-    rto_seconds: float
-    recovery_priority: int  # higher fails over first
-    priority: int  # PriorityClass (and Kueue WorkloadPriorityClass) value of serving pods
+    name: str = Field(description="The tier's name.")
+    like: Literal["A", "B", "C"] | None = Field(
+        default=None,
+        description='A built-in tier ("A", "B" or "C") whose values the others default to.',
+    )
+    isolation: Isolation = Field(
+        description='How the tenant\'s GPUs are held: "exclusive", "shared" or "preemptible".'
+    )
+    standbys: int = Field(description="Standby replicas per model, ready to take over.")
+    standby_level: StandbyLevel = Field(
+        description='How ready a standby is: "hot" (serving), "warm" (asleep) or "cold".'
+    )
+    rto_seconds: float = Field(
+        description="Recovery time objective: longest time to recover from a lost primary."
+    )
+    recovery_priority: int = Field(description="Order of failover; higher fails over first.")
+    priority: int = Field(
+        description="PriorityClass (and Kueue WorkloadPriorityClass) value of the serving pods."
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -13,11 +13,11 @@ from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.training.code import config_map_key
 
 if TYPE_CHECKING:
-    from gkeml_sdk.training.model import TrainingJob
+    from gkeml_sdk.training.fields import TrainingJobFields
 VOLUME = "code"
 
 
-def code_config_map_name(job: TrainingJob) -> str:
+def code_config_map_name(job: TrainingJobFields) -> str:
     """Name of the ConfigMap holding `job.files`.
 
     Example:
@@ -28,7 +28,7 @@ def code_config_map_name(job: TrainingJob) -> str:
     return record_name(job.name)
 
 
-def code_config_map(job: TrainingJob) -> Obj | None:
+def code_config_map(job: TrainingJobFields) -> Obj | None:
     """The ConfigMap with every code file (keys sorted, so the YAML is stable), or None.
 
     Example:
@@ -51,7 +51,7 @@ def code_config_map(job: TrainingJob) -> Obj | None:
     }
 
 
-def code_volume(job: TrainingJob) -> tuple[Obj, Obj]:
+def code_volume(job: TrainingJobFields) -> tuple[Obj, Obj]:
     """(volume, volumeMount) that place the files at `CODE_MOUNT`, read-only."""
     items = [{"key": config_map_key(p), "path": p} for p in sorted(job.files)]
     volume = {"name": VOLUME, "configMap": {"name": code_config_map_name(job), "items": items}}

@@ -19,17 +19,17 @@ from gkeml_sdk.scheduling.kueue import (
 
 if TYPE_CHECKING:
     from gkeml_sdk.core.environment import WorkerValue
-    from gkeml_sdk.training.model import TrainingJob
+    from gkeml_sdk.training.fields import TrainingJobFields
 
 CONTAINER = "trainer"
 
 
-def run_labels(job: TrainingJob, attempt: int) -> dict[str, str]:
+def run_labels(job: TrainingJobFields, attempt: int) -> dict[str, str]:
     """Labels that mark every object and pod of one attempt of a run."""
     return {RUN_ID_LABEL: job.name, ATTEMPT_LABEL: str(attempt)}
 
 
-def coordinator_host(job: TrainingJob, attempt: int = 1) -> str:
+def coordinator_host(job: TrainingJobFields, attempt: int = 1) -> str:
     """DNS name of the rank-0 pod: JobSet hostnames are `<jobset>-<rjob>-<job>-<pod>.<jobset>`.
 
     Example:
@@ -43,7 +43,9 @@ def coordinator_host(job: TrainingJob, attempt: int = 1) -> str:
     return f"{name}-{REPLICATED_JOB}-0-0.{name}"
 
 
-def contract_env(job: TrainingJob, checkpoint_path: str, attempt: int = 1) -> list[dict[str, Any]]:
+def contract_env(
+    job: TrainingJobFields, checkpoint_path: str, attempt: int = 1
+) -> list[dict[str, Any]]:
     """Env entries every process of `job` gets on GKE; the launcher adds the ones it computes
     (`core.environment.LAUNCHER_SETS`).
 
@@ -82,7 +84,7 @@ def contract_env(job: TrainingJob, checkpoint_path: str, attempt: int = 1) -> li
     return env
 
 
-def launcher_command(job: TrainingJob) -> tuple[list[str], list[str]]:
+def launcher_command(job: TrainingJobFields) -> tuple[list[str], list[str]]:
     """The container's command and args: the launcher, then the job's command and args with
     `$$` doubled, so that Kubernetes hands them to the launcher as written and the launcher
     expands what it computes as Kubernetes would.
@@ -119,7 +121,7 @@ def _escaped(arg: str) -> str:
     return arg.replace("$$", "$$$$")
 
 
-def _slice_hosts(job: TrainingJob, rank: str, attempt: int) -> dict[str, Any]:
+def _slice_hosts(job: TrainingJobFields, rank: str, attempt: int) -> dict[str, Any]:
     # JobSet hostnames of the pods of this pod's slice: Kubernetes expands the job index
     # declared before this variable.
     name = attempt_name(job.name, attempt)
@@ -131,7 +133,7 @@ def _slice_hosts(job: TrainingJob, rank: str, attempt: int) -> dict[str, Any]:
 
 
 # How a pod learns each value the hardware's variables carry (core.environment.WorkerValue).
-_WORKER_VALUES: dict[WorkerValue, Callable[[TrainingJob, str, int], dict[str, Any]]] = {
+_WORKER_VALUES: dict[WorkerValue, Callable[[TrainingJobFields, str, int], dict[str, Any]]] = {
     "rank": lambda job, rank, attempt: _field(rank),
     "slice_hosts": _slice_hosts,
     "coordinator": lambda job, rank, attempt: {"value": coordinator_host(job, attempt)},

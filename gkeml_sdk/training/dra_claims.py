@@ -12,7 +12,7 @@ from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.hardware.dra import MIG_CLASS, DeviceRequest
 
 if TYPE_CHECKING:
-    from gkeml_sdk.training.model import TrainingJob
+    from gkeml_sdk.training.fields import TrainingJobFields
 
 RESOURCE_API = kinds.RESOURCE
 COMPUTE_DOMAIN_API = kinds.NVIDIA_RESOURCE
@@ -20,7 +20,7 @@ GPU_CLAIM = "gpu"
 CHANNEL_CLAIM = "compute-domain-channel"
 
 
-def claim_objects(job: TrainingJob) -> list[Obj]:
+def claim_objects(job: TrainingJobFields) -> list[Obj]:
     """Objects to apply before the workload: the GPUs' claim template and the ComputeDomain.
     Named after the run, like its code ConfigMap, they serve every attempt.
 
@@ -47,7 +47,7 @@ def claim_objects(job: TrainingJob) -> list[Obj]:
     return objects
 
 
-def add_claims(template: Obj, job: TrainingJob, app: str) -> Obj:
+def add_claims(template: Obj, job: TrainingJobFields, app: str) -> Obj:
     """`template` with the pod's `resourceClaims` and the `app` container's claims.
 
     Example:
@@ -74,7 +74,7 @@ def add_claims(template: Obj, job: TrainingJob, app: str) -> Obj:
     return template
 
 
-def dra_notes(job: TrainingJob) -> list[str]:
+def dra_notes(job: TrainingJobFields) -> list[str]:
     """The cluster prerequisites of the job's claims, one sentence each."""
     requests = job.hardware.device_requests()
     notes = []
@@ -109,7 +109,7 @@ def dra_notes(job: TrainingJob) -> list[str]:
     return notes
 
 
-def _compute_domain(job: TrainingJob) -> bool:
+def _compute_domain(job: TrainingJobFields) -> bool:
     stack = job.network_choice.stack
     return stack is not None and stack.compute_domain and job.nodes > 1
 
@@ -123,7 +123,7 @@ def _request(request: DeviceRequest) -> Obj:
     return {"name": request.name, "exactly": exactly}
 
 
-def _object(api: str, kind: str, name: str, job: TrainingJob, spec: Obj) -> Obj:
+def _object(api: str, kind: str, name: str, job: TrainingJobFields, spec: Obj) -> Obj:
     labels = {RUN_ID_LABEL: job.name, **sdk_labels()}
     metadata = {"name": name, "namespace": job.namespace, "labels": labels}
     return {"apiVersion": api, "kind": kind, "metadata": metadata, "spec": spec}

@@ -27,10 +27,10 @@ from gkeml_sdk.training.secret_env import secret_like_env_notes
 
 if TYPE_CHECKING:
     from gkeml_sdk.storage.volume_base import VolumeBase
-    from gkeml_sdk.training.model import TrainingJob
+    from gkeml_sdk.training.fields import TrainingJobFields
 
 
-def compile_training_job(job: TrainingJob, attempt: int = 1) -> Manifests:
+def compile_training_job(job: TrainingJobFields, attempt: int = 1) -> Manifests:
     """Manifests for `job`: a JobSet when it is multi-node, gang or a multi-host TPU slice,
     otherwise a batch/v1 Job. Deterministic: equal specs give byte-identical YAML.
     Attempt k > 1 of a resubmitted run gets the name `<name>--r<k>`.
@@ -70,7 +70,7 @@ def compile_training_job(job: TrainingJob, attempt: int = 1) -> Manifests:
     )
 
 
-def _metadata(job: TrainingJob, attempt: int) -> Obj:
+def _metadata(job: TrainingJobFields, attempt: int) -> Obj:
     labels = {kueue.QUEUE_LABEL: job.queue, **run_labels(job, attempt), **sdk_labels()}
     if job.priority:
         labels[kueue.PRIORITY_LABEL] = job.priority
@@ -87,7 +87,7 @@ def _metadata(job: TrainingJob, attempt: int) -> Obj:
     return metadata
 
 
-def _job(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
+def _job(job: TrainingJobFields, template: Obj, metadata: Obj) -> Obj:
     spec: Obj = {
         # Kueue's webhook suspends it too; setting it closes the race when the webhook is slow.
         "suspend": True,
@@ -102,7 +102,7 @@ def _job(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
     return {"apiVersion": kinds.BATCH, "kind": "Job", "metadata": metadata, "spec": spec}
 
 
-def _jobset(job: TrainingJob, template: Obj, metadata: Obj) -> Obj:
+def _jobset(job: TrainingJobFields, template: Obj, metadata: Obj) -> Obj:
     hardware = job.hardware
     replicas = hardware.slices
     per_job = job.nodes // replicas
@@ -184,7 +184,7 @@ def _fail_on_user_exit() -> Obj:
     }
 
 
-def _workload(job: TrainingJob, main: Obj, template: Obj) -> Obj:
+def _workload(job: TrainingJobFields, main: Obj, template: Obj) -> Obj:
     """What Kueue builds from `main`: one PodSet per replicatedJob, or `main`."""
     pod_set_name = REPLICATED_JOB if main["kind"] == "JobSet" else "main"
     spec: Obj = {
@@ -210,7 +210,7 @@ def _workload(job: TrainingJob, main: Obj, template: Obj) -> Obj:
     }
 
 
-def _notes(job: TrainingJob) -> tuple[str, ...]:
+def _notes(job: TrainingJobFields) -> tuple[str, ...]:
     notes = []
     problem = checkpoint_problem(job)
     if problem is not None:
@@ -234,7 +234,7 @@ def _notes(job: TrainingJob) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def _mounted(job: TrainingJob) -> list[VolumeBase]:
+def _mounted(job: TrainingJobFields) -> list[VolumeBase]:
     location = parse_checkpoint_dir(job.checkpoint_dir) if job.checkpoint_dir else None
     bucket = [checkpoint_volume(location)] if location and location.kind == "gcs" else []
     return [*bucket, *job.volumes]

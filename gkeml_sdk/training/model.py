@@ -4,35 +4,25 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import model_validator
 
-from gkeml_sdk.core.model import SpecModel
-from gkeml_sdk.core.quantity import duration_seconds
 from gkeml_sdk.hardware.accelerator import Accelerator
-from gkeml_sdk.hardware.choice import HardwareChoice, hardware_from_data
-from gkeml_sdk.hardware.network import NetworkChoice, NetworkMode, choose_network
-from gkeml_sdk.hardware.protocol import CPU_ONLY, Hardware
+from gkeml_sdk.hardware.choice import hardware_from_data
+from gkeml_sdk.hardware.protocol import CPU_ONLY
 from gkeml_sdk.hardware.tpu_slice import TpuSlice
 from gkeml_sdk.scheduling.capacity_order import capacity_spelling
-from gkeml_sdk.scheduling.catalog import CapacityMode, Mode
-from gkeml_sdk.scheduling.kueue import DEFAULT_LOCAL_QUEUE
-from gkeml_sdk.scheduling.placement import Placement
 from gkeml_sdk.scheduling.rules import spot_spelling
+from gkeml_sdk.training.fields import TrainingJobFields
 from gkeml_sdk.training.rules import check_job, checkpoint_problem
-from gkeml_sdk.training.secrets import SecretRef
 
 if TYPE_CHECKING:
     from gkeml_sdk.core.manifests import Manifests
     from gkeml_sdk.pricing.catalog import PriceBook, PriceOverrides
     from gkeml_sdk.pricing.model import CostEstimate
     from gkeml_sdk.runs.retry import RetryPolicy
-    from gkeml_sdk.storage.volumes import Volume
-else:
-    # The volume models load when a job has volumes (storage/volume_field.py).
-    from gkeml_sdk.storage.volume_field import LazyVolume as Volume
 
 
-class TrainingJob(SpecModel):
+class TrainingJob(TrainingJobFields):
     """A training job: the image and command, the accelerators of each node, and how it
     survives preemption.
 
@@ -44,48 +34,6 @@ class TrainingJob(SpecModel):
         >>> job.gang, job.total_gpus
         (True, 16.0)
     """
-
-    name: str
-    image: str | None = None
-    command: list[str] | None = None
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    secret_env: dict[str, SecretRef] = Field(default_factory=dict)
-    accelerator: HardwareChoice | None = None
-    nodes: int = 0  # 0 = derived: the TPU slice's hosts, else 1
-    procs_per_node: int = 0  # 0 = derived: one per whole GPU, else 1
-    gang: bool | None = None  # None = derived: True when several pods must run together
-    spot: bool = False
-    provisioning: Mode = "standard"
-    # Several modes in preference order, for a ClusterSetup(queues="ordered") queue: Kueue
-    # admits to the first with room, and the pods carry no selector pinning one.
-    capacity: tuple[CapacityMode, ...] = ()
-    reservation: str | None = None  # a specific reservation (shared: projects/P/reservations/R)
-    reservation_project: str | None = None
-    multikueue: bool = False  # its queue dispatches to MultiKueue workers: spec.managedBy
-    placement: Placement | None = None  # "compact" or TopologyPlacement(level=..., mode=...)
-    queue: str = DEFAULT_LOCAL_QUEUE
-    priority: str | None = None
-    max_restarts: int = 0
-    namespace: str = "default"
-    labels: dict[str, str] = Field(default_factory=dict)
-    annotations: dict[str, str] = Field(default_factory=dict)
-    max_runtime: int | None = None  # seconds; also accepts "90m", "2h", "1d12h"
-    checkpoint_dir: str | None = None
-    stateless: bool = False  # keeps no state: may lose pods without durable checkpoints
-    # Data mounted into every pod (GcsFuse, Parallelstore, HyperdiskML, Pvc); locally, folders.
-    volumes: list[Volume] = Field(default_factory=list)
-    service_account: str | None = None
-    cpu: str | None = None
-    memory: str | None = None
-    termination_grace_seconds: int | None = None
-    files: dict[str, str] = Field(default_factory=dict)
-    network: NetworkMode = "auto"
-
-    @field_validator("max_runtime", mode="before")
-    @classmethod
-    def _parse_duration(cls, value: Any) -> Any:
-        return duration_seconds(value, "max_runtime")
 
     @model_validator(mode="before")
     @classmethod
@@ -112,35 +60,6 @@ class TrainingJob(SpecModel):
         check_job(self)
         self.network_choice  # noqa: B018 - raises SpecError for what GKE cannot do
         return self
-
-    @property
-    def network_choice(self) -> NetworkChoice:
-        """The networking stack the pods get (`choice.stack` None: plain pod networking)."""
-        return choose_network(self.accelerator, self.nodes, self.network)
-
-    @property
-    def total_gpus(self) -> float:
-        """Physical GPUs across all nodes (fractions for MIG/sharing)."""
-        if isinstance(self.accelerator, Accelerator):
-            return self.accelerator.physical_gpus * self.nodes
-        return 0
-
-    @property
-    def total_chips(self) -> int:
-        """TPU chips across all slices."""
-        if isinstance(self.accelerator, TpuSlice):
-            return self.accelerator.chips * self.accelerator.slices
-        return 0
-
-    @property
-    def hardware(self) -> Hardware:
-        """What each pod's hardware asks of Kubernetes: the accelerator, or `CPU_ONLY`."""
-        return self.accelerator if self.accelerator is not None else CPU_ONLY
-
-    @property
-    def uses_jobset(self) -> bool:
-        """Multi-node, gang or multi-host TPU jobs compile to a JobSet; the rest to a Job."""
-        return self.nodes > 1 or bool(self.gang)
 
     @classmethod
     def from_code(cls, source: str, *, name: str | None = None, **fields: Any) -> "TrainingJob":
@@ -287,9 +206,3 @@ class TrainingJob(SpecModel):
         import html
 
         return f"<code>{html.escape(repr(self))}</code>"
-
-
-# The fields' meanings, for help() and the API reference; kept beside to keep this file short.
-from gkeml_sdk.training.job_fields import ATTRIBUTES  # noqa: E402
-
-TrainingJob.__doc__ = f"{TrainingJob.__doc__}{ATTRIBUTES}"

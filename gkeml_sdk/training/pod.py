@@ -20,10 +20,10 @@ from gkeml_sdk.training.provisioning import add_provisioning_scheduling
 from gkeml_sdk.training.secret_env import secret_env_entries
 
 if TYPE_CHECKING:
-    from gkeml_sdk.training.model import TrainingJob
+    from gkeml_sdk.training.fields import TrainingJobFields
 
 
-def pod_template(job: TrainingJob, attempt: int = 1) -> Obj:
+def pod_template(job: TrainingJobFields, attempt: int = 1) -> Obj:
     """`PodTemplateSpec` for every pod of `job` (one pod per node / TPU VM).
 
     Example:
@@ -52,7 +52,7 @@ def pod_template(job: TrainingJob, attempt: int = 1) -> Obj:
 
 
 def _spec(
-    job: TrainingJob,
+    job: TrainingJobFields,
     hardware: Hardware,
     container: Obj,
     selector: Obj,
@@ -80,7 +80,7 @@ def _spec(
 
 
 def _container(
-    job: TrainingJob,
+    job: TrainingJobFields,
     hardware: Hardware,
     checkpoint_path: str,
     mounts: list[Obj],
@@ -115,14 +115,14 @@ def _container(
     return container
 
 
-def _grace_seconds(job: TrainingJob) -> int:
+def _grace_seconds(job: TrainingJobFields) -> int:
     if job.termination_grace_seconds is not None:
         return job.termination_grace_seconds
     on_spot = job.spot or "spot" in job.capacity  # the shorter grace of any mode it may get
     return spot.SPOT_DEFAULT_GRACE_SECONDS if on_spot else spot.DEFAULT_GRACE_SECONDS
 
 
-def _resources(job: TrainingJob, hardware: Hardware) -> Obj:
+def _resources(job: TrainingJobFields, hardware: Hardware) -> Obj:
     requests: Obj = {}
     if job.cpu:
         requests["cpu"] = job.cpu
@@ -135,13 +135,13 @@ def _resources(job: TrainingJob, hardware: Hardware) -> Obj:
     return {"requests": requests, "limits": limits}
 
 
-def _ports(job: TrainingJob, hardware: Hardware) -> list[Obj]:
+def _ports(job: TrainingJobFields, hardware: Hardware) -> list[Obj]:
     coordinator = [{"name": "coordinator", "containerPort": DEFAULT_MASTER_PORT}]
     return (coordinator if job.uses_jobset else []) + hardware.ports()
 
 
 def _volumes(
-    job: TrainingJob, hardware: Hardware
+    job: TrainingJobFields, hardware: Hardware
 ) -> tuple[list[Obj], list[Obj], dict[str, str], str]:
     volumes: list[Obj] = []
     mounts: list[Obj] = []

@@ -14,11 +14,11 @@ from gkeml_sdk.scheduling.catalog import (
 )
 
 if TYPE_CHECKING:
-    from gkeml_sdk.training.model import TrainingJob
+    from gkeml_sdk.training.fields import TrainingJobFields
 
 
 def add_provisioning_scheduling(
-    job: TrainingJob, selector: dict[str, str], tolerations: list[Obj]
+    job: TrainingJobFields, selector: dict[str, str], tolerations: list[Obj]
 ) -> None:
     """Select and tolerate the nodes of `job.provisioning` (Spot is handled with the hardware).
 
@@ -40,7 +40,7 @@ def add_provisioning_scheduling(
     tolerations.extend(row.tolerations())
 
 
-def provisioning_annotations(job: TrainingJob) -> dict[str, str]:
+def provisioning_annotations(job: TrainingJobFields) -> dict[str, str]:
     """Job annotations Kueue copies into the ProvisioningRequest's parameters: the run's
     `maxRunDurationSeconds` when the job has a `max_runtime` (GKE defaults it to 7 days).
 
@@ -56,7 +56,7 @@ def provisioning_annotations(job: TrainingJob) -> dict[str, str]:
     return {PROVREQ_ANNOTATION_PREFIX + MAX_RUN_DURATION_PARAMETER: str(job.max_runtime)}
 
 
-def provisioning_notes(job: TrainingJob) -> list[str]:
+def provisioning_notes(job: TrainingJobFields) -> list[str]:
     """Advice about the provisioning mode that is no error."""
     row = mode(job.provisioning)
     notes = []

@@ -22,17 +22,17 @@ from gkeml_sdk.scheduling import spot
 from gkeml_sdk.scheduling.capacity_order import check_capacity_order
 from gkeml_sdk.scheduling.placement import check_placement
 from gkeml_sdk.scheduling.rules import check_provisioning_mode
-from gkeml_sdk.training.secrets import check_secret_env
+from gkeml_sdk.training.secret_env import check_secret_env
 
 if TYPE_CHECKING:
-    from gkeml_sdk.training.model import TrainingJob
+    from gkeml_sdk.training.fields import TrainingJobFields
 
 # JobSet names its child Jobs `<name>-node-<i>` and pods `<job>-<j>-<suffix>`; both must stay
 # within 63 characters, which leaves 40 for the job name.
 MAX_NAME_LENGTH = 40
 
 
-def check_job(job: TrainingJob) -> None:
+def check_job(job: TrainingJobFields) -> None:
     """Every GKE and Kueue rule a training job must meet; the first broken one raises."""
     if ATTEMPT_SEPARATOR in job.name:
         raise fail(
@@ -88,7 +88,7 @@ def check_job(job: TrainingJob) -> None:
         check_files(job.files)
 
 
-def checkpoint_problem(job: TrainingJob, resubmits: bool = False) -> SpecError | None:
+def checkpoint_problem(job: TrainingJobFields, resubmits: bool = False) -> SpecError | None:
     """Why `job`'s checkpoints would not survive what its pods may go through, or None.
 
     A job can lose its pods when it runs on Spot or flex-start/queued capacity, when
@@ -136,7 +136,7 @@ def checkpoint_problem(job: TrainingJob, resubmits: bool = False) -> SpecError |
     )
 
 
-def _check_fixed_hosts(job: TrainingJob) -> None:
+def _check_fixed_hosts(job: TrainingJobFields) -> None:
     hosts = job.hardware.fixed_pods
     if hosts is None:
         return
@@ -157,7 +157,7 @@ def _check_fixed_hosts(job: TrainingJob) -> None:
         )
 
 
-def _check_names_and_resources(job: TrainingJob) -> None:
+def _check_names_and_resources(job: TrainingJobFields) -> None:
     limit = MAX_NAME_LENGTH
     if job.uses_jobset:
         replicas = job.hardware.slices
@@ -172,7 +172,7 @@ def _check_names_and_resources(job: TrainingJob) -> None:
         check_int32(field, getattr(job, field))
 
 
-def _check_spot(job: TrainingJob) -> None:
+def _check_spot(job: TrainingJobFields) -> None:
     grace = job.termination_grace_seconds
     if grace is None:
         return
@@ -189,7 +189,7 @@ def _check_spot(job: TrainingJob) -> None:
         )
 
 
-def _check_env_and_labels(job: TrainingJob) -> None:
+def _check_env_and_labels(job: TrainingJobFields) -> None:
     from gkeml_sdk.core.environment import RESERVED_ENV
 
     for key in job.env:

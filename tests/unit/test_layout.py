@@ -8,6 +8,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("gkeml_sdk", "gkeml_magics")
 # The file roles every feature folder uses; only these, and __init__.py, may repeat.
+# fields.py holds a feature's fields below its rules and builders (model.py subclasses it).
 ROLES = {"__init__.py", "catalog.py", "fields.py", "model.py", "rules.py", "manifests.py"}
 TEST_LIKE = {"spec", "specs", "test", "tests"}
 

@@ -57,6 +57,18 @@ def test_a_job_with_every_volume_type_round_trips_through_yaml() -> None:
     assert job.with_changes(spot=True).volumes == job.volumes
 
 
+def test_the_json_schema_of_volumes_names_every_volume_kind() -> None:
+    schema = TrainingJob.model_json_schema()
+    items = schema["properties"]["volumes"]["items"]
+    assert set(items["discriminator"]["mapping"]) == {
+        "gcsfuse",
+        "hyperdisk-ml",
+        "parallelstore",
+        "pvc",
+    }
+    assert {"GcsFuse", "Pvc", "Parallelstore", "HyperdiskML"} <= set(schema["$defs"])
+
+
 @pytest.mark.parametrize(
     ("make", "words"),
     [

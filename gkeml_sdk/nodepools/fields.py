@@ -1,0 +1,163 @@
+"""What a node pool request is: the extra networks and taints of its nodes, and every field of
+`NodePool` with its meaning and the facts derived from them. The rules and the API's JSON read
+a pool through `NodePoolFields`; `nodepools.model.NodePool` adds the checks and `to_dict()`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from gkeml_sdk.core.model import SpecModel
+from gkeml_sdk.hardware.choice import HardwareChoice
+from gkeml_sdk.hardware.network_row import NetworkStack
+from gkeml_sdk.hardware.network_stacks import machine_stack
+from gkeml_sdk.hardware.pool_facts import GpuDriver
+from gkeml_sdk.hardware.pool_shape import PoolShape
+from gkeml_sdk.scheduling.catalog import Mode, ProvisioningMode, mode
+from gkeml_sdk.scheduling.rules import capacity_mode
+
+
+class NodeNetwork(SpecModel):
+    """An extra VPC network (and its subnetwork) for one extra NIC of a GPUDirect machine.
+
+    Example:
+        >>> NodeNetwork(network="gpu-net-1", subnetwork="gpu-sub-1").network
+        'gpu-net-1'
+    """
+
+    network: str = Field(description="The VPC network of the extra interface.")
+    subnetwork: str = Field(description="Its subnetwork.")
+
+
+class NodeTaint(SpecModel):
+    """A taint every node of the pool carries: only pods that tolerate it land there (a
+    tenant's dedicated nodes).
+
+    Example:
+        >>> NodeTaint(key="gkeml.dev/dedicated-to", value="tenant-a").effect
+        'NoSchedule'
+    """
+
+    key: str = Field(description="The taint's key.")
+    value: str = Field(default="", description="The taint's value.")
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = Field(
+        default="NoSchedule",
+        description="What the taint does to pods that do not tolerate it.",
+    )
+
+
+class NodePoolFields(SpecModel):
+    """The fields of a `NodePool` and what they imply (its shape, machine type, networks)."""
+
+    name: str = Field(
+        description="The node pool's name (a multi-host TPU slice adds -0, -1, ... per slice)."
+    )
+    hardware: HardwareChoice = Field(
+        description="The accelerator of each node: `Accelerator(...)` or `TpuSlice(...)`; from "
+        "YAML a mapping, whose fields say which kind it is."
+    )
+    spot: bool = Field(default=False, description="Spot VMs (cheaper, preemptible).")
+    provisioning: Mode = Field(
+        default="standard",
+        description='How VMs are obtained: "standard", "flex-start" or "queued" (DWS), as '
+        "`TrainingJob(provisioning=...)`; Spot is spelled spot=True.",
+    )
+    machine_type: str | None = Field(
+        default=None,
+        description="Compute Engine machine type; None derives it from the hardware.",
+    )
+    min_nodes: int = Field(default=0, description="Autoscaling floor.")
+    max_nodes: int | None = Field(
+        default=None,
+        description="Autoscaling ceiling; None: the slice's VMs (multi-host TPU), else 1.",
+    )
+    initial_nodes: int = Field(default=0, description="Nodes created with the pool.")
+    zones: tuple[str, ...] = Field(
+        default=(), description="Zones of the pool's nodes; empty: the cluster's."
+    )
+    reservation: str | None = Field(
+        default=None,
+        description="A specific reservation to consume (shared: projects/P/reservations/R).",
+    )
+    compact: bool = Field(
+        default=False, description="Compact placement (VMs close together for low latency)."
+    )
+    placement_policy: str | None = Field(
+        default=None, description="A Compute Engine resource or workload policy name."
+    )
+    gpu_driver: GpuDriver | None = Field(
+        default=None,
+        description='GPU driver GKE installs ("latest", "default"); None: "latest" on GPUs.',
+    )
+    max_run_seconds: int | None = Field(default=None, description="Run limit of flex-start VMs.")
+    additional_networks: tuple[NodeNetwork, ...] = Field(
+        default=(), description="Extra VPC networks of the nodes (GPUDirect NICs)."
+    )
+    accelerator_network_profile: Literal["auto", "none"] | None = Field(
+        default=None,
+        description='"auto": GKE creates and attaches the GPUDirect networks; "none": bring '
+        'your own; None: "auto" where the machine\'s stack supports it, unless '
+        "additional_networks are given.",
+    )
+    labels: dict[str, str] = Field(
+        default_factory=dict, description="Kubernetes labels of the nodes."
+    )
+    taints: tuple[NodeTaint, ...] = Field(
+        default=(),
+        description="Taints of the nodes beside the accelerator's and the capacity mode's, "
+        "e.g. a tenant's dedicated-node taint.",
+    )
+
+    @property
+    def shape(self) -> PoolShape:
+        """Machine type, accelerator and slice layout, from the hardware's catalog row."""
+        return self.hardware.pool_shape()
+
+    @property
+    def capacity_mode(self) -> ProvisioningMode:
+        """The catalog row of how the pool's VMs are provisioned (standard, spot, ...)."""
+        return mode(capacity_mode(self.spot, self.provisioning))
+
+    @property
+    def network_stack(self) -> NetworkStack | None:
+        """The inter-node networking stack of the pool's machine type, None for plain."""
+        return machine_stack(self.node_machine_type)
+
+    @property
+    def network_profile(self) -> Literal["auto", "none"]:
+        """The accelerator network profile the pool is created with (see the field).
+
+        Example:
+            >>> from gkeml_sdk import Accelerator, NodePool
+            >>> NodePool(name="m", hardware=Accelerator("h100-mega", count=8)).network_profile
+            'auto'
+        """
+        if self.accelerator_network_profile is not None:
+            return self.accelerator_network_profile
+        stack = self.network_stack
+        if stack is not None and stack.network_profile and not self.additional_networks:
+            return "auto"
+        return "none"
+
+    @property
+    def pool_names(self) -> list[str]:
+        """One name per node pool: `name`, or `name-<i>` per slice of a multislice."""
+        pools = self.shape.pools
+        return [self.name] if pools == 1 else [f"{self.name}-{i}" for i in range(pools)]
+
+    @property
+    def node_machine_type(self) -> str:
+        """The machine type the pool's VMs use."""
+        return self.machine_type or self.shape.machine_type
+
+    @property
+    def node_bounds(self) -> tuple[int, int]:
+        """(min, max) nodes of each pool for the autoscaler."""
+        fixed = self.shape.fixed_nodes
+        return self.min_nodes, self.max_nodes or fixed or 1
+
+    @property
+    def single_zone(self) -> bool:
+        """True when all nodes must share one zone (compact placement, multi-host slices)."""
+        return self.compact or self.shape.fixed_nodes is not None

@@ -1,0 +1,186 @@
+"""What a training job is: every field of `TrainingJob` with its meaning, and the facts derived
+from them. The rules and builders of this folder read a job through `TrainingJobFields`;
+`training.model.TrainingJob` adds the checks, the code shortcuts and `compile()`."""
+
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from gkeml_sdk.core.model import SpecModel
+from gkeml_sdk.core.quantity import duration_seconds
+from gkeml_sdk.core.secret_ref import SecretRef
+from gkeml_sdk.hardware.accelerator import Accelerator
+from gkeml_sdk.hardware.choice import HardwareChoice
+from gkeml_sdk.hardware.network import NetworkChoice, NetworkMode, choose_network
+from gkeml_sdk.hardware.protocol import CPU_ONLY, Hardware
+from gkeml_sdk.hardware.tpu_slice import TpuSlice
+from gkeml_sdk.scheduling.catalog import CapacityMode, Mode
+from gkeml_sdk.scheduling.kueue import DEFAULT_LOCAL_QUEUE
+from gkeml_sdk.scheduling.placement import Placement
+from gkeml_sdk.storage.volumes import Volume
+
+
+class TrainingJobFields(SpecModel):
+    """The fields of a `TrainingJob` and what they imply (the hardware, JobSet or Job)."""
+
+    name: str = Field(
+        description="The run's name (a DNS label); the Job or JobSet and its pods carry it."
+    )
+    image: str | None = Field(
+        default=None,
+        description="Container image of every process; None runs the command locally only.",
+    )
+    command: list[str] | None = Field(
+        default=None, description="The command each process runs, as a list of words."
+    )
+    args: list[str] = Field(
+        default_factory=list, description="Extra arguments appended to `command`."
+    )
+    env: dict[str, str] = Field(
+        default_factory=dict, description="Environment variables of every process."
+    )
+    secret_env: dict[str, SecretRef] = Field(
+        default_factory=dict,
+        description='Variables read from Kubernetes Secrets: name -> SecretRef or "SECRET/KEY".',
+    )
+    accelerator: HardwareChoice | None = Field(
+        default=None,
+        description="The hardware of each node: `Accelerator(...)`, `TpuSlice(...)` or None.",
+    )
+    nodes: int = Field(
+        default=0,
+        description="Nodes (pods) of the job; 0 derives it (the TPU slice's hosts, else 1).",
+    )
+    procs_per_node: int = Field(
+        default=0,
+        description="Processes per node; 0 derives it (one per whole GPU, else 1).",
+    )
+    gang: bool | None = Field(
+        default=None,
+        description="Start all pods together or none; None derives it (True for several pods).",
+    )
+    spot: bool = Field(
+        default=False,
+        description="Run on Spot VMs (cheaper, preemptible; preemptions are not counted as "
+        "failures).",
+    )
+    provisioning: Mode = Field(
+        default="standard",
+        description='How nodes are obtained: "standard", "flex-start" or "queued" (DWS).',
+    )
+    capacity: tuple[CapacityMode, ...] = Field(
+        default=(),
+        description='Several modes in preference order, for a ClusterSetup(queues="ordered") '
+        "queue: Kueue admits to the first with room and the pods carry no selector pinning one.",
+    )
+    reservation: str | None = Field(
+        default=None,
+        description="A specific Compute Engine reservation the nodes must come from "
+        "(shared: projects/P/reservations/R).",
+    )
+    reservation_project: str | None = Field(
+        default=None, description="The project owning a shared reservation (None: this one)."
+    )
+    multikueue: bool = Field(
+        default=False,
+        description="The queue dispatches to MultiKueue workers (sets spec.managedBy).",
+    )
+    placement: Placement | None = Field(
+        default=None,
+        description='Where pods land: "compact" or `TopologyPlacement(level=..., mode=...)`.',
+    )
+    queue: str = Field(
+        default=DEFAULT_LOCAL_QUEUE, description="The Kueue LocalQueue the job is submitted to."
+    )
+    priority: str | None = Field(
+        default=None,
+        description="A WorkloadPriorityClass name; None keeps the queue's default.",
+    )
+    max_restarts: int = Field(
+        default=0,
+        description="Restarts allowed for failures of user code (infrastructure loss is free).",
+    )
+    namespace: str = Field(default="default", description="Kubernetes namespace of the job.")
+    labels: dict[str, str] = Field(
+        default_factory=dict, description="Labels added to the job's objects and pods."
+    )
+    annotations: dict[str, str] = Field(
+        default_factory=dict, description="Annotations added to the job's objects and pods."
+    )
+    max_runtime: int | None = Field(
+        default=None,
+        description='Longest the job may run, in seconds (or "90m", "2h", "1d12h").',
+    )
+    checkpoint_dir: str | None = Field(
+        default=None,
+        description="Durable checkpoint location (gs://BUCKET/PATH) that survives restarts.",
+    )
+    stateless: bool = Field(
+        default=False,
+        description="The job keeps no state, so it may lose pods without durable checkpoints.",
+    )
+    volumes: list[Volume] = Field(
+        default_factory=list,
+        description="Data mounted into every pod (GcsFuse, Parallelstore, HyperdiskML, Pvc); "
+        "locally, folders.",
+    )
+    service_account: str | None = Field(
+        default=None,
+        description="Kubernetes service account of the pods (Workload Identity).",
+    )
+    cpu: str | None = Field(
+        default=None,
+        description="CPU request of each pod (a Kubernetes quantity); None derives it from the "
+        "machine.",
+    )
+    memory: str | None = Field(
+        default=None,
+        description="Memory request of each pod (a Kubernetes quantity); None derives it.",
+    )
+    termination_grace_seconds: int | None = Field(
+        default=None, description="Seconds a pod gets to checkpoint after SIGTERM."
+    )
+    files: dict[str, str] = Field(
+        default_factory=dict,
+        description="Code that travels with the job: relative path -> text, mounted as the "
+        "workdir.",
+    )
+    network: NetworkMode = Field(
+        default="auto",
+        description='Inter-node networking: "auto" takes the machine\'s GPUDirect/Fast Socket '
+        "stack.",
+    )
+
+    @field_validator("max_runtime", mode="before")
+    @classmethod
+    def _parse_duration(cls, value: Any) -> Any:
+        return duration_seconds(value, "max_runtime")
+
+    @property
+    def network_choice(self) -> NetworkChoice:
+        """The networking stack the pods get (`choice.stack` None: plain pod networking)."""
+        return choose_network(self.accelerator, self.nodes, self.network)
+
+    @property
+    def total_gpus(self) -> float:
+        """Physical GPUs across all nodes (fractions for MIG/sharing)."""
+        if isinstance(self.accelerator, Accelerator):
+            return self.accelerator.physical_gpus * self.nodes
+        return 0
+
+    @property
+    def total_chips(self) -> int:
+        """TPU chips across all slices."""
+        if isinstance(self.accelerator, TpuSlice):
+            return self.accelerator.chips * self.accelerator.slices
+        return 0
+
+    @property
+    def hardware(self) -> Hardware:
+        """What each pod's hardware asks of Kubernetes: the accelerator, or `CPU_ONLY`."""
+        return self.accelerator if self.accelerator is not None else CPU_ONLY
+
+    @property
+    def uses_jobset(self) -> bool:
+        """Multi-node, gang or multi-host TPU jobs compile to a JobSet; the rest to a Job."""
+        return self.nodes > 1 or bool(self.gang)
