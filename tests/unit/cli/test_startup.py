@@ -96,14 +96,6 @@ def test_render_imports_no_misspelling_helpers(v5e_spec):
         assert unused not in modules, f"`gkeml render` imported {unused}"
 
 
-def test_render_of_a_job_with_volumes_loads_them(tmp_path):
-    spec = tmp_path / "vol.yaml"
-    spec.write_text(V5E_16 + "volumes: [{kind: pvc, name: shared, mount: /data}]\n")
-    report = run_cli("render", str(spec), process=PLAIN_PROCESS)
-    assert report["code"] == 0
-    assert "gkeml_sdk.storage.volumes" in set(report["modules"])  # type: ignore[call-overload]
-
-
 def test_render_skips_pydantic_plugin_discovery(v5e_spec):
     report = run_cli("render", str(v5e_spec))
     assert report["scans"] == [] and report["plugins"] == "__all__"
