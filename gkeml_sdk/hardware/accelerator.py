@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from gkeml_sdk.core.lookup import UnknownName
 from gkeml_sdk.core.model import SpecModel, fail
@@ -34,24 +34,28 @@ class Accelerator(SpecModel):
         10.0
         >>> Accelerator("l4", sharing="time-sharing", clients_per_gpu=4).physical_gpus
         0.25
-
-    Attributes:
-        model: GPU model by short name ("h100", "a100-80gb", "l4") or GKE label value.
-        count: Whole GPUs per node (pod); a count some machine type of the GPU carries.
-        mig: A MIG profile ("1g.10gb"): each pod gets one slice of a GPU.
-        sharing: Share each GPU between pods: "time-sharing" or "mps".
-        clients_per_gpu: Pods sharing one GPU (with `sharing`).
-        machine_type: Compute Engine machine type; None picks the one that carries `count`.
-        allocation: "device-plugin", or "dra" to claim GPUs through DRA (docs/dra.md).
     """
 
-    model: str
-    count: int = 1
-    mig: str | None = None
-    sharing: SharingStrategy | None = None
-    clients_per_gpu: int | None = None
-    machine_type: str | None = None
-    allocation: Allocation = "device-plugin"
+    model: str = Field(
+        description='GPU model by short name ("h100", "a100-80gb", "l4") or GKE label value.'
+    )
+    count: int = Field(
+        1, description="Whole GPUs per node (pod); a count some machine type of the GPU carries."
+    )
+    mig: str | None = Field(
+        None, description='A MIG profile ("1g.10gb"): each pod gets one slice of a GPU.'
+    )
+    sharing: SharingStrategy | None = Field(
+        None, description='Share each GPU between pods: "time-sharing" or "mps".'
+    )
+    clients_per_gpu: int | None = Field(None, description="Pods sharing one GPU (with `sharing`).")
+    machine_type: str | None = Field(
+        None, description="Compute Engine machine type; None picks the one that carries `count`."
+    )
+    allocation: Allocation = Field(
+        "device-plugin",
+        description='"device-plugin", or "dra" to claim GPUs through DRA (docs/dra.md).',
+    )
 
     def __init__(self, model: str | None = None, /, **data: Any) -> None:
         if model is not None:
