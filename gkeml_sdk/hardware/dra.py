@@ -5,15 +5,14 @@ NVIDIA's DRA driver github.com/kubernetes-sigs/dra-driver-nvidia-gpu)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.model import fail
 from gkeml_sdk.core.row import Row
+from gkeml_sdk.hardware.gpu_fields import Allocation
 
 if TYPE_CHECKING:
-    from gkeml_sdk.hardware.accelerator import Accelerator
-
-Allocation = Literal["device-plugin", "dra"]
+    from gkeml_sdk.hardware.gpu_fields import GpuFields
 GPU_CLASS = "gpu.nvidia.com"
 MIG_CLASS = "mig.nvidia.com"
 _ATTRS = "device.attributes['gpu.nvidia.com']"
@@ -38,7 +37,7 @@ class DeviceRequest(Row):
     count: int
 
 
-def gpu_requests(acc: Accelerator) -> tuple[DeviceRequest, ...]:
+def gpu_requests(acc: GpuFields) -> tuple[DeviceRequest, ...]:
     """What a pod of `acc` claims through DRA: whole GPUs of the model, or MIG instances of
     the profile; nothing for the device plugin.
 
@@ -59,7 +58,7 @@ def gpu_requests(acc: Accelerator) -> tuple[DeviceRequest, ...]:
     return (DeviceRequest("gpu", GPU_CLASS, (*selectors, memory), acc.count),)
 
 
-def check_dra(acc: Accelerator) -> None:
+def check_dra(acc: GpuFields) -> None:
     """Refuse DRA where GKE does not offer it for `acc`."""
     if acc.allocation != "dra":
         return
@@ -82,7 +81,7 @@ def check_dra(acc: Accelerator) -> None:
         )
 
 
-def refuse_for_serving(acc: Accelerator) -> None:
+def refuse_for_serving(acc: GpuFields) -> None:
     """Model servers claim GPUs through the device plugin only (not built for DRA yet)."""
     if acc.allocation == "dra":
         raise fail(

@@ -11,7 +11,8 @@ from gkeml_sdk.core.lookup import UnknownName
 from gkeml_sdk.core.model import SpecModel, fail
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.hardware import tpus
-from gkeml_sdk.hardware.dra import Allocation, DeviceRequest, refuse_for_tpu
+from gkeml_sdk.hardware.dra import DeviceRequest, refuse_for_tpu
+from gkeml_sdk.hardware.gpu_fields import Allocation
 from gkeml_sdk.hardware.pool_shape import PoolShape
 from gkeml_sdk.hardware.protocol import Billing, toleration
 

@@ -106,9 +106,30 @@ class CostEstimate:
         return "\n".join(rows)
 
     def _repr_html_(self) -> str:
-        from gkeml_sdk.pricing.cost_picture import cost_html
+        """The bars, then where to set a missing price, then the price source.
 
-        return cost_html(self)
+        Example:
+            >>> from gkeml_sdk import TrainingJob, Accelerator
+            >>> job = TrainingJob(name="a", accelerator=Accelerator("l4"), command=["true"])
+            >>> 'data-picture="cost-bars"' in job.estimate_cost(hours=10)._repr_html_()
+            True
+        """
+        # Imported here: only a notebook draws.
+        from gkeml_sdk.pictures.bars import CostBar, cost_svg
+        from gkeml_sdk.pictures.svg import esc
+
+        bars = []
+        for line in self.lines:
+            label = ""
+            if line.total is not None:
+                label = f"${line.total:,.2f} (${line.unit_price:,.4f}/{self.unit})"
+            bars.append(CostBar(line.model, line.total, label, line.model == self.chosen, line.why))
+        title = f"{self.amount} for {self.hours:g} h"
+        footnote = f"accelerator component only; list prices as of {self.as_of}"
+        how = self.how_to_set_price
+        hint = f"<div><small>{esc(how)}</small></div>" if how else ""
+        source = f"<div><small>prices: {esc(self.source)}</small></div>"
+        return f"<div>{cost_svg(title, bars, footnote)}{hint}{source}</div>"
 
 
 def estimate_training_cost(
