@@ -89,7 +89,8 @@ def _with_attributes(doc: str, fields: dict[str, FieldInfo]) -> str:
     if not lines:
         return doc
     head, *example = re.split(r"^(?=Examples?:$)", inspect.cleandoc(doc), maxsplit=1, flags=re.M)
-    return "\n\n".join([head.rstrip(), "Attributes:\n" + "\n".join(lines), *example])
+    parts = [head.rstrip(), "Attributes:\n" + "\n".join(lines), *example]
+    return "\n\n".join(part for part in parts if part)
 
 
 def _as_spec_error(cls: type[BaseModel], exc: ValidationError) -> SpecError:
