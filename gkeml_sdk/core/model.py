@@ -35,6 +35,8 @@ class SpecModel(BaseModel):
 
     def __init__(self, /, **data: Any) -> None:
         """Validate the fields, raising `SpecError` on invalid input."""
+        # pydantic also calls this for a nested model given as a mapping, so a mistake inside
+        # it reaches the outer model as the nested model's own SpecError, which it re-raises.
         try:
             super().__init__(**data)
         except ValidationError as exc:
