@@ -1,9 +1,8 @@
 """A Griffe extension for the API reference (mkdocs.yml loads it by path).
 
 - Every pydantic model gets a "Fields" table: each field with its type (from the source), its
-  default (from the live model) and its one-line meaning, which is the model docstring's
-  `Attributes:` entry (the same text `help(Model)` shows). The `Attributes:` section itself is
-  replaced by the table, so the page shows each field once.
+  default and its one-line meaning (both from the live model: the meaning is the field's
+  `description`, the same text `help(Model)` shows).
 - `Example:` sections (our docstrings' spelling) are read as Google-style `Examples:`, so their
   doctest lines render as Python code instead of nested block quotes.
 """
@@ -34,37 +33,20 @@ class ModelFields(griffe.Extension):
 
 
 def fields_of(model: type[BaseModel]) -> list[tuple[str, str, str | None]]:
-    """(name, meaning, default) of each field, in declaration order; the meaning is the
-    `Attributes:` entry of the model's docstring or of a base model's ("" when the field has
-    none), the default None when the field is required."""
-    meanings: dict[str, str] = {}
-    for cls in reversed(model.__mro__):  # a base's entries, unless the model says otherwise
-        if issubclass(cls, BaseModel) and "__doc__" in cls.__dict__:
-            meanings.update(_attribute_meanings(cls.__doc__ or ""))
+    """(name, meaning, default) of each field, in declaration order; the meaning is the field's
+    description ("" when it has none), the default None when the field is required."""
     rows = []
     for name, info in model.model_fields.items():
         default = None
         if not info.is_required():
             default = repr(info.get_default(call_default_factory=True))
-        rows.append((name, meanings.get(name, ""), default))
+        rows.append((name, info.description or "", default))
     return rows
-
-
-def _attribute_meanings(doc: str) -> dict[str, str]:
-    parsed = griffe.Docstring(doc, parser="google").parsed
-    return {
-        item.name: item.description
-        for section in parsed
-        if isinstance(section, griffe.DocstringSectionAttributes)
-        for item in section.value
-    }
 
 
 def _add_fields(cls: griffe.Class, model: type[BaseModel]) -> None:
     assert cls.docstring is not None
-    sections = [
-        s for s in cls.docstring.parsed if not isinstance(s, griffe.DocstringSectionAttributes)
-    ]
+    sections = list(cls.docstring.parsed)
     rows = []
     for name, meaning, default in fields_of(model):
         member = cls.all_members.get(name)

@@ -69,7 +69,7 @@ _EXPORTS = {
     "RunStatus": "gkeml_sdk.runs.handle",
     "FailureCause": "gkeml_sdk.runs.handle",
     "Transition": "gkeml_sdk.runs.handle",
-    "runs_html": "gkeml_sdk.pictures.runs",
+    "runs_html": "gkeml_sdk.runs.handle",
     "Explanation": "gkeml_sdk.runs.explain.explanation",
     "Evidence": "gkeml_sdk.runs.explain.explanation",
     "Category": "gkeml_sdk.runs.explain.explanation",
@@ -207,11 +207,17 @@ if TYPE_CHECKING:
     from gkeml_sdk.hardware.tpu_slice import TpuSlice
     from gkeml_sdk.nodepools.model import NodeNetwork, NodePool
     from gkeml_sdk.nodepools.pool_file import load_node_pools
-    from gkeml_sdk.pictures.runs import runs_html
     from gkeml_sdk.pricing.catalog import PriceBook
     from gkeml_sdk.pricing.model import CostEstimate
     from gkeml_sdk.runs.explain.explanation import Category, Evidence, Explanation, Preview, Verdict
-    from gkeml_sdk.runs.handle import FailureCause, Run, RunState, RunStatus, Transition
+    from gkeml_sdk.runs.handle import (
+        FailureCause,
+        Run,
+        RunState,
+        RunStatus,
+        Transition,
+        runs_html,
+    )
     from gkeml_sdk.runs.retry import RetryPolicy
     from gkeml_sdk.scheduling.placement import TopologyPlacement
     from gkeml_sdk.serving.model import ServeModel

@@ -1,12 +1,14 @@
 """The frozen pydantic base every spec model shares: SpecError instead of pydantic's
-ValidationError, and lossless YAML round trips."""
+ValidationError, each field's description in `help()`, and lossless YAML round trips."""
 
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.fields import FieldInfo
 
 # The name patterns every spec checks, re-exported from where the API server's rules live.
 from gkeml_sdk.core.apimachinery import DNS1035_LABEL as DNS1035_LABEL
@@ -17,60 +19,30 @@ from gkeml_sdk.core.spec_text import load_yaml
 from gkeml_sdk.errors import SpecError, excerpt
 
 
-class _FieldsSignature:
-    """`inspect.signature(Model)`, and so `help(Model)`, lists the fields with their types and
-    defaults; pydantic writes that signature only once a deferred schema is built, so the
-    first ask builds it (a render that never asks keeps the build deferred)."""
-
-    def __get__(self, instance: object, owner: type[BaseModel]) -> inspect.Signature:
-        owner.model_rebuild()  # pydantic puts the fields' signature in place of this one
-        if owner.__dict__.get("__signature__", self) is self:
-            return inspect.signature(owner.__init__)
-        return owner.__signature__
-
-
-def _new_list() -> list[Any]:
-    return []
-
-
-def _new_dict() -> dict[Any, Any]:
-    return {}
-
-
-# pydantic asks `inspect.signature` whether a default factory takes the validated data; for
-# the builtins `list` and `dict` that tokenizes their text signatures, a twentieth of what a
-# `gkeml render` runs. A Python function making the same empty value is answered from its code.
-_PYTHON_FACTORIES: dict[Any, Any] = {list: _new_list, dict: _new_dict}
-
-
 class SpecModel(BaseModel):
     """Frozen, strict about unknown fields, and raising `SpecError` for every mistake."""
 
     # inf and nan are never a size, a count or a target: refused for every float field.
     model_config = ConfigDict(
-        frozen=True, extra="forbid", validate_default=True, defer_build=True, allow_inf_nan=False
+        frozen=True, extra="forbid", validate_default=True, allow_inf_nan=False
     )
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
-        for info in cls.__pydantic_fields__.values():
-            info.default_factory = _PYTHON_FACTORIES.get(info.default_factory, info.default_factory)
-        if "__signature__" not in cls.__dict__:  # a deferred build: no signature yet
-            cls.__signature__ = _FieldsSignature()  # type: ignore[assignment]
+        # A field's meaning is written once, as its description; help() reads it from here.
+        cls.__doc__ = _with_attributes(cls.__doc__ or "", cls.model_fields)
 
-    def __init__(self, **data: Any) -> None:
+    def __init__(self, /, **data: Any) -> None:
+        """Validate the fields, raising `SpecError` on invalid input."""
+        # pydantic also calls this for a nested model given as a mapping, so a mistake inside
+        # it reaches the outer model as the nested model's own SpecError, which it re-raises.
         try:
             super().__init__(**data)
         except ValidationError as exc:
             raise _as_spec_error(type(self), exc) from None
         except TypeError as exc:
             raise _wrong_type(type(self), exc) from None
-
-    # Only turns pydantic's errors into SpecError, as model_validate does: telling pydantic it
-    # is the base __init__ (as pydantic's RootModel does) keeps model_validate from calling it,
-    # which ran every model validator twice.
-    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
     @classmethod
     def model_validate(cls, obj: Any, **kwargs: Any) -> Self:
@@ -83,6 +55,10 @@ class SpecModel(BaseModel):
                 rule=f"{cls.__name__} fields are named by strings",
                 fix=f"check the spelling; {cls.__name__} fields are {', '.join(cls.model_fields)}",
             )
+        if isinstance(obj, dict) and not kwargs:
+            # Through __init__ alone: pydantic's own model_validate would call this class's
+            # __init__ from inside its validation and so run every model validator twice.
+            return cls(**obj)
         try:
             return super().model_validate(obj, **kwargs)
         except ValidationError as exc:
@@ -109,6 +85,16 @@ class SpecModel(BaseModel):
         return cls.model_validate(data)
 
 
+def _with_attributes(doc: str, fields: dict[str, FieldInfo]) -> str:
+    """`doc` with an `Attributes:` section listing each described field, before its example."""
+    lines = [f"    {name}: {info.description}" for name, info in fields.items() if info.description]
+    if not lines:
+        return doc
+    head, *example = re.split(r"^(?=Examples?:$)", inspect.cleandoc(doc), maxsplit=1, flags=re.M)
+    parts = [head.rstrip(), "Attributes:\n" + "\n".join(lines), *example]
+    return "\n\n".join(part for part in parts if part)
+
+
 def _as_spec_error(cls: type[BaseModel], exc: ValidationError) -> SpecError:
     model = cls.__name__
     for error in exc.errors():
@@ -131,15 +117,22 @@ def _as_spec_error(cls: type[BaseModel], exc: ValidationError) -> SpecError:
             fix=f"check the spelling; {model} fields are {', '.join(fields)}",
             field=where,
         )
+    meaning = _meaning(cls, first["loc"])
     if first["type"] == "missing":
         return SpecError(
-            f"{model}: field {where!r} is required", fix=f"pass {where}=...", field=where
+            f"{model}: field {where!r} is required{meaning}", fix=f"pass {where}=...", field=where
         )
     return SpecError(
         f"{model}.{where}: {first['msg']} (got {excerpt(first.get('input'))})",
-        fix="see the field's documented type",
+        fix=f"see the field's documented type{meaning}",
         field=where,
     )
+
+
+def _meaning(cls: type[BaseModel], loc: tuple[int | str, ...]) -> str:
+    """The meaning of the field at `loc`, in parentheses; none for a nested model's field."""
+    info = cls.model_fields.get(str(loc[0])) if len(loc) == 1 else None
+    return f" ({info.description.rstrip('.')})" if info and info.description else ""
 
 
 def _wrong_type(cls: type[BaseModel], exc: TypeError) -> SpecError:

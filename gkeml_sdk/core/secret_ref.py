@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from gkeml_sdk.core.model import DNS1123_SUBDOMAIN, SpecModel, fail
 
@@ -32,14 +32,10 @@ class SecretRef(SpecModel):
         ...                   secret_env={"WANDB_API_KEY": "wandb/api-key"})
         >>> job.secret_env["WANDB_API_KEY"] == SecretRef("wandb", "api-key")
         True
-
-    Attributes:
-        name: The Kubernetes Secret in the job's namespace.
-        key: The key inside that Secret whose value the variable gets.
     """
 
-    name: str
-    key: str
+    name: str = Field(description="The Kubernetes Secret in the job's namespace.")
+    key: str = Field(description="The key inside that Secret whose value the variable gets.")
 
     def __init__(self, name: str | None = None, key: str | None = None, /, **data: Any) -> None:
         if name is not None:

@@ -4,16 +4,16 @@ construction."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import field_validator, model_validator
+from pydantic import model_validator
 
-from gkeml_sdk.core.lookup import UnknownName
-from gkeml_sdk.core.model import SpecModel, fail
+from gkeml_sdk.core.model import fail
 from gkeml_sdk.core.objects import Obj
-from gkeml_sdk.hardware import gpu_labels, gpu_row, gpus
+from gkeml_sdk.hardware import gpu_labels
 from gkeml_sdk.hardware import pool_facts as node_pools
-from gkeml_sdk.hardware.dra import Allocation, DeviceRequest, check_dra, gpu_requests
+from gkeml_sdk.hardware.dra import DeviceRequest, check_dra, gpu_requests
+from gkeml_sdk.hardware.gpu_fields import GpuFields
 from gkeml_sdk.hardware.pool_shape import PoolShape
 from gkeml_sdk.hardware.protocol import Billing, toleration
 from gkeml_sdk.hardware.rules import check_mig, check_on_demand, check_sharing, check_whole_count
@@ -21,10 +21,8 @@ from gkeml_sdk.hardware.rules import check_mig, check_on_demand, check_sharing, 
 if TYPE_CHECKING:
     from gkeml_sdk.core.environment import WorkerValue
 
-SharingStrategy = Literal["time-sharing", "mps"]
 
-
-class Accelerator(SpecModel):
+class Accelerator(GpuFields):
     """NVIDIA GPUs for each node (pod) of a job.
 
     Example:
@@ -34,42 +32,12 @@ class Accelerator(SpecModel):
         10.0
         >>> Accelerator("l4", sharing="time-sharing", clients_per_gpu=4).physical_gpus
         0.25
-
-    Attributes:
-        model: GPU model by short name ("h100", "a100-80gb", "l4") or GKE label value.
-        count: Whole GPUs per node (pod); a count some machine type of the GPU carries.
-        mig: A MIG profile ("1g.10gb"): each pod gets one slice of a GPU.
-        sharing: Share each GPU between pods: "time-sharing" or "mps".
-        clients_per_gpu: Pods sharing one GPU (with `sharing`).
-        machine_type: Compute Engine machine type; None picks the one that carries `count`.
-        allocation: "device-plugin", or "dra" to claim GPUs through DRA (docs/dra.md).
     """
-
-    model: str
-    count: int = 1
-    mig: str | None = None
-    sharing: SharingStrategy | None = None
-    clients_per_gpu: int | None = None
-    machine_type: str | None = None
-    allocation: Allocation = "device-plugin"
 
     def __init__(self, model: str | None = None, /, **data: Any) -> None:
         if model is not None:
             data["model"] = model
         super().__init__(**data)
-
-    @field_validator("model")
-    @classmethod
-    def _known_model(cls, value: str) -> str:
-        try:
-            return gpus.gpu(value).key
-        except UnknownName as exc:
-            raise fail(
-                str(exc),
-                rule="GPU models are the ones GKE labels with cloud.google.com/gke-accelerator",
-                fix=f"Accelerator({exc.closest or 'h100'!r}, ...)",
-                field="model",
-            ) from None
 
     @model_validator(mode="after")
     def _check(self) -> Accelerator:
@@ -103,34 +71,9 @@ class Accelerator(SpecModel):
         check_on_demand(self, spot=spot)
 
     @property
-    def on_demand_offered(self) -> bool:
-        """False when the node's machine type is sold only as Spot or flex-start. MIG and
-        shared GPUs without a machine_type may use any of the GPU's shapes, so they have one."""
-        if self.machine_type is None and (self.mig is not None or self.sharing is not None):
-            return any(m.on_demand for m in self.gpu.machine_types)
-        return self.node_machine.on_demand
-
-    @property
-    def gpu(self) -> gpu_row.GpuModel:
-        """The catalog row of this GPU model."""
-        return gpus.gpu(self.model)
-
-    @property
     def label(self) -> str:
         """The `cloud.google.com/gke-accelerator` node label value."""
         return self.gpu.label
-
-    @property
-    def node_machine(self) -> gpu_row.MachineType:
-        """The machine type of the node each pod lands on."""
-        row = self.gpu
-        if self.machine_type is not None:
-            found = row.machine_named(self.machine_type, self.count)
-            if found is not None:
-                return found
-        if self.mig is None and self.sharing is None and self.count in row.counts:
-            return row.machine_for(self.count)
-        return row.machine_for(row.counts[0])
 
     @property
     def machine_type_name(self) -> str:

@@ -6,14 +6,13 @@ NVIDIA's DRA driver github.com/kubernetes-sigs/dra-driver-nvidia-gpu)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.model import fail
+from gkeml_sdk.hardware.gpu_fields import Allocation
 
 if TYPE_CHECKING:
-    from gkeml_sdk.hardware.accelerator import Accelerator
-
-Allocation = Literal["device-plugin", "dra"]
+    from gkeml_sdk.hardware.gpu_fields import GpuFields
 GPU_CLASS = "gpu.nvidia.com"
 MIG_CLASS = "mig.nvidia.com"
 _ATTRS = "device.attributes['gpu.nvidia.com']"
@@ -39,7 +38,7 @@ class DeviceRequest:
     count: int
 
 
-def gpu_requests(acc: Accelerator) -> tuple[DeviceRequest, ...]:
+def gpu_requests(acc: GpuFields) -> tuple[DeviceRequest, ...]:
     """What a pod of `acc` claims through DRA: whole GPUs of the model, or MIG instances of
     the profile; nothing for the device plugin.
 
@@ -60,7 +59,7 @@ def gpu_requests(acc: Accelerator) -> tuple[DeviceRequest, ...]:
     return (DeviceRequest("gpu", GPU_CLASS, (*selectors, memory), acc.count),)
 
 
-def check_dra(acc: Accelerator) -> None:
+def check_dra(acc: GpuFields) -> None:
     """Refuse DRA where GKE does not offer it for `acc`."""
     if acc.allocation != "dra":
         return
@@ -83,7 +82,7 @@ def check_dra(acc: Accelerator) -> None:
         )
 
 
-def refuse_for_serving(acc: Accelerator) -> None:
+def refuse_for_serving(acc: GpuFields) -> None:
     """Model servers claim GPUs through the device plugin only (not built for DRA yet)."""
     if acc.allocation == "dra":
         raise fail(

@@ -10,10 +10,10 @@ from gkeml_sdk.hardware import gpu_labels, gpus
 from gkeml_sdk.hardware.gpu_labels import MAX_SHARED_CLIENTS, MIN_SHARED_CLIENTS
 
 if TYPE_CHECKING:
-    from gkeml_sdk.hardware.accelerator import Accelerator
+    from gkeml_sdk.hardware.gpu_fields import GpuFields
 
 
-def check_whole_count(acc: Accelerator) -> None:
+def check_whole_count(acc: GpuFields) -> None:
     """Whole GPUs: a count some machine type carries (and the named one, if any)."""
     row = acc.gpu
     if acc.machine_type is not None:
@@ -38,7 +38,7 @@ def check_whole_count(acc: Accelerator) -> None:
         )
 
 
-def check_mig(acc: Accelerator) -> None:
+def check_mig(acc: GpuFields) -> None:
     """MIG: a profile the GPU and GKE accept, selectable by label, within one node."""
     row = acc.gpu
     if not row.mig_profiles:
@@ -79,7 +79,7 @@ def check_mig(acc: Accelerator) -> None:
         )
 
 
-def check_sharing(acc: Accelerator) -> None:
+def check_sharing(acc: GpuFields) -> None:
     """Shared GPUs: a strategy, a client count in range, and shares per container allowed."""
     if acc.sharing is None:
         raise fail(
@@ -120,7 +120,7 @@ def _counts(counts: tuple[int, ...]) -> str:
     return "/".join(str(c) for c in counts)
 
 
-def check_on_demand(acc: Accelerator, *, spot: bool) -> None:
+def check_on_demand(acc: GpuFields, *, spot: bool) -> None:
     """Refuse on-demand capacity on a machine type sold only as Spot or flex-start.
 
     Example:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from gkeml_sdk.core.lookup import UnknownName
 from gkeml_sdk.core.model import SpecModel, fail
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.hardware import tpus
-from gkeml_sdk.hardware.dra import Allocation, DeviceRequest, refuse_for_tpu
+from gkeml_sdk.hardware.dra import DeviceRequest, refuse_for_tpu
+from gkeml_sdk.hardware.gpu_fields import Allocation
 from gkeml_sdk.hardware.pool_shape import PoolShape
 from gkeml_sdk.hardware.protocol import Billing, toleration
 
@@ -26,18 +27,17 @@ class TpuSlice(SpecModel):
         >>> s = TpuSlice("v5e", "4x4")
         >>> s.chips, s.hosts, s.multi_host
         (16, 4, True)
-
-    Attributes:
-        generation: TPU generation: "v4", "v5e", "v5p", "v6e" or "tpu7x".
-        topology: The slice's sides in chips, AxB (v5e, v6e) or AxBxC (v4, v5p, TPU7x).
-        slices: Identical slices of the job (more than 1: multislice).
-        allocation: How pods claim the chips: "device-plugin" (DRA is refused for TPUs).
     """
 
-    generation: str
-    topology: str
-    slices: int = 1
-    allocation: Allocation = "device-plugin"  # "dra" is refused: see refuse_for_tpu
+    generation: str = Field(description='TPU generation: "v4", "v5e", "v5p", "v6e" or "tpu7x".')
+    topology: str = Field(
+        description="The slice's sides in chips, AxB (v5e, v6e) or AxBxC (v4, v5p, TPU7x)."
+    )
+    slices: int = Field(1, description="Identical slices of the job (more than 1: multislice).")
+    allocation: Allocation = Field(
+        "device-plugin",
+        description='How pods claim the chips: "device-plugin" (DRA is refused for TPUs).',
+    )
 
     def __init__(
         self, generation: str | None = None, topology: str | None = None, /, **data: Any

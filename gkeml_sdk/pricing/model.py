@@ -17,7 +17,10 @@ from gkeml_sdk.pricing.catalog import (
 from gkeml_sdk.scheduling.catalog import mode as provisioning_mode
 
 if TYPE_CHECKING:
-    from gkeml_sdk.training.model import TrainingJob
+    from collections.abc import Sequence
+
+    from gkeml_sdk.hardware.protocol import Billing
+    from gkeml_sdk.scheduling.catalog import CapacityMode
 
 
 @dataclass(frozen=True)
@@ -106,15 +109,40 @@ class CostEstimate:
         return "\n".join(rows)
 
     def _repr_html_(self) -> str:
-        from gkeml_sdk.pricing.cost_picture import cost_html
+        """The bars, then where to set a missing price, then the price source.
 
-        return cost_html(self)
+        Example:
+            >>> from gkeml_sdk import TrainingJob, Accelerator
+            >>> job = TrainingJob(name="a", accelerator=Accelerator("l4"), command=["true"])
+            >>> 'data-picture="cost-bars"' in job.estimate_cost(hours=10)._repr_html_()
+            True
+        """
+        # Imported here: only a notebook draws.
+        from gkeml_sdk.pictures.bars import CostBar, cost_svg
+        from gkeml_sdk.pictures.svg import esc
+
+        bars = []
+        for line in self.lines:
+            label = ""
+            if line.total is not None:
+                label = f"${line.total:,.2f} (${line.unit_price:,.4f}/{self.unit})"
+            bars.append(CostBar(line.model, line.total, label, line.model == self.chosen, line.why))
+        title = f"{self.amount} for {self.hours:g} h"
+        footnote = f"accelerator component only; list prices as of {self.as_of}"
+        how = self.how_to_set_price
+        hint = f"<div><small>{esc(how)}</small></div>" if how else ""
+        source = f"<div><small>prices: {esc(self.source)}</small></div>"
+        return f"<div>{cost_svg(title, bars, footnote)}{hint}{source}</div>"
 
 
-def estimate_training_cost(
-    job: TrainingJob, hours: float, prices: PriceBook | PriceOverrides | str | None = None
+def estimate_cost(
+    billed: Billing,
+    modes: Sequence[CapacityMode],
+    hours: float,
+    prices: PriceBook | PriceOverrides | str | None = None,
 ) -> CostEstimate:
-    """Cost of `job` running `hours` (see `TrainingJob.estimate_cost`)."""
+    """Cost of running `hours` on hardware `billed` as it is, in the order of capacity `modes`
+    a job accepts (see `TrainingJob.estimate_cost`)."""
     from gkeml_sdk.errors import SpecError, excerpt
 
     if not _is_duration(hours):
@@ -123,12 +151,9 @@ def estimate_training_cost(
             rule=f"a cost is for a positive, finite duration of at most {MAX_HOURS:,} hours",
             fix="hours=1",
         )
-    from gkeml_sdk.scheduling.capacity_order import accepted_modes
-
     book = PriceBook.of(prices)
     # Reserved VMs bill at the on-demand rate: the order of modes, by the price each pays.
-    modes = tuple(dict.fromkeys(provisioning_mode(m).price_model for m in accepted_modes(job)))
-    billed = job.hardware.billing(job.nodes)
+    models = tuple(dict.fromkeys(provisioning_mode(m).price_model for m in modes))
     price = book.price(billed.key)
     # A machine sold only as Spot or flex-start has no on-demand price to quote.
     no_on_demand = not billed.on_demand
@@ -145,9 +170,9 @@ def estimate_training_cost(
         lines=tuple(lines),
         source=book.source,
         as_of=book.as_of,
-        chosen=modes[0],
+        chosen=models[0],
         price_key=billed.key,
-        may_get=modes if len(modes) > 1 else (),
+        may_get=models if len(models) > 1 else (),
     )
 
 

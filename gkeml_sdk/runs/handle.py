@@ -1,5 +1,6 @@
 """The run handle every backend returns: one state enum, one history, one interface (the
-states, statuses and counters are defined in `gkeml_sdk.runs.states`).
+states, statuses and counters are defined in `gkeml_sdk.runs.states`), and runs drawn in a
+notebook (one run as its timeline, several as a table).
 
 Example:
     >>> from gkeml_sdk.runs.handle import RunState, RunStatus
@@ -13,7 +14,7 @@ import queue
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -157,13 +158,66 @@ class Run(ABC):
     log_slot = staticmethod(log_slot)
 
     def _repr_html_(self) -> str:
+        """The run's state in one line, then its timeline (one lane per attempt)."""
         # Imported here: processes that only record runs (a local supervisor) draw nothing.
-        from gkeml_sdk.pictures.runs import run_html
+        from gkeml_sdk.pictures.svg import esc, state_colour
+        from gkeml_sdk.pictures.timeline import Step, timeline_svg
 
-        return run_html(self)
+        status = self.state
+        steps = [
+            Step(t.attempt, t.at, t.status.state.value, _detail(t.status.reason, t.status.message))
+            for t in self.history
+        ]
+        colour, counters = state_colour(status.state.value), self.counters
+        attempt = max((s.attempt for s in steps), default=1)
+        head = (
+            f"<div><b>{esc(self.name)}</b> ({esc(self.namespace)}) <span style='color:{colour}'>"
+            f"{esc(status.state.value)}</span> {esc(_detail(status.reason, status.message))}; "
+            f"attempt {attempt}, {counters.preemptions} preemption(s), "
+            f"{counters.user_restarts} restart(s)</div>"
+        )
+        rows = "".join(
+            f"<tr><td>{s.at:.1f} s</td><td>{s.attempt}</td><td>{esc(s.state)}</td>"
+            f"<td>{esc(s.detail)}</td></tr>"
+            for s in steps
+        )
+        history = (
+            "<details><summary>history</summary><table><tr><th>at</th><th>attempt</th>"
+            f"<th>state</th><th>reason: message</th></tr>{rows}</table></details>"
+        )
+        timeline = timeline_svg(self.name, steps)
+        return f"<div data-run='{esc(self.name)}'>{head}{timeline}{history}</div>"
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.namespace}/{self.name}>"
+
+
+def runs_html(
+    runs: Sequence[Run], note: str = "", states: Sequence[RunStatus] | None = None
+) -> str:
+    """`runs` as a table with coloured states, durations and attempts, `note` above it;
+    `states` are the runs' statuses when the caller has read them already (a table shown in
+    two forms reads each run once).
+
+    Example:
+        >>> runs_html([], note="local runs")  # doctest: +ELLIPSIS
+        '<table data-picture="runs-table" ...no runs...'
+    """
+    from gkeml_sdk.pictures.table import RunRow, runs_table
+
+    rows = []
+    for i, run in enumerate(runs):
+        status, history = run.state if states is None else states[i], run.history
+        seconds = history[-1].at if history else None
+        attempts = max((t.attempt for t in history), default=1)
+        rows.append(
+            RunRow(run.name, run.namespace, status.state.value, status.reason, seconds, attempts)
+        )
+    return runs_table(rows, note)
+
+
+def _detail(reason: str, message: str) -> str:
+    return ": ".join(part for part in (reason, message) if part)
 
 
 @dataclass(frozen=True)

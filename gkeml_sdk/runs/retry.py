@@ -3,7 +3,7 @@ failures, never Kueue preemptions that Kueue requeues itself)."""
 
 from __future__ import annotations
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 from tenacity import RetryCallState, Retrying, wait_exponential
 
 from gkeml_sdk.core.environment import MAX_RESUBMITS
@@ -20,18 +20,18 @@ class RetryPolicy(SpecModel):
         >>> p = RetryPolicy(max_resubmits=3, fallback_to_on_demand_after=2)
         >>> p.delay(1), p.delay(10)
         (30.0, 600.0)
-
-    Attributes:
-        max_resubmits: Resubmissions after infrastructure loss before giving up.
-        fallback_to_on_demand_after: Spot losses before leaving Spot for on-demand; None: never.
-        backoff_seconds: Wait before the first resubmission; later waits grow from it.
-        max_backoff_seconds: Longest wait before a resubmission.
     """
 
-    max_resubmits: int = 2
-    fallback_to_on_demand_after: int | None = None  # preemptions/losses before leaving Spot
-    backoff_seconds: float = 30.0
-    max_backoff_seconds: float = 600.0
+    max_resubmits: int = Field(
+        2, description="Resubmissions after infrastructure loss before giving up."
+    )
+    fallback_to_on_demand_after: int | None = Field(
+        None, description="Spot losses before leaving Spot for on-demand; None: never."
+    )
+    backoff_seconds: float = Field(
+        30.0, description="Wait before the first resubmission; later waits grow from it."
+    )
+    max_backoff_seconds: float = Field(600.0, description="Longest wait before a resubmission.")
 
     @model_validator(mode="after")
     def _check(self) -> RetryPolicy:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import field_validator
+from pydantic import Field, field_validator
 
 from gkeml_sdk.core.model import SpecModel, fail
 from gkeml_sdk.scheduling.topology import (
@@ -30,16 +30,20 @@ class TopologyPlacement(SpecModel):
     Example:
         >>> TopologyPlacement(level="cloud.google.com/gce-topology-block", mode="required").level
         'block'
-
-    Attributes:
-        level: The topology level the pods share: "block", "subblock", "host" or a node label.
-        mode: "preferred" (as close as Kueue can) or "required" (all within one such level).
-        exclusive: Keep the job alone in a "nodepool", "block" or "subblock"; None: share.
     """
 
-    level: str
-    mode: Literal["preferred", "required"] = "preferred"
-    exclusive: Literal["nodepool", "block", "subblock"] | None = None
+    level: str = Field(
+        description='The topology level the pods share: "block", "subblock", "host" or a node '
+        "label."
+    )
+    mode: Literal["preferred", "required"] = Field(
+        "preferred",
+        description='"preferred" (as close as Kueue can) or "required" (all within one such '
+        "level).",
+    )
+    exclusive: Literal["nodepool", "block", "subblock"] | None = Field(
+        None, description='Keep the job alone in a "nodepool", "block" or "subblock"; None: share.'
+    )
 
     def __init__(self, level: str | None = None, /, **data: Any) -> None:
         if level is not None:

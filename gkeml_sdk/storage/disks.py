@@ -19,35 +19,38 @@ _ACCESS_POINT = re.compile(r"^[0-9]{1,3}(\.[0-9]{1,3}){3}\Z")
 class HyperdiskML(VolumeBase):
     """A Hyperdisk ML volume: written once, then read by many pods at high throughput.
 
-    Give exactly one source: `pvc` (an existing, already filled claim), `snapshot` (a
-    VolumeSnapshot to restore, with `size`) or `bucket` (GKE Volume Populator copies
-    `gs://bucket/path/` into a new disk of `size` through a `GCPDataSource` before pods start).
-    `read_only_many=True` (default) attaches it read-only to every node; False attaches it
-    read-write to one node (to fill it yourself).
+    Give exactly one source: `pvc`, `snapshot` or `bucket` (GKE Volume Populator copies
+    `gs://bucket/path/` into the new disk through a `GCPDataSource` before pods start).
 
     Example:
         >>> v = HyperdiskML(bucket="llm-weights", path="llama-3.1-70b", size="200Gi")
         >>> v.volume_name, v.mounted_read_only, round(v.read_gb_per_second, 2)
         ('llm-weights-llama-3-1-70b', True, 2.52)
-
-    Attributes:
-        pvc: An existing, already filled claim to mount.
-        snapshot: A VolumeSnapshot to restore into a new disk of `size`.
-        bucket: A bucket GKE's Volume Populator copies into a new disk of `size`.
-        path: Folder of `bucket` to copy; "": the whole bucket.
-        size: Size of a new disk, e.g. "200Gi" (with `snapshot` or `bucket`).
-        throughput_mib: Provisioned throughput of the disk, in MiB/s.
-        read_only_many: Attach read-only to every node; False: read-write to one node.
     """
 
-    kind: Literal["hyperdisk-ml"] = "hyperdisk-ml"
-    pvc: str | None = None
-    snapshot: str | None = None
-    bucket: str | None = None
-    path: str = ""
-    size: str | None = None  # e.g. "200Gi"; needed to create a disk (snapshot or bucket)
-    throughput_mib: int = storage.HYPERDISK_ML_DEFAULT_THROUGHPUT_MIB
-    read_only_many: bool = True
+    kind: Literal["hyperdisk-ml"] = Field(
+        "hyperdisk-ml", description="Which volume type this is: hyperdisk-ml."
+    )
+    pvc: str | None = Field(None, description="An existing, already filled claim to mount.")
+    snapshot: str | None = Field(
+        None, description="A VolumeSnapshot to restore into a new disk of `size`."
+    )
+    bucket: str | None = Field(
+        None, description="A bucket GKE's Volume Populator copies into a new disk of `size`."
+    )
+    path: str = Field("", description='Folder of `bucket` to copy; "": the whole bucket.')
+    size: str | None = Field(
+        None,
+        description='Size of a new disk, e.g. "200Gi"; needed to create one (with `snapshot` or '
+        "`bucket`).",
+    )
+    throughput_mib: int = Field(
+        storage.HYPERDISK_ML_DEFAULT_THROUGHPUT_MIB,
+        description="Provisioned throughput of the disk, in MiB/s.",
+    )
+    read_only_many: bool = Field(
+        True, description="Attach read-only to every node; False: read-write to one node."
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -126,25 +129,26 @@ class Parallelstore(VolumeBase):
         ...                   access_points=["10.0.0.2", "10.0.0.3", "10.0.0.4"])
         >>> v.volume_handle
         'p/us-central1-a/scratch/default-pool/default-container'
-
-    Attributes:
-        pvc: An existing claim of a Parallelstore volume.
-        instance: The Parallelstore instance, for a static volume.
-        location: The instance's zone.
-        project: The instance's project.
-        access_points: The instance's access point IPs.
-        capacity: The instance's capacity (a quantity).
-        mount_locality: Where the DFUSE client runs: "pod" (a sidecar) or "node".
     """
 
-    kind: Literal["parallelstore"] = "parallelstore"
-    pvc: str | None = None
-    instance: str | None = None
-    location: str | None = None
-    project: str | None = None
-    access_points: list[str] = Field(default_factory=list)
-    capacity: str = storage.PARALLELSTORE_CAPACITIES[0]
-    mount_locality: Literal["pod", "node"] = "pod"
+    kind: Literal["parallelstore"] = Field(
+        "parallelstore", description="Which volume type this is: parallelstore."
+    )
+    pvc: str | None = Field(None, description="An existing claim of a Parallelstore volume.")
+    instance: str | None = Field(
+        None, description="The Parallelstore instance, for a static volume."
+    )
+    location: str | None = Field(None, description="The instance's zone.")
+    project: str | None = Field(None, description="The instance's project.")
+    access_points: list[str] = Field(
+        default_factory=list, description="The instance's access point IPs."
+    )
+    capacity: str = Field(
+        storage.PARALLELSTORE_CAPACITIES[0], description="The instance's capacity (a quantity)."
+    )
+    mount_locality: Literal["pod", "node"] = Field(
+        "pod", description='Where the DFUSE client runs: "pod" (a sidecar) or "node".'
+    )
 
     def __init__(self, instance: str | None = None, /, **data: Any) -> None:
         if instance is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import SerializationInfo, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
 from gkeml_sdk.core.model import DNS1123_LABEL, SpecModel, fail
 from gkeml_sdk.core.rules import slug
@@ -15,19 +15,16 @@ VOLUME_ENV_PREFIX = "GKEML_VOLUME_"
 
 
 class VolumeBase(SpecModel):
-    """Fields and derived names every volume type has.
+    """Fields and derived names every volume type has."""
 
-    Attributes:
-        name: The pod volume's name; None derives it from the source.
-        mount: Absolute path in the container; None: /gkeml/volumes/<name>.
-        read_only: Mount it read-only.
-        kind: Which volume type this is, as YAML names it.
-    """
-
-    name: str | None = None  # the pod volume's name; default derived from the source
-    mount: str | None = None  # absolute path in the container; default /gkeml/volumes/<name>
-    read_only: bool = False
-    kind: str
+    name: str | None = Field(
+        None, description="The pod volume's name; None derives it from the source."
+    )
+    mount: str | None = Field(
+        None, description="Absolute path in the container; None: `/gkeml/volumes/<name>`."
+    )
+    read_only: bool = Field(False, description="Mount it read-only.")
+    kind: str = Field(description="Which volume type this is, as YAML names it.")
 
     @model_serializer(mode="wrap")
     def _with_kind(

@@ -20,27 +20,29 @@ _BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]\Z")
 class GcsCache(SpecModel):
     """The Cloud Storage FUSE file and metadata caches of a mount.
 
-    `size`: file cache capacity (`"-1"`: all of the cache volume, `"100Gi"`); `range_reads`:
-    cache a whole file on its first ranged read (safetensors loads read ranges);
-    `metadata_ttl_seconds`: how long stat and type entries live (-1: forever, for data that
-    does not change while mounted); `in_memory`: keep the cache on a RAM disk (it counts
-    against the pod's memory) instead of the sidecar's ephemeral storage.
-
     Example:
         >>> GcsCache(size="100Gi").metadata_ttl_seconds
         -1
-
-    Attributes:
-        size: File cache capacity: "-1" (all of the cache volume) or a quantity ("100Gi").
-        range_reads: Cache a whole file on its first ranged read (safetensors loads).
-        metadata_ttl_seconds: How long stat and type entries live (-1: forever).
-        in_memory: Keep the cache on a RAM disk, counted against the pod's memory.
     """
 
-    size: str = "-1"
-    range_reads: bool = True
-    metadata_ttl_seconds: int = -1
-    in_memory: bool = False
+    size: str = Field(
+        "-1",
+        description='File cache capacity: "-1" (all of the cache volume) or a quantity ("100Gi").',
+    )
+    range_reads: bool = Field(
+        True,
+        description="Cache a whole file on its first ranged read (safetensors loads read ranges).",
+    )
+    metadata_ttl_seconds: int = Field(
+        -1,
+        description="How long stat and type entries live (-1: forever, for data that does not "
+        "change while mounted).",
+    )
+    in_memory: bool = Field(
+        False,
+        description="Keep the cache on a RAM disk, counted against the pod's memory, instead of "
+        "the sidecar's ephemeral storage.",
+    )
 
 
 class GcsFuse(VolumeBase):
@@ -51,22 +53,26 @@ class GcsFuse(VolumeBase):
         ...             cache=GcsCache(size="200Gi"), parallel_download=True)
         >>> v.volume_name, v.mount_path, v.source_uri
         ('my-data', '/data', 'gs://my-data/imagenet')
-
-    Attributes:
-        bucket: The Cloud Storage bucket.
-        path: Folder inside the bucket to mount (the mount's only-dir); "": the whole bucket.
-        cache: File and metadata caches: `GcsCache(...)`; None: no file cache.
-        parallel_download: Several workers fill the file cache, so large files load fast.
-        sidecar: GCS FUSE sidecar resources, e.g. {"cpu-limit": "2", "memory-request": "4Gi"}.
     """
 
-    kind: Literal["gcsfuse"] = "gcsfuse"
-    bucket: str
-    path: str = ""  # folder inside the bucket (the mount's only-dir)
-    cache: GcsCache | None = None
-    parallel_download: bool = False  # several workers fill the file cache: large files load fast
-    # Sidecar resources as the pod annotations name them: cpu-limit, memory-request, ...
-    sidecar: dict[str, str] = Field(default_factory=dict)
+    kind: Literal["gcsfuse"] = Field("gcsfuse", description="Which volume type this is: gcsfuse.")
+    bucket: str = Field(description="The Cloud Storage bucket.")
+    path: str = Field(
+        "",
+        description='Folder inside the bucket to mount (the mount\'s only-dir); "": the whole '
+        "bucket.",
+    )
+    cache: GcsCache | None = Field(
+        None, description="File and metadata caches: `GcsCache(...)`; None: no file cache."
+    )
+    parallel_download: bool = Field(
+        False, description="Several workers fill the file cache, so large files load fast."
+    )
+    sidecar: dict[str, str] = Field(
+        default_factory=dict,
+        description="GCS FUSE sidecar resources as the pod annotations name them, e.g. "
+        '{"cpu-limit": "2", "memory-request": "4Gi"}.',
+    )
 
     def __init__(self, bucket: str | None = None, /, **data: Any) -> None:
         if bucket is not None:
@@ -132,12 +138,12 @@ class Pvc(VolumeBase):
     Example:
         >>> Pvc("shared-data", mount="/data", read_only=True).source_uri
         'pvc://shared-data'
-
-    Attributes:
-        name: The PersistentVolumeClaim's name (also the pod volume's).
     """
 
-    kind: Literal["pvc"] = "pvc"
+    name: str | None = Field(
+        None, description="The PersistentVolumeClaim's name (also the pod volume's)."
+    )
+    kind: Literal["pvc"] = Field("pvc", description="Which volume type this is: pvc.")
 
     def __init__(self, name: str | None = None, /, **data: Any) -> None:
         if name is not None:

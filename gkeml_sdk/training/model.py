@@ -10,7 +10,7 @@ from gkeml_sdk.hardware.accelerator import Accelerator
 from gkeml_sdk.hardware.choice import hardware_from_data
 from gkeml_sdk.hardware.protocol import CPU_ONLY
 from gkeml_sdk.hardware.tpu_slice import TpuSlice
-from gkeml_sdk.scheduling.capacity_order import capacity_spelling
+from gkeml_sdk.scheduling.capacity_order import accepted_modes, capacity_spelling
 from gkeml_sdk.scheduling.rules import spot_spelling
 from gkeml_sdk.training.fields import TrainingJobFields
 from gkeml_sdk.training.rules import check_job, checkpoint_problem
@@ -189,9 +189,9 @@ class TrainingJob(TrainingJobFields):
         `prices`: a `PriceBook`, a dict of overrides such as `{"h100": {"on_demand": 11.0}}`,
         or the path of a YAML/JSON price file.
         """
-        from gkeml_sdk.pricing.model import estimate_training_cost
+        from gkeml_sdk.pricing.model import estimate_cost
 
-        return estimate_training_cost(self, hours, prices)
+        return estimate_cost(self.hardware.billing(self.nodes), accepted_modes(self), hours, prices)
 
     def with_changes(self, **changes: Any) -> "TrainingJob":
         """A validated copy with some fields replaced (e.g. `spot=False` for a fallback)."""

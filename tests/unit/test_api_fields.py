@@ -1,6 +1,6 @@
-"""The API reference lists every field of the public models with its type, default and
-one-line meaning, and `help()` shows the same fields: rendered by mkdocs with the Griffe
-extension in docs/griffe_fields.py, from the models' `Attributes:` docstring sections."""
+"""Each field of the public models carries its one-line meaning as its `description`, and the
+API reference (mkdocs with the Griffe extension in docs/griffe_fields.py) and `help()` show it
+with the field's type and default."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pydoc
 import re
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,24 @@ MODELS = tuple(
     for name in gkeml_sdk.__all__
     if isinstance(model := getattr(gkeml_sdk, name), type) and issubclass(model, BaseModel)
 )
+
+
+def _reachable_models() -> list[type[BaseModel]]:
+    """The public models and every model nested in their fields, however deep."""
+    found: list[type[BaseModel]] = []
+    todo: list[object] = [getattr(gkeml_sdk, name) for name in MODELS]
+    while todo:
+        kind = todo.pop()
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            if kind not in found:
+                found.append(kind)
+                todo.extend(info.annotation for info in kind.model_fields.values())
+        else:
+            todo.extend(typing.get_args(kind))
+    return found
+
+
+REACHABLE = _reachable_models()
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +76,17 @@ def _fields_table(page: str, name: str) -> list[tuple[str, str, str, str]]:
 
 def test_the_required_models_are_public_models() -> None:
     assert set(REQUIRED) <= set(MODELS) and len(MODELS) > 20
+    assert len(REACHABLE) > len(MODELS)  # the nested ones (TenantModel's ServeModel, ...)
+
+
+@pytest.mark.parametrize("model", REACHABLE, ids=lambda model: model.__name__)
+def test_every_field_says_what_it_means(model: type[BaseModel]) -> None:
+    text = " ".join(pydoc.render_doc(model, renderer=pydoc.plaintext).replace(" |", "").split())
+    for field, info in model.model_fields.items():
+        meaning = (info.description or "").strip()
+        assert meaning, f"{model.__name__}.{field} has no description"
+        assert "\n" not in meaning, f"{model.__name__}.{field}: one line, one meaning"
+        assert " ".join(f"{field}: {meaning}".split()) in text, f"help() omits {field}"
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -67,6 +97,8 @@ def test_the_reference_lists_every_field(api_page: str, name: str) -> None:
     for field, kind, meaning, default in rows:
         info = model.model_fields[field]
         assert kind and meaning, f"{name}.{field} has no type or meaning"
+        # The description as markdown renders it: the same words, code spans and all.
+        assert re.findall(r"\w+", meaning) == re.findall(r"\w+", info.description or "")
         value = None if info.is_required() else info.get_default(call_default_factory=True)
         assert default == ("required" if value is None and info.is_required() else repr(value))
 
@@ -75,20 +107,12 @@ def test_the_reference_lists_every_field(api_page: str, name: str) -> None:
 def test_help_shows_the_same_fields(name: str) -> None:
     model = getattr(gkeml_sdk, name)
     text = pydoc.render_doc(model, renderer=pydoc.plaintext)
-    # A field a base model declares (every volume's name, mount, ...) is explained in the
-    # help of that base, which `help(model)` names; the API page shows it in each table.
-    bases = [
-        b for b in model.__mro__ if issubclass(b, BaseModel) and b.__module__ != "pydantic.main"
-    ]
-    flat = " ".join(
-        " ".join(pydoc.render_doc(b, renderer=pydoc.plaintext).replace(" |", "").split())
-        for b in bases
-    )
+    flat = " ".join(text.replace(" |", "").split())
     # pydantic's signature, on help()'s second line: each field's type and default.
     shown = next(line for line in text.splitlines() if line.startswith(f" |  {name}("))
     signature = inspect.signature(model)
     for field, meaning, default in fields_of(model):
-        assert meaning, f"{name}.{field} has no meaning in its Attributes: section"
+        assert meaning, f"{name}.{field} has no description"
         assert " ".join(f"{field}: {meaning}".split()) in flat
         assert re.search(rf"[(, ]{field}: ", shown), shown
         parameter = signature.parameters[field]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from gkeml_sdk.runs.explain.explanation import Category, Evidence, Explanation, Preview, Verdict
-from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus, Transition
+from gkeml_sdk.runs.states import FailureCause, RunState, RunStatus, Transition
 
 _CATEGORY = {
     RunState.PENDING: Category.STARTING,

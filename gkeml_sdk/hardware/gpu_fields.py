@@ -1,0 +1,80 @@
+"""What an `Accelerator` is made of: its fields, each checked alone against the catalog, and
+what follows from them alone (the GPU's catalog row, the node's machine type). The rules in
+hardware/rules.py and hardware/dra.py read these; hardware/accelerator.py adds the checks that
+combine fields and everything a job compiles from them."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from gkeml_sdk.core.lookup import UnknownName
+from gkeml_sdk.core.model import SpecModel, fail
+from gkeml_sdk.hardware import gpu_row, gpus
+
+Allocation = Literal["device-plugin", "dra"]
+SharingStrategy = Literal["time-sharing", "mps"]
+
+
+class GpuFields(SpecModel):
+    """The fields of an `Accelerator`, which is what users construct."""
+
+    model: str = Field(
+        description='GPU model by short name ("h100", "a100-80gb", "l4") or GKE label value.'
+    )
+    count: int = Field(
+        1, description="Whole GPUs per node (pod); a count some machine type of the GPU carries."
+    )
+    mig: str | None = Field(
+        None, description='A MIG profile ("1g.10gb"): each pod gets one slice of a GPU.'
+    )
+    sharing: SharingStrategy | None = Field(
+        None, description='Share each GPU between pods: "time-sharing" or "mps".'
+    )
+    clients_per_gpu: int | None = Field(None, description="Pods sharing one GPU (with `sharing`).")
+    machine_type: str | None = Field(
+        None, description="Compute Engine machine type; None picks the one that carries `count`."
+    )
+    allocation: Allocation = Field(
+        "device-plugin",
+        description='"device-plugin", or "dra" to claim GPUs through DRA (docs/dra.md).',
+    )
+
+    @field_validator("model")
+    @classmethod
+    def _known_model(cls, value: str) -> str:
+        try:
+            return gpus.gpu(value).key
+        except UnknownName as exc:
+            raise fail(
+                str(exc),
+                rule="GPU models are the ones GKE labels with cloud.google.com/gke-accelerator",
+                fix=f"Accelerator({exc.closest or 'h100'!r}, ...)",
+                field="model",
+            ) from None
+
+    @property
+    def on_demand_offered(self) -> bool:
+        """False when the node's machine type is sold only as Spot or flex-start. MIG and
+        shared GPUs without a machine_type may use any of the GPU's shapes, so they have one."""
+        if self.machine_type is None and (self.mig is not None or self.sharing is not None):
+            return any(m.on_demand for m in self.gpu.machine_types)
+        return self.node_machine.on_demand
+
+    @property
+    def gpu(self) -> gpu_row.GpuModel:
+        """The catalog row of this GPU model."""
+        return gpus.gpu(self.model)
+
+    @property
+    def node_machine(self) -> gpu_row.MachineType:
+        """The machine type of the node each pod lands on."""
+        row = self.gpu
+        if self.machine_type is not None:
+            found = row.machine_named(self.machine_type, self.count)
+            if found is not None:
+                return found
+        if self.mig is None and self.sharing is None and self.count in row.counts:
+            return row.machine_for(self.count)
+        return row.machine_for(row.counts[0])
