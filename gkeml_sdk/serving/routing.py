@@ -107,7 +107,7 @@ class Routing(SpecModel):
         None, description="Retries of connection failures and 503s (Istio only); None means 1."
     )
     endpoint_picker: str | None = Field(
-        None, description="Inference Gateway's endpoint picker Service; None: <name>-epp."
+        None, description="Inference Gateway's endpoint picker Service; None: `<name>-epp`."
     )
     failure_mode: Literal["FailOpen", "FailClose"] | None = Field(
         None, description="What the gateway does when the endpoint picker is down."

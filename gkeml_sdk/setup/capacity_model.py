@@ -73,7 +73,7 @@ class Capacity(SpecModel):
     )
     gpudirect_vpc: str | None = Field(
         default=None,
-        description="The prefix of GPUDirect VPCs made by hand, named <prefix>-<network>, whose "
+        description="The prefix of GPUDirect VPCs made by hand, named `<prefix>-<network>`, whose "
         "GKE Network objects `gkeml setup` writes (None: the node pools' accelerator network "
         "profile brings them up).",
     )
