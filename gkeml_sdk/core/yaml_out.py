@@ -1,11 +1,11 @@
 r"""YAML text of plain data (dicts, lists, strings, numbers, booleans, None), written by PyYAML:
 keys in their given order, block style, no aliases, lines never folded.
 
-libyaml writes it when PyYAML has it (its wheels do), else PyYAML's own emitter, with the same
-bytes: the two differ only in how they fold long lines (libyaml never folds double-quoted text
-at an escape), which is why no line is folded; after a `|+` block (see `_literal`); and on
-keys that are empty, hold a carriage return or pass 128 bytes, which our specs and manifests
-do not have.
+libyaml writes it when PyYAML has it (its wheels do), else PyYAML's own emitter, and both
+write the same bytes. They differ only in folding long lines (libyaml never folds
+double-quoted text at an escape), so no line is folded; after a `|+` block, which `_literal`
+avoids; and on keys that are empty, hold a carriage return or pass 128 bytes, which our specs
+and manifests do not have.
 
 Example:
     >>> dump_all([{"kind": "A", "data": {"run.sh": "set -e\nrun\n"}}, {"kind": "B"}], literal=True)
