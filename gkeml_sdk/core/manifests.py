@@ -74,16 +74,15 @@ class Manifests:
         )
 
 
-def dump_yaml(objects: list[Obj], *, native: bool = True) -> str:
+def dump_yaml(objects: list[Obj]) -> str:
     r"""Objects as a multi-document YAML stream, keys in their given order, repeated sub-dicts
     written in full (anchors such as &id001 confuse readers), multi-line strings as literal
-    blocks (code and config files in ConfigMaps read as files): the bytes PyYAML writes, by
-    `core.yaml_dump`'s own writer (`native=False`: by PyYAML's pure emitter).
+    blocks (code and config files in ConfigMaps read as files).
 
     Example:
         >>> dump_yaml([{"kind": "A"}, {"kind": "B"}])
         'kind: A\n---\nkind: B\n'
     """
-    from gkeml_sdk.core.yaml_dump import dump_all
+    from gkeml_sdk.core.yaml_out import dump_all
 
-    return dump_all(objects, literal=True, native=native)
+    return dump_all(objects, literal=True)

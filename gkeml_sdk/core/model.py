@@ -68,7 +68,7 @@ class SpecModel(BaseModel):
 
     def to_yaml(self) -> str:
         """The spec as YAML; `from_yaml` reads it back to an equal object."""
-        from gkeml_sdk.core.yaml_dump import dump_all
+        from gkeml_sdk.core.yaml_out import dump_all
 
         return dump_all([self.model_dump(mode="json", exclude_defaults=True)], literal=False)
 

@@ -20,7 +20,7 @@ BENCHES = (
     "tests.bench.scale_runs",
     "tests.bench.scale_watch",
     "tests.bench.bench_preview",
-    "tests.bench.bench_yaml",
+    "tests.bench.bench_budgets",
     "tests.bench.scale_local",
 )
 

@@ -1,18 +1,24 @@
-"""Modules stay small enough to read in one sitting: one job each, at most 300 lines."""
+"""One job per module; a module over 400 lines says why in its module docstring (a sentence
+starting "Over 400 lines because"), so a reader knows the length is a choice."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-LIMIT = 300
+LIMIT = 400
+REASON = f"Over {LIMIT} lines because"
 
 
-def test_no_module_is_over_300_lines() -> None:
-    sizes = {
-        path.relative_to(ROOT).as_posix(): len(path.read_text().splitlines())
-        for folder in ("gkeml_sdk", "gkeml_magics")
-        for path in (ROOT / folder).rglob("*.py")
-    }
-    too_long = {name: lines for name, lines in sizes.items() if lines > LIMIT}
-    assert not too_long, f"split these by job (limit {LIMIT} lines): {too_long}"
+def test_a_module_over_400_lines_says_why() -> None:
+    unexplained = {}
+    for folder in ("gkeml_sdk", "gkeml_magics"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            text = path.read_text()
+            lines = len(text.splitlines())
+            if lines > LIMIT and REASON not in (ast.get_docstring(ast.parse(text)) or ""):
+                unexplained[path.relative_to(ROOT).as_posix()] = lines
+    assert not unexplained, (
+        f"split these by job, or say why in the module docstring ({REASON} ...): {unexplained}"
+    )
