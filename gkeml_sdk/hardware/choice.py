@@ -13,7 +13,7 @@ from gkeml_sdk.hardware.accelerator import Accelerator
 from gkeml_sdk.hardware.tpu_slice import TpuSlice
 
 # The field that tells the kinds apart: only a TPU slice has a generation.
-TPU_FIELD = "generation"
+TPU_KEY = "generation"
 
 
 def hardware_from_data(data: Any) -> Any:
@@ -30,7 +30,7 @@ def hardware_from_data(data: Any) -> Any:
         True
     """
     if isinstance(data, dict):
-        kind = TpuSlice if TPU_FIELD in data else Accelerator
+        kind = TpuSlice if TPU_KEY in data else Accelerator
         return kind.model_validate(data)
     return data
 
