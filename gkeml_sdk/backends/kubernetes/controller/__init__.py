@@ -1,3 +1,3 @@
 """The run controller: one owner of each run's lifecycle (its record, its status tracker and
-its recovery strategy), run by `gkeml controller run` in the cluster or, with no controller
+its recovery decision), run by `gkeml controller run` in the cluster or, with no controller
 alive, by the client that follows the run."""
