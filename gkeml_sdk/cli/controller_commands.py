@@ -28,8 +28,10 @@ def register(commands: Any) -> None:
     )
     install = verbs.add_parser("install", help="apply the controller's Deployment, RBAC, Leases")
     install.add_argument("--controller-namespace", default="gkeml-system")
-    install.add_argument("--image", help="the controller image (built from the Dockerfile)")
-    install.add_argument("--replicas", type=int, default=2)
+    install.add_argument("--image", default="",
+                         help="the controller image you built from the Dockerfile and pushed "
+                         "(required)")  # fmt: skip
+    install.add_argument("--replicas", type=int, default=2, help="1 to 10; one leads")
     install.add_argument("--dry-run", action="store_true", help="print the YAML, apply nothing")
     install.set_defaults(handler=_install, without_cluster="print the objects only with --dry-run")
     for parser in (run, install):
@@ -83,15 +85,15 @@ def _install(args: argparse.Namespace) -> int:
     from gkeml_sdk import KubernetesSettings, controller_manifests, install_controller
 
     tenants_yaml = Path(args.tenants).read_text() if args.tenants else None
-    if tenants_yaml is not None:
-        _tenants(args.tenants)  # refuse a file the manager could not read, before applying
-    image = {"image": args.image} if args.image else {}
+    # Parsed before anything is applied: a file the manager could not read is refused here.
+    tenants = _tenants(args.tenants) if args.tenants else []
     manifests = controller_manifests(
         args.namespace,
+        image=args.image,
         controller_namespace=args.controller_namespace,
+        tenants=tenants,
         tenants_yaml=tenants_yaml,
         replicas=args.replicas,
-        **image,
     )
     if args.dry_run:
         sys.stdout.write(manifests.to_yaml())

@@ -10,7 +10,7 @@ from dataclasses import replace
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import Resource, resource, resource_of
 from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
-from gkeml_sdk.backends.kubernetes.shared_apply import ensure_shared, split_shared
+from gkeml_sdk.backends.kubernetes.shared_apply import ensure_shared, require_claims, split_shared
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL, record_name
 from gkeml_sdk.core.objects import Obj, labels, uid
@@ -68,7 +68,13 @@ class Attempts:
         manifests = job.compile(attempt=attempt.attempt)
         # Data volumes first, as they are if they exist: no run owns them, no attempt deletes them.
         shared, owned = split_shared(manifests.objects)
-        ensure_shared(self.kube, shared)
+        if attempt.attempt > 1:
+            # A later attempt (the controller's) uses the volumes, code and claims the
+            # submission created with the submitter's rights; it may create only attempts.
+            require_claims(self.kube, shared, f"create attempt {attempt.attempt} of {record.name}")
+            owned = [manifests.main]
+        else:
+            ensure_shared(self.kube, shared)
         for obj in owned:
             meta = obj["metadata"]
             # The code ConfigMap is the run record's: the record's own write carries the code.

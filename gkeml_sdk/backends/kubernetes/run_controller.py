@@ -7,9 +7,10 @@ from collections.abc import Sequence
 
 from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend
 from gkeml_sdk.backends.kubernetes.config import KubernetesSettings
-from gkeml_sdk.backends.kubernetes.controller.install import DEFAULT_IMAGE, controller_objects
+from gkeml_sdk.backends.kubernetes.controller.install import controller_objects
 from gkeml_sdk.backends.kubernetes.controller.process import RunController
 from gkeml_sdk.core.manifests import Manifests
+from gkeml_sdk.tenancy.fields import TenantFields
 
 
 def run_controller(
@@ -37,25 +38,31 @@ def run_controller(
 def controller_manifests(
     namespaces: Sequence[str],
     *,
+    image: str,
     controller_namespace: str = "gkeml-system",
-    image: str = DEFAULT_IMAGE,
+    tenants: Sequence[TenantFields] = (),
     tenants_yaml: str | None = None,
     replicas: int = 2,
 ) -> Manifests:
     """What `gkeml controller install` applies: namespace, ServiceAccount, least-privilege
-    RBAC, the Leases and the Deployment (with the standby manager's rules and the tenants'
-    file when `tenants_yaml` is given).
+    Roles and RoleBindings and the Deployment of `image` (the one you built from the
+    repository's Dockerfile and pushed: none is published). With the tenants' file
+    (`tenants_yaml`, and its `tenants` as `load_specs` reads them) also the standby manager's
+    Roles in the tenants' namespaces. `SpecError` without an image or with `replicas` outside
+    1..10.
 
     Example:
         >>> from gkeml_sdk import controller_manifests
-        >>> [o["kind"] for o in controller_manifests(["ml"]).objects][-2:]
-        ['Lease', 'Deployment']
+        >>> objects = controller_manifests(["ml"], image="registry.example/gkeml:1").objects
+        >>> [o["kind"] for o in objects][-3:]
+        ['Role', 'RoleBinding', 'Deployment']
     """
     return Manifests(
         controller_objects(
             list(namespaces),
-            controller_namespace=controller_namespace,
             image=image,
+            controller_namespace=controller_namespace,
+            tenants=tenants,
             tenants_yaml=tenants_yaml,
             replicas=replicas,
         )
@@ -70,7 +77,7 @@ def install_controller(
 
     Example:
         >>> from gkeml_sdk import controller_manifests, install_controller
-        >>> install_controller(controller_manifests(["ml"]))[:1]  # doctest: +SKIP
+        >>> install_controller(controller_manifests(["ml"], image="r/c:1"))[:1]  # doctest: +SKIP
         ['Namespace gkeml-system']
     """
     kube = KubernetesBackend(settings).kube

@@ -61,6 +61,33 @@ def ensure_shared(kube: KubeClient, objects: Iterable[Obj]) -> None:
             )
 
 
+def require_claims(kube: KubeClient, objects: Iterable[Obj], action: str) -> None:
+    """Check that each shared claim of `objects` exists and is not being deleted, creating
+    nothing: `ClusterError` naming the claim otherwise. What a later attempt does (the
+    controller has no rights over PersistentVolumes and StorageClasses, and needs none: the
+    claim binds the volume the submission created).
+
+    Example:
+        >>> require_claims(kube, job.compile().objects, "create attempt 2 of ft")  # doctest: +SKIP
+    """
+    for obj in objects:
+        if obj["kind"] != "PersistentVolumeClaim" or not is_shared(obj):
+            continue
+        meta = obj["metadata"]
+        found = kube.find(resource_of(obj), meta["name"], meta["namespace"])
+        if found is None or (found.get("metadata") or {}).get("deletionTimestamp"):
+            state = "is gone" if found is None else "is being deleted"
+            raise ClusterError(
+                action,
+                reason="VolumeMissing",
+                message=f"the shared volume claim {meta['namespace']}/{meta['name']} {state}; "
+                "a later attempt uses the volumes its submission created and creates none "
+                "(the run controller may not create volumes)",
+                hint="submit the run again: the submission creates the missing volume with "
+                "your rights",
+            )
+
+
 def differences(wanted: Any, found: Any, path: str = "") -> list[str]:
     """Paths where `found` lacks what `wanted` sets (fields the server adds are not compared).
 

@@ -1,46 +1,60 @@
 """The objects of an in-cluster run controller (`gkeml controller install`): its namespace,
-ServiceAccount, a least-privilege Role and RoleBinding in each namespace it manages, a
-ClusterRole for what is cluster-scoped (shared volumes; the standby manager when tenants are
-managed), the Leases, and a Deployment of two replicas of which one leads."""
+ServiceAccount, least-privilege Roles and RoleBindings (each managed namespace; its own
+namespace for its Lease and for everyone's read of that Lease; with tenants, the standby
+manager's in each tenant's namespace), never a ClusterRole, and a Deployment of the image the
+user built and pushed, of which one replica leads."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from gkeml_sdk.backends.kubernetes.controller.liveness import LEASE_NAME
 from gkeml_sdk.backends.kubernetes.controller.permissions import (
-    RUN_CONTROLLER_CLUSTER_RULES,
+    LEASE_READER_RULES,
+    RUN_CONTROLLER_LEASE_RULES,
     RUN_CONTROLLER_RULES,
 )
-from gkeml_sdk.backends.kubernetes.standby.rbac import STANDBY_MANAGER_RULES
+from gkeml_sdk.backends.kubernetes.standby.rbac import role_and_binding, standby_manager_roles
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import sdk_labels
+from gkeml_sdk.errors import SpecError
+from gkeml_sdk.tenancy.fields import TenantFields
 from gkeml_sdk.version import __version__
 
 NAME = "gkeml-controller"
+RUN_ROLE = "gkeml-run-controller"
+LEASE_ROLE = "gkeml-run-controller-lease"
+LEASE_READER = "gkeml-run-controller-lease-reader"
 TENANTS_PATH = "/etc/gkeml/tenants.yaml"
-DEFAULT_IMAGE = f"ghcr.io/gkeml/controller:{__version__}"
 ENTRYPOINT = ["gkeml", "controller", "run"]  # the Dockerfile's, so the Deployment sets args
+MAX_REPLICAS = 10  # one leads; the others only wait for its Lease
+BUILD_STEPS = (
+    "build the image from the repository's Dockerfile and push it where the cluster pulls "
+    f"from: `docker build -t REGISTRY/gkeml-controller:{__version__} .` then `docker push "
+    f"REGISTRY/gkeml-controller:{__version__}`, then pass --image REGISTRY/gkeml-controller:"
+    f'{__version__} (docs/controller.md, "Install")'
+)
 Obj = dict[str, Any]
 
 
 def controller_objects(
     namespaces: list[str],
     *,
+    image: str,
     controller_namespace: str = "gkeml-system",
-    image: str = DEFAULT_IMAGE,
+    tenants: Sequence[TenantFields] = (),
     tenants_yaml: str | None = None,
     replicas: int = 2,
 ) -> list[Obj]:
-    """Everything `gkeml controller install` applies, in apply order.
+    """Everything `gkeml controller install` applies, in apply order. With `tenants_yaml`
+    (the file the Deployment mounts) `tenants` are its Tenants: the standby manager's Roles
+    name their namespaces and objects.
 
     Example:
-        >>> [o["kind"] for o in controller_objects(["ml"])][:4]
-        ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding']
+        >>> [o["kind"] for o in controller_objects(["ml"], image="r/c:1")][:4]
+        ['Namespace', 'ServiceAccount', 'Role', 'RoleBinding']
     """
-    cluster_rules = list(RUN_CONTROLLER_CLUSTER_RULES)
-    if tenants_yaml is not None:
-        cluster_rules += [dict(rule) for rule in STANDBY_MANAGER_RULES]
+    check_install(image, replicas, tenants, tenants_yaml)
     objects: list[Obj] = [
         {"apiVersion": kinds.CORE, "kind": "Namespace", "metadata": _meta(controller_namespace)},
         {
@@ -48,32 +62,22 @@ def controller_objects(
             "kind": "ServiceAccount",
             "metadata": _meta(NAME, controller_namespace),
         },
-        {
-            "apiVersion": kinds.RBAC,
-            "kind": "ClusterRole",
-            "metadata": _meta(NAME),
-            "rules": cluster_rules,
-        },
-        _binding("ClusterRoleBinding", NAME, None, controller_namespace),
     ]
+    account = (NAME, controller_namespace)
+    objects += _labelled(
+        role_and_binding(LEASE_ROLE, controller_namespace, RUN_CONTROLLER_LEASE_RULES, *account)
+    )
+    reader = role_and_binding(LEASE_READER, controller_namespace, LEASE_READER_RULES, *account)
+    # Every authenticated user (clients check whether a controller acts), not only ours.
+    reader[1]["subjects"] = [
+        {"apiGroup": kinds.RBAC.split("/")[0], "kind": "Group", "name": "system:authenticated"}
+    ]
+    objects += _labelled(reader)
     for namespace in dict.fromkeys(namespaces):
-        objects += [
-            {
-                "apiVersion": kinds.RBAC,
-                "kind": "Role",
-                "metadata": _meta(NAME, namespace),
-                "rules": list(RUN_CONTROLLER_RULES),
-            },
-            _binding("RoleBinding", NAME, namespace, controller_namespace),
-            # Created empty: the first replica to start takes it.
-            {
-                "apiVersion": kinds.COORDINATION,
-                "kind": "Lease",
-                "metadata": _meta(LEASE_NAME, namespace),
-                "spec": {},
-            },
-        ]
+        objects += _labelled(role_and_binding(RUN_ROLE, namespace, RUN_CONTROLLER_RULES, *account))
     if tenants_yaml is not None:
+        for name, namespace, rules in standby_manager_roles(tenants, controller_namespace):
+            objects += _labelled(role_and_binding(name, namespace, rules, *account))
         objects.append(
             {
                 "apiVersion": kinds.CORE,
@@ -84,6 +88,39 @@ def controller_objects(
         )
     objects.append(_deployment(namespaces, controller_namespace, image, tenants_yaml, replicas))
     return objects
+
+
+def check_install(
+    image: str, replicas: int, tenants: Sequence[TenantFields], tenants_yaml: str | None
+) -> None:
+    """`SpecError` for an install nobody could run: no image, a replica count out of range,
+    a tenants file without its tenants.
+
+    Example:
+        >>> check_install("", 2, (), None)
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.SpecError: --image is required: no controller image is published ...
+    """
+    if not image.strip():
+        raise SpecError(
+            "--image is required: no controller image is published for you to pull, so the "
+            "Deployment must run one you built",
+            fix=BUILD_STEPS,
+        )
+    if not 1 <= replicas <= MAX_REPLICAS:
+        raise SpecError(
+            f"--replicas {replicas}",
+            rule=f"between 1 and {MAX_REPLICAS}: one replica leads and the others wait to take "
+            "its Lease, so more only add pods (2 survive the loss of one)",
+            fix="--replicas 2",
+        )
+    if tenants_yaml is not None and not tenants:
+        raise SpecError(
+            "a tenants file without its tenants",
+            rule="the standby manager's Roles name the tenants' namespaces and objects",
+            fix="pass tenants=load_specs(FILE) with tenants_yaml=Path(FILE).read_text()",
+        )
 
 
 def controller_args(namespaces: list[str], controller_namespace: str, tenants: bool) -> list[str]:
@@ -145,15 +182,10 @@ def _deployment(
     }
 
 
-def _binding(kind: str, name: str, namespace: str | None, sa_namespace: str) -> Obj:
-    role = "ClusterRole" if kind == "ClusterRoleBinding" else "Role"
-    return {
-        "apiVersion": kinds.RBAC,
-        "kind": kind,
-        "metadata": _meta(name, namespace),
-        "roleRef": {"apiGroup": kinds.RBAC.split("/")[0], "kind": role, "name": name},
-        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": sa_namespace}],
-    }
+def _labelled(objects: list[Obj]) -> list[Obj]:
+    for obj in objects:
+        obj["metadata"]["labels"] = _meta("")["labels"]
+    return objects
 
 
 def _meta(name: str, namespace: str | None = None) -> Obj:

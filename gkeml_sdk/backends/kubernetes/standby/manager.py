@@ -131,10 +131,10 @@ class StandbyManager:
 
     def run(self) -> None:
         """Watch and reconcile until `stop()`; raises what stops the watches (a 403...)."""
-        specs = [
-            StreamSpec(PODS, "", label_selector=MODEL_LABEL),
-            StreamSpec(DEPLOYMENTS, "", label_selector=TENANT_LABEL),
-        ]
+        # One watch per tenant namespace: the manager's Roles are namespaced (`standby.rbac`).
+        namespaces = sorted({t.namespace for t in self.tenants})
+        specs = [StreamSpec(PODS, ns, label_selector=MODEL_LABEL) for ns in namespaces]
+        specs += [StreamSpec(DEPLOYMENTS, ns, label_selector=TENANT_LABEL) for ns in namespaces]
         retry = self.elector.timing.retry_seconds
         self.workers = [
             TenantWorker(t, self._reconcile_one, self._stop, self._failed) for t in self.tenants

@@ -1,11 +1,14 @@
-"""`gkeml controller install`: the objects it applies, least privilege, and the Dockerfile of
-the image it runs (parsed, not built: no base image can be pulled here)."""
+"""`gkeml controller install`: the objects it applies, least privilege, a required image,
+and the Dockerfile of the image it runs (parsed, not built: no base image can be pulled
+here)."""
 
 from __future__ import annotations
 
 import json
 import shlex
 from pathlib import Path
+
+import pytest
 
 from gkeml_sdk.backends.kubernetes.controller.install import (
     ENTRYPOINT,
@@ -14,10 +17,12 @@ from gkeml_sdk.backends.kubernetes.controller.install import (
     controller_objects,
 )
 from gkeml_sdk.backends.kubernetes.controller.permissions import RUN_CONTROLLER_RULES
-from gkeml_sdk.backends.kubernetes.standby.rbac import STANDBY_MANAGER_RULES
+from gkeml_sdk.backends.kubernetes.standby.rbac import standby_manager_rules
 from gkeml_sdk.cli.main import main
+from gkeml_sdk.files import load_specs
 
 ROOT = Path(__file__).resolve().parents[4]
+IMAGE = "registry.example/gkeml-controller:1"
 
 
 def dockerfile() -> list[tuple[str, str]]:
@@ -46,9 +51,13 @@ def test_the_dockerfile_installs_the_repository_and_runs_the_controller_verb():
 
 
 def test_the_deployment_runs_the_entrypoint_with_args_the_cli_accepts(capsys):
-    objects = controller_objects(["ml", "team-b"], tenants_yaml="kind: Tenant\n")
+    tenants = load_specs(ROOT / "examples" / "tenants.yaml")
+    objects = controller_objects(
+        ["ml", "team-b"], image=IMAGE, tenants=tenants, tenants_yaml="kind: Tenant\n"
+    )
     deployment = next(o for o in objects if o["kind"] == "Deployment")
     container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == IMAGE
     assert "command" not in container  # the image's ENTRYPOINT stays
     args = container["args"]
     assert args == controller_args(["ml", "team-b"], "gkeml-system", True)
@@ -61,29 +70,72 @@ def test_the_deployment_runs_the_entrypoint_with_args_the_cli_accepts(capsys):
     assert shlex.join(ENTRYPOINT + args).startswith("gkeml controller run --namespace ml")
 
 
-def test_rbac_is_least_privilege_and_includes_the_standby_manager_only_with_tenants():
-    plain = controller_objects(["ml"])
+def roles(objects):
+    return {
+        (o["metadata"]["namespace"], o["metadata"]["name"]): o
+        for o in objects
+        if o["kind"] == "Role"
+    }
+
+
+def test_rbac_is_namespaced_roles_only_and_the_standby_manager_only_with_tenants():
+    plain = controller_objects(["ml"], image=IMAGE)
     kinds = [o["kind"] for o in plain]
-    assert kinds.count("Role") == kinds.count("RoleBinding") == kinds.count("Lease") == 1
-    role = next(o for o in plain if o["kind"] == "Role")
-    assert role["metadata"]["namespace"] == "ml"
-    assert role["rules"] == list(RUN_CONTROLLER_RULES)
-    verbs = {v for r in role["rules"] for v in r["verbs"]}
-    assert "*" not in verbs and "escalate" not in verbs and "bind" not in verbs
-    for rule in role["rules"]:
-        assert "*" not in rule["resources"] and "*" not in rule["apiGroups"]
-        if rule["resources"] == ["pods"]:
-            assert rule["verbs"] == ["get", "list", "watch"]  # reads pods, never changes them
-    cluster_role = next(o for o in plain if o["kind"] == "ClusterRole")
-    assert not any(r in cluster_role["rules"] for r in STANDBY_MANAGER_RULES)
-    managed = controller_objects(["ml"], tenants_yaml="kind: Tenant\n")
-    cluster_role = next(o for o in managed if o["kind"] == "ClusterRole")
-    assert all(r in cluster_role["rules"] for r in STANDBY_MANAGER_RULES)
+    assert "ClusterRole" not in kinds and "ClusterRoleBinding" not in kinds
+    assert kinds.count("Role") == kinds.count("RoleBinding") == 3
+    assert set(roles(plain)) == {
+        ("ml", "gkeml-run-controller"),
+        ("gkeml-system", "gkeml-run-controller-lease"),
+        ("gkeml-system", "gkeml-run-controller-lease-reader"),
+    }
+    assert roles(plain)["ml", "gkeml-run-controller"]["rules"] == list(RUN_CONTROLLER_RULES)
+    for role in roles(plain).values():
+        for rule in role["rules"]:
+            assert "*" not in rule["verbs"] + rule["resources"] + rule["apiGroups"]
+            assert not {"escalate", "bind", "impersonate", "patch"} & set(rule["verbs"])
+    # Leases only in the controller's namespace; the Lease itself is the controller's to create.
+    assert not any(o["kind"] == "Lease" for o in plain)
+    lease_rules = [
+        r for role in roles(plain).values() for r in role["rules"] if r["resources"] == ["leases"]
+    ]
+    assert all(
+        r.get("resourceNames") == ["gkeml-run-controller"] or r["verbs"] == ["create"]
+        for r in lease_rules
+    )
+    assert not any(r["resources"] == ["leases"] for r in RUN_CONTROLLER_RULES)
+    reader = next(
+        o for o in plain if o["kind"] == "RoleBinding" and o["metadata"]["name"].endswith("reader")
+    )
+    assert reader["subjects"] == [
+        {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:authenticated"}
+    ]
+    tenants = load_specs(ROOT / "examples" / "tenants.yaml")
+    managed = roles(controller_objects(["ml"], image=IMAGE, tenants=tenants, tenants_yaml="x"))
+    for tenant in tenants:
+        assert managed[tenant.namespace, "gkeml-standby-manager"]["rules"] == standby_manager_rules(
+            tenant
+        )
+    assert ("gkeml-system", "gkeml-standby-manager-lease") in managed
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        ([], "--image is required"),
+        (["--image", "r/c:1", "--replicas", "0"], "--replicas 0"),
+        (["--image", "r/c:1", "--replicas", "11"], "between 1 and 10"),
+    ],
+)
+def test_install_refuses_no_image_and_replicas_out_of_range(argv, says, capsys):
+    assert main(["controller", "install", "--namespace", "ml", "--dry-run", *argv]) != 0
+    err = capsys.readouterr().err
+    assert says in err
+    if not argv:  # the error says how to make an image
+        assert "docker build -t REGISTRY/gkeml-controller:" in err and "docker push" in err
 
 
 def test_install_dry_run_prints_the_yaml_and_applies_nothing(capsys):
-    assert main(["controller", "install", "--namespace", "ml", "--dry-run"]) == 0
+    assert main(["controller", "install", "--namespace", "ml", "--image", IMAGE, "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert (
-        "kind: Deployment" in out and "kind: Lease" in out and "name: gkeml-run-controller" in out
-    )
+    assert "kind: Deployment" in out and f"image: {IMAGE}" in out and "kind: Role\n" in out
+    assert "ClusterRole" not in out
