@@ -16,12 +16,16 @@ def send_text(
     path: str,
     body: Any = None,
     content_type: str = "application/json",
+    token: str = "",
 ) -> tuple[int, str]:
-    """(status, body text) of one request (e.g. a watch's NDJSON lines)."""
+    """(status, body text) of one request (e.g. a watch's NDJSON lines); with `token`, sent
+    as `Authorization: Bearer <token>` (see `Rbac.add_token`)."""
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     try:
         data = None if body is None else json.dumps(body).encode()
         headers = {"Content-Type": content_type} if data is not None else {}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
         conn.request(method, path, body=data, headers=headers)
         resp = conn.getresponse()
         return resp.status, resp.read().decode()
@@ -35,9 +39,10 @@ def send(
     path: str,
     body: Any = None,
     content_type: str = "application/json",
+    token: str = "",
 ) -> tuple[int, Any]:
     """(status, decoded JSON body, or the text if it is not JSON) of one request."""
-    status, text = send_text(server, method, path, body, content_type)
+    status, text = send_text(server, method, path, body, content_type, token)
     try:
         return status, json.loads(text)
     except ValueError:
