@@ -18,6 +18,8 @@ from gkeml_sdk import (
     ServeModel,
     TrainingJob,
 )
+from gkeml_sdk.backends.kubernetes.attempts import Attempts
+from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
 from gkeml_sdk.errors import ClusterError
 from tests.gke_crds import GCP_DATA_SOURCE
 
@@ -177,3 +179,19 @@ def uids_of(server: Any) -> dict[str, str]:
     """Uids of the weights' objects (the service mounts no Parallelstore)."""
     shared = [s for s in SHARED if "scratch" not in s[2]]
     return {f"{p}/{n}": server.store.get(p, ns, n)["metadata"]["uid"] for p, ns, n in shared}
+
+
+def test_a_later_attempt_creates_no_volume_and_names_a_missing_claim(gke, client):
+    """Attempt 2 is the controller's, which may not create volumes: it checks the claims."""
+    client.submit(job())
+    gke.store.delete("persistentvolumeclaims", "ml", "scratch")
+    before = len(gke.request_log)
+    first = AttemptRecord(1, "train", False, outcome="Failed")
+    record = RunRecord(job=job(namespace="ml"), submitted_at=1.0, attempts=(first,))
+    kube = client._backend.kube  # type: ignore[attr-defined]
+    with pytest.raises(ClusterError) as refused:
+        Attempts(kube).create(record, AttemptRecord(2, "train--r2", False))
+    assert "the shared volume claim ml/scratch is gone" in str(refused.value)
+    assert "submit the run again" in str(refused.value)
+    sent = [r.method for r in list(gke.request_log)[before:]]
+    assert "GET" in sent and not {"POST", "PUT", "PATCH"} & set(sent)  # created nothing
