@@ -73,13 +73,7 @@ class Rbac:
             found = self._tokens.get(token)
         if found is None:
             return  # the admin of every other test
-        ns, account = found
-        user = User(
-            f"system:serviceaccount:{ns}:{account}",
-            ("system:serviceaccounts", f"system:serviceaccounts:{ns}", "system:authenticated"),
-            ns,
-            account,
-        )
+        user = service_account(*found)
         attrs = attributes(method, path, query)
         if not attrs.resource_request or self.allowed(user, attrs):
             return
@@ -103,6 +97,17 @@ class Rbac:
         else:
             role = self.store.get("roles", namespace, ref.get("name", ""))
         return list((role or {}).get("rules") or [])
+
+
+def service_account(namespace: str, account: str) -> User:
+    """The user a ServiceAccount's token authenticates as, with its groups."""
+    groups = ("system:serviceaccounts", f"system:serviceaccounts:{namespace}")
+    return User(
+        f"system:serviceaccount:{namespace}:{account}",
+        (*groups, "system:authenticated"),
+        namespace,
+        account,
+    )
 
 
 def attributes(method: str, path: str, query: Mapping[str, str]) -> Attributes:
