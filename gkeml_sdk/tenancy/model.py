@@ -74,6 +74,7 @@ class Tenant(TenantFields):
                 fix="standby_share=5",
                 field="standby_share",
             )
+        checks.check_namespace(self)
         checks.check_routing(self)
         checks.check_egress(self)
         checks.check_models(self)

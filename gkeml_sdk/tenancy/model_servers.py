@@ -37,7 +37,7 @@ def primary_model(tenant: TenantFields, model: TenantModel) -> ServeModel:
         >>> t = load_specs("examples/tenants.yaml")[0]
         >>> svc = primary_model(t, t.models[0])
         >>> svc.namespace, svc.priority_class, svc.min_replicas, svc.max_replicas
-        ('tenant-a', 'gkeml-tier-a', 3, 10)
+        ('tenant-a', 'gkeml-tier-a-100000', 3, 10)
     """
     bounds = model.min_replicas, model.max_replicas
     replicas: int | Autoscaling = (

@@ -24,13 +24,15 @@ STATUS_CONFIGMAP = "gkeml-tenant-status"
 
 
 def tier_class(tier: Tier) -> str:
-    """PriorityClass and WorkloadPriorityClass name of a tier.
+    """PriorityClass and WorkloadPriorityClass name of a tier: the tier and its value, and
+    everything in those objects follows from the two, so tenants compiled apart can never
+    define one name two ways (`Tier(name="a", like="C")` beside tier A is another class).
 
     Example:
-        >>> tier_class(Tier(name="A"))
-        'gkeml-tier-a'
+        >>> tier_class(Tier(name="A")), tier_class(Tier(name="a", like="C"))
+        ('gkeml-tier-a-100000', 'gkeml-tier-a-10')
     """
-    return f"gkeml-tier-{tier.key}"
+    return f"gkeml-tier-{tier.key}-{tier.priority}"
 
 
 def standby_name(model: str) -> str:

@@ -23,7 +23,8 @@ RESERVE_PRIORITY = -10
 
 
 def cluster_objects(tier: Tier) -> list[Obj]:
-    """The cluster-scoped priority objects of a tier (shared by its tenants).
+    """The cluster-scoped priority objects of a tier (shared by its tenants): their content
+    follows from their name (`names.tier_class`), never from another field of the tier.
 
     Example:
         >>> [o["kind"] for o in cluster_objects(Tier(name="A"))]
@@ -36,14 +37,14 @@ def cluster_objects(tier: Tier) -> list[Obj]:
         "value": tier.priority,
         # A preemptible tier waits for free GPUs instead of evicting others.
         "preemptionPolicy": "Never" if tier.preemptible else "PreemptLowerPriority",
-        "description": f"gkeml tenants of tier {tier.name} ({tier.isolation} GPUs)",
+        "description": f"gkeml tenants of tier {tier.key} at priority {tier.priority}",
     }
     workload = {
         "apiVersion": kinds.KUEUE,
         "kind": "WorkloadPriorityClass",
         "metadata": {"name": names.tier_class(tier), "labels": sdk_labels()},
         "value": tier.priority,
-        "description": f"gkeml tenants of tier {tier.name}",
+        "description": f"gkeml tenants of tier {tier.key} at priority {tier.priority}",
     }
     return [klass, workload]
 

@@ -92,11 +92,56 @@ def _check_isolation(tenant: TenantFields, model: TenantModel) -> None:
         )
 
 
+# Namespaces no tenant may take: a tenant's namespace is walled in (default-deny
+# NetworkPolicies, a GPU quota) and labelled as the tenant's, which would cut or claim what
+# else runs there (cluster DNS in kube-system, Leases in kube-node-lease, the controller).
+SYSTEM_NAMESPACES = (
+    "default",
+    "kube-system",
+    "kube-public",
+    "kube-node-lease",
+    "gkeml-system",
+    "istio-system",
+    "kueue-system",
+    "jobset-system",
+    "gmp-system",
+    "gke-gmp-system",
+    "gke-managed-system",
+)
+RESERVED_PREFIXES = ("kube-", "gke-")  # Kubernetes' and GKE's own
+
+
+def check_namespace(tenant: TenantFields) -> None:
+    """A tenant's namespace is its own: not a system or shared one, not its gateway's."""
+    ns = tenant.namespace
+    if ns in SYSTEM_NAMESPACES or ns.startswith(RESERVED_PREFIXES):
+        raise fail(
+            f"tenant {tenant.name!r}: namespace {ns!r} is a system or shared namespace",
+            rule="a tenant's namespace gets default-deny NetworkPolicies, a GPU quota and the "
+            "tenant's labels, which would cut or claim everything else running there (cluster "
+            f"DNS in kube-system); {', '.join(SYSTEM_NAMESPACES)} and names starting with "
+            f"{' or '.join(RESERVED_PREFIXES)} are refused",
+            fix=f"namespace={tenant.name!r} (a namespace of the tenant's own)",
+            field="namespace",
+        )
+    if ns == tenant.gateway_namespace:
+        raise fail(
+            f"tenant {tenant.name!r}: namespace {ns!r} is its gateway's ({tenant.gateway})",
+            rule="the gateway serves every tenant; walling it into one tenant's namespace cuts "
+            "the others' traffic",
+            fix=f"namespace={tenant.name!r}",
+            field="namespace",
+        )
+
+
 def check_tenants(tenants: Iterable[TenantFields]) -> None:
-    """Tenants managed together: unique names, and a tier name means one definition (its
-    PriorityClass and WorkloadPriorityClass are shared by every tenant of that tier)."""
+    """Tenants managed together: unique names, a namespace each, and none in another's
+    gateway namespace. (Their cluster-scoped priority classes are named by tier and value,
+    so tenants cannot define one two ways; `tenant apply` compares what the cluster holds.)"""
+    tenants = list(tenants)
     by_name: dict[str, TenantFields] = {}
-    by_class: dict[str, TenantFields] = {}
+    by_namespace: dict[str, TenantFields] = {}
+    gateways = {t.gateway_namespace: t for t in reversed(tenants)}
     for tenant in tenants:
         if tenant.name in by_name:
             raise fail(
@@ -106,23 +151,26 @@ def check_tenants(tenants: Iterable[TenantFields]) -> None:
                 field="name",
             )
         by_name[tenant.name] = tenant
-        key = tenant.tier.key
-        first = by_class.setdefault(key, tenant)
-        if _tier_terms(first) != _tier_terms(tenant):
+        first = by_namespace.setdefault(tenant.namespace, tenant)
+        if first is not tenant:
             raise fail(
-                f"tenants {first.name!r} and {tenant.name!r} define tier {key!r} differently: "
-                f"{_tier_terms(first)} against {_tier_terms(tenant)}",
-                rule=f"tier {key!r} names the cluster-wide PriorityClass gkeml-tier-{key}; a "
-                "second definition would change the first tenant's priority",
-                fix=f"give {tenant.name!r}'s tier another name, e.g. Tier(name='{key}-2', "
-                f"like=...), or the same settings as {first.name!r}'s",
-                field="tier",
+                f"tenants {first.name!r} and {tenant.name!r} both name namespace "
+                f"{tenant.namespace!r}",
+                rule="a namespace holds one tenant's quota, NetworkPolicies and route; a second "
+                "tenant's would replace the first's",
+                fix=f"namespace={tenant.name!r} for {tenant.name!r}",
+                field="namespace",
             )
-
-
-def _tier_terms(tenant: TenantFields) -> str:
-    tier = tenant.tier
-    return f"priority {tier.priority}, {tier.isolation}"
+        owner = gateways.get(tenant.namespace)
+        if owner is not None:
+            raise fail(
+                f"tenant {tenant.name!r}: namespace {tenant.namespace!r} is the gateway "
+                f"namespace of tenant {owner.name!r} ({owner.gateway})",
+                rule="the gateway serves every tenant; walling it into one tenant's namespace "
+                "cuts the others' traffic",
+                fix=f"namespace={tenant.name!r}",
+                field="namespace",
+            )
 
 
 def check_egress(tenant: TenantFields) -> None:

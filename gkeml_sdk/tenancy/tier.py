@@ -128,7 +128,7 @@ class Tier(SpecModel):
 
     @property
     def key(self) -> str:
-        """The tier in object names: `gkeml-tier-<key>`."""
+        """The tier in object names: `gkeml-tier-<key>-<priority>`."""
         return self.name.lower()
 
     @property

@@ -1,6 +1,8 @@
-"""Tier names and isolation across tenants: conflicting tier definitions and Spot on an
-exclusive tier are refused; an exclusive tenant's pods carry a toleration no other tenant's
-pods carry and select its own tainted, non-Spot node pool; egress goes to declared ranges."""
+"""Tier names and isolation across tenants: tier classes are named by tier and value, so
+tenants compiled apart never define one two ways; shared, system and gateway namespaces and
+two tenants in one namespace are refused; Spot on an exclusive tier is refused; an exclusive
+tenant's pods carry a toleration no other tenant's pods carry and select its own tainted,
+non-Spot node pool; egress goes to declared ranges."""
 
 from __future__ import annotations
 
@@ -31,18 +33,72 @@ def pod_specs(objects: list[dict[str, Any]], namespace: str) -> list[dict[str, A
     ]
 
 
-def test_a_tier_redefined_by_another_tenant_is_refused_naming_both() -> None:
+def cluster_scoped(objects: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {
+        (o["kind"], o["metadata"]["name"]): o for o in objects if "namespace" not in o["metadata"]
+    }
+
+
+def test_lookalike_tiers_compiled_apart_never_define_one_class_two_ways() -> None:
     a, b, c = tenants()
-    intruder = renamed(c, name="tenant-x", tier={"name": "a", "like": "C"})
-    with pytest.raises(SpecError) as err:
-        compile_tenants([a, b, intruder])
-    text = str(err.value)
-    assert "'tenant-a'" in text and "'tenant-x'" in text and "tier 'a'" in text
-    assert "priority 100000, exclusive" in text and "priority 10, preemptible" in text
-    # The same definition under the same name is one shared PriorityClass, not a conflict.
-    twin = renamed(a, name="tenant-a2")
+    intruder = renamed(c, name="tenant-x", namespace="tenant-x", tier={"name": "a", "like": "C"})
+    first = cluster_scoped(compile_tenants([a]).objects)
+    second = cluster_scoped(compile_tenants([intruder]).objects)
+    assert first["WorkloadPriorityClass", "gkeml-tier-a-100000"]["value"] == 100000
+    assert second["WorkloadPriorityClass", "gkeml-tier-a-10"]["value"] == 10
+    # Every tier of the product and a few lookalikes, each compiled alone: one name, one object.
+    variants = [a, b, c, intruder] + [
+        renamed(c, name=f"t{i}", namespace=f"t{i}", tier=tier)
+        for i, tier in enumerate(
+            [
+                {"name": "A", "like": "C"},
+                {"name": "c", "like": "C", "isolation": "preemptible", "standbys": 3},
+                {"name": "c", "like": "C", "priority": 5},
+                {"name": "C", "like": "C", "priority": -10},
+            ]
+        )
+    ]
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
+    for tenant in variants:
+        for key, obj in cluster_scoped(compile_tenants([tenant]).objects).items():
+            if key[0] in ("PriorityClass", "WorkloadPriorityClass", "Cohort"):
+                assert seen.setdefault(key, obj) == obj, key
+    assert ("PriorityClass", "gkeml-tier-c--10") in seen
+    # Tenants of one tier share its classes.
+    twin = renamed(a, name="tenant-a2", namespace="tenant-a2")
     classes = [o for o in compile_tenants([a, twin]).objects if o["kind"] == "PriorityClass"]
-    assert [o["metadata"]["name"] for o in classes] == ["gkeml-standby-reserve", "gkeml-tier-a"]
+    names = [o["metadata"]["name"] for o in classes]
+    assert names == ["gkeml-standby-reserve", "gkeml-tier-a-100000"]
+
+
+def test_two_tenants_naming_one_namespace_are_refused_naming_both() -> None:
+    a, b, _ = tenants()
+    with pytest.raises(SpecError) as err:
+        compile_tenants([a, renamed(b, namespace="tenant-a")])
+    assert "tenants 'tenant-a' and 'tenant-b' both name namespace 'tenant-a'" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "namespace",
+    ["kube-system", "kube-public", "kube-node-lease", "default", "gkeml-system", "istio-system",
+     "kube-anything", "gke-managed-cim"],
+)  # fmt: skip
+def test_a_system_or_shared_namespace_is_refused(namespace: str) -> None:
+    with pytest.raises(SpecError) as err:
+        renamed(tenants()[0], namespace=namespace)
+    text = str(err.value)
+    assert f"tenant 'tenant-a': namespace '{namespace}' is a system or shared namespace" in text
+    assert "cluster DNS in kube-system" in text and "namespace='tenant-a'" in text
+
+
+def test_a_gateway_namespace_is_refused_naming_its_tenant() -> None:
+    a, b, _ = tenants()
+    with pytest.raises(SpecError, match="namespace 'serving' is its gateway's"):
+        renamed(a, namespace="serving")
+    other = renamed(b, gateway="team-gw/gw")
+    with pytest.raises(SpecError) as err:
+        compile_tenants([other, renamed(a, namespace="team-gw")])
+    assert "namespace 'team-gw' is the gateway namespace of tenant 'tenant-b'" in str(err.value)
 
 
 def test_two_tenants_of_one_name_are_refused() -> None:

@@ -115,7 +115,7 @@ def test_cold_standby_is_a_zero_replica_deployment_whose_gpus_a_placeholder_hold
     assert pod["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] == 1
     assert pod["nodeSelector"] == standby["spec"]["template"]["spec"]["nodeSelector"]
     klass = find(compile_tenants([C]).objects, "PriorityClass", "gkeml-standby-reserve")
-    tier_c = find(compile_tenants([C]).objects, "PriorityClass", "gkeml-tier-c")
+    tier_c = find(compile_tenants([C]).objects, "PriorityClass", "gkeml-tier-c-10")
     assert klass["value"] < tier_c["value"] and klass["preemptionPolicy"] == "Never"
     assert tier_c["preemptionPolicy"] == "Never"
 
@@ -134,8 +134,8 @@ def test_cluster_queues_share_a_cohort_with_the_tier_preemption() -> None:
     assert local["spec"]["clusterQueue"] == "tenant-a"
     primary = find(objects, "Deployment", "llama-2-7b")
     assert primary["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "tenant-a"
-    assert primary["spec"]["template"]["spec"]["priorityClassName"] == "gkeml-tier-a"
-    assert find(objects, "WorkloadPriorityClass", "gkeml-tier-a")["value"] == 100000
+    assert primary["spec"]["template"]["spec"]["priorityClassName"] == "gkeml-tier-a-100000"
+    assert find(objects, "WorkloadPriorityClass", "gkeml-tier-a-100000")["value"] == 100000
 
 
 def test_namespace_is_walled_in() -> None:
