@@ -24,9 +24,10 @@ def register(commands: Any) -> None:
     run.add_argument("--identity", help="name in the Leases (default: $GKEML_CONTROLLER_ID)")
     run.set_defaults(
         handler=_run,
-        without_cluster="see what it would install with `gkeml controller install -n NS --dry-run`",
+        without_cluster="see what it would install with `gkeml controller install -n NS --image "
+        "IMAGE --dry-run`",
     )
-    install = verbs.add_parser("install", help="apply the controller's Deployment, RBAC, Leases")
+    install = verbs.add_parser("install", help="apply the controller's Deployment and Roles")
     install.add_argument("--controller-namespace", default="gkeml-system")
     install.add_argument("--image", default="",
                          help="the controller image you built from the Dockerfile and pushed "

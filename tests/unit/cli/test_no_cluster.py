@@ -75,15 +75,20 @@ TABLE: dict[str, tuple[list[str], int, tuple[str, ...], tuple[str, ...]]] = {
     "controller run": (
         ["controller", "run", "-n", "ml"],
         1,
-        (NO_CLUSTER, "gkeml controller install -n NS --dry-run"),
+        (NO_CLUSTER, "gkeml controller install -n NS --image IMAGE --dry-run"),
         ("--local",),
     ),
-    "controller install": (["controller", "install", "-n", "ml"], 1, (NO_CLUSTER, "--dry-run"), ()),
+    "controller install": (
+        ["controller", "install", "-n", "ml", "--image", "r/c:1"],
+        1,
+        (NO_CLUSTER, "--dry-run"),
+        (),
+    ),
     "controller install --dry-run": (
-        ["controller", "install", "-n", "ml", "--dry-run"],
+        ["controller", "install", "-n", "ml", "--image", "r/c:1", "--dry-run"],
         0,
-        ("kind: ClusterRole",),
-        (NO_CLUSTER,),
+        ("kind: Role",),
+        (NO_CLUSTER, "ClusterRole"),
     ),
     "nodepool plan": (["nodepool", "plan", "pools.yaml"], 0, ("v5e-spot",), ()),
     "nodepool create": (

@@ -33,8 +33,8 @@ def standby_manager_rules(tenant: TenantFields) -> list[dict[str, list[str]]]:
     Example:
         >>> from gkeml_sdk import load_specs
         >>> rules = standby_manager_rules(load_specs("examples/tenants.yaml")[0])
-        >>> [r["resourceNames"] for r in rules if r["resources"] == ["virtualservices"]][1:]
-        [['tenant-a-models']]
+        >>> [r.get("resourceNames") for r in rules if r["resources"] == ["virtualservices"]]
+        [None, ['tenant-a-models']]
     """
     owned = sorted(
         name
