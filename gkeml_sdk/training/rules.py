@@ -88,14 +88,17 @@ def check_job(job: TrainingJobFields) -> None:
         check_files(job.files)
 
 
-def checkpoint_problem(job: TrainingJobFields, resubmits: bool = False) -> SpecError | None:
+def checkpoint_problem(
+    job: TrainingJobFields, resubmits: bool = False, preempted: str = ""
+) -> SpecError | None:
     """Why `job`'s checkpoints would not survive what its pods may go through, or None.
 
     A job can lose its pods when it runs on Spot or flex-start/queued capacity, when
-    `max_restarts` > 0 lets a failed gang or index restart, or when a RetryPolicy may
-    resubmit it (`resubmits`). Its checkpoints then need storage that outlives the pod, unless
-    it says it keeps none (`stateless=True`). The cluster backend refuses such a job at submit;
-    `compile()` lists the same text in its notes.
+    `max_restarts` > 0 lets a failed gang or index restart, when a RetryPolicy may resubmit
+    it (`resubmits`), or when its queue lets Kueue preempt it (`preempted`: why, as the
+    cluster's ClusterQueues say). Its checkpoints then need storage that outlives the pod,
+    unless it says it keeps none (`stateless=True`). The cluster backend refuses such a job at
+    submit; `compile()` lists the same text in its notes.
 
     Example:
         >>> from gkeml_sdk import TrainingJob
@@ -114,6 +117,7 @@ def checkpoint_problem(job: TrainingJobFields, resubmits: bool = False) -> SpecE
         *([f"provisioning={job.provisioning!r}"] if job.provisioning != "standard" else []),
         *([f"max_restarts={job.max_restarts}"] if job.max_restarts > 0 else []),
         *(["a RetryPolicy that resubmits it"] if resubmits else []),
+        *([preempted] if preempted else []),
     ]
     if not risks:
         return None

@@ -1,18 +1,29 @@
 """Checks before a submission, so a mistake fails at once with what to do instead of leaving
-a job that Kueue never admits. Results are cached per client."""
+a job that Kueue never admits, or one whose checkpoints a preemption would lose. Results are
+cached per client."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from gkeml_sdk.backends.kubernetes.capacity_check import check_provisioning_queue
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.queue_reads import list_pages
 from gkeml_sdk.backends.kubernetes.resources import resource
 from gkeml_sdk.backends.kubernetes.setup_advice import setup_advice
 from gkeml_sdk.core import kinds
-from gkeml_sdk.errors import ConfigError, NotFoundError
+from gkeml_sdk.core.objects import Obj
+from gkeml_sdk.errors import ClusterError, ConfigError, NotFoundError
 from gkeml_sdk.scheduling.catalog import mode
+from gkeml_sdk.storage.checkpoints import durable_volume
 from gkeml_sdk.training.model import TrainingJob
+from gkeml_sdk.training.rules import checkpoint_problem
+
+log = logging.getLogger(__name__)
+LOCAL_QUEUES = resource(kinds.KUEUE, "LocalQueue")
+CLUSTER_QUEUES = resource(kinds.KUEUE, "ClusterQueue")
+COHORTS = resource(kinds.KUEUE, "Cohort")
 
 INSTALL = {
     kinds.JOBSET: "JobSet is not installed: kubectl apply --server-side -f "
@@ -33,6 +44,8 @@ class Preflight:
     def __init__(self, kube: KubeClient) -> None:
         self.kube = kube
         self._passed: set[tuple[str, ...]] = set()
+        # (namespace, queue) -> why Kueue may preempt its workloads; None: unreadable.
+        self._preemptors: dict[tuple[str, str], list[str] | None] = {}
 
     def check(self, job: TrainingJob) -> None:
         """Raise `ConfigError` (or the API's own error, e.g. 403) when `job` cannot run."""
@@ -54,6 +67,34 @@ class Preflight:
         if job.priority:
             priority = job.priority
             self._once(("priority", priority), lambda: self._priority(priority))
+        self.check_preemption(job)
+
+    def check_preemption(self, job: TrainingJob) -> None:
+        """Raise `SpecError` when `job` keeps its checkpoints in the pod (an emptyDir) on a
+        queue whose ClusterQueues let Kueue preempt it: a preempted job starts again in new
+        pods, as after a Spot reclaim. When the ClusterQueues cannot be read, log why the
+        job may lose them instead (users are often not allowed to read ClusterQueues)."""
+        if job.stateless or durable_volume(job.checkpoint_dir, job.volumes) is not None:
+            return
+        key = (job.namespace, job.queue)
+        if key not in self._preemptors:
+            try:
+                self._preemptors[key] = preemptors(self.kube, *key)
+            except ClusterError as exc:
+                self._preemptors[key] = None
+                log.warning(
+                    "job %r keeps its checkpoints in an emptyDir, and whether queue %r lets "
+                    "Kueue preempt it is unknown (%s): a preempted job starts again in new pods "
+                    "without them. Set checkpoint_dir='gs://BUCKET/PATH' (or a claim), or "
+                    "stateless=True when it keeps no state",
+                    job.name,
+                    job.queue,
+                    exc,
+                )
+        reasons = self._preemptors[key]
+        problem = checkpoint_problem(job, preempted="; ".join(reasons or []))
+        if problem is not None:
+            raise problem
 
     def check_namespace(self, namespace: str) -> None:
         """Raise `ConfigError` when the namespace does not exist."""
@@ -106,3 +147,75 @@ class Preflight:
             f"WorkloadPriorityClass {priority!r} does not exist. Existing: {names}. "
             "Pass priority= one of them or leave it unset"
         )
+
+
+def preemptors(kube: KubeClient, namespace: str, queue: str) -> list[str]:
+    """Why Kueue may preempt a workload of LocalQueue `queue`, one reason per ClusterQueue
+    policy that allows it: its own ClusterQueue preempting for higher priorities
+    (`withinClusterQueue`), and any other ClusterQueue of its cohort tree taking back lent
+    quota (`reclaimWithinCohort`) or preempting while it borrows (`borrowWithinCohort`).
+    [] when none does; `ClusterError` when the queues cannot be read.
+
+    Example:
+        >>> preemptors(kube, "ml", "team-a")[0]  # doctest: +SKIP
+        "ClusterQueue 'acc-cq' preempts for higher-priority workloads (withinClusterQueue=...)"
+    """
+    local = kube.get(LOCAL_QUEUES, queue, namespace)
+    name = str((local.get("spec") or {}).get("clusterQueue") or "")
+    own = kube.get(CLUSTER_QUEUES, name)
+    found = []
+    within = _preemption(own).get("withinClusterQueue") or "Never"
+    if within != "Never":
+        found.append(
+            f"ClusterQueue {name!r} preempts for higher-priority workloads "
+            f"(withinClusterQueue={within})"
+        )
+    cohort = str((own.get("spec") or {}).get("cohortName") or "")
+    if not cohort:
+        return found
+    root = _roots(kube)
+    for other in list_pages(kube, CLUSTER_QUEUES):
+        theirs = str((other.get("spec") or {}).get("cohortName") or "")
+        other_name = other["metadata"]["name"]
+        if other_name == name or not theirs or root(theirs) != root(cohort):
+            continue
+        policy = _preemption(other)
+        reclaim = policy.get("reclaimWithinCohort") or "Never"
+        borrow = (policy.get("borrowWithinCohort") or {}).get("policy") or "Never"
+        if reclaim != "Never":
+            found.append(
+                f"ClusterQueue {other_name!r} of cohort {theirs!r} takes back quota it lends "
+                f"(reclaimWithinCohort={reclaim})"
+            )
+        if borrow != "Never":
+            found.append(
+                f"ClusterQueue {other_name!r} of cohort {theirs!r} preempts while it borrows "
+                f"(borrowWithinCohort.policy={borrow})"
+            )
+    return found
+
+
+def _preemption(cluster_queue: Obj) -> dict[str, object]:
+    return dict((cluster_queue.get("spec") or {}).get("preemption") or {})
+
+
+def _roots(kube: KubeClient) -> Callable[[str], str]:
+    """The root of a cohort in Kueue's cohort tree (Cohort objects name their parent): the
+    ClusterQueues of one tree lend to and reclaim from each other."""
+    try:
+        cohorts = list_pages(kube, COHORTS)
+    except NotFoundError:  # no Cohort API: every cohort is its own tree
+        cohorts = []
+    parent = {
+        str(c["metadata"]["name"]): str((c.get("spec") or {}).get("parentName") or "")
+        for c in cohorts
+    }
+
+    def root(cohort: str) -> str:
+        seen = {cohort}
+        while parent.get(cohort) and parent[cohort] not in seen:  # Kueue refuses cycles
+            cohort = parent[cohort]
+            seen.add(cohort)
+        return cohort
+
+    return root
