@@ -33,6 +33,7 @@ command: ["true"]
 accelerator: {{model: h100, count: 8}}
 nodes: {nodes}
 queue: team-a
+stateless: true  # its queue preempts: a job with state would need durable checkpoints
 """
 
 
@@ -115,7 +116,11 @@ def test_magics_why_preview_and_the_wait_line(shell, kueue, client):
     thread = replay.play_in_background(
         "jobset-over-quota-pending", "huge", watchers=3, pause=0, kinds=EVENTS
     )
-    cell = "%%gke_train --wait --timeout 4 --image busybox --gpu h100:8 --nodes 4 --name huge\n"
+    # Its queue preempts, so state goes to durable checkpoints (an emptyDir is refused).
+    cell = (
+        "%%gke_train --wait --timeout 4 --image busybox --gpu h100:8 --nodes 4 --name huge "
+        "--checkpoint-dir gs://bucket/huge\n"
+    )
     with capture_output() as captured:
         shell.run_cell(cell + "print(1)")
     thread.join()
