@@ -47,9 +47,11 @@ def manager_setup() -> ClusterSetup:
 
 
 def job() -> TrainingJob:
+    # Stateless: setup's queue preempts, and `true` keeps nothing to resume from.
     return TrainingJob(name="train", image="busybox", command=["true"], queue="team-a",
                        accelerator=Accelerator("h100", count=8), nodes=2,
-                       capacity=["standard", "spot"], multikueue=True)  # fmt: skip
+                       capacity=["standard", "spot"], multikueue=True,
+                       stateless=True)  # fmt: skip
 
 
 def test_a_manager_and_two_workers_compile_and_validate() -> None:
