@@ -52,8 +52,9 @@ def standby_manager_rules(tenant: TenantFields) -> list[dict[str, list[str]]]:
         # The watch caches of the tenant's pods; get and patch after a conflict, and the warm
         # standbys' "asleep" annotation.
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "patch"]},
-        # Sleep and wake a warm standby's engine through the API server's pod proxy.
-        {"apiGroups": [""], "resources": ["pods/proxy"], "verbs": ["create"]},
+        # Sleep and wake a warm standby's engine through the API server's pod proxy (POST),
+        # and ask it whether it sleeps (vLLM's GET /is_sleeping).
+        {"apiGroups": [""], "resources": ["pods/proxy"], "verbs": ["create", "get"]},
         # The watch cache of the tenant's Deployments.
         {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["list", "watch"]},
         # A standby or placeholder Deployment deleted by hand is created again.
