@@ -181,7 +181,8 @@ def preemptors(kube: KubeClient, namespace: str, queue: str) -> list[str]:
             continue
         policy = _preemption(other)
         reclaim = policy.get("reclaimWithinCohort") or "Never"
-        borrow = (policy.get("borrowWithinCohort") or {}).get("policy") or "Never"
+        borrowing = policy.get("borrowWithinCohort")
+        borrow = (borrowing.get("policy") if isinstance(borrowing, dict) else None) or "Never"
         if reclaim != "Never":
             found.append(
                 f"ClusterQueue {other_name!r} of cohort {theirs!r} takes back quota it lends "
@@ -195,8 +196,10 @@ def preemptors(kube: KubeClient, namespace: str, queue: str) -> list[str]:
     return found
 
 
-def _preemption(cluster_queue: Obj) -> dict[str, object]:
-    return dict((cluster_queue.get("spec") or {}).get("preemption") or {})
+def _preemption(cluster_queue: Obj) -> Obj:
+    spec = cluster_queue.get("spec")
+    found = spec.get("preemption") if isinstance(spec, dict) else None
+    return found if isinstance(found, dict) else {}
 
 
 def _roots(kube: KubeClient) -> Callable[[str], str]:
