@@ -43,7 +43,8 @@ RUN_CONTROLLER_RULES: tuple[dict[str, list[str]], ...] = (
 # name (the name is in the body, not the URL), so it is allowed in this namespace only.
 RUN_CONTROLLER_LEASE_RULES: tuple[dict[str, list[str]], ...] = (
     {**_LEASES, "verbs": ["create"]},
-    {**_LEASES, "resourceNames": [LEASE_NAME], "verbs": ["get", "update", "watch"]},
+    # Read and renewed by polling (the elector never watches it).
+    {**_LEASES, "resourceNames": [LEASE_NAME], "verbs": ["get", "update"]},
 )
 
 # A Role in the controller's namespace bound to system:authenticated: anyone may read (only)
