@@ -9,14 +9,14 @@ import math
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cache
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import RUN_ID_LABEL, attempt_name, record_name, sdk_labels
 from gkeml_sdk.core.record_schema import SCHEMA_KEY, record_schema
-from gkeml_sdk.errors import ConfigError, excerpt
+from gkeml_sdk.errors import SpecError, excerpt
 from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus, Transition
 from gkeml_sdk.runs.retry import RetryPolicy
 from gkeml_sdk.training.code import config_map_key, legacy_config_map_key
@@ -195,8 +195,7 @@ class RunRecord:
         more than a ConfigMap can hold) is a `ValueError` saying which key and why: the value
         is checked whole here, so nothing later meets a record it cannot use."""
         data = _checked_data(obj)
-        job = TrainingJob.from_yaml(_text(data, "spec.yaml", required=True))
-        retry_yaml = _text(data, "retry.yaml")
+        job = _spec(TrainingJob, data, "spec.yaml")
         paths = _parsed(_PATHS, data, "files.json")
         key = legacy_config_map_key
         if data.get("code.configmap") == (obj.get("metadata") or {}).get("name"):
@@ -204,10 +203,9 @@ class RunRecord:
         if paths:
             missing = [p for p in paths if key(p) not in (code or {})]
             if missing:
-                raise ConfigError(
-                    f"run {job.name!r}: its code ConfigMap {data.get('code.configmap')} lacks "
-                    f"{excerpt(missing)}; "
-                    "it was deleted or edited, so the run cannot be resumed"
+                raise ValueError(
+                    f"its code ConfigMap {excerpt(data.get('code.configmap'))} lacks "
+                    f"{excerpt(missing)}: it was deleted or edited"
                 )
             job = job.with_changes(files={p: (code or {})[key(p)] for p in paths})
         submitted_at = _text(data, "submitted_at") or "0"
@@ -222,7 +220,9 @@ class RunRecord:
         return cls(
             job=job,
             submitted_at=when,
-            retry=RetryPolicy.from_yaml(retry_yaml) if retry_yaml.strip() else None,
+            retry=_spec(RetryPolicy, data, "retry.yaml")
+            if _text(data, "retry.yaml").strip()
+            else None,
             attempts=_attempts(job.name, _parsed(_ATTEMPTS, data, "attempts.json")),
             history=tuple(_transition(t) for t in _parsed(_HISTORY, data, "history.json")),
             cancelled=data.get("cancelled") == "true",
@@ -277,6 +277,7 @@ def _adapter(shape: Any) -> TypeAdapter[Any]:
 
 
 _PATHS, _ATTEMPTS, _HISTORY = list[str], list[AttemptRecord], list[_StoredTransition]
+_Spec = TypeVar("_Spec", TrainingJob, RetryPolicy)
 
 
 def _text(data: dict[str, Any], key: str, *, required: bool = False) -> str:
@@ -285,6 +286,13 @@ def _text(data: dict[str, Any], key: str, *, required: bool = False) -> str:
             raise ValueError(f"it has no {key}")
         return ""
     return str(data[key])
+
+
+def _spec(model: type[_Spec], data: dict[str, Any], key: str) -> _Spec:
+    try:
+        return model.from_yaml(_text(data, key, required=True))
+    except SpecError as exc:
+        raise ValueError(f"{key}: {exc.what}") from None
 
 
 def _parsed(shape: Any, data: dict[str, Any], key: str) -> Any:
