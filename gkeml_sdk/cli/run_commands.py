@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gkeml_sdk import Client, RetryPolicy, Run, RunState, TrainingJob, load_specs
-from gkeml_sdk.errors import MESSAGE_PART_CHARS, NoClusterError, SpecError, excerpt
+from gkeml_sdk.errors import NoClusterError, SpecError
 
 # What a user without a cluster can still ask of a job: whether it fits a setup file.
 FITS = "ask whether it fits a setup with `gkeml preview FILE --setup SETUP.yaml`"
@@ -164,7 +164,7 @@ def _runs(args: argparse.Namespace) -> int:
             status = run.state
             rows.append([run.name, status.state.value, status.reason])
             if status.state is RunState.UNREADABLE:
-                unreadable.append(f"{run.name}: {excerpt(status.message, MESSAGE_PART_CHARS)}")
+                unreadable.append(f"{run.name}: {status.message}")
     from gkeml_sdk.cli.catalog_commands import format_table
 
     print(format_table(rows) if found else "no runs")

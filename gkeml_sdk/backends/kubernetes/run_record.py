@@ -116,7 +116,7 @@ class RunRecord:
 
     Example:
         >>> job = TrainingJob(name="a", image="i", command=["x"])
-        >>> r = RunRecord(job=job, submitted_at=0.0)
+        >>> r = RunRecord(job=job, submitted_at=0.0, attempts=(AttemptRecord(1, "a", False),))
         >>> RunRecord.from_configmap(r.to_configmap()) == r
         True
     """
