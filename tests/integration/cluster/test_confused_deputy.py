@@ -19,6 +19,7 @@ from gkeml_sdk.backends.kubernetes.run_record import (
     RunRecord,
     spec_digest,
 )
+from gkeml_sdk.errors import ClusterError
 from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
 
 from .conftest import make_client, queue
@@ -186,3 +187,19 @@ def test_a_forged_record_seen_on_the_watch_stream_creates_nothing(two):
         "/api/v1/namespaces/team-b/configmaps"  # the author's own write
     ]
     assert "carries its spec digest" in acting.unreadable["team-b/pwn"]
+
+
+def test_the_vouch_check_itself_refuses_a_record_of_another_namespace(two):
+    # Readers refuse such a record first; the check the controller calls refuses it too, for
+    # callers that hold a record from elsewhere, without asking the cluster.
+    acting = controller(two)
+    record = RunRecord.from_configmap(forged("team-b", "team-b"))
+    two.clear_request_log()
+    refused: dict[str, Any] = {}
+    assert acting.vouchers.admit("ml", [record], refused) == []
+    assert "it is in 'ml', and a record is acted on only in its own namespace" in str(
+        refused["pwn"]
+    )
+    with pytest.raises(ClusterError, match="act for run record ConfigMap ml/pwn-gkeml-run"):
+        acting.vouchers.check(record, "ml")
+    assert two.request_log == []
