@@ -13,6 +13,7 @@ from gkeml_sdk.backends.kubernetes.run_record import (
     SPEC_DIGEST_ANNOTATION,
     AttemptRecord,
     RunRecord,
+    spec_digest,
 )
 from gkeml_sdk.backends.kubernetes.shared_apply import ensure_shared, split_shared
 from gkeml_sdk.core import kinds
@@ -150,12 +151,14 @@ def _of_submission(main: Obj, record: RunRecord) -> Obj:
     """The attempt's object marked with the submission that made it, so that a create
     retried after it landed is recognised without reading the run record, and with the
     record's spec digest, which vouches for the record to the controller (the first attempt's
-    from the submitting client's rights, each later one copying it)."""
+    from the submitting client's rights, each later one copying it). The digest is the one the
+    record's content gives, not the one it states: an edit of that key alone changes nothing."""
     meta = main["metadata"]
+    digest = {SPEC_DIGEST_ANNOTATION: spec_digest(record)} if record.spec_digest else {}
     annotations = {
         **(meta.get("annotations") or {}),
         SUBMISSION_ANNOTATION: repr(record.submitted_at),
-        **({SPEC_DIGEST_ANNOTATION: record.spec_digest} if record.spec_digest else {}),
+        **digest,
     }
     return {**main, "metadata": {**meta, "annotations": annotations}}
 

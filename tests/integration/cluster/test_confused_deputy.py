@@ -136,6 +136,11 @@ def test_an_honest_run_is_recovered_and_every_attempt_carries_its_digest(two):
     assert record is not None and record.spec_digest == spec_digest(record)
     first = two.store.get("jobsets", "ml", "train")
     assert first["metadata"]["annotations"][SPEC_DIGEST_ANNOTATION] == record.spec_digest
+    # The record's stated digest edited alone: the spec is the submitted one, so the run is
+    # still acted for, and its next attempt carries the digest of what it runs.
+    stated = copy.deepcopy(two.store.get("configmaps", "ml", "train-gkeml-run"))
+    stated["data"]["spec_digest"] = "sha256:" + "0" * 64
+    two.store.put(stated)
     acting = controller(two)
     assert acting.reconcile_once() == {"ml": True, "team-b": True}
     assert acting.unreadable == {}
