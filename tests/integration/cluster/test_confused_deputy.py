@@ -80,13 +80,17 @@ def test_a_record_naming_another_namespace_makes_the_controller_create_nothing(t
     assert "its spec names run 'pwn' in namespace 'team-b'" in why
 
 
-def test_a_record_in_its_own_namespace_that_nobody_vouched_for_creates_nothing(two):
+def test_a_record_in_its_own_namespace_that_nobody_vouched_for_creates_nothing(two, caplog):
     kube = make_client(two)._backend.kube  # type: ignore[attr-defined]
     kube.create(forged("team-b", "team-b"))
     acting = controller(two)
     two.clear_request_log()
-    assert acting.reconcile_once() == {"ml": True, "team-b": True}
+    with caplog.at_level("WARNING", logger="gkeml_sdk.backends.kubernetes.controller.vouch"):
+        for _ in range(3):
+            assert acting.reconcile_once() == {"ml": True, "team-b": True}
     assert creates(two) == []
+    told = [r.getMessage() for r in caplog.records if "NotVouchedFor" in r.getMessage()]
+    assert len(told) == 1, "a refusal is logged once, not on every pass"
     assert two.objects("jobsets") == []
     why = acting.unreadable["team-b/pwn"]
     assert "act for run record ConfigMap team-b/pwn-gkeml-run: NotVouchedFor" in why

@@ -10,6 +10,7 @@ controller create nothing anywhere."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 
 from gkeml_sdk.backends.kubernetes.attempts import job_resource
@@ -27,6 +28,8 @@ from gkeml_sdk.core.objects import Obj, labels
 from gkeml_sdk.errors import ClusterError, GkemlError
 from gkeml_sdk.version import __version__
 
+log = logging.getLogger(__name__)
+
 
 class Vouchers:
     """Which records the controller may act for. A record vouched for stays so while its
@@ -39,12 +42,13 @@ class Vouchers:
         >>> [r.name for r in vouchers.admit("ml", records, refused)]  # doctest: +SKIP
         ['llama-ft']
         >>> refused  # doctest: +SKIP
-        {'forged': ClusterError('read run record ConfigMap ml/forged-gkeml-run: ...')}
+        {'forged': ClusterError('act for run record ConfigMap ml/forged-gkeml-run: ...')}
     """
 
     def __init__(self, kube: KubeClient) -> None:
         self.kube = kube
         self._vouched: set[tuple[str, str, str]] = set()  # (namespace, run, digest)
+        self._told: dict[str, set[str]] = {}  # namespace -> refusals logged, as said
 
     def admit(
         self, namespace: str, records: Iterable[RunRecord], refused: dict[str, GkemlError]
@@ -62,7 +66,8 @@ class Vouchers:
         marks: dict[Resource, dict[str, set[str]]] = {}
         for kind in {job_resource(r) for r in unknown.values()}:
             marks[kind] = _digests(self.kube, kind, namespace, "")
-        admitted = []
+        admitted, told = [], self._told.get(namespace, set())
+        self._told[namespace] = set()
         for record in records:
             why = _claim(record, namespace)
             if why is None and record.name in unknown:
@@ -72,6 +77,7 @@ class Vouchers:
                 admitted.append(record)
             else:
                 refused[record.name] = why
+                self._tell(namespace, why, told)
         return admitted
 
     def check(self, record: RunRecord, namespace: str) -> None:
@@ -82,7 +88,14 @@ class Vouchers:
             found = _digests(self.kube, job_resource(record), namespace, record.name)
             why = self._judge(record, found.get(record.name, set()))
         if why is not None:
+            self._tell(namespace, why, self._told.get(namespace, set()))
             raise why
+
+    def _tell(self, namespace: str, why: ClusterError, told: set[str]) -> None:
+        """Log a refusal once, not on every pass (it stands until the record changes)."""
+        if str(why) not in told:
+            log.warning("%s", why)
+        self._told.setdefault(namespace, set()).add(str(why))
 
     def _judge(self, record: RunRecord, carried: set[str]) -> ClusterError | None:
         """Why `record` is refused when its run's attempt objects carry `carried`; None
