@@ -98,15 +98,18 @@ class RunRecords:
         except (KeyError, TypeError, ValueError) as exc:  # SpecError, ValidationError too
             why = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
             raise _unreadable(meta, f"it is damaged ({why})") from exc
-        if meta.get("namespace") != record.job.namespace or meta.get("name") != record_name(
-            record.name
+        labelled = (meta.get("labels") or {}).get(RUN_ID_LABEL, record.name)
+        if (meta.get("namespace"), meta.get("name"), labelled) != (
+            record.job.namespace,
+            record_name(record.name),
+            record.name,
         ):
             # Acted on only where it is: a record in team-a naming namespace team-b (or
             # another run's objects) was written by someone who may not act there.
             raise _unreadable(
                 meta,
                 f"its spec names run {record.name!r} in namespace {record.job.namespace!r}, "
-                "but a record is only read as the run of its own name and namespace",
+                "but a record is only read as the run of its own name, label and namespace",
             )
         return record
 

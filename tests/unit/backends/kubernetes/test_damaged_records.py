@@ -204,6 +204,9 @@ def test_a_record_naming_another_namespace_or_run_is_refused():
     other = damaged("spec.yaml", "name: other\nimage: i\ncommand: [x]\nnamespace: ml\n")
     other["data"]["attempts.json"] = '[{"attempt": 1, "name": "other", "spot": false}]'
     assert "names run 'other' in namespace 'ml'" in refused(other)
+    labelled = damaged("schema", "3")
+    labelled["metadata"]["labels"]["gkeml.dev/run-id"] = "other"
+    assert "names run 'ft' in namespace 'ml'" in refused(labelled)
 
 
 def test_the_spec_digest_survives_the_round_trip_and_covers_what_runs():
