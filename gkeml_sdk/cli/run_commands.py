@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from gkeml_sdk import Client, RetryPolicy, Run, TrainingJob, load_specs
+from gkeml_sdk import Client, RetryPolicy, Run, RunState, TrainingJob, load_specs
 from gkeml_sdk.errors import NoClusterError, SpecError
 
 # What a user without a cluster can still ask of a job: whether it fits a setup file.
@@ -159,12 +159,19 @@ def _runs(args: argparse.Namespace) -> int:
         except NoClusterError as exc:
             print(_no_cluster(exc, "these are the local runs"))
             found = _local(args).runs()
+        unreadable = []
         for run in found:
             status = run.state
             rows.append([run.name, status.state.value, status.reason])
+            if status.state is RunState.UNREADABLE:
+                unreadable.append(f"{run.name}: {status.message}")
     from gkeml_sdk.cli.catalog_commands import format_table
 
     print(format_table(rows) if found else "no runs")
+    # Why each unreadable record is refused, below the table (a reason column that long
+    # would wrap every row); gkeml leaves those runs' objects alone.
+    for line in unreadable:
+        print(line)
     return 0
 
 

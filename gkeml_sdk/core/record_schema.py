@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from gkeml_sdk.errors import ConfigError
+from gkeml_sdk.errors import ConfigError, excerpt
 from gkeml_sdk.version import __version__
 
 SCHEMA_KEY = "schema"
@@ -43,8 +43,8 @@ def record_schema(record: str, data: object, current: int) -> int:
     reads = f"gkeml {__version__} reads schema {current} (and records written without one)"
     if found is None:
         raise ConfigError(
-            f"{record} has schema {data[SCHEMA_KEY]!r}, which is no version number: {reads}; "
-            "it was damaged or edited by hand"
+            f"{record} has schema {excerpt(repr(data[SCHEMA_KEY]))}, which is no version "
+            f"number: {reads}; it was damaged or edited by hand"
         )
     if found > current:
         raise ConfigError(

@@ -16,6 +16,15 @@ MAX_SPEC_BYTES = 4 * 1024 * 1024
 # Aliases may repeat a few shared blocks; an "alias bomb" (each level repeating the last
 # nine times) expands to 9**N nodes from a few hundred bytes.
 MAX_ALIAS_NODES = 10_000
+# libyaml composes nested collections by recursing in C, where Python's recursion limit does
+# not reach: a document nested some 30,000 deep (60 KB of "[") overflows the stack and the
+# process dies, whatever catches exceptions around it; PyYAML's own scanner takes time
+# quadratic in the depth. Every level of nesting takes one of `_NESTING_MARKS`, so a text
+# with at most `MAX_FAST_NESTING` of them is read at once, and any other only once libyaml's
+# parser (a loop, not a recursion) found it no deeper than `MAX_NESTING`.
+_NESTING_MARKS = "[{-:?"
+MAX_FAST_NESTING = 1_000
+MAX_NESTING = 100
 
 
 def load_yaml(text: str, where: str) -> Any:
@@ -88,6 +97,8 @@ def _parse(text: str, where: str, read: Callable[[Any], Any]) -> Any:
         raise _too_large(where)
     fast, pure = _loader_classes()
     if fast is not pure:
+        if sum(map(text.count, _NESTING_MARKS)) > MAX_FAST_NESTING and _deeper(fast, text):
+            raise _too_deep(where)
         try:
             return _read(fast, text, read)
         except (yaml.YAMLError, ValueError, OverflowError, RecursionError):
@@ -132,10 +143,38 @@ def _explain(where: str, loader_class: type[Any], text: str, read: Callable[[Any
             fix="quote the value to keep it as text, or correct it",
         ) from None
     except RecursionError:
-        raise SpecError(
-            f"{where}: YAML nested too deeply to read",
-            fix="a spec is a flat mapping of fields with short lists and mappings",
-        ) from None
+        raise _too_deep(where) from None
+
+
+def _deeper(loader_class: type[Any], text: str) -> bool:
+    """Whether `text` nests collections more than `MAX_NESTING` deep before any error (which
+    the caller's reading reports), read event by event."""
+    import yaml
+
+    loader = loader_class(text)
+    depth = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_NESTING:
+                    return True
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return False
+    finally:
+        loader.dispose()
+    return False
+
+
+def _too_deep(where: str) -> SpecError:
+    return SpecError(
+        f"{where}: YAML nested too deeply to read",
+        rule=f"values nest at most {MAX_NESTING} lists or mappings deep",
+        fix="a spec is a flat mapping of fields with short lists and mappings",
+    )
 
 
 def _too_large(where: str) -> SpecError:

@@ -3,6 +3,9 @@ dependency, an unbounded error message, or an object the API server refuses."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,6 +107,32 @@ def test_a_yaml_alias_bomb_is_refused_before_it_expands(tmp_path: Path) -> None:
 def test_a_self_referring_alias_is_refused() -> None:
     with pytest.raises(SpecError, match="refers to a node that contains it"):
         spec_text.load_yaml("a: &a [*a]\n", "x.yaml")
+
+
+@pytest.mark.parametrize(
+    "nested", ["[" * 100_000 + "]" * 100_000, "- " * 100_000 + "a\n"], ids=["flow", "block"]
+)
+def test_yaml_nested_beyond_the_c_stack_is_refused_not_a_crash(nested: str) -> None:
+    # libyaml's composer recursed in C until the process died (SIGSEGV): in a subprocess,
+    # so that a regression fails this test instead of ending the test run.
+    code = (
+        "import sys; from gkeml_sdk.core.spec_text import load_yaml\n"
+        "try:\n    load_yaml(sys.stdin.read(), 'run record spec.yaml')\n"
+        "except Exception as exc:\n    print(type(exc).__name__, exc)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run(
+        [sys.executable, "-c", code], input=nested, capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.startswith("SpecError run record spec.yaml: YAML nested too deeply")
+
+
+def test_a_spec_with_many_nesting_marks_reads_the_same_through_either_parser() -> None:
+    text = JOB + "env:\n" + "".join(f"  V{i}: 'a-b:c'\n" for i in range(400))
+    assert sum(map(text.count, "[{-:?")) > spec_text.MAX_FAST_NESTING  # its depth is checked
+    loaded = TrainingJob.from_yaml(text)
+    assert loaded.env["V399"] == "a-b:c" and len(loaded.env) == 400
 
 
 def test_a_few_aliases_still_read(tmp_path: Path) -> None:

@@ -9,7 +9,12 @@ from dataclasses import replace
 
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import Resource, resource, resource_of
-from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
+from gkeml_sdk.backends.kubernetes.run_record import (
+    SPEC_DIGEST_ANNOTATION,
+    AttemptRecord,
+    RunRecord,
+    spec_digest,
+)
 from gkeml_sdk.backends.kubernetes.shared_apply import ensure_shared, require_claims, split_shared
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL, record_name
@@ -86,7 +91,7 @@ class Attempts:
                 if found is not None and labels(found).get(RUN_ID_LABEL) != record.name:
                     _refuse(found)
                 self.kube.apply(obj)
-        main = _of_submission(manifests.main, record.submitted_at)
+        main = _of_submission(manifests.main, record)
         end = time.monotonic() + self.deletion_timeout
         while True:
             created = self.kube.create(main)
@@ -148,11 +153,19 @@ class Attempts:
             pause = min(pause * 2, 2.0)
 
 
-def _of_submission(main: Obj, submitted_at: float) -> Obj:
+def _of_submission(main: Obj, record: RunRecord) -> Obj:
     """The attempt's object marked with the submission that made it, so that a create
-    retried after it landed is recognised without reading the run record."""
+    retried after it landed is recognised without reading the run record, and with the
+    record's spec digest, which vouches for the record to the controller (the first attempt's
+    from the submitting client's rights, each later one copying it). The digest is the one the
+    record's content gives, not the one it states: an edit of that key alone changes nothing."""
     meta = main["metadata"]
-    annotations = {**(meta.get("annotations") or {}), SUBMISSION_ANNOTATION: repr(submitted_at)}
+    digest = {SPEC_DIGEST_ANNOTATION: spec_digest(record)} if record.spec_digest else {}
+    annotations = {
+        **(meta.get("annotations") or {}),
+        SUBMISSION_ANNOTATION: repr(record.submitted_at),
+        **digest,
+    }
     return {**main, "metadata": {**meta, "annotations": annotations}}
 
 

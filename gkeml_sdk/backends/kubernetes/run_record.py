@@ -3,15 +3,20 @@ the cluster, so any client (or a restarted one) can follow and resume the same r
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from functools import cache
+from typing import Any, TypeVar
+
+from pydantic import TypeAdapter, ValidationError
 
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import RUN_ID_LABEL, attempt_name, record_name, sdk_labels
 from gkeml_sdk.core.record_schema import SCHEMA_KEY, record_schema
-from gkeml_sdk.errors import ConfigError
+from gkeml_sdk.errors import SpecError, excerpt
 from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus, Transition
 from gkeml_sdk.runs.retry import RetryPolicy
 from gkeml_sdk.training.code import config_map_key, legacy_config_map_key
@@ -25,15 +30,24 @@ RECORD_LABEL = "gkeml.dev/run-record"
 # itself (keys `file.<path>`, which the pods mount), where 1 and 2 named a `<run>-code`
 # ConfigMap in `code.configmap`.
 RUN_RECORD_SCHEMA = 3
+# What the API server lets one ConfigMap's values add up to (kube-apiserver's MaxSecretSize,
+# which ValidateConfigMap applies): a record larger than that was not written through it.
+MAX_RECORD_CHARS = 1024 * 1024
+# Where the submitting client puts the record's `spec_digest` on the attempt object it creates
+# with its own rights; every attempt the controller creates copies it (see `spec_digest`).
+SPEC_DIGEST_ANNOTATION = "gkeml.dev/spec-digest"
 __all__ = [
+    "MAX_RECORD_CHARS",
     "RECORD_LABEL",
     "RUN_RECORD_SCHEMA",
+    "SPEC_DIGEST_ANNOTATION",
     "AttemptRecord",
     "RunRecord",
     "attempt_name",
     "cancel_marker",
     "cancels",
     "record_name",
+    "spec_digest",
 ]
 
 
@@ -102,7 +116,7 @@ class RunRecord:
 
     Example:
         >>> job = TrainingJob(name="a", image="i", command=["x"])
-        >>> r = RunRecord(job=job, submitted_at=0.0)
+        >>> r = RunRecord(job=job, submitted_at=0.0, attempts=(AttemptRecord(1, "a", False),))
         >>> RunRecord.from_configmap(r.to_configmap()) == r
         True
     """
@@ -113,6 +127,8 @@ class RunRecord:
     attempts: tuple[AttemptRecord, ...] = ()
     history: tuple[Transition, ...] = ()
     cancelled: bool = False
+    # `spec_digest(self)` as the submitting client computed it; "" in records of older gkeml.
+    spec_digest: str = ""
 
     @property
     def name(self) -> str:
@@ -123,6 +139,10 @@ class RunRecord:
     def current(self) -> AttemptRecord:
         """The newest attempt."""
         return self.attempts[-1]
+
+    def sealed(self) -> RunRecord:
+        """A copy carrying its own `spec_digest`, as the submitting client writes it."""
+        return replace(self, spec_digest=spec_digest(self))
 
     def with_attempt(self, attempt: AttemptRecord) -> RunRecord:
         """A copy with `attempt` added or replaced."""
@@ -144,6 +164,7 @@ class RunRecord:
             "history.json": json.dumps([_transition_dict(t) for t in self.history]),
             "submitted_at": repr(self.submitted_at),
             "cancelled": "true" if self.cancelled else "false",
+            **({"spec_digest": self.spec_digest} if self.spec_digest else {}),
             **(code["data"] if code else {}),
         }
         return {
@@ -169,31 +190,141 @@ class RunRecord:
     def from_configmap(cls, obj: dict[str, Any], code: dict[str, str] | None = None) -> RunRecord:
         """Read a record written by `to_configmap`; `code` is the data of the job's code
         ConfigMap when `code_paths(obj)` is not empty. A record without `schema` (written
-        before records carried one) reads as before; a newer one is a `ConfigError`."""
+        before records carried one) reads as before; a newer one is a `ConfigError`. Any
+        other damage (a missing key, a value of the wrong type or shape, JSON nested too deep,
+        more than a ConfigMap can hold) is a `ValueError` saying which key and why: the value
+        is checked whole here, so nothing later meets a record it cannot use."""
         data = _checked_data(obj)
-        retry_yaml = data.get("retry.yaml", "")
-        job = TrainingJob.from_yaml(data["spec.yaml"])
-        paths = json.loads(data.get("files.json", "[]"))
+        job = _spec(TrainingJob, data, "spec.yaml")
+        paths = _parsed(_PATHS, data, "files.json")
         key = legacy_config_map_key
         if data.get("code.configmap") == (obj.get("metadata") or {}).get("name"):
             code, key = data, config_map_key  # schema 3: the record carries its code
         if paths:
             missing = [p for p in paths if key(p) not in (code or {})]
             if missing:
-                raise ConfigError(
-                    f"run {job.name!r}: its code ConfigMap {data['code.configmap']} lacks "
-                    f"{missing}; "
-                    "it was deleted or edited, so the run cannot be resumed"
+                raise ValueError(
+                    f"its code ConfigMap {excerpt(data.get('code.configmap'))} lacks "
+                    f"{excerpt(missing)}: it was deleted or edited"
                 )
             job = job.with_changes(files={p: (code or {})[key(p)] for p in paths})
+        submitted_at = _text(data, "submitted_at") or "0"
+        try:
+            when = float(submitted_at)
+        except ValueError:
+            when = math.nan
+        if not math.isfinite(when):
+            raise ValueError(f"submitted_at {excerpt(submitted_at)!r} is not a number of seconds")
+        if _text(data, "cancelled") not in ("", "true", "false"):
+            raise ValueError(f"cancelled {excerpt(data['cancelled'])!r} is neither true nor false")
         return cls(
             job=job,
-            submitted_at=float(data.get("submitted_at", "0")),
-            retry=RetryPolicy.from_yaml(retry_yaml) if retry_yaml.strip() else None,
-            attempts=tuple(AttemptRecord(**a) for a in json.loads(data.get("attempts.json", "[]"))),
-            history=tuple(_transition(t) for t in json.loads(data.get("history.json", "[]"))),
+            submitted_at=when,
+            retry=_spec(RetryPolicy, data, "retry.yaml")
+            if _text(data, "retry.yaml").strip()
+            else None,
+            attempts=_attempts(job.name, _parsed(_ATTEMPTS, data, "attempts.json")),
+            history=tuple(_transition(t) for t in _parsed(_HISTORY, data, "history.json")),
             cancelled=data.get("cancelled") == "true",
+            spec_digest=_text(data, "spec_digest"),
         )
+
+
+def spec_digest(record: RunRecord) -> str:
+    """What the submitter asked for, as one sha256: the spec, the retry policy, the code files
+    and the submission time. The submitting client writes it into the record and onto the
+    first attempt object, which it creates with its own rights; the controller acts for a
+    record only when an attempt object of that run carries the digest it recomputes from the
+    record, so a record nobody with the right to create that workload wrote, or whose spec
+    was edited since, makes it create nothing.
+
+    Example:
+        >>> job = TrainingJob(name="a", image="i", command=["x"])
+        >>> spec_digest(RunRecord(job=job, submitted_at=0.0))[:7]
+        'sha256:'
+        >>> edited = job.with_changes(image="attacker/img")
+        >>> spec_digest(RunRecord(job=job, submitted_at=0.0)) == spec_digest(
+        ...     RunRecord(job=edited, submitted_at=0.0))
+        False
+    """
+    # The fields spec.yaml and retry.yaml hold, as canonical JSON (sorted keys): the same
+    # whichever order a mapping was written in, and twenty times cheaper than YAML, which the
+    # controller would otherwise emit for every record on every pass.
+    spec = record.job.model_dump(mode="json", exclude_defaults=True, exclude={"files"})
+    retry = record.retry.model_dump(mode="json", exclude_defaults=True) if record.retry else None
+    signed = [spec, retry, sorted(record.job.files.items()), repr(record.submitted_at)]
+    body = json.dumps(signed, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True)
+class _StoredTransition:
+    """One entry of `history.json` as `_transition_dict` writes it (the shape it must have)."""
+
+    state: RunState
+    reason: str = ""
+    message: str = ""
+    cause: FailureCause | None = None
+    attempt: int = 1
+    at: float = 0.0
+    detail: str = ""
+    key: str = ""
+
+
+@cache
+def _adapter(shape: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(shape)
+
+
+_PATHS, _ATTEMPTS, _HISTORY = list[str], list[AttemptRecord], list[_StoredTransition]
+_Spec = TypeVar("_Spec", TrainingJob, RetryPolicy)
+
+
+def _text(data: dict[str, Any], key: str, *, required: bool = False) -> str:
+    if key not in data:
+        if required:
+            raise ValueError(f"it has no {key}")
+        return ""
+    return str(data[key])
+
+
+def _spec(model: type[_Spec], data: dict[str, Any], key: str) -> _Spec:
+    try:
+        return model.from_yaml(_text(data, key, required=True))
+    except SpecError as exc:
+        raise ValueError(f"{key}: {exc.what}") from None
+
+
+def _parsed(shape: Any, data: dict[str, Any], key: str) -> Any:
+    """The JSON value under `key` (an empty list when absent), checked against `shape`. The
+    parser is pydantic's (jiter): it refuses nesting deeper than 200 levels by itself, without
+    Python recursion, and strict mode takes no string for a number nor a number for a flag."""
+    text = _text(data, key) or "[]"
+    try:
+        return _adapter(shape).validate_json(text, strict=True)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False, include_input=False)[0]
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
+        raise ValueError(f"{key}{where}: {first['msg']}") from None
+
+
+def _attempts(run: str, found: list[AttemptRecord]) -> tuple[AttemptRecord, ...]:
+    """The attempts, once they are what a writer of records makes: at least one, numbered
+    1, 2, ... in order, each under its deterministic name, each ended in a known state."""
+    if not found:
+        raise ValueError("attempts.json lists no attempt (every run has one)")
+    ends = {"", *(s.value for s in RunState)}
+    for number, attempt in enumerate(found, start=1):
+        at = f"attempts.json[{number - 1}]"
+        if attempt.attempt != number:
+            raise ValueError(f"{at}.attempt is {attempt.attempt}, not {number}")
+        if attempt.name != attempt_name(run, number):
+            raise ValueError(
+                f"{at}.name is {excerpt(attempt.name)!r}, not {attempt_name(run, number)!r}"
+            )
+        if attempt.outcome not in ends:
+            raise ValueError(f"{at}.outcome {excerpt(attempt.outcome)!r} is no run state")
+    return tuple(found)
 
 
 def _spec_yaml(job: TrainingJob) -> str:
@@ -206,11 +337,20 @@ def _spec_yaml(job: TrainingJob) -> str:
 
 
 def _checked_data(obj: dict[str, Any]) -> dict[str, Any]:
-    """The record's data, once its schema is one this SDK reads."""
+    """The record's data, once its schema is one this SDK reads and it holds what the API
+    server lets a ConfigMap hold: text values, at most `MAX_RECORD_CHARS` of them."""
     data: dict[str, Any] = obj.get("data") or {}
     meta = obj.get("metadata") or {}
     where = f"run record ConfigMap {meta.get('namespace', '')}/{meta.get('name', '')}"
     record_schema(where, data, RUN_RECORD_SCHEMA)
+    wrong = sorted(str(k) for k, v in data.items() if not isinstance(v, str))
+    if wrong:
+        raise ValueError(f"its {excerpt(', '.join(wrong))} hold no text")
+    size = sum(len(v) for v in data.values())
+    if size > MAX_RECORD_CHARS:
+        raise ValueError(
+            f"it holds {size} characters, more than a ConfigMap can ({MAX_RECORD_CHARS})"
+        )
     return data
 
 
@@ -228,13 +368,8 @@ def _transition_dict(t: Transition) -> dict[str, Any]:
     }
 
 
-def _transition(d: dict[str, Any]) -> Transition:
-    cause = FailureCause(d["cause"]) if d.get("cause") else None
-    status = RunStatus(RunState(d["state"]), d.get("reason", ""), d.get("message", ""), cause)
-    return Transition(
-        status,
-        int(d.get("attempt", 1)),
-        float(d.get("at", 0.0)),
-        d.get("detail", ""),
-        str(d.get("key", "")),
-    )
+def _transition(t: _StoredTransition) -> Transition:
+    if t.attempt < 1 or not math.isfinite(t.at):
+        raise ValueError(f"history.json has an entry of attempt {t.attempt} at {t.at}")
+    status = RunStatus(t.state, t.reason, t.message, t.cause)
+    return Transition(status, t.attempt, t.at, t.detail, t.key)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.queue_reads import list_pages
@@ -91,18 +92,26 @@ class RunRecords:
                 hint="choose another run name, or delete or rename that ConfigMap",
             )
         try:
-            return self._read(obj, near or self._reader(meta.get("namespace", "")))
+            record = self._read(obj, near or self._reader(meta.get("namespace", "")))
         except ConfigError:
             raise
-        except (KeyError, TypeError, ValueError) as exc:  # JSONDecodeError is a ValueError
-            raise ClusterError(
-                f"read run record {where}",
-                reason="Unreadable",
-                message=f"it is damaged ({type(exc).__name__}: {exc}), so its run cannot be "
-                "followed or resumed",
-                hint=f"delete it (kubectl delete configmap {meta.get('name', '')} -n "
-                f"{meta.get('namespace', '')}) to forget that run; other runs are unaffected",
-            ) from exc
+        except (KeyError, TypeError, ValueError) as exc:  # SpecError, ValidationError too
+            why = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+            raise _unreadable(meta, f"it is damaged ({why})") from exc
+        labelled = (meta.get("labels") or {}).get(RUN_ID_LABEL, record.name)
+        if (meta.get("namespace"), meta.get("name"), labelled) != (
+            record.job.namespace,
+            record_name(record.name),
+            record.name,
+        ):
+            # Acted on only where it is: a record in team-a naming namespace team-b (or
+            # another run's objects) was written by someone who may not act there.
+            raise _unreadable(
+                meta,
+                f"its spec names run {record.name!r} in namespace {record.job.namespace!r}, "
+                "but a record is only read as the run of its own name, label and namespace",
+            )
+        return record
 
     def _read(self, obj: Obj, near: Callable[[str], Obj | None]) -> RunRecord:
         code = None
@@ -132,6 +141,17 @@ class RunRecords:
         """Forget a finished run's cancellation before its name is used again."""
         marker = cancel_marker(name, namespace)["metadata"]["name"]
         self.kube.delete(CONFIG_MAPS, marker, namespace)
+
+
+def _unreadable(meta: dict[str, Any], why: str) -> ClusterError:
+    name, namespace = meta.get("name", ""), meta.get("namespace", "")
+    return ClusterError(
+        f"read run record ConfigMap {namespace}/{name}",
+        reason="Unreadable",
+        message=f"{why}, so its run cannot be followed or resumed",
+        hint=f"delete it (kubectl delete configmap {name} -n {namespace}) to forget that run; "
+        "other runs are unaffected",
+    )
 
 
 def _cancelled_by(near: Callable[[str], Obj | None], record: RunRecord) -> bool:

@@ -28,7 +28,9 @@ def submit_job(backend: KubernetesBackend, job: TrainingJob, retry: RetryPolicy 
         1
     """
     first = AttemptRecord(1, job.name, job.spot)
-    record = RunRecord(job=job, submitted_at=time.time(), retry=retry, attempts=(first,))
+    # Sealed: the digest the first attempt object carries, made with the submitter's rights,
+    # is what lets the controller act for this record (and for no edited copy of it).
+    record = RunRecord(job=job, submitted_at=time.time(), retry=retry, attempts=(first,)).sealed()
     # Two requests when the name is free: the job (created, so a taken name is found
     # without reading first), then the record with its uid. A client that dies in between
     # leaves a job that runs without a record; submitting it again adopts it.

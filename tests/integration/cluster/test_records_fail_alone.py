@@ -1,19 +1,49 @@
 """A malformed or foreign record affects only its own run, and a cancel applies only to the
-submission it was written for."""
+submission it was written for: a controller over two namespaces with damaged records in one
+never exits and reconciles every other run, and `gkeml runs` lists the damaged ones."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gkeml_sdk import RunState
-from gkeml_sdk.errors import ClusterError
+from gkeml_sdk import Client, KubernetesSettings, RetryPolicy, RunState
+from gkeml_sdk.backends.kubernetes.controller.process import RunController
+from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
+from gkeml_sdk.errors import ClusterError, ConfigError
+from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
 
-from .conftest import make_client
+from .conftest import FAST_RETRY, make_client, queue
 from .replay import Replayer
 from .test_scenarios import gang
+
+ROOT = Path(__file__).resolve().parents[3]
+NAMESPACES = ("default", "ml", "team-b")
+MISSING = None
+DEEP_JSON = "[" * 100_000 + "]" * 100_000
+# The damage the issue found (each ended the controller, or made `gkeml runs` print a
+# traceback) and its kin: (field, value); RUN stands for the record's run name.
+DAMAGES: dict[str, tuple[str, str | None]] = {
+    "attempts-empty": ("attempts.json", "[]"),  # what any `kubectl edit` may write
+    "attempts-null": ("attempts.json", "null"),
+    "attempt-number-string": ("attempts.json", '[{"attempt": "1", "name": "RUN", "spot": false}]'),
+    "attempt-shape": ("attempts.json", '[["RUN"]]'),
+    "history-deep": ("history.json", DEEP_JSON),
+    "history-shape": ("history.json", '[{"state": "Failed", "at": "soon"}]'),
+    "schema-99": ("schema", "99"),
+    "spec-2mib": ("spec.yaml", "x" * (2 * 1024 * 1024)),
+    "spec-missing": ("spec.yaml", MISSING),
+    "spec-bad-yaml": ("spec.yaml", "name: [a"),
+    "spec-deep-yaml": ("spec.yaml", DEEP_JSON),  # once a segfault in libyaml
+    "submitted-at-text": ("submitted_at", "yesterday"),
+}
 
 
 def configmap(name: str, data: dict[str, str], labels: dict[str, str] | None = None) -> Any:
@@ -74,3 +104,128 @@ def test_a_leftover_cancel_marker_does_not_cancel_a_later_submission(cluster):
     assert second.wait(timeout=30).state is RunState.SUCCEEDED
     thread.join()
     assert make_client(cluster).get_run("train").state.state is RunState.SUCCEEDED
+
+
+@pytest.fixture
+def two(kube_api_factory: Any) -> Any:
+    """A cluster with two team namespaces, `ml` and `team-b`, each with its queue."""
+    server = kube_api_factory(namespaces=NAMESPACES)
+    for namespace in NAMESPACES[1:]:
+        server.store.put(queue("team-a", namespace))
+    return server
+
+
+def damaged(run: str, damage: str, namespace: str = "team-b") -> dict[str, Any]:
+    """The record ConfigMap gkeml wrote for run `run`, then damaged as `damage` says."""
+    job = gang(run, namespace=namespace)
+    record = RunRecord(job=job, submitted_at=1.0, attempts=(AttemptRecord(1, run, False),))
+    obj = record.sealed().to_configmap()
+    field, value = DAMAGES[damage]
+    if value is MISSING:
+        del obj["data"][field]
+    else:
+        obj["data"][field] = value.replace("RUN", run)
+    return obj
+
+
+def team_b(server: Any) -> Client:
+    settings = KubernetesSettings(
+        api_client=server.api_client(), namespace="team-b", api_retry=FAST_RETRY
+    )
+    return Client(kubernetes=settings)
+
+
+def outcomes(server: Any, namespace: str, run: str) -> list[str]:
+    found = server.store.get("configmaps", namespace, f"{run}-gkeml-run")
+    return [a["outcome"] for a in json.loads(found["data"]["attempts.json"])]
+
+
+def lose_first_attempt(server: Any) -> None:
+    """Kueue times run `train`'s attempt 1 out and deactivates it: a loss to recover from."""
+    first = server.store.get("jobsets", "ml", "train")["metadata"]["uid"]
+    Replayer(server, "ml", "train", 1, "train").play(
+        "jobset-podsready-timeout-deactivated", "stuck", pause=0, until=63.0
+    )
+    deactivate_after_requeue_limit(server, "ml", first)
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
+def test_one_damaged_record_stops_no_other_run(two, damage):
+    two.store.put(damaged("broken", damage))
+    make_client(two).submit(gang(), retry=RetryPolicy(max_resubmits=1, backoff_seconds=0.0))
+    make_client(two).submit(gang("other", namespace="team-b"))
+    backend = make_client(two)._backend  # type: ignore[attr-defined]
+    acting = RunController(backend, list(NAMESPACES[1:]), identity="a")
+    assert acting.reconcile_once() == {"ml": True, "team-b": True}
+    assert set(acting.runs) == {("ml", "train"), ("team-b", "other")}
+    why = acting.unreadable["team-b/broken"]
+    assert "ConfigMap team-b/broken-gkeml-run" in why and len(why) < 2_000
+
+    # The run in the other namespace is recovered after a loss, the one beside the damaged
+    # record is followed to its end: passes go on over the damaged record.
+    lose_first_attempt(two)
+    Replayer(two, "team-b", "other", 1, "other").play("jobset-succeeded", "train", pause=0)
+    for _ in range(3):
+        assert acting.reconcile_once() == {"ml": True, "team-b": True}
+    two.wait_for(lambda: acting.reconcile_once() and outcomes(two, "ml", "train") == [
+        "Failed", ""])  # fmt: skip
+    assert two.store.get("jobsets", "ml", "train--r2") is not None
+    two.wait_for(lambda: acting.reconcile_once() and outcomes(two, "team-b", "other") == [
+        "Succeeded"])  # fmt: skip
+    assert "team-b/broken" in acting.unreadable
+    # A newer schema is a ConfigError (upgrade gkeml), any other damage a ClusterError.
+    with pytest.raises((ClusterError, ConfigError), match="ConfigMap team-b/broken-gkeml-run"):
+        team_b(two).get_run("broken")
+
+
+def test_a_controller_process_outlives_every_damage_and_gkeml_runs_lists_it(two, tmp_path):
+    for damage in DAMAGES:
+        two.store.put(damaged(damage, damage))
+    make_client(two).submit(gang(), retry=RetryPolicy(max_resubmits=1, backoff_seconds=0.0))
+    make_client(two).submit(gang("other", namespace="team-b"))
+    kubeconfig = str(two.kubeconfig(tmp_path / "kubeconfig", namespace="ml"))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "gkeml_sdk.cli.main", "controller", "run", "-n", "ml",
+               "-n", "team-b", "--kubeconfig", kubeconfig, "--interval", "0.1",
+               "--identity", "c"]  # fmt: skip
+    process = subprocess.Popen(command, env=env, cwd=ROOT, text=True, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT)  # fmt: skip
+    try:
+        two.wait_for(lambda: _holder(two) == "c", timeout=60)
+        lose_first_attempt(two)
+        two.wait_for(lambda: two.store.get("jobsets", "ml", "train--r2") is not None, timeout=60)
+        Replayer(two, "ml", "train", 2, "train--r2").play("jobset-succeeded", "train", pause=0)
+        two.wait_for(lambda: outcomes(two, "ml", "train") == ["Failed", "Succeeded"], timeout=60)
+        assert process.poll() is None, "the controller is still running"
+    finally:
+        process.terminate()
+        output, _ = process.communicate(timeout=60)
+    assert process.returncode == 0, output
+    assert "Traceback" not in output
+
+    listed = subprocess.run(
+        [sys.executable, "-m", "gkeml_sdk.cli.main", "runs", "-n", "team-b",
+         "--kubeconfig", kubeconfig],
+        env=env, cwd=ROOT, text=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    assert "Traceback" not in listed.stdout + listed.stderr
+    table, why = [], {}
+    for line in listed.stdout.splitlines()[1:]:  # below the header: rows, then the whys
+        name, _, rest = line.partition(": ")
+        if rest:
+            why[name] = rest
+        else:
+            table.append(line.split())
+    assert {row[0]: row[1] for row in table} == {
+        "other": "Pending",
+        **dict.fromkeys(DAMAGES, "Unreadable"),
+    }
+    assert sorted(why) == sorted(DAMAGES)
+    for damage, said in why.items():
+        assert f"run record ConfigMap team-b/{damage}-gkeml-run" in said
+
+
+def _holder(server: Any) -> str:
+    lease = server.store.get("leases", "ml", "gkeml-run-controller")
+    return str(((lease or {}).get("spec") or {}).get("holderIdentity") or "")

@@ -297,6 +297,7 @@ def test_queued_provisioning_waits_for_capacity_then_runs(cluster, client):
     created = cluster.store.get("jobsets", "ml", "train")
     annotations = dict(created["metadata"]["annotations"])
     assert annotations.pop("gkeml.dev/submission") == repr(run.record.submitted_at)
+    assert annotations.pop("gkeml.dev/spec-digest") == run.record.spec_digest
     assert annotations == {"provreq.kueue.x-k8s.io/maxRunDurationSeconds": "3600"}
     assert jobsets(cluster) == ["train"]
 

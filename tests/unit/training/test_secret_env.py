@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gkeml_sdk import Accelerator, SecretRef, SpecError, TpuSlice, TrainingJob
-from gkeml_sdk.backends.kubernetes.run_record import RunRecord
+from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
 from tests.schemas import validate_object
 
 REFS = {"WANDB_API_KEY": SecretRef("wandb", "api-key"), "HF_TOKEN": SecretRef("hf", "token")}
@@ -49,7 +49,8 @@ def test_secret_env_is_a_secret_key_ref_on_the_trainer(shape: dict) -> None:
 
 
 def test_the_run_record_keeps_the_reference() -> None:
-    record = RunRecord(job=job(secret_env=REFS), submitted_at=1.0)
+    first = AttemptRecord(1, "ft", False)
+    record = RunRecord(job=job(secret_env=REFS), submitted_at=1.0, attempts=(first,))
     cm = record.to_configmap()
     validate_object(cm)
     assert "wandb" in cm["data"]["spec.yaml"] and "api-key" in cm["data"]["spec.yaml"]

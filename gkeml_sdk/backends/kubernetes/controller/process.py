@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from gkeml_sdk.backends.kubernetes.controller.lifecycle import RunLifecycle
 from gkeml_sdk.backends.kubernetes.controller.liveness import LEASE_NAME
+from gkeml_sdk.backends.kubernetes.controller.vouch import Vouchers
 from gkeml_sdk.backends.kubernetes.following import stream_specs
 from gkeml_sdk.backends.kubernetes.lease import LeaderElector, LeaseLost, LeaseTiming
 from gkeml_sdk.backends.kubernetes.run_record import RECORD_LABEL
@@ -64,6 +65,7 @@ class RunController:
         }
         self.runs: dict[tuple[str, str], KubeRun] = {}
         self.unreadable: dict[str, str] = {}  # record ConfigMap -> why it cannot be read
+        self.vouchers = Vouchers(backend.kube)  # acts only for records a submitter vouched for
         self._stop = threading.Event()
 
     def reconcile_once(self) -> dict[str, bool]:
@@ -123,6 +125,7 @@ class RunController:
 
     def _reconcile(self, namespace: str, elector: LeaderElector) -> None:
         records, unreadable = self.backend.records.scan(namespace)
+        records = self.vouchers.admit(namespace, records, unreadable)
         self.unreadable = {k: v for k, v in self.unreadable.items() if not k.startswith(namespace)}
         self.unreadable.update({f"{namespace}/{n}": str(why) for n, why in unreadable.items()})
         for record in records:
@@ -201,6 +204,7 @@ class RunController:
             return False
         try:
             record = self.backend.records.read(event.obj)
+            self.vouchers.check(record, namespace)
         except GkemlError as exc:
             self.unreadable[f"{namespace}/{name}"] = str(exc)
             return False
