@@ -8,7 +8,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.backends.kubernetes.controller.lifecycle import run_counters
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.streams import Event
 
 CANCELLED = RunStatus(RunState.CANCELLED, "Cancelled", "cancelled through gkeml")
+RESUBMITTED = "Resubmitted"  # the reason of the history note a resubmitter writes first
 
 
 class KubeRun(Run):
@@ -137,19 +137,37 @@ class KubeRun(Run):
             return Explanation(Category.CANCELLED, f"Cancelled through gkeml: {CANCELLED.message}.")
         return explain(self._backend.kube, self)
 
-    def cancel(self) -> None:
-        """Ask the run to stop: the cancel marker, then every attempt's objects are deleted."""
+    def cancel(self) -> bool:
+        """Stop the submission this handle was returned for: True when this call stopped it;
+        False when it had already finished (or its name now holds a later submission, or
+        another client cancelled it first), and then nothing is changed. Everything is
+        written on what was read: the record's resourceVersion, the attempt objects' uids.
+
+        Example:
+            >>> Client().get_run("llama-ft").cancel()  # doctest: +SKIP
+            True
+        """
+        fresh = self._backend.current_submission(self.record)
+        if fresh is None:
+            return False  # submitted again since: a name is reused only once its run ended
+        self.refresh(fresh)
+        if not self.done():
+            self._backend.snapshot(self)  # nobody may have recorded that it ended
+        if self.done():
+            return False
         note = Transition(
             CANCELLED,
             self.attempt,
             time.time() - self.record.submitted_at,
             key=f"{self.name}/cancelled",
         )
-        self.record = replace(self.record, history=merge(self.record.history, [note]))
-        self._backend.mark_cancelled(self)
-        # Every attempt labelled with this run, also one another client made after our read.
-        self._backend.attempts.delete_run(self.record)
+        # What this handle saw and the record does not say yet goes in before the end.
+        cancelled = self._backend.mark_cancelled(self.record, [*self.tracker.history, note])
+        if cancelled is None:
+            return False
+        self.record = cancelled
         self._report_new()
+        return True
 
     # -- driven by the backend and the run's lifecycle ---------------------------------
 
@@ -210,7 +228,11 @@ class KubeRun(Run):
     def seen_job(self) -> bool:
         """True once the current attempt's Job/JobSet was created (its uid recorded) or
         observed, by this client or (per the run record) by whoever acted before."""
-        mine = any(t.attempt == self.attempt for t in self.record.history)
+        # The note of a resubmission is written before its attempt is created: not a sight.
+        mine = any(
+            t.attempt == self.attempt and t.status.reason != RESUBMITTED
+            for t in self.record.history
+        )
         return bool(self.record.current.uid or self.tracker.history) or mine
 
     def owed_recovery(self) -> bool:
