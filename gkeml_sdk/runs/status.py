@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from gkeml_sdk.core.objects import ObjView, labels, uid
@@ -14,15 +14,34 @@ from gkeml_sdk.runs.pods import disruption, pod_belongs
 from gkeml_sdk.runs.workload import BY_PREEMPTION, DEACTIVATED, read_workload
 from gkeml_sdk.scheduling.kueue import JOBSET_NAME_LABEL
 
-__all__ = ["StatusTracker", "classify", "queue_position", "resubmittable"]
+__all__ = ["StatusTracker", "classify", "deleted", "queue_position", "resubmittable"]
+
+
+def deleted(kind: str, name: str) -> RunStatus:
+    """The end of an attempt whose job was deleted, or is being deleted, by anything but
+    gkeml's cancel (a cancelled run reads CANCELLED from its record): the attempt is lost.
+    Deleting it was somebody's choice, so no RetryPolicy brings it back.
+
+    Example:
+        >>> print(deleted("JobSet", "train").reason)
+        JobSetDeleted
+    """
+    return RunStatus(
+        RunState.FAILED,
+        f"{kind}Deleted",
+        f"{kind} {name} was deleted outside gkeml (not by cancel()), so this attempt is lost; "
+        "submit the run again to rerun it",
+        FailureCause.USER_CODE,
+    )
 
 
 class StatusTracker:
     """Fold the watch events of one job, in order, into a status, a history and counters.
 
     Without `job_name` the caller must pre-select the job's events; with it, the first
-    JobSet/Job of that name (and `job_uid`, else the first uid seen) is the job; Workloads and
-    Pods are matched to it by Kueue's job-uid label / ownerReferences and JobSet/Job labels.
+    JobSet/Job of that name (and `job_uid`, else the first uid seen that `job_filter` accepts:
+    not another submission's object of that name) is the job; Workloads and Pods are matched
+    to it by Kueue's job-uid label / ownerReferences and JobSet/Job labels.
 
     Example:
         >>> tracker = StatusTracker(attempt=1, job_name="train")
@@ -38,8 +57,10 @@ class StatusTracker:
         job_name: str | None = None,
         job_kind: str | None = None,
         job_uid: str | None = None,
+        job_filter: Callable[[ObjView], bool] | None = None,
     ) -> None:
         self.attempt = attempt
+        self._filter = job_filter
         self.history: list[Transition] = []
         self._name, self._kind, self._uid = job_name, job_kind, job_uid or ""
         self._job: ObjView | None = None
@@ -149,6 +170,8 @@ class StatusTracker:
         # A same-named job with another uid is a different attempt (resubmitted or recreated).
         if name != self._name or (self._uid and uid(obj) not in (self._uid, "")):
             return False
+        if not self._uid and self._filter is not None and not self._filter(obj):
+            return False
         self._uid = self._uid or uid(obj)
         return True
 
@@ -196,7 +219,11 @@ class StatusTracker:
         new = classify(
             self._job, self._workload, self._pods.values(), job_deleted=self._job_deleted
         )
-        new = self._with_position(self._adjust(new))
+        new = self._adjust(new)
+        if new.state is RunState.CANCELLED and new.reason == _JOB_DELETED:
+            # After `_adjust`: pods stopped by the deletion do not make it an infrastructure loss.
+            new = deleted(self._kind or "Job", self._name or "")
+        new = self._with_position(new)
         self._infer_missed_evictions(new, at)
         self._record(new, at)
 
@@ -263,6 +290,9 @@ class StatusTracker:
         checks = ((self._workload or {}).get("status") or {}).get("admissionChecks") or []
         times += [str(c.get("lastTransitionTime") or "") for c in checks]
         return max(times, default="")
+
+
+_JOB_DELETED = "Deleted"  # classify's reason for a job deleted or being deleted
 
 
 def _conditions(obj: ObjView | None) -> list[ObjView]:

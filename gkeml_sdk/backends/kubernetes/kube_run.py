@@ -14,6 +14,7 @@ from gkeml_sdk.backends.kubernetes.controller.lifecycle import run_counters
 from gkeml_sdk.backends.kubernetes.diagnosis import explain
 from gkeml_sdk.backends.kubernetes.preemptors import name_preemptors
 from gkeml_sdk.backends.kubernetes.run_record import RunRecord
+from gkeml_sdk.backends.kubernetes.submissions import submission_of
 from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL
 from gkeml_sdk.runs.explain.explanation import Category, Explanation
 from gkeml_sdk.runs.handle import (
@@ -25,7 +26,7 @@ from gkeml_sdk.runs.handle import (
     Transition,
 )
 from gkeml_sdk.runs.history import merge
-from gkeml_sdk.runs.status import StatusTracker, resubmittable
+from gkeml_sdk.runs.status import StatusTracker, deleted, resubmittable
 
 if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend
@@ -151,9 +152,7 @@ class KubeRun(Run):
         if fresh is None:
             return False  # submitted again since: a name is reused only once its run ended
         self.refresh(fresh)
-        if not self.done():
-            self._backend.snapshot(self)  # nobody may have recorded that it ended
-        if self.done():
+        if self.ended():
             return False
         note = Transition(
             CANCELLED,
@@ -197,6 +196,10 @@ class KubeRun(Run):
         callers hear of every new transition; a queued run asks where it waits. True when
         the history has news."""
         before = self._reported
+        lost = self.tracker.status.reason == deleted(self.tracker_kind, "").reason
+        if lost and not self.record.cancelled:
+            # gkeml's cancel deletes too, and its record may reach us after the deletion.
+            self._backend.cancelled_elsewhere(self)
         name_preemptors(self._backend.kube, self.namespace, self.tracker.history, self.shared)
         if self.lifecycle is not None:
             self.lifecycle.on_change(now)
@@ -245,6 +248,18 @@ class KubeRun(Run):
             and resubmittable(status)
             and self.attempt - 1 < policy.max_resubmits
         )
+
+    def ended(self) -> bool:
+        """`done()`, reading the cluster first when the record does not say so: a run nobody
+        followed records no end, though its objects tell it.
+
+        Example:
+            >>> Client().get_run("llama-ft").ended()  # doctest: +SKIP
+            True
+        """
+        if not self.done():
+            self._backend.snapshot(self)
+        return self.done()
 
     def done(self) -> bool:
         """True once the run is final: no attempt running and none to come."""
@@ -304,9 +319,18 @@ class KubeRun(Run):
         owed = policy is not None and resubmittable(end) and self.attempt - 1 < policy.max_resubmits
         return None if owed else end
 
+    @property
+    def tracker_kind(self) -> str:
+        """The kind of the run's attempt objects (JobSet or Job)."""
+        return "JobSet" if self.record.job.uses_jobset else "Job"
+
     def _new_tracker(self) -> StatusTracker:
-        kind = "JobSet" if self.record.job.uses_jobset else "Job"
-        current = self.record.current
+        current, submission = self.record.current, repr(self.record.submitted_at)
         return StatusTracker(
-            self.attempt, job_name=current.name, job_kind=kind, job_uid=current.uid
+            self.attempt,
+            job_name=current.name,
+            job_kind=self.tracker_kind,
+            job_uid=current.uid,
+            # Before its uid is known, a same-named object another submission made is not it.
+            job_filter=lambda obj: submission_of(obj) in ("", submission),
         )

@@ -119,3 +119,40 @@ def test_a_delete_takes_effect_only_on_the_object_read(cluster, client):
     survivor = cluster.store.get("jobsets", "ml", "train")
     assert survivor["metadata"]["uid"] == swapped[0]
     assert "deletionTimestamp" not in survivor["metadata"]
+
+
+def test_a_resubmission_of_a_finished_run_nobody_followed_never_reports_it(cluster, client):
+    """Nobody waited for the first run, so its record says nothing of its end; its objects do.
+    Submitting the same spec again is a new submission, and its handle reads only its own."""
+    old = client.submit(gang())
+    Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", pause=0)
+    old_uid = cluster.store.get("jobsets", "ml", "train")["metadata"]["uid"]
+
+    new = make_client(cluster).submit(gang())
+
+    assert new.record.submitted_at != old.record.submitted_at
+    current = cluster.store.get("jobsets", "ml", "train")
+    assert current["metadata"]["uid"] == new.record.current.uid != old_uid
+    assert new.state.state is RunState.PENDING
+    assert all(old_uid not in t.key for t in new.history)
+    old.state  # noqa: B018 - the old handle reads too ...
+    assert all(new.record.current.uid not in t.key for t in old.history)  # ... never the new run
+
+
+def test_a_jobset_deleted_by_hand_reads_as_lost_and_frees_its_name(cluster, client):
+    client.submit(gang())
+    Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", until=2.0)
+    cluster.store.delete("jobsets", "ml", "train")
+    cluster.clear_request_log()
+
+    read = make_client(cluster).get_run("train")
+    status = read.state
+
+    assert (status.state, status.reason) == (RunState.FAILED, "JobSetDeleted")
+    assert "JobSet train was deleted outside gkeml" in status.message
+    assert writes(cluster) == 0  # a reader writes nothing
+    assert read.cancel() is False  # lost already: nothing to stop
+    other = make_client(cluster).submit(gang(max_restarts=5))  # another spec, same name
+    assert other.record.job.max_restarts == 5
+    jobset = cluster.store.get("jobsets", "ml", "train")
+    assert jobset["metadata"]["uid"] == other.record.current.uid

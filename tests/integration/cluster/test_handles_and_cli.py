@@ -149,8 +149,8 @@ def test_a_job_deleted_behind_the_sdks_back_ends_the_run(cluster, client):
     Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", until=2.0)
     assert run.state.state is RunState.RUNNING
     cluster.store.delete("jobsets", "ml", "train")
-    assert run.state.state is RunState.CANCELLED
-    assert client.get_run("train").wait(timeout=5).state is RunState.CANCELLED
+    assert (run.state.state, run.state.reason) == (RunState.FAILED, "JobSetDeleted")
+    assert client.get_run("train").wait(timeout=5).reason == "JobSetDeleted"
     assert cluster.objects("jobsets", "ml") == []
 
 
@@ -204,13 +204,13 @@ def test_a_run_record_written_before_schemas_is_resumed_and_rewritten_with_one(c
     assert (run.record.job, run.record.retry) == (expected.job, expected.retry)
     assert run.record.attempts[0] == expected.attempts[0]
     assert run.record.history[:2] == expected.history
-    # Its attempt's JobSet is gone, so the run ended; a reader writes nothing ...
-    assert run.state.state is RunState.CANCELLED
+    # Its attempt's Job is gone, so the attempt is lost; a reader writes nothing ...
+    assert (run.state.state, run.state.reason) == (RunState.FAILED, "JobDeleted")
     assert "schema" not in cluster.store.get("configmaps", "ml", "ft-gkeml-run")["data"]
     # ... the one that acts for it records the end, with the schema.
-    assert run.wait(timeout=30).state is RunState.CANCELLED
+    assert run.wait(timeout=30).state is RunState.FAILED
     assert run.record.attempts[1] == replace(
-        expected.attempts[1], outcome="Cancelled", counters=run.record.attempts[1].counters
+        expected.attempts[1], outcome="Failed", counters=run.record.attempts[1].counters
     )
     rewritten = cluster.store.get("configmaps", "ml", "ft-gkeml-run")["data"]
     assert rewritten["schema"] == "3"
