@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any
 
 from gkeml_sdk.core.objects import ObjView, labels, uid
@@ -58,9 +59,11 @@ class StatusTracker:
         job_kind: str | None = None,
         job_uid: str | None = None,
         job_filter: Callable[[ObjView], bool] | None = None,
+        origin: float | None = None,
     ) -> None:
         self.attempt = attempt
         self._filter = job_filter
+        self._origin = origin  # the epoch time `at` counts from, to place the cluster's times
         self.history: list[Transition] = []
         self._name, self._kind, self._uid = job_name, job_kind, job_uid or ""
         self._job: ObjView | None = None
@@ -267,9 +270,15 @@ class StatusTracker:
                 continue
             self._episodes[reason] = total
             state = RunState.PREEMPTED if reason == BY_PREEMPTION else RunState.QUEUED
-            note = f"evicted ({reason}) between two observations; Kueue's count is now {total}"
+            count = f"Kueue's count is now {total}"
+            note = f"evicted ({reason}) between two observations; {count}"
+            # The Workload keeps Kueue's words (the preemptor's UID) and time after re-admission.
+            said, when = _eviction_evidence(self._workload, reason)
+            if said:
+                note = f"{said} (seen afterwards: {count})"
             key = eviction_key(self._uid, reason, total)
-            self._record(RunStatus(state, reason, note), at, "from schedulingStats", key)
+            status = RunStatus(state, reason, note)
+            self._record(status, self._cluster_time(when, at), "from schedulingStats", key)
 
     def _record(self, new: RunStatus, at: float, detail: str = "", key: str = "") -> None:
         self._status = new
@@ -282,6 +291,18 @@ class StatusTracker:
         key = key or transition_key(self._uid, new, self._since(), episode)
         self.history = list(merge(self.history, [Transition(new, self.attempt, at, detail, key)]))
 
+    def _cluster_time(self, when: str, at: float) -> float:
+        """`when` (the cluster's RFC 3339 time) as seconds since the origin, kept between the
+        history's newest entry and `at` (the two clocks differ); `at` when unknown."""
+        if self._origin is None or not when:
+            return at
+        try:
+            then = datetime.fromisoformat(when.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return at
+        newest = max((t.at for t in self.history), default=0.0)
+        return min(at, max(newest, then - self._origin))
+
     def _since(self) -> str:
         """The cluster's newest transition time of the job's and Workload's conditions and
         admission checks: what last changed the status (RFC 3339 strings order as times)."""
@@ -293,6 +314,34 @@ class StatusTracker:
 
 
 _JOB_DELETED = "Deleted"  # classify's reason for a job deleted or being deleted
+_PREVIOUSLY = "Previously: "  # Kueue's prefix on a condition's message once it turned False
+_EVICTION_CONDITIONS = ("Requeued", "Evicted", "Preempted")
+
+
+def _eviction_evidence(workload: ObjView | None, reason: str) -> tuple[str, str]:
+    """Kueue's message about the last eviction for `reason` and when it happened (RFC 3339;
+    '' when not known), from the Workload's Requeued, Evicted and Preempted conditions, which
+    keep the message after re-admission ("Previously: ...").
+
+    Example:
+        >>> requeued = {"type": "Requeued", "status": "True", "reason": "Preempted",
+        ...     "message": "Preempted to accommodate a workload (UID: w2)",
+        ...     "lastTransitionTime": "2026-11-29T14:31:31Z"}
+        >>> _eviction_evidence({"status": {"conditions": [requeued]}}, "Preempted")
+        ('Preempted to accommodate a workload (UID: w2)', '2026-11-29T14:31:31Z')
+    """
+    message = when = ""
+    for cond in _conditions(workload):
+        kind, text = cond.get("type"), str(cond.get("message") or "").removeprefix(_PREVIOUSLY)
+        by_kind = kind == "Preempted" and reason == BY_PREEMPTION
+        if kind not in _EVICTION_CONDITIONS or not (
+            by_kind or cond.get("reason") == reason or text.startswith(reason)
+        ):
+            continue
+        message = message or text
+        if cond.get("status") == "True" and kind != "Preempted" and cond.get("reason") == reason:
+            when = when or str(cond.get("lastTransitionTime") or "")
+    return message, when
 
 
 def _conditions(obj: ObjView | None) -> list[ObjView]:

@@ -333,4 +333,5 @@ class KubeRun(Run):
             job_uid=current.uid,
             # Before its uid is known, a same-named object another submission made is not it.
             job_filter=lambda obj: submission_of(obj) in ("", submission),
+            origin=self.record.submitted_at,
         )

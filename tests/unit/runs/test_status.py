@@ -304,3 +304,35 @@ def test_before_its_uid_is_known_a_job_of_another_submission_is_not_taken() -> N
     tracker.observe("JobSet", "MODIFIED", job("old", "1.0", done=True), at=2.0)
     assert [t.status.state for t in tracker.history] == [S.PENDING]
     assert tracker.history[0].key.startswith("new/")
+
+
+@needs_fixtures
+def test_one_read_after_the_end_tells_the_preemption_as_kueue_recorded_it() -> None:
+    """A reader that looks once, after a real preemption, re-admission and success: the
+    Workload's conditions keep Kueue's message (the preemptor's UID) and the eviction's time,
+    `schedulingStats` its count."""
+    events = select(load("jobset-preempted-requeued-succeeded"), "low")
+    last = {e["name"]: e["object"] for e in events}
+    jobset = last["low"]
+    workload = next(o for o in last.values() if o["kind"] == "Workload")
+    pods = [o for o in last.values() if o["kind"] == "Pod"]
+    origin = _epoch(jobset["metadata"]["creationTimestamp"])
+    tracker = StatusTracker(job_name="low", job_kind="JobSet", origin=origin)
+
+    tracker.observe_snapshot(jobset, [workload], pods, at=100.0)
+
+    assert [t.status.state for t in tracker.history] == [S.PREEMPTED, S.SUCCEEDED]
+    preempted = tracker.history[0]
+    assert preempted.status.message.startswith(
+        "Preempted to accommodate a workload (UID: 2bb50f0b-e5ef-41ba-993b-86abdabac104"
+    )
+    [requeued] = [c for c in workload["status"]["conditions"] if c["type"] == "Requeued"]
+    assert preempted.at == _epoch(requeued["lastTransitionTime"]) - origin
+    assert tracker.history[1].at == 100.0
+    assert tracker.counters.preemptions == 1
+
+
+def _epoch(rfc3339: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(rfc3339.replace("Z", "+00:00")).timestamp()
