@@ -59,6 +59,7 @@ class KubeRun(Run):
         self._recorded_end = self._final_from_record()
         self.shared: SharedReads | None = None  # set while a listing feeds this run
         self.read_ahead = False  # a listing read the cluster for the next `state`
+        self._looked = False  # this handle read the cluster at least once
 
     # -- the Run interface -------------------------------------------------------------
 
@@ -67,15 +68,19 @@ class KubeRun(Run):
         """The current status, read from the cluster now (the first time for a run that
         `runs()` listed: that listing's read)."""
         if not self.done() and not self.read_ahead:
-            self._backend.snapshot(self)
-        self.read_ahead = False
+            self._look()
+        self.read_ahead, self._looked = False, True
         return self._status()
 
     @property
     def history(self) -> list[Transition]:
-        """Every transition of every attempt, oldest first: the record's, and what this handle
-        sees now that the record does not say yet (never written by a reader)."""
-        return list(merge(self.record.history, self.tracker.history))
+        """Every transition of every attempt, oldest first: the record's, and what the
+        cluster says that the record does not say yet (never written by a reader). A handle
+        that has not looked yet reads the cluster once first: a run nobody follows records
+        nothing, though its Workload keeps what happened."""
+        if not (self._looked or self.read_ahead or self.done()):
+            self._look()
+        return self._history()
 
     @property
     def attempt(self) -> int:
@@ -188,6 +193,7 @@ class KubeRun(Run):
 
     def observe_snapshot(self, job: Any, workloads: list[Any], pods: list[Any], now: float) -> None:
         """Feed one read of the current attempt's objects at once."""
+        self._looked = True
         self.tracker.observe_snapshot(job, workloads, pods, now - self.record.submitted_at)
         self.changed(now)
 
@@ -289,6 +295,10 @@ class KubeRun(Run):
 
     # -- internals ---------------------------------------------------------------------
 
+    def _look(self) -> None:
+        self._looked = True  # first: reading reports news, and reporting reads the history
+        self._backend.snapshot(self)
+
     def _status(self) -> RunStatus:
         if self.record.cancelled:
             return CANCELLED
@@ -302,8 +312,11 @@ class KubeRun(Run):
             return RunStatus(status.state, status.reason, status.message + note, status.cause)
         return status
 
+    def _history(self) -> list[Transition]:
+        return list(merge(self.record.history, self.tracker.history))
+
     def _report_new(self) -> None:
-        history = self.history
+        history = self._history()
         for transition in history[self._reported :]:
             self._backend.report(self, transition.status)
         self._reported = max(self._reported, len(history))

@@ -21,8 +21,8 @@ def test_a_preempted_run_nobody_followed_reads_its_history_from_the_workload(clu
     cluster.clear_request_log()
 
     run = make_client(cluster).get_run("low")
+    history = run.history  # before any `state`: the history reads the cluster itself
     status = run.state
-    history = run.history
 
     assert status.state is RunState.SUCCEEDED
     assert [t.status.state for t in history] == [RunState.PREEMPTED, RunState.SUCCEEDED]
