@@ -203,8 +203,9 @@ class KubeRun(Run):
         the history has news."""
         before = self._reported
         lost = self.tracker.status.reason == deleted(self.tracker_kind, "").reason
-        if lost and not self.record.cancelled:
-            # gkeml's cancel deletes too, and its record may reach us after the deletion.
+        if lost and not self.record.cancelled and self.shared is None:
+            # gkeml's cancel deletes too, and its record may reach us after the deletion (a
+            # listing read the cancel markers with the records already).
             self._backend.cancelled_elsewhere(self)
         name_preemptors(self._backend.kube, self.namespace, self.tracker.history, self.shared)
         if self.lifecycle is not None:

@@ -156,3 +156,15 @@ def test_a_jobset_deleted_by_hand_reads_as_lost_and_frees_its_name(cluster, clie
     assert other.record.job.max_restarts == 5
     jobset = cluster.store.get("jobsets", "ml", "train")
     assert jobset["metadata"]["uid"] == other.record.current.uid
+
+
+def test_a_handle_that_finds_its_job_deleted_by_anothers_cancel_reads_cancelled(cluster, client):
+    """The deletion reaches a handle before the record it reads says cancelled: the cancel
+    marker tells gkeml's cancel from a deletion by hand."""
+    run = client.submit(gang())
+    Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", until=2.0)
+    assert run.state.state is RunState.RUNNING
+    assert make_client(cluster).get_run("train").cancel() is True
+    cluster.wait_for(lambda: cluster.store.get("jobsets", "ml", "train") is None)
+
+    assert run.state.state is RunState.CANCELLED  # not FAILED JobSetDeleted
