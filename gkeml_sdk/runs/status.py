@@ -270,12 +270,12 @@ class StatusTracker:
                 continue
             self._episodes[reason] = total
             state = RunState.PREEMPTED if reason == BY_PREEMPTION else RunState.QUEUED
-            count = f"Kueue's count is now {total}"
-            note = f"evicted ({reason}) between two observations; {count}"
+            counted = f"Kueue's count is now {total}"
+            note = f"evicted ({reason}) between two observations; {counted}"
             # The Workload keeps Kueue's words (the preemptor's UID) and time after re-admission.
             said, when = _eviction_evidence(self._workload, reason)
             if said:
-                note = f"{said} (seen afterwards: {count})"
+                note = f"{said} (seen afterwards: {counted})"
             key = eviction_key(self._uid, reason, total)
             status = RunStatus(state, reason, note)
             self._record(status, self._cluster_time(when, at), "from schedulingStats", key)
