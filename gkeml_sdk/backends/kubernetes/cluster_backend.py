@@ -152,8 +152,7 @@ class KubernetesBackend:
     def mark_cancelled(self, record: RunRecord, notes: list[Transition]) -> RunRecord | None:
         """Cancel the submission `record` holds: its cancel marker, its record (conditional
         writes, see `RunRecords.mark_cancelled`), then its attempt objects, each deleted on
-        its uid. None when nothing was done (another submission holds the name now, or
-        another client cancelled this one first)."""
+        its uid. None when nothing was done (another submission holds the name now)."""
         cancelled = self.records.mark_cancelled(record, notes)
         if cancelled is not None:
             delete_submission(self.kube, cancelled)

@@ -145,9 +145,9 @@ class KubeRun(Run):
 
     def cancel(self) -> bool:
         """Stop the submission this handle was returned for: True when this call stopped it;
-        False when it had already finished (or its name now holds a later submission, or
-        another client cancelled it first), and then nothing is changed. Everything is
-        written on what was read: the record's resourceVersion, the attempt objects' uids.
+        False when it had already finished (cancelled included, or its name now holds a later
+        submission), and then nothing is changed. Everything is written on what was read: the
+        record's resourceVersion, the attempt objects' uids.
 
         Example:
             >>> Client().get_run("llama-ft").cancel()  # doctest: +SKIP

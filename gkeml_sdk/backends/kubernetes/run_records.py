@@ -125,8 +125,10 @@ class RunRecords:
         """Cancel the submission `record` holds: the marker first (the truth), then the record
         with `notes` (what the canceller saw, then the cancellation) in its history, each
         written only over what was read (create, or update with the resourceVersion read).
-        None when nothing of this call took effect: the name holds another submission now,
-        or another client cancelled this one first.
+        None when the name holds another submission now: nothing is written then. A marker
+        of this submission that is already there (our own create, retried after its answer
+        was lost, or another client's cancel at the same moment) is taken as written: the
+        rest of the cancel is idempotent.
 
         Example:
             >>> records.mark_cancelled(run.record, [note]).cancelled  # doctest: +SKIP
@@ -148,14 +150,16 @@ class RunRecords:
         return replace(record, cancelled=True, history=merge(record.history, notes))
 
     def _mark(self, record: RunRecord) -> bool:
-        """Write the cancel marker of `record`'s submission; False when a marker already
-        cancels it or names a later submission (left as it is). A leftover marker of an
-        earlier submission is replaced, on the condition that it is still the one read."""
+        """Make sure the cancel marker of `record`'s submission exists; False when the marker
+        names a later submission (left as it is). A leftover marker of an earlier submission
+        is replaced, on the condition that it is still the one read."""
         marker = cancel_marker(record.name, record.job.namespace, record.submitted_at)
         meta = marker["metadata"]
         for _ in range(CONFLICT_ROUNDS):
             found = self.kube.find(CONFIG_MAPS, meta["name"], meta["namespace"])
-            if found is not None and (cancels(found, record) or _later(found, record)):
+            if found is not None and cancels(found, record):
+                return True
+            if found is not None and _later(found, record):
                 return False
             if self.kube.write_over(marker, found) is not None:
                 return True

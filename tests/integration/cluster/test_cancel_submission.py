@@ -168,3 +168,21 @@ def test_a_handle_that_finds_its_job_deleted_by_anothers_cancel_reads_cancelled(
     cluster.wait_for(lambda: cluster.store.get("jobsets", "ml", "train") is None)
 
     assert run.state.state is RunState.CANCELLED  # not FAILED JobSetDeleted
+
+
+def test_a_cancel_whose_answers_are_lost_still_stops_the_run(cluster, client):
+    """Each write of the cancel lands but its answer is lost, so the retry meets what the first
+    request did (409 AlreadyExists, 409 Conflict on the resourceVersion): taken as done,
+    never as someone else's cancel."""
+    run = client.submit(gang())
+    Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", until=2.0)
+    cluster.faults.inject(kind="reset-after-write", count=1, match=("POST", r"/configmaps$"))
+    cluster.faults.inject(kind="reset-after-write", count=1, match=("PUT", r"/train-gkeml-run$"))
+
+    assert run.cancel() is True
+
+    assert cluster.faults.count("reset-after-write") == 2
+    dying = cluster.store.get("jobsets", "ml", "train")
+    assert dying is None or dying["metadata"]["deletionTimestamp"]
+    assert make_client(cluster).get_run("train").state.state is RunState.CANCELLED
+    assert cluster.store.get("configmaps", "ml", "train-gkeml-run")["data"]["cancelled"] == "true"
