@@ -172,7 +172,7 @@ class KubernetesBackend:
         record = record.with_attempt(created)
         self.save(record)
         if self.records.cancel_marked(record):
-            self.attempts.delete_run(record)
+            delete_submission(self.kube, record)  # this submission's objects, on their uids
             record = replace(record, cancelled=True)
         return record
 
