@@ -113,6 +113,17 @@ class KubeRun(Run):
         client resubmits under the run's RetryPolicy itself."""
         return self._backend.wait_all([self], timeout, progress)[0]
 
+    def follow(self, timeout: float | None = None) -> Iterator[str | RunStatus]:
+        """`Run.follow`: its wait reads and watches the run, so its history reads nothing
+        itself (the stream's reader and the wait's never feed one tracker at once).
+
+        Example:
+            >>> for item in Client().get_run("llama-ft").follow(timeout=600):  # doctest: +SKIP
+            ...     print(item)
+        """
+        self._looked = True
+        return super().follow(timeout)
+
     def _follow_wait(
         self, timeout: float | None, progress: ProgressCallback, stop: threading.Event
     ) -> RunStatus:
@@ -187,6 +198,7 @@ class KubeRun(Run):
         """Feed one watched object to the current attempt's tracker; True when the run's
         status changed."""
         kind = "MODIFIED" if event.type == "SYNCED" else event.type
+        self._looked = True
         before = self.tracker.status
         self.tracker.observe(event.kind, kind, event.obj, now - self.record.submitted_at)
         return self.changed(now) or self.tracker.status != before
