@@ -83,7 +83,8 @@ def finish_in_background(fn: Callable[[], None]) -> threading.Thread:
 def cancel_during_backoff(h: Harness, job: TrainingJob) -> str:
     api, make = h.api, h.make
     owner, other = make(), make()
-    run = owner.submit(job, retry=POLICY)
+    # A resubmitted job starts in new pods: it keeps no state here (else gkeml refuses it).
+    run = owner.submit(job.with_changes(stateless=True, namespace="ml"), retry=POLICY)
     play(api, job.name, 1, job.name, "jobset-podsready-timeout-deactivated", "stuck")
 
     def cancel() -> None:
