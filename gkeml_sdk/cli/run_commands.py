@@ -146,8 +146,10 @@ def _logs(args: argparse.Namespace) -> int:
 
 def _cancel(args: argparse.Namespace) -> int:
     run = run_named(args)
-    run.cancel()
-    print(f"cancelled {run.namespace}/{run.name}")
+    if run.cancel():
+        print(f"cancelled {run.namespace}/{run.name}")
+    else:
+        print(f"{run.namespace}/{run.name} had already finished ({run.state}): nothing to cancel")
     return 0
 
 

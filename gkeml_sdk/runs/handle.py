@@ -78,8 +78,9 @@ class Run(ABC):
         """Log lines of every process/pod of the run, prefixed by node rank."""
 
     @abstractmethod
-    def cancel(self) -> None:
-        """Stop the run and everything it started."""
+    def cancel(self) -> bool:
+        """Stop this submission of the run and everything it started: True when this call
+        stopped it, False when it had already finished (nothing is changed then)."""
 
     @abstractmethod
     def explain(self) -> Explanation:

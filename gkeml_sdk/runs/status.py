@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any
 
 from gkeml_sdk.core.objects import ObjView, labels, uid
@@ -14,15 +15,34 @@ from gkeml_sdk.runs.pods import disruption, pod_belongs
 from gkeml_sdk.runs.workload import BY_PREEMPTION, DEACTIVATED, read_workload
 from gkeml_sdk.scheduling.kueue import JOBSET_NAME_LABEL
 
-__all__ = ["StatusTracker", "classify", "queue_position", "resubmittable"]
+__all__ = ["StatusTracker", "classify", "deleted", "queue_position", "resubmittable"]
+
+
+def deleted(kind: str, name: str) -> RunStatus:
+    """The end of an attempt whose job was deleted, or is being deleted, by anything but
+    gkeml's cancel (a cancelled run reads CANCELLED from its record): the attempt is lost.
+    Deleting it was somebody's choice, so no RetryPolicy brings it back.
+
+    Example:
+        >>> print(deleted("JobSet", "train").reason)
+        JobSetDeleted
+    """
+    return RunStatus(
+        RunState.FAILED,
+        f"{kind}Deleted",
+        f"{kind} {name} was deleted outside gkeml (not by cancel()), so this attempt is lost; "
+        "submit the run again to rerun it",
+        FailureCause.USER_CODE,
+    )
 
 
 class StatusTracker:
     """Fold the watch events of one job, in order, into a status, a history and counters.
 
     Without `job_name` the caller must pre-select the job's events; with it, the first
-    JobSet/Job of that name (and `job_uid`, else the first uid seen) is the job; Workloads and
-    Pods are matched to it by Kueue's job-uid label / ownerReferences and JobSet/Job labels.
+    JobSet/Job of that name (and `job_uid`, else the first uid seen that `job_filter` accepts:
+    not another submission's object of that name) is the job; Workloads and Pods are matched
+    to it by Kueue's job-uid label / ownerReferences and JobSet/Job labels.
 
     Example:
         >>> tracker = StatusTracker(attempt=1, job_name="train")
@@ -38,8 +58,12 @@ class StatusTracker:
         job_name: str | None = None,
         job_kind: str | None = None,
         job_uid: str | None = None,
+        job_filter: Callable[[ObjView], bool] | None = None,
+        origin: float | None = None,
     ) -> None:
         self.attempt = attempt
+        self._filter = job_filter
+        self._origin = origin  # the epoch time `at` counts from, to place the cluster's times
         self.history: list[Transition] = []
         self._name, self._kind, self._uid = job_name, job_kind, job_uid or ""
         self._job: ObjView | None = None
@@ -149,6 +173,8 @@ class StatusTracker:
         # A same-named job with another uid is a different attempt (resubmitted or recreated).
         if name != self._name or (self._uid and uid(obj) not in (self._uid, "")):
             return False
+        if not self._uid and self._filter is not None and not self._filter(obj):
+            return False
         self._uid = self._uid or uid(obj)
         return True
 
@@ -196,7 +222,11 @@ class StatusTracker:
         new = classify(
             self._job, self._workload, self._pods.values(), job_deleted=self._job_deleted
         )
-        new = self._with_position(self._adjust(new))
+        new = self._adjust(new)
+        if new.state is RunState.CANCELLED and new.reason == _JOB_DELETED:
+            # After `_adjust`: pods stopped by the deletion do not make it an infrastructure loss.
+            new = deleted(self._kind or "Job", self._name or "")
+        new = self._with_position(new)
         self._infer_missed_evictions(new, at)
         self._record(new, at)
 
@@ -240,9 +270,15 @@ class StatusTracker:
                 continue
             self._episodes[reason] = total
             state = RunState.PREEMPTED if reason == BY_PREEMPTION else RunState.QUEUED
-            note = f"evicted ({reason}) between two observations; Kueue's count is now {total}"
+            counted = f"Kueue's count is now {total}"
+            note = f"evicted ({reason}) between two observations; {counted}"
+            # The Workload keeps Kueue's words (the preemptor's UID) and time after re-admission.
+            said, when = _eviction_evidence(self._workload, reason)
+            if said:
+                note = f"{said} (seen afterwards: {counted})"
             key = eviction_key(self._uid, reason, total)
-            self._record(RunStatus(state, reason, note), at, "from schedulingStats", key)
+            status = RunStatus(state, reason, note)
+            self._record(status, self._cluster_time(when, at), "from schedulingStats", key)
 
     def _record(self, new: RunStatus, at: float, detail: str = "", key: str = "") -> None:
         self._status = new
@@ -255,6 +291,18 @@ class StatusTracker:
         key = key or transition_key(self._uid, new, self._since(), episode)
         self.history = list(merge(self.history, [Transition(new, self.attempt, at, detail, key)]))
 
+    def _cluster_time(self, when: str, at: float) -> float:
+        """`when` (the cluster's RFC 3339 time) as seconds since the origin, kept between the
+        history's newest entry and `at` (the two clocks differ); `at` when unknown."""
+        if self._origin is None or not when:
+            return at
+        try:
+            then = datetime.fromisoformat(when.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return at
+        newest = max((t.at for t in self.history), default=0.0)
+        return min(at, max(newest, then - self._origin))
+
     def _since(self) -> str:
         """The cluster's newest transition time of the job's and Workload's conditions and
         admission checks: what last changed the status (RFC 3339 strings order as times)."""
@@ -263,6 +311,37 @@ class StatusTracker:
         checks = ((self._workload or {}).get("status") or {}).get("admissionChecks") or []
         times += [str(c.get("lastTransitionTime") or "") for c in checks]
         return max(times, default="")
+
+
+_JOB_DELETED = "Deleted"  # classify's reason for a job deleted or being deleted
+_PREVIOUSLY = "Previously: "  # Kueue's prefix on a condition's message once it turned False
+_EVICTION_CONDITIONS = ("Requeued", "Evicted", "Preempted")
+
+
+def _eviction_evidence(workload: ObjView | None, reason: str) -> tuple[str, str]:
+    """Kueue's message about the last eviction for `reason` and when it happened (RFC 3339;
+    '' when not known), from the Workload's Requeued, Evicted and Preempted conditions, which
+    keep the message after re-admission ("Previously: ...").
+
+    Example:
+        >>> requeued = {"type": "Requeued", "status": "True", "reason": "Preempted",
+        ...     "message": "Preempted to accommodate a workload (UID: w2)",
+        ...     "lastTransitionTime": "2026-11-29T14:31:31Z"}
+        >>> _eviction_evidence({"status": {"conditions": [requeued]}}, "Preempted")
+        ('Preempted to accommodate a workload (UID: w2)', '2026-11-29T14:31:31Z')
+    """
+    message = when = ""
+    for cond in _conditions(workload):
+        kind, text = cond.get("type"), str(cond.get("message") or "").removeprefix(_PREVIOUSLY)
+        by_kind = kind == "Preempted" and reason == BY_PREEMPTION
+        if kind not in _EVICTION_CONDITIONS or not (
+            by_kind or cond.get("reason") == reason or text.startswith(reason)
+        ):
+            continue
+        message = message or text
+        if cond.get("status") == "True" and kind != "Preempted" and cond.get("reason") == reason:
+            when = when or str(cond.get("lastTransitionTime") or "")
+    return message, when
 
 
 def _conditions(obj: ObjView | None) -> list[ObjView]:

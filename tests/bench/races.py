@@ -83,7 +83,8 @@ def finish_in_background(fn: Callable[[], None]) -> threading.Thread:
 def cancel_during_backoff(h: Harness, job: TrainingJob) -> str:
     api, make = h.api, h.make
     owner, other = make(), make()
-    run = owner.submit(job, retry=POLICY)
+    # A resubmitted job starts in new pods: it keeps no state here (else gkeml refuses it).
+    run = owner.submit(job.with_changes(stateless=True, namespace="ml"), retry=POLICY)
     play(api, job.name, 1, job.name, "jobset-podsready-timeout-deactivated", "stuck")
 
     def cancel() -> None:
@@ -101,7 +102,8 @@ def deleted_behind_the_back(h: Harness, job: TrainingJob) -> str:
     run = make().submit(job)
     play(api, job.name, 1, job.name, "jobset-succeeded", "train")
     api.store.delete("jobsets", "ml", job.name)
-    return expect(run.wait(timeout=h.wait).state, RunState.CANCELLED)
+    # Deleted by hand, not cancelled through gkeml: the attempt is lost (JobSetDeleted).
+    return expect(run.wait(timeout=h.wait).state, RunState.FAILED)
 
 
 def resubmit_finished_name(h: Harness, job: TrainingJob) -> str:
@@ -141,7 +143,7 @@ def watch_drop_with_compaction(h: Harness, job: TrainingJob) -> str:
     waiter.join()
     if isinstance(result[0], Exception):
         raise result[0]
-    return expect(result[0], RunState.CANCELLED)
+    return expect(result[0], RunState.FAILED)  # JobSetDeleted: lost, not cancelled
 
 
 def name_like_an_attempt(h: Harness, job: TrainingJob) -> str:

@@ -29,9 +29,10 @@ from gkeml_sdk.backends.kubernetes.run_records import RunRecords
 from gkeml_sdk.backends.kubernetes.snapshots import read_attempt
 from gkeml_sdk.backends.kubernetes.streams import Event, SharedStreams, StreamHub, deadline
 from gkeml_sdk.backends.kubernetes.submission import submit_job
+from gkeml_sdk.backends.kubernetes.submissions import delete_submission
 from gkeml_sdk.backends.kubernetes.transport import Transport
 from gkeml_sdk.errors import GkemlError, NotFoundError, RunTimeoutError
-from gkeml_sdk.runs.handle import ProgressCallback, Run, RunStatus
+from gkeml_sdk.runs.handle import ProgressCallback, Run, RunStatus, Transition
 from gkeml_sdk.runs.retry import RetryPolicy
 from gkeml_sdk.training.model import TrainingJob
 
@@ -142,9 +143,20 @@ class KubernetesBackend:
 
         return serve(self, svc)
 
-    def mark_cancelled(self, run: KubeRun) -> None:
-        """Record a cancellation: the marker object first (the truth), then the record."""
-        run.record = self.records.mark_cancelled(run.record)
+    def current_submission(self, record: RunRecord) -> RunRecord | None:
+        """The record of `record`'s run as stored now, when it still holds that submission;
+        None when the name was submitted again since, or its record is gone."""
+        found = self.records.find(record.name, record.job.namespace)
+        return found if found is not None and found.submitted_at == record.submitted_at else None
+
+    def mark_cancelled(self, record: RunRecord, notes: list[Transition]) -> RunRecord | None:
+        """Cancel the submission `record` holds: its cancel marker, its record (conditional
+        writes, see `RunRecords.mark_cancelled`), then its attempt objects, each deleted on
+        its uid. None when nothing was done (another submission holds the name now)."""
+        cancelled = self.records.mark_cancelled(record, notes)
+        if cancelled is not None:
+            delete_submission(self.kube, cancelled)
+        return cancelled
 
     def cancelled_elsewhere(self, run: KubeRun) -> bool:
         """True when the run was cancelled, by this client or any other."""
@@ -160,7 +172,7 @@ class KubernetesBackend:
         record = record.with_attempt(created)
         self.save(record)
         if self.records.cancel_marked(record):
-            self.attempts.delete_run(record)
+            delete_submission(self.kube, record)  # this submission's objects, on their uids
             record = replace(record, cancelled=True)
         return record
 

@@ -135,16 +135,26 @@ class KubeClient:
         return items, str(answer.get("metadata", {}).get("resourceVersion", ""))
 
     def delete(
-        self, res: Resource, name: str, namespace: str | None = None, *, foreground: bool = True
+        self,
+        res: Resource,
+        name: str,
+        namespace: str | None = None,
+        *,
+        foreground: bool = True,
+        uid: str = "",
     ) -> bool:
-        """Delete one object (and, in the foreground, what it owns). False if it was absent."""
-        body = {"propagationPolicy": "Foreground" if foreground else "Background"}
+        """Delete one object (and, in the foreground, what it owns). False if it was absent;
+        with `uid`, also when the name now holds another object (the API server refuses the
+        precondition with 409 Conflict), which is left alone."""
+        body: Obj = {"propagationPolicy": "Foreground" if foreground else "Background"}
+        if uid:
+            body["preconditions"] = {"uid": uid}
         answer = self.transport.call(
             "DELETE",
             res.path(namespace, name),
             action=f"delete {res.kind} {name}",
             body=body,
-            ok_statuses=frozenset({404}),
+            ok_statuses=frozenset({404, 409} if uid else {404}),
         )
         return answer is not None
 

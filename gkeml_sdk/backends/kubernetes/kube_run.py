@@ -8,13 +8,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.backends.kubernetes.controller.lifecycle import run_counters
 from gkeml_sdk.backends.kubernetes.diagnosis import explain
 from gkeml_sdk.backends.kubernetes.preemptors import name_preemptors
 from gkeml_sdk.backends.kubernetes.run_record import RunRecord
+from gkeml_sdk.backends.kubernetes.submissions import submission_of
 from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL
 from gkeml_sdk.runs.explain.explanation import Category, Explanation
 from gkeml_sdk.runs.handle import (
@@ -26,7 +26,7 @@ from gkeml_sdk.runs.handle import (
     Transition,
 )
 from gkeml_sdk.runs.history import merge
-from gkeml_sdk.runs.status import StatusTracker, resubmittable
+from gkeml_sdk.runs.status import StatusTracker, deleted, resubmittable
 
 if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.streams import Event
 
 CANCELLED = RunStatus(RunState.CANCELLED, "Cancelled", "cancelled through gkeml")
+RESUBMITTED = "Resubmitted"  # the reason of the history note a resubmitter writes first
 
 
 class KubeRun(Run):
@@ -58,6 +59,7 @@ class KubeRun(Run):
         self._recorded_end = self._final_from_record()
         self.shared: SharedReads | None = None  # set while a listing feeds this run
         self.read_ahead = False  # a listing read the cluster for the next `state`
+        self._looked = False  # this handle read the cluster at least once
 
     # -- the Run interface -------------------------------------------------------------
 
@@ -66,15 +68,19 @@ class KubeRun(Run):
         """The current status, read from the cluster now (the first time for a run that
         `runs()` listed: that listing's read)."""
         if not self.done() and not self.read_ahead:
-            self._backend.snapshot(self)
-        self.read_ahead = False
+            self._look()
+        self.read_ahead, self._looked = False, True
         return self._status()
 
     @property
     def history(self) -> list[Transition]:
-        """Every transition of every attempt, oldest first: the record's, and what this handle
-        sees now that the record does not say yet (never written by a reader)."""
-        return list(merge(self.record.history, self.tracker.history))
+        """Every transition of every attempt, oldest first: the record's, and what the
+        cluster says that the record does not say yet (never written by a reader). A handle
+        that has not looked yet reads the cluster once first: a run nobody follows records
+        nothing, though its Workload keeps what happened."""
+        if not (self._looked or self.read_ahead or self.done()):
+            self._look()
+        return self._history()
 
     @property
     def attempt(self) -> int:
@@ -107,6 +113,17 @@ class KubeRun(Run):
         client resubmits under the run's RetryPolicy itself."""
         return self._backend.wait_all([self], timeout, progress)[0]
 
+    def follow(self, timeout: float | None = None) -> Iterator[str | RunStatus]:
+        """`Run.follow`: its wait reads and watches the run, so its history reads nothing
+        itself (the stream's reader and the wait's never feed one tracker at once).
+
+        Example:
+            >>> for item in Client().get_run("llama-ft").follow(timeout=600):  # doctest: +SKIP
+            ...     print(item)
+        """
+        self._looked = True
+        return super().follow(timeout)
+
     def _follow_wait(
         self, timeout: float | None, progress: ProgressCallback, stop: threading.Event
     ) -> RunStatus:
@@ -137,19 +154,35 @@ class KubeRun(Run):
             return Explanation(Category.CANCELLED, f"Cancelled through gkeml: {CANCELLED.message}.")
         return explain(self._backend.kube, self)
 
-    def cancel(self) -> None:
-        """Ask the run to stop: the cancel marker, then every attempt's objects are deleted."""
+    def cancel(self) -> bool:
+        """Stop the submission this handle was returned for: True when this call stopped it;
+        False when it had already finished (cancelled included, or its name now holds a later
+        submission), and then nothing is changed. Everything is written on what was read: the
+        record's resourceVersion, the attempt objects' uids.
+
+        Example:
+            >>> Client().get_run("llama-ft").cancel()  # doctest: +SKIP
+            True
+        """
+        fresh = self._backend.current_submission(self.record)
+        if fresh is None:
+            return False  # submitted again since: a name is reused only once its run ended
+        self.refresh(fresh)
+        if self.ended():
+            return False
         note = Transition(
             CANCELLED,
             self.attempt,
             time.time() - self.record.submitted_at,
             key=f"{self.name}/cancelled",
         )
-        self.record = replace(self.record, history=merge(self.record.history, [note]))
-        self._backend.mark_cancelled(self)
-        # Every attempt labelled with this run, also one another client made after our read.
-        self._backend.attempts.delete_run(self.record)
+        # What this handle saw and the record does not say yet goes in before the end.
+        cancelled = self._backend.mark_cancelled(self.record, [*self.tracker.history, note])
+        if cancelled is None:
+            return False
+        self.record = cancelled
         self._report_new()
+        return True
 
     # -- driven by the backend and the run's lifecycle ---------------------------------
 
@@ -165,12 +198,14 @@ class KubeRun(Run):
         """Feed one watched object to the current attempt's tracker; True when the run's
         status changed."""
         kind = "MODIFIED" if event.type == "SYNCED" else event.type
+        self._looked = True
         before = self.tracker.status
         self.tracker.observe(event.kind, kind, event.obj, now - self.record.submitted_at)
         return self.changed(now) or self.tracker.status != before
 
     def observe_snapshot(self, job: Any, workloads: list[Any], pods: list[Any], now: float) -> None:
         """Feed one read of the current attempt's objects at once."""
+        self._looked = True
         self.tracker.observe_snapshot(job, workloads, pods, now - self.record.submitted_at)
         self.changed(now)
 
@@ -179,6 +214,11 @@ class KubeRun(Run):
         callers hear of every new transition; a queued run asks where it waits. True when
         the history has news."""
         before = self._reported
+        lost = self.tracker.status.reason == deleted(self.tracker_kind, "").reason
+        if lost and not self.record.cancelled and self.shared is None:
+            # gkeml's cancel deletes too, and its record may reach us after the deletion (a
+            # listing read the cancel markers with the records already).
+            self._backend.cancelled_elsewhere(self)
         name_preemptors(self._backend.kube, self.namespace, self.tracker.history, self.shared)
         if self.lifecycle is not None:
             self.lifecycle.on_change(now)
@@ -210,7 +250,11 @@ class KubeRun(Run):
     def seen_job(self) -> bool:
         """True once the current attempt's Job/JobSet was created (its uid recorded) or
         observed, by this client or (per the run record) by whoever acted before."""
-        mine = any(t.attempt == self.attempt for t in self.record.history)
+        # The note of a resubmission is written before its attempt is created: not a sight.
+        mine = any(
+            t.attempt == self.attempt and t.status.reason != RESUBMITTED
+            for t in self.record.history
+        )
         return bool(self.record.current.uid or self.tracker.history) or mine
 
     def owed_recovery(self) -> bool:
@@ -223,6 +267,18 @@ class KubeRun(Run):
             and resubmittable(status)
             and self.attempt - 1 < policy.max_resubmits
         )
+
+    def ended(self) -> bool:
+        """`done()`, reading the cluster first when the record does not say so: a run nobody
+        followed records no end, though its objects tell it.
+
+        Example:
+            >>> Client().get_run("llama-ft").ended()  # doctest: +SKIP
+            True
+        """
+        if not self.done():
+            self._backend.snapshot(self)
+        return self.done()
 
     def done(self) -> bool:
         """True once the run is final: no attempt running and none to come."""
@@ -252,6 +308,10 @@ class KubeRun(Run):
 
     # -- internals ---------------------------------------------------------------------
 
+    def _look(self) -> None:
+        self._looked = True  # first: reading reports news, and reporting reads the history
+        self._backend.snapshot(self)
+
     def _status(self) -> RunStatus:
         if self.record.cancelled:
             return CANCELLED
@@ -265,8 +325,11 @@ class KubeRun(Run):
             return RunStatus(status.state, status.reason, status.message + note, status.cause)
         return status
 
+    def _history(self) -> list[Transition]:
+        return list(merge(self.record.history, self.tracker.history))
+
     def _report_new(self) -> None:
-        history = self.history
+        history = self._history()
         for transition in history[self._reported :]:
             self._backend.report(self, transition.status)
         self._reported = max(self._reported, len(history))
@@ -282,9 +345,19 @@ class KubeRun(Run):
         owed = policy is not None and resubmittable(end) and self.attempt - 1 < policy.max_resubmits
         return None if owed else end
 
+    @property
+    def tracker_kind(self) -> str:
+        """The kind of the run's attempt objects (JobSet or Job)."""
+        return "JobSet" if self.record.job.uses_jobset else "Job"
+
     def _new_tracker(self) -> StatusTracker:
-        kind = "JobSet" if self.record.job.uses_jobset else "Job"
-        current = self.record.current
+        current, submission = self.record.current, repr(self.record.submitted_at)
         return StatusTracker(
-            self.attempt, job_name=current.name, job_kind=kind, job_uid=current.uid
+            self.attempt,
+            job_name=current.name,
+            job_kind=self.tracker_kind,
+            job_uid=current.uid,
+            # Before its uid is known, a same-named object another submission made is not it.
+            job_filter=lambda obj: submission_of(obj) in ("", submission),
+            origin=self.record.submitted_at,
         )

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.shared_reads import SharedReads
 
 log = logging.getLogger(__name__)
+_PREEMPTED_BY = "preempted by "
 
 
 def find_preemptor(
@@ -58,10 +59,10 @@ def name_preemptors(
     Example:
         >>> name_preemptors(kube, "ml", run.tracker.history, None)  # doctest: +SKIP
     """
-    for i, transition in enumerate(history):
-        if transition.status.state is RunState.PREEMPTED and not transition.detail:
-            found = find_preemptor(kube, namespace, transition.status.message, shared)
+    for i, t in enumerate(history):
+        if t.status.state is RunState.PREEMPTED and _PREEMPTED_BY not in t.detail:
+            found = find_preemptor(kube, namespace, t.status.message, shared)
             if found is not None:
-                t = transition
-                detail = f"preempted by {found.describe()}"
+                # An inferred preemption keeps saying where it was read from.
+                detail = "; ".join(filter(None, (f"{_PREEMPTED_BY}{found.describe()}", t.detail)))
                 history[i] = Transition(t.status, t.attempt, t.at, detail, t.key)

@@ -3,7 +3,7 @@ cancel marker that no record write can undo. A scan reads them all in two pagina
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -21,8 +21,12 @@ from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import RUN_ID_LABEL
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import ClusterError, ConfigError, GkemlError
+from gkeml_sdk.runs.handle import Transition
+from gkeml_sdk.runs.history import merge
 
 CONFIG_MAPS = resource(kinds.CORE, "ConfigMap")
+# Conditional writes of one object tried against as many fresh reads before giving up.
+CONFLICT_ROUNDS = 5
 
 
 class RunRecords:
@@ -126,12 +130,55 @@ class RunRecords:
     def _reader(self, namespace: str) -> Callable[[str], Obj | None]:
         return lambda name: self.kube.find(CONFIG_MAPS, name, namespace)
 
-    def mark_cancelled(self, record: RunRecord) -> RunRecord:
-        """Record a cancellation: the marker object first (the truth), then the record."""
-        self.kube.apply(cancel_marker(record.name, record.job.namespace, record.submitted_at))
-        record = replace(record, cancelled=True)
-        self.save(record)
-        return record
+    def mark_cancelled(self, record: RunRecord, notes: Sequence[Transition]) -> RunRecord | None:
+        """Cancel the submission `record` holds: the marker first (the truth), then the record
+        with `notes` (what the canceller saw, then the cancellation) in its history, each
+        written only over what was read (create, or update with the resourceVersion read).
+        None when the name holds another submission now: nothing is written then. A marker
+        of this submission that is already there (our own create, retried after its answer
+        was lost, or another client's cancel at the same moment) is taken as written: the
+        rest of the cancel is idempotent.
+
+        Example:
+            >>> records.mark_cancelled(run.record, [note]).cancelled  # doctest: +SKIP
+            True
+        """
+        if not self._mark(record):
+            return None
+        namespace = record.job.namespace
+        for _ in range(CONFLICT_ROUNDS):
+            obj = self.kube.find(CONFIG_MAPS, record_name(record.name), namespace)
+            current = None if obj is None else self.read(obj)
+            if obj is None or current is None or current.submitted_at != record.submitted_at:
+                return None  # replaced after our read: the marker names only our submission
+            cancelled = replace(current, cancelled=True, history=merge(current.history, notes))
+            if self.kube.write_over(cancelled.to_configmap(), obj) is not None:
+                return cancelled
+            # Someone else wrote the record: judge what they wrote, never our stale copy.
+        # The marker stands, and every reader folds it in: the run is cancelled.
+        return replace(record, cancelled=True, history=merge(record.history, notes))
+
+    def _mark(self, record: RunRecord) -> bool:
+        """Make sure the cancel marker of `record`'s submission exists; False when the marker
+        names a later submission (left as it is). A leftover marker of an earlier submission
+        is replaced, on the condition that it is still the one read."""
+        marker = cancel_marker(record.name, record.job.namespace, record.submitted_at)
+        meta = marker["metadata"]
+        for _ in range(CONFLICT_ROUNDS):
+            found = self.kube.find(CONFIG_MAPS, meta["name"], meta["namespace"])
+            if found is not None and cancels(found, record):
+                return True
+            if found is not None and _later(found, record):
+                return False
+            if self.kube.write_over(marker, found) is not None:
+                return True
+        raise ClusterError(
+            f"write cancel marker ConfigMap {meta['namespace']}/{meta['name']}",
+            status=409,
+            reason="Conflict",
+            message=f"it changed under every one of {CONFLICT_ROUNDS} conditional writes",
+            hint="another client is writing it; try the cancel again",
+        )
 
     def cancel_marked(self, record: RunRecord) -> bool:
         """True when this submission of the run was cancelled, by any client."""
@@ -152,6 +199,15 @@ def _unreadable(meta: dict[str, Any], why: str) -> ClusterError:
         hint=f"delete it (kubectl delete configmap {name} -n {namespace}) to forget that run; "
         "other runs are unaffected",
     )
+
+
+def _later(marker: Obj, record: RunRecord) -> bool:
+    """True when `marker` names a submission later than `record`'s (a newer run of its name)."""
+    written = (marker.get("data") or {}).get("submitted_at")
+    try:
+        return written is not None and float(written) > record.submitted_at
+    except (TypeError, ValueError):
+        return False  # a damaged marker: the conditional write replaces it
 
 
 def _cancelled_by(near: Callable[[str], Obj | None], record: RunRecord) -> bool:

@@ -10,6 +10,7 @@ from gkeml_sdk.backends.kubernetes.attempts import job_resource
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import resource
 from gkeml_sdk.backends.kubernetes.streams import Event
+from gkeml_sdk.backends.kubernetes.submissions import submission_of
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.objects import Obj, uid
 from gkeml_sdk.scheduling.kueue import JOB_UID_LABEL
@@ -45,13 +46,22 @@ def attempt_missing(run: KubeRun, job: Obj | None, now: float) -> bool:
         True
     """
     current = run.record.current
-    if job is not None and not (current.uid and uid(job) != current.uid):
+    if job is not None and _this_attempt(run, job):
         return False
     if current.uid or run.seen_job():
         # It existed and was deleted behind our back (a same-named object with another
-        # uid is not this attempt): the run is over.
+        # uid, or of another submission, is not this attempt): the attempt is lost.
         gone = {"metadata": {"name": current.name, "namespace": run.namespace}}
         if current.uid:
             gone["metadata"]["uid"] = current.uid
         run.observe(Event(job_resource(run.record).kind, "DELETED", gone), now)
     return True  # else recorded but not created yet: whoever acts creates it
+
+
+def _this_attempt(run: KubeRun, job: Obj) -> bool:
+    current = run.record.current
+    if current.uid:
+        return uid(job) == current.uid
+    # Created, but the uid not recorded yet: the submission annotation tells (objects of an
+    # older gkeml carry none).
+    return submission_of(job) in ("", repr(run.record.submitted_at))

@@ -50,7 +50,7 @@ def _name_taken(backend: KubernetesBackend, record: RunRecord) -> RunRecord:
     existing = backend.records.find(job.name, job.namespace)
     if existing is not None:
         previous = KubeRun(backend, existing)
-        if not previous.done():
+        if not previous.ended():  # read: a run nobody followed records no end
             if previous.record.job != job or previous.record.retry != record.retry:
                 raise _still_active(job)
             current = existing.current
@@ -84,7 +84,7 @@ def _record_taken(backend: KubernetesBackend, record: RunRecord) -> RunRecord:
         # without a record, and the ConfigMap is never overwritten.
         backend.kube.delete(job_resource(record), record.current.name, job.namespace)
         raise
-    if existing is not None and not KubeRun(backend, existing).done():
+    if existing is not None and not KubeRun(backend, existing).ended():
         same = existing.job == job and existing.retry == record.retry
         ours = existing.current.attempt == 1 and existing.current.uid in ("", record.current.uid)
         if not (same and ours):

@@ -59,7 +59,7 @@ class UnreadableRun(Run):
         """Raises why the record cannot be read."""
         self._refuse()
 
-    def cancel(self) -> None:
+    def cancel(self) -> bool:
         """Raises why the record cannot be read."""
         self._refuse()
 

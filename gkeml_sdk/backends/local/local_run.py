@@ -234,22 +234,23 @@ class LocalRun(Run):
             for reader in readers.values():
                 reader.close()
 
-    def cancel(self) -> None:
+    def cancel(self) -> bool:
         """Stop every process of the run (each one's whole process group) and wait until they
-        are gone; the run ends CANCELLED. Cancelling a finished run does nothing."""
+        are gone; the run ends CANCELLED. Cancelling a finished run does nothing (False)."""
         if self.state.terminal:
-            return
+            return False
         self._dir.request_cancel()
         supervisor = self._dir.read_supervisor()
         if supervisor is not None and alive(supervisor):
             os.kill(supervisor.pid, signal.SIGTERM)
             try:
                 self.wait(timeout=self._grace() + CANCEL_MARGIN_SECONDS)
-                return
+                return True
             except RunTimeoutError:
                 # A supervisor that does not answer is stopped with its processes.
                 stop_groups([supervisor], grace=0)
         self.record()
+        return True
 
     def _grace(self) -> float:
         """The grace the supervisor stops the processes with: LocalOptions', else the job's."""

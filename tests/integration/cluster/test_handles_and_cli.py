@@ -138,7 +138,8 @@ def test_cli_drives_a_run_end_to_end(cluster, tmp_path, capsys):
     assert main(["logs", "cli-train", "--kubeconfig", kubeconfig]) == 0
     assert "[0] loss 0.1" in capsys.readouterr().out
     assert main(["cancel", "cli-train", "--kubeconfig", kubeconfig]) == 0
-    cluster.wait_for(lambda: cluster.objects("jobsets", "ml") == [])
+    assert "ml/cli-train had already finished (Succeeded" in capsys.readouterr().out
+    assert len(cluster.objects("jobsets", "ml")) == 1  # a finished run's cancel changes nothing
     assert main(["status", "nope", "--kubeconfig", kubeconfig]) == 1
     assert "no gkeml run with that name" in capsys.readouterr().err
 
@@ -148,8 +149,8 @@ def test_a_job_deleted_behind_the_sdks_back_ends_the_run(cluster, client):
     Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", until=2.0)
     assert run.state.state is RunState.RUNNING
     cluster.store.delete("jobsets", "ml", "train")
-    assert run.state.state is RunState.CANCELLED
-    assert client.get_run("train").wait(timeout=5).state is RunState.CANCELLED
+    assert (run.state.state, run.state.reason) == (RunState.FAILED, "JobSetDeleted")
+    assert client.get_run("train").wait(timeout=5).reason == "JobSetDeleted"
     assert cluster.objects("jobsets", "ml") == []
 
 
@@ -159,7 +160,9 @@ def test_a_finished_run_of_the_same_name_is_replaced(cluster, client):
     assert run.wait(timeout=10).state is RunState.SUCCEEDED
     again = client.submit(gang(max_restarts=2))
     assert again.record.job.max_restarts == 2
-    assert again.history == []
+    # Nothing of the first run: its history reads the new JobSet only.
+    assert [t.status.state for t in again.history] == [RunState.PENDING]
+    assert again.history[0].key.startswith(again.record.current.uid)
     jobset = cluster.store.get("jobsets", "ml", "train")
     assert jobset["spec"]["failurePolicy"]["maxRestarts"] == 2
     assert "status" not in jobset or not jobset["status"]
@@ -203,13 +206,13 @@ def test_a_run_record_written_before_schemas_is_resumed_and_rewritten_with_one(c
     assert (run.record.job, run.record.retry) == (expected.job, expected.retry)
     assert run.record.attempts[0] == expected.attempts[0]
     assert run.record.history[:2] == expected.history
-    # Its attempt's JobSet is gone, so the run ended; a reader writes nothing ...
-    assert run.state.state is RunState.CANCELLED
+    # Its attempt's Job is gone, so the attempt is lost; a reader writes nothing ...
+    assert (run.state.state, run.state.reason) == (RunState.FAILED, "JobDeleted")
     assert "schema" not in cluster.store.get("configmaps", "ml", "ft-gkeml-run")["data"]
     # ... the one that acts for it records the end, with the schema.
-    assert run.wait(timeout=30).state is RunState.CANCELLED
+    assert run.wait(timeout=30).state is RunState.FAILED
     assert run.record.attempts[1] == replace(
-        expected.attempts[1], outcome="Cancelled", counters=run.record.attempts[1].counters
+        expected.attempts[1], outcome="Failed", counters=run.record.attempts[1].counters
     )
     rewritten = cluster.store.get("configmaps", "ml", "ft-gkeml-run")["data"]
     assert rewritten["schema"] == "3"

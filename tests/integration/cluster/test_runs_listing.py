@@ -89,7 +89,7 @@ def test_the_listing_says_what_each_runs_own_reads_say(cluster):
         "finished": RunState.SUCCEEDED,
         "single": RunState.RUNNING,
         "cancelled": RunState.CANCELLED,
-        "missing": RunState.CANCELLED,
+        "missing": RunState.FAILED,  # JobSetDeleted: lost, not cancelled through gkeml
         "broken": RunState.UNREADABLE,
     }
     assert "position 0 in LocalQueue team-a" in listed["second"][0].message
@@ -164,5 +164,5 @@ def test_a_kind_no_longer_served_reads_as_its_jobs_gone_as_a_per_run_read_says(c
     play(cluster, "running", "jobset-succeeded", "train", until=2.0)
     cluster.uninstall_crd("jobsets.jobset.x-k8s.io")
     [listed] = client.runs()
-    assert listed.state.state is RunState.CANCELLED
+    assert (listed.state.state, listed.state.reason) == (RunState.FAILED, "JobSetDeleted")
     assert seen(listed) == seen(make_client(cluster).get_run("running"))

@@ -96,7 +96,7 @@ def test_a_jobset_deleted_while_the_watch_was_down_ends_the_wait(cluster, client
 
     thread = threading.Thread(target=controllers, daemon=True)
     thread.start()
-    assert run.wait(timeout=15).state is RunState.CANCELLED
+    assert run.wait(timeout=15).reason == "JobSetDeleted"  # lost: not cancelled through gkeml
     thread.join()
     assert RunState.RUNNING in states(run)
 
@@ -118,5 +118,5 @@ def test_a_jobset_deleted_before_the_stream_first_listed_it_ends_the_wait(cluste
 
     thread = threading.Thread(target=delete_meanwhile, daemon=True)
     thread.start()
-    assert run.wait(timeout=10).state is RunState.CANCELLED
+    assert run.wait(timeout=10).reason == "JobSetDeleted"  # lost: not cancelled through gkeml
     thread.join()

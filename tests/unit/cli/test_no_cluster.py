@@ -52,7 +52,7 @@ TABLE: dict[str, tuple[list[str], int, tuple[str, ...], tuple[str, ...]]] = {
     "runs": (["runs"], 0, (NOTE, "here"), ()),
     "logs": (["logs", "here"], 0, (NOTE, "[0] hi"), ()),
     "why": (["why", "here"], 0, (NOTE, "here: "), ()),
-    "cancel": (["cancel", "here"], 0, (NOTE, "cancelled"), ()),
+    "cancel": (["cancel", "here"], 0, (NOTE, "had already finished (Succeeded"), ("cancelled",)),
     # The local backend serves nothing, so serving advice never names --local.
     "serve": (["serve", "serve.yaml"], 1, (NO_CLUSTER, "gkeml render FILE"), ("--local",)),
     "setup plan": (["setup", "plan", "setup.yaml"], 1, ("kind: ClusterQueue", "--offline"), ()),

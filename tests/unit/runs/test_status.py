@@ -139,11 +139,13 @@ CASES = [
         resubmit=True,
         includes=[(S.QUEUED, "PodsReadyTimeout")],
     ),
-    Case(
+    Case(  # deleted with kubectl: nothing says gkeml cancelled it, so the attempt is lost
         "jobset-cancelled-while-running",
         None,
-        [S.PENDING, S.QUEUED, S.STARTING, S.RUNNING, S.CANCELLED],
-        "Deleted",
+        [S.PENDING, S.QUEUED, S.STARTING, S.RUNNING, S.FAILED],
+        "JobSetDeleted",
+        FailureCause.USER_CODE,
+        message="was deleted outside gkeml",
     ),
     Case(
         "jobset-dws-provisioned-succeeded",
@@ -281,3 +283,56 @@ def test_a_pod_stuck_on_a_missing_secret_says_so_while_starting() -> None:
     assert status.state is S.STARTING
     assert status.reason == "CreateContainerConfigError"
     assert status.message == 'pod ft-node-0-0-abcde: secret "wandb" not found; 0/2 pods ready'
+
+
+def test_before_its_uid_is_known_a_job_of_another_submission_is_not_taken() -> None:
+    """A run's name is reused: until the tracker knows its job's uid, `job_filter` tells a
+    finished submission's object of that name (here: Completed) from its own."""
+
+    def job(uid: str, submission: str, done: bool) -> dict[str, Any]:
+        meta = {"name": "t", "uid": uid, "annotations": {"gkeml.dev/submission": submission}}
+        conditions = [{"type": "Completed", "status": "True", "reason": "AllJobsCompleted"}]
+        return {"kind": "JobSet", "metadata": meta, "status": {"conditions": conditions * done}}
+
+    def ours(obj: dict[str, Any]) -> bool:
+        return bool(obj["metadata"]["annotations"]["gkeml.dev/submission"] == "2.0")
+
+    tracker = StatusTracker(job_name="t", job_kind="JobSet", job_filter=ours)
+    tracker.observe("JobSet", "MODIFIED", job("old", "1.0", done=True), at=0.0)
+    assert (tracker.status.state, tracker.history) == (S.PENDING, [])
+    tracker.observe("JobSet", "ADDED", job("new", "2.0", done=False), at=1.0)
+    tracker.observe("JobSet", "MODIFIED", job("old", "1.0", done=True), at=2.0)
+    assert [t.status.state for t in tracker.history] == [S.PENDING]
+    assert tracker.history[0].key.startswith("new/")
+
+
+@needs_fixtures
+def test_one_read_after_the_end_tells_the_preemption_as_kueue_recorded_it() -> None:
+    """A reader that looks once, after a real preemption, re-admission and success: the
+    Workload's conditions keep Kueue's message (the preemptor's UID) and the eviction's time,
+    `schedulingStats` its count."""
+    events = select(load("jobset-preempted-requeued-succeeded"), "low")
+    last = {e["name"]: e["object"] for e in events}
+    jobset = last["low"]
+    workload = next(o for o in last.values() if o["kind"] == "Workload")
+    pods = [o for o in last.values() if o["kind"] == "Pod"]
+    origin = _epoch(jobset["metadata"]["creationTimestamp"])
+    tracker = StatusTracker(job_name="low", job_kind="JobSet", origin=origin)
+
+    tracker.observe_snapshot(jobset, [workload], pods, at=100.0)
+
+    assert [t.status.state for t in tracker.history] == [S.PREEMPTED, S.SUCCEEDED]
+    preempted = tracker.history[0]
+    assert preempted.status.message.startswith(
+        "Preempted to accommodate a workload (UID: 2bb50f0b-e5ef-41ba-993b-86abdabac104"
+    )
+    [requeued] = [c for c in workload["status"]["conditions"] if c["type"] == "Requeued"]
+    assert preempted.at == _epoch(requeued["lastTransitionTime"]) - origin
+    assert tracker.history[1].at == 100.0
+    assert tracker.counters.preemptions == 1
+
+
+def _epoch(rfc3339: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(rfc3339.replace("Z", "+00:00")).timestamp()
