@@ -153,8 +153,7 @@ class Accelerator(GpuFields):
         """The GPU model's label (Arm nodes: and arch), and the MIG partition size."""
         row = self.gpu
         selector = {row.selector_label: row.label, **row.arch_labels}
-        # GKE labels partitions it made itself; with DRA the driver's MIG instances are claimed.
-        if self.mig and self.allocation != "dra":
+        if self.mig:
             selector[gpu_labels.PARTITION_LABEL] = self.mig
         return selector
 

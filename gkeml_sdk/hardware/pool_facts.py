@@ -21,3 +21,17 @@ POOL_NAME_MAX = 40
 
 # GPUSharingConfig.GPUSharingStrategy names, by `Accelerator(sharing=...)`.
 SHARING_ENUM = {"time-sharing": "TIME_SHARING", "mps": "MPS"}
+
+# Labels GKE puts on every node, and on GPU nodes whose driver it installs (absent with
+# INSTALLATION_DISABLED: the driver-installer DaemonSet targets exactly those nodes).
+NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
+DRIVER_LABEL = "cloud.google.com/gke-gpu-driver-version"
+# GPUs through DRA (GKE "Set up DRA", node pool section): the first label turns GKE's device
+# plugin off, the second matches the NVIDIA DRA kubelet plugin's node affinity, the third
+# lets GKE's cluster autoscaler model the pool's ResourceSlices (scale from zero).
+NO_DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
+DRA_NODE_LABELS = {
+    NO_DEVICE_PLUGIN_LABEL: "true",
+    "nvidia.com/gpu.present": "true",
+    "cloud.google.com/gke-nvidia-gpu-dra-driver": "true",
+}

@@ -97,7 +97,7 @@ def _config(pool: NodePoolFields) -> Obj:
     return _fields(
         {
             "machineType": pool.node_machine_type,
-            "labels": dict(sorted({**_reservation_labels(pool), **pool.labels}.items())) or None,
+            "labels": dict(sorted(pool.node_labels.items())) or None,
             "accelerators": [_accelerator(pool)] if shape.accelerator_type is not None else [],
             "taints": taints,
             "reservationAffinity": _reservation(pool),
@@ -121,7 +121,7 @@ def _accelerator(pool: NodePoolFields) -> Obj:
                 "gpuSharingStrategy": shape.sharing_strategy,
             }
         )
-    driver = GPU_DRIVER_ENUM[pool.gpu_driver or "latest"]
+    driver = GPU_DRIVER_ENUM[pool.driver]
     return _fields(
         {
             "acceleratorCount": _int64(shape.accelerator_count),
@@ -161,11 +161,6 @@ def _network_config(pool: NodePoolFields, networks: list[Obj]) -> Obj | None:
     if pool.network_profile == "auto":
         return {"acceleratorNetworkProfile": "auto"}
     return {"additionalNodeNetworkConfigs": networks} if networks else None
-
-
-def _reservation_labels(pool: NodePoolFields) -> dict[str, str]:
-    # The node labels pods and Kueue's reservation flavor select, on the pool's own nodes.
-    return reservation_of(pool.reservation).node_labels() if pool.reservation else {}
 
 
 def _taint(key: str, value: str, effect: str = _NO_SCHEDULE) -> Obj:

@@ -46,6 +46,14 @@ def check_pool(pool: NodePoolFields) -> None:
             fix="drop gpu_driver",
             field="gpu_driver",
         )
+    if pool.hardware.device_requests() and pool.driver != "disabled":
+        raise fail(
+            f"gpu_driver={pool.gpu_driver!r} on a pool for {pool.hardware} (DRA)",
+            rule="GKE does not support its automatic GPU driver installation on DRA node "
+            "pools; NVIDIA's driver installer DaemonSet brings the driver there",
+            fix="gpu_driver='disabled' (or leave it unset)",
+            field="gpu_driver",
+        )
     _check_networks(pool)
 
 

@@ -191,12 +191,12 @@ def _mismatch(
     for taint in flavor.get("nodeTaints") or []:
         if taint.get("effect") == "PreferNoSchedule":
             continue
-        if not any(_tolerates(t, taint) for t in tolerations):
+        if not any(tolerates(t, taint) for t in tolerations):
             return f"its nodes are tainted {taint.get('key')}:{taint.get('effect')}"
     return ""
 
 
-def _tolerates(toleration: ObjView, taint: ObjView) -> bool:
+def tolerates(toleration: ObjView, taint: ObjView) -> bool:
     if toleration.get("effect") and toleration.get("effect") != taint.get("effect"):
         return False
     if toleration.get("operator") == "Exists":
