@@ -13,6 +13,8 @@ from gkeml_sdk.hardware.network_row import NetworkStack
 DEFAULT_INTERFACE = "networking.gke.io/default-interface"
 INTERFACES = "networking.gke.io/interfaces"
 DEVICES_PREFIX = "devices.gke.io/container."
+# Where GKE's NRI device injector, which serves those annotations, reaches containerd's NRI.
+NRI_SOCKET_DIR = "/var/run/nri"
 
 
 def add_network(template: Obj, stack: NetworkStack | None, app: str) -> Obj:

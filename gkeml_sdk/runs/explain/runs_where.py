@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from gkeml_sdk.core.objects import Obj, ObjView, name
 from gkeml_sdk.hardware.dra import KUEUE_DEVICE_CLASSES
 from gkeml_sdk.hardware.gke_nodes import PoolNodes, pool_nodes
+from gkeml_sdk.hardware.manifests import DEVICES_PREFIX, NRI_SOCKET_DIR
 from gkeml_sdk.hardware.pool_facts import DRIVER_LABEL
 from gkeml_sdk.runs.explain.admission import tolerates
 from gkeml_sdk.runs.explain.explanation import Verdict
@@ -89,8 +90,12 @@ def where_it_runs(
     installers = [o for o in setup_objects if o.get("kind") == "DaemonSet"]
     placed: list[str] = []
     for pod_set in spec.get("podSets") or []:
-        pod = _admitted_pod(pod_set.get("template") or {}, flavor)
-        where, why = _place(pod, int(pod_set.get("count", 1)), nodes, templates, installers)
+        template = pod_set.get("template") or {}
+        pod = _admitted_pod(template, flavor)
+        devices = any(k.startswith(DEVICES_PREFIX)
+                      for k in (template.get("metadata") or {}).get("annotations") or {})  # fmt: skip
+        count = int(pod_set.get("count", 1))
+        where, why = _place(pod, count, nodes, templates, installers, devices)
         if why:
             head = f"Kueue admits it on flavor {flavor_name}, but" if flavor_name else "But"
             return WhereItRuns(False, f"{head} pods of {pod_set.get('name')} never run: {why}.")
@@ -181,6 +186,7 @@ def _place(
     nodes: list[PoolNodes],
     templates: Mapping[str, ObjView],
     installers: list[ObjView],
+    devices: bool,
 ) -> tuple[list[str], str]:
     """Pools whose nodes take the pods (enough of them for `count`), or why none does."""
     if not nodes:
@@ -188,7 +194,7 @@ def _place(
     fitting: list[tuple[PoolNodes, int]] = []
     best = (-1, "")
     for node in nodes:
-        stage, why, per_node = _fits(pod, node, templates, installers)
+        stage, why, per_node = _fits(pod, node, templates, installers, devices)
         if not why:
             fitting.append((node, per_node))
         elif stage > best[0]:
@@ -203,9 +209,14 @@ def _place(
 
 
 def _fits(
-    pod: ObjView, node: PoolNodes, templates: Mapping[str, ObjView], installers: list[ObjView]
+    pod: ObjView,
+    node: PoolNodes,
+    templates: Mapping[str, ObjView],
+    installers: list[ObjView],
+    devices: bool,
 ) -> tuple[int, str, int]:
-    """(how far the pod got, why it does not fit this pool's nodes, pods per node)."""
+    """(how far the pod got, why it does not fit this pool's nodes, pods per node); `devices`:
+    the pod asks GKE's NRI device injector for host devices."""
     why = _selects(pod, node.labels)
     if why:
         return 0, why, 0
@@ -220,6 +231,12 @@ def _fits(
             "GKE installs no GPU driver there (gpuDriverVersion INSTALLATION_DISABLED) and the "
             "setup has no driver-installer DaemonSet for nodes without "
             f"{DRIVER_LABEL}, so no GPU is usable"
+        ), 0
+    if devices and not any(_serves_nri(d, node) for d in installers):
+        return 2, (
+            f"the pods ask for host devices through {DEVICES_PREFIX}<name> annotations, and no "
+            "NRI device injector DaemonSet of the setup runs on its nodes, so the network "
+            "daemon gets no GPU devices"
         ), 0
     per_node = 1 << 30
     for res, asked in _extended_requests(pod).items():
@@ -278,6 +295,22 @@ def _term(term: ObjView, labels: Mapping[str, str]) -> str:
     return ""
 
 
+def _serves_nri(daemonset: ObjView, node: PoolNodes) -> bool:
+    """An NRI plugin DaemonSet (it mounts the node's NRI socket directory) on these nodes."""
+    pod = ((daemonset.get("spec") or {}).get("template") or {}).get("spec") or {}
+    nri = any((v.get("hostPath") or {}).get("path") == NRI_SOCKET_DIR for v in pod.get("volumes") or [])
+    return nri and _lands(pod, node)
+
+
+def _lands(pod: ObjView, node: PoolNodes) -> bool:
+    tolerated = all(
+        any(tolerates(t, taint) for t in pod.get("tolerations") or [])
+        for taint in node.taints
+        if taint.get("effect") != "PreferNoSchedule"
+    )
+    return tolerated and not _selects(pod, node.labels)
+
+
 def _installs(daemonset: ObjView, node: PoolNodes) -> bool:
     """A driver-installer DaemonSet: its pods target GPU nodes whose driver GKE did not install
     (node affinity `cloud.google.com/gke-gpu-driver-version DoesNotExist`) and land on these."""
@@ -289,12 +322,7 @@ def _installs(daemonset: ObjView, node: PoolNodes) -> bool:
         for t in required.get("nodeSelectorTerms") or []
         for e in t.get("matchExpressions") or []
     )
-    tolerated = all(
-        any(tolerates(t, taint) for t in pod.get("tolerations") or [])
-        for taint in node.taints
-        if taint.get("effect") != "PreferNoSchedule"
-    )
-    return targets_driverless and tolerated and not _selects(pod, node.labels)
+    return targets_driverless and _lands(pod, node)
 
 
 def _exclusive_slices(main: ObjView) -> int:

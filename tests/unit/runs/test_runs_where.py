@@ -148,3 +148,27 @@ def test_a_job_on_more_nodes_than_its_pool_grows_to_never_runs() -> None:
     answer = where_it_runs(setup.compile().objects, pool.to_dict()["nodePools"], m.objects,
                            workload=m.workload)  # fmt: skip
     assert not answer.runs and "3 pods need more nodes" in answer.reason
+
+
+@pytest.mark.parametrize("model", ["h100", "h100-mega"])
+def test_gpudirect_daemons_get_their_devices_from_the_setups_nri_injector(model: str) -> None:
+    pool = NodePool.for_accelerator(Accelerator(model, count=8), name="gpu", max_nodes=2)
+    setup = ClusterSetup(capacity=Capacity.from_node_pools([pool]),
+                         teams=[Team(name="team-a", quota={model: 16})])  # fmt: skip
+    objects = setup.compile().objects
+    (injector,) = [o for o in objects if o["metadata"]["name"] == "device-injector"]
+    assert injector["kind"] == "DaemonSet"
+    job = TrainingJob(name="ft", image="i", command=["x"], namespace="team-a", queue="team-a",
+                      accelerator=Accelerator(model, count=8), nodes=2, stateless=True)  # fmt: skip
+    m = job.compile()
+    pools = pool.to_dict()["nodePools"]
+    assert where_it_runs(objects, pools, m.objects, workload=m.workload).runs
+    without = [o for o in objects if o is not injector]
+    answer = where_it_runs(without, pools, m.objects, workload=m.workload)
+    assert not answer.runs and "no NRI device injector DaemonSet" in answer.reason
+
+
+def test_rdma_needs_no_device_injector() -> None:
+    setup = ClusterSetup(capacity=[Capacity(accelerator=Accelerator("h200", count=8))],
+                         teams=[Team(name="team-a", quota={"h200": 16})])  # fmt: skip
+    assert not [o for o in setup.compile().objects if o["metadata"]["name"] == "device-injector"]
