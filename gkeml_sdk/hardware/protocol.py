@@ -99,6 +99,14 @@ class Hardware(Protocol):
         """Variables the hardware's runtime reads, each with what it carries."""
         ...
 
+    def fixed_env(self) -> dict[str, str]:
+        """Variables with fixed values each container gets (MPS client limits)."""
+        ...
+
+    def notes(self) -> list[str]:
+        """What a job on this hardware should know (shared GPUs' risks), one sentence each."""
+        ...
+
     def device_requests(self) -> tuple[DeviceRequest, ...]:
         """Devices each pod claims through Dynamic Resource Allocation (empty: none)."""
         ...
@@ -161,6 +169,14 @@ class CpuOnly:
     def worker_env(self) -> tuple[tuple[str, WorkerValue], ...]:
         """No variables."""
         return ()
+
+    def fixed_env(self) -> dict[str, str]:
+        """No variables."""
+        return {}
+
+    def notes(self) -> list[str]:
+        """Nothing to know."""
+        return []
 
     def device_requests(self) -> tuple[DeviceRequest, ...]:
         """No DRA claims."""

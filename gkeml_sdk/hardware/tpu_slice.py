@@ -229,6 +229,14 @@ class TpuSlice(SpecModel):
         row = self.tpu
         return row.single_slice_env if self.slices == 1 else row.multislice_env
 
+    def fixed_env(self) -> dict[str, str]:
+        """No fixed variables."""
+        return {}
+
+    def notes(self) -> list[str]:
+        """Nothing beyond the slice's own rules."""
+        return []
+
     def check_provisioning(self, *, spot: bool) -> None:
         """TPU slices come on-demand and as Spot."""
 

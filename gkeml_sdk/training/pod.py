@@ -87,9 +87,11 @@ def _container(
     attempt: int,
     volume_env: list[Obj],
 ) -> Obj:
+    fixed = [{"name": k, "value": v} for k, v in hardware.fixed_env().items() if k not in job.env]
     env = (
         contract_env(job, checkpoint_path, attempt)
         + volume_env
+        + fixed
         + [{"name": k, "value": v} for k, v in job.env.items()]
         + secret_env_entries(job)
     )
