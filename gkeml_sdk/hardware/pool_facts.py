@@ -35,3 +35,8 @@ DRA_NODE_LABELS = {
     "nvidia.com/gpu.present": "true",
     "cloud.google.com/gke-nvidia-gpu-dra-driver": "true",
 }
+
+# Kubelet graceful node shutdown on Spot nodes (NodeKubeletConfig.shutdown_grace_period_seconds,
+# "only valid for Spot VMs", 0, 30 or 120): GKE's default 30 s gives regular pods 15 s and
+# system-critical pods the last 15 s (GKE "Spot VMs": graceful termination).
+CRITICAL_PODS_SHUTDOWN_SECONDS = 15

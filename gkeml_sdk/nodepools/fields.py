@@ -93,6 +93,11 @@ class NodePoolFields(SpecModel):
         'NVIDIA\'s driver installer); None: "latest", "disabled" for DRA (GKE requires it).',
     )
     max_run_seconds: int | None = Field(default=None, description="Run limit of flex-start VMs.")
+    shutdown_grace_seconds: Literal[30, 120] | None = Field(
+        default=None,
+        description="Spot nodes: how long a reclaimed node delays its shutdown for its pods "
+        "(kubelet graceful node shutdown; the last 15 s go to system pods); None: GKE's 30.",
+    )
     additional_networks: tuple[NodeNetwork, ...] = Field(
         default=(), description="Extra VPC networks of the nodes (GPUDirect NICs)."
     )

@@ -12,7 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.objects import Obj
-from gkeml_sdk.hardware.pool_facts import ACCELERATOR_TAINT_VALUE, GPU_DRIVER_ENUM, RESERVATION_KEY
+from gkeml_sdk.hardware.pool_facts import (
+    ACCELERATOR_TAINT_VALUE,
+    CRITICAL_PODS_SHUTDOWN_SECONDS,
+    GPU_DRIVER_ENUM,
+    RESERVATION_KEY,
+)
 from gkeml_sdk.scheduling.reservation import reservation_of
 
 if TYPE_CHECKING:
@@ -106,9 +111,20 @@ def _config(pool: NodePoolFields) -> Obj:
             "fastSocket": {"enabled": True} if stack is not None and stack.fast_socket else None,
             "gpuDirectConfig": {"gpuDirectStrategy": strategy} if strategy else None,
             "maxRunDuration": f"{seconds}s" if seconds is not None else None,
+            "kubeletConfig": _kubelet(pool),
             "flexStart": pool.provisioning != "standard",
         }
     )
+
+
+def _kubelet(pool: NodePoolFields) -> Obj | None:
+    grace = pool.shutdown_grace_seconds
+    if grace is None:
+        return None
+    return {
+        "shutdownGracePeriodSeconds": grace,
+        "shutdownGracePeriodCriticalPodsSeconds": CRITICAL_PODS_SHUTDOWN_SECONDS,
+    }
 
 
 def _accelerator(pool: NodePoolFields) -> Obj:
