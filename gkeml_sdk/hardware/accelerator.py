@@ -141,6 +141,11 @@ class Accelerator(GpuFields):
         return self.sharing == "mps"
 
     @property
+    def host_network(self) -> bool:
+        """GPU pods keep the pod network (GPUDirect adds interfaces instead)."""
+        return False
+
+    @property
     def shared_memory(self) -> bool:
         """Whether the GPU's workloads need a large /dev/shm (the row says)."""
         return self.gpu.shared_memory

@@ -66,6 +66,11 @@ class Hardware(Protocol):
         ...
 
     @property
+    def host_network(self) -> bool:
+        """True when pods run on the node's network (TPU multislice DCN traffic)."""
+        ...
+
+    @property
     def shared_memory(self) -> bool:
         """True when pods need a memory-backed /dev/shm larger than the container default."""
         ...
@@ -143,6 +148,7 @@ class CpuOnly:
     fixed_pods: int | None = None
     default_procs_per_node: int = 1
     host_ipc: bool = False
+    host_network: bool = False
     shared_memory: bool = False
     exclusive_topology: str | None = None
 
