@@ -169,6 +169,7 @@ def check_deployment(svc: ServeFields) -> None:
             f"{svc.hf_token_key}=hf_...; then hf_token_secret='hf-token'",
             field="hf_token_secret",
         )
+    check_wakes(svc)
     routing = svc.routing
     if routing is None:
         return
@@ -187,6 +188,27 @@ def check_deployment(svc: ServeFields) -> None:
             fix=f"add {svc.name!r} to a route's backends",
             field="routing",
         )
+
+
+def check_wakes(svc: ServeFields) -> None:
+    """A server that scales to zero has something that wakes it: with no replica running the
+    engine exports no queue for KEDA to read, so only the callers' Istio sidecars (their
+    request count) or an on-demand floor that keeps running (`SpotMix`) can."""
+    scaling = svc.autoscaling
+    if scaling is None or not scaling.to_zero or svc.spot_mix is not None:
+        return
+    if svc.routing is not None and svc.routing.via == "istio":
+        return
+    via = "no routing" if svc.routing is None else f"routing via {svc.routing.via}"
+    raise fail(
+        f"{svc.name}: Autoscaling(min=0) with {via}",
+        rule="at zero replicas the engine exports no queue, so KEDA's only signal is the "
+        "request count Istio's sidecars report; without it no request wakes the server",
+        fix="routing=Routing(via='istio') (its request count wakes the server), "
+        "spot=SpotMix(on_demand_min=1) (an on-demand replica always runs), or "
+        "Autoscaling(min=1, ...)",
+        field="replicas",
+    )
 
 
 def check_rollout(svc: ServeFields) -> None:
