@@ -12,9 +12,9 @@ from gkeml_sdk.core.manifests import Manifests
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.hardware.manifests import network_notes
+from gkeml_sdk.hardware.pool_facts import CRITICAL_PODS_SHUTDOWN_SECONDS
 from gkeml_sdk.scheduling import kueue
 from gkeml_sdk.scheduling.placement import exclusive_label
-from gkeml_sdk.hardware.pool_facts import CRITICAL_PODS_SHUTDOWN_SECONDS
 from gkeml_sdk.scheduling.spot import SPOT_DEFAULT_GRACE_SECONDS, SPOT_MAX_GRACE_SECONDS
 from gkeml_sdk.storage.checkpoints import checkpoint_volume, parse_checkpoint_dir
 from gkeml_sdk.storage.volume_objects import volume_notes, volume_objects

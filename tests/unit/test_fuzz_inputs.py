@@ -101,8 +101,13 @@ BASES: dict[Any, dict[str, Any]] = {
     g.Routing: {"via": "istio", "routes": [{"model": "m", "backends": {"chat": 100}}]},
     g.Route: {"model": "m", "backends": {"chat": 100}},
     g.ModelSize: dict(params_b=7, layers=32, attention_heads=32, kv_heads=8, head_dim=128),
-    g.Tenant: {"name": "acme", "tier": "A", "gpu_quota": 4, "models": [{"model": SERVE}],
-               "weight_sources": ["10.0.0.0/24"]},  # fmt: skip
+    g.Tenant: {
+        "name": "acme",
+        "tier": "A",
+        "gpu_quota": 4,
+        "models": [{"model": SERVE}],
+        "weight_sources": ["10.0.0.0/24"],
+    },
     g.TenantModel: {"model": SERVE},
     g.Tier: {"name": "A"},
     g.RetryPolicy: {},

@@ -92,8 +92,8 @@ def where_it_runs(
     for pod_set in spec.get("podSets") or []:
         template = pod_set.get("template") or {}
         pod = _admitted_pod(template, flavor)
-        devices = any(k.startswith(DEVICES_PREFIX)
-                      for k in (template.get("metadata") or {}).get("annotations") or {})  # fmt: skip
+        annotations = (template.get("metadata") or {}).get("annotations") or {}
+        devices = any(k.startswith(DEVICES_PREFIX) for k in annotations)
         count = int(pod_set.get("count", 1))
         where, why = _place(pod, count, nodes, templates, installers, devices)
         if why:
@@ -175,8 +175,9 @@ def _admitted_pod(template: ObjView, flavor: ObjView) -> ObjView:
     and its tolerations (ResourceFlavor spec.nodeLabels, spec.tolerations)."""
     spec = dict(template.get("spec") or {})
     flavor_spec = flavor.get("spec") or {}
-    spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **(flavor_spec.get("nodeLabels") or {})}
-    spec["tolerations"] = [*(spec.get("tolerations") or []), *(flavor_spec.get("tolerations") or [])]
+    labels, tolerations = flavor_spec.get("nodeLabels") or {}, flavor_spec.get("tolerations") or []
+    spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **labels}
+    spec["tolerations"] = [*(spec.get("tolerations") or []), *tolerations]
     return spec
 
 
@@ -224,20 +225,22 @@ def _fits(
         if taint.get("effect") == "PreferNoSchedule":
             continue
         if not any(tolerates(t, taint) for t in pod.get("tolerations") or []):
-            return 1, f"its nodes are tainted {taint.get('key')}={taint.get('value')}:" \
-                f"{taint.get('effect')} and the pods do not tolerate it", 0  # fmt: skip
+            why = f"its nodes are tainted {taint.get('key')}={taint.get('value')}:"
+            return 1, f"{why}{taint.get('effect')} and the pods do not tolerate it", 0
     if node.gpus and not node.driver and not any(_installs(d, node) for d in installers):
-        return 2, (
+        why = (
             "GKE installs no GPU driver there (gpuDriverVersion INSTALLATION_DISABLED) and the "
-            "setup has no driver-installer DaemonSet for nodes without "
-            f"{DRIVER_LABEL}, so no GPU is usable"
-        ), 0
+            f"setup has no driver-installer DaemonSet for nodes without {DRIVER_LABEL}, so no "
+            "GPU is usable"
+        )
+        return 2, why, 0
     if devices and not any(_serves_nri(d, node) for d in installers):
-        return 2, (
+        why = (
             f"the pods ask for host devices through {DEVICES_PREFIX}<name> annotations, and no "
             "NRI device injector DaemonSet of the setup runs on its nodes, so the network "
             "daemon gets no GPU devices"
-        ), 0
+        )
+        return 2, why, 0
     per_node = 1 << 30
     for res, asked in _extended_requests(pod).items():
         has = node.allocatable.get(res, 0)
@@ -247,12 +250,9 @@ def _fits(
     for device_class, asked in _claims(pod, templates):
         has = node.devices.get(device_class, 0)
         if asked > has:
-            return 4, (
-                f"each pod claims {asked} {device_class} device(s) through DRA and a node "
-                f"publishes {has} (no NVIDIA DRA driver there: the pool lacks its node labels)"
-                if not has
-                else f"each pod claims {asked} {device_class} devices and a node publishes {has}"
-            ), 0
+            why = f"each pod claims {asked} {device_class} device(s) through DRA and a node "
+            lacks = " (no NVIDIA DRA driver there: the pool lacks its node labels)"
+            return 4, f"{why}publishes {has}{'' if has else lacks}", 0
     return 5, "", per_node
 
 
@@ -298,7 +298,8 @@ def _term(term: ObjView, labels: Mapping[str, str]) -> str:
 def _serves_nri(daemonset: ObjView, node: PoolNodes) -> bool:
     """An NRI plugin DaemonSet (it mounts the node's NRI socket directory) on these nodes."""
     pod = ((daemonset.get("spec") or {}).get("template") or {}).get("spec") or {}
-    nri = any((v.get("hostPath") or {}).get("path") == NRI_SOCKET_DIR for v in pod.get("volumes") or [])
+    volumes = pod.get("volumes") or []
+    nri = any((v.get("hostPath") or {}).get("path") == NRI_SOCKET_DIR for v in volumes)
     return nri and _lands(pod, node)
 
 

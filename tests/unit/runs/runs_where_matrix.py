@@ -106,7 +106,8 @@ def judge(kind: str, args: dict[str, Any], spot: bool, provisioning: str) -> tup
             job: Any = TrainingJob(
                 name="cell", image="img", command=["python", "train.py"], accelerator=hardware,
                 spot=spot, provisioning=provisioning, namespace=NAMESPACE, stateless=True,
-                queue=Team(name=NAMESPACE).queue(mode), **{k: v for k, v in args.items() if k == "nodes"},
+                queue=Team(name=NAMESPACE).queue(mode),
+                **{k: v for k, v in args.items() if k == "nodes"},
             )  # fmt: skip
         else:
             job = ServeModel(
@@ -159,7 +160,9 @@ def table(found: list[Cell]) -> str:
         if kind == "all":
             total = Counter(c.outcome for c in found)
         else:
-            total = Counter({o: n for (k, a, o), n in counts.items() if (k, a) == (kind, allocation)})
+            total = Counter(
+                {o: n for (k, a, o), n in counts.items() if (k, a) == (kind, allocation)}
+            )
         rows.append(
             f"| {kind} | {allocation} | {sum(total.values())} | {total['runs']} | "
             f"{total['refused']} | {total['never']} |"

@@ -34,8 +34,8 @@ CASES = {
          ("Deployment", "chat")],
     ),
     "to zero, multi-host": (
-        {"replicas": ZERO, "routing": Routing(via="istio"), "model": L405, "accelerator": Accelerator("h100", count=8),
-         "hf_token_secret": "hf"},
+        {"replicas": ZERO, "routing": Routing(via="istio"), "model": L405,
+         "accelerator": Accelerator("h100", count=8), "hf_token_secret": "hf"},
         [("Service", "chat"), ("PodMonitoring", "chat"), ("PodDisruptionBudget", "chat"),
          ("ScaledObject", "chat"), ("DestinationRule", "chat"), ("VirtualService", "chat"),
          ("LeaderWorkerSet", "chat")],

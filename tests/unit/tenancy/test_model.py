@@ -159,8 +159,13 @@ def test_hub_downloads_need_a_weight_source_the_egress_policy_lets_out() -> None
     with pytest.raises(SpecError, match=r"llama-2-7b download.*Hugging Face Hub.*weight_sources="):
         tenant(weight_sources=[])
     notes = compile_tenants([tenant()]).notes
-    assert any(n.startswith("tenant-a/llama-2-7b: downloads its weights from the Hugging Face "
-                            "Hub over HTTPS through weight_sources 10.0.0.0/24") for n in notes)
+    assert any(
+        n.startswith(
+            "tenant-a/llama-2-7b: downloads its weights from the Hugging Face "
+            "Hub over HTTPS through weight_sources 10.0.0.0/24"
+        )
+        for n in notes
+    )
 
 
 def test_compile_tenants_carries_every_model_note() -> None:
