@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from gkeml_sdk.core.objects import Obj, ObjView, name
 from gkeml_sdk.hardware.dra import KUEUE_DEVICE_CLASSES
-from gkeml_sdk.hardware.gke_nodes import PoolNodes, pool_nodes
+from gkeml_sdk.scheduling.gke_nodes import PoolNodes, pool_nodes
 from gkeml_sdk.hardware.manifests import DEVICES_PREFIX, NRI_SOCKET_DIR
 from gkeml_sdk.hardware.pool_facts import DRIVER_LABEL
 from gkeml_sdk.runs.explain.admission import tolerates
