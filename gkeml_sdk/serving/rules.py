@@ -191,24 +191,19 @@ def check_deployment(svc: ServeFields) -> None:
 
 
 def check_wakes(svc: ServeFields) -> None:
-    """A server that scales to zero has something that wakes it: with no replica running the
-    engine exports no queue for KEDA to read, so only the callers' Istio sidecars (their
-    request count) or an on-demand floor that keeps running (`SpotMix`) can."""
-    scaling = svc.autoscaling
-    if scaling is None or not scaling.to_zero or svc.spot_mix is not None:
-        return
-    if svc.routing is not None and svc.routing.via == "istio":
-        return
-    via = "no routing" if svc.routing is None else f"routing via {svc.routing.via}"
-    raise fail(
-        f"{svc.name}: Autoscaling(min=0) with {via}",
-        rule="at zero replicas the engine exports no queue, so KEDA's only signal is the "
-        "request count Istio's sidecars report; without it no request wakes the server",
-        fix="routing=Routing(via='istio') (its request count wakes the server), "
-        "spot=SpotMix(on_demand_min=1) (an on-demand replica always runs), or "
-        "Autoscaling(min=1, ...)",
-        field="replicas",
-    )
+    """At zero replicas the engine exports no queue: only Istio's request count, or a SpotMix's
+    on-demand floor that keeps running, can wake a server that scales to zero."""
+    scaling, routing = svc.autoscaling, svc.routing
+    if scaling and scaling.to_zero and not svc.spot_mix and (not routing or routing.via != "istio"):
+        via = "no routing" if routing is None else f"routing via {routing.via}"
+        raise fail(
+            f"{svc.name}: Autoscaling(min=0) with {via}",
+            rule="at zero replicas KEDA's only signal is the request count Istio's sidecars "
+            "report; without it no request wakes the server",
+            fix="routing=Routing(via='istio'), spot=SpotMix(on_demand_min=1) (an on-demand "
+            "replica always runs), or Autoscaling(min=1, ...)",
+            field="replicas",
+        )
 
 
 def check_rollout(svc: ServeFields) -> None:
