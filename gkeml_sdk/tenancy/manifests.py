@@ -11,7 +11,7 @@ from gkeml_sdk.core.manifests import Manifests
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.tenancy import queues, routes
 from gkeml_sdk.tenancy.isolation import egress_notes, isolation_objects
-from gkeml_sdk.tenancy.model_servers import model_objects
+from gkeml_sdk.tenancy.model_servers import compiled_model
 from gkeml_sdk.tenancy.rules import check_tenants
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def compile_tenants(tenants: Iterable[TenantFields]) -> Manifests:
     notes: list[str] = []
     for tenant in tenants:
         objects += queues.cluster_objects(tenant.tier) + queues.flavors(tenant)
-        compiled = [model_objects(tenant, m) for m in tenant.models]
+        compiled = [compiled_model(tenant, m) for m in tenant.models]
         per_model = [m.objects for m in compiled]
         notes += [note for m in compiled for note in m.notes] + egress_notes(tenant)
         served = [o for group in per_model for o in group]

@@ -62,9 +62,13 @@ def primary_model(tenant: TenantFields, model: TenantModel) -> ServeModel:
     )
 
 
-def model_objects(tenant: TenantFields, model: TenantModel) -> Manifests:
-    """Primary objects, then the standby Service and Deployment (and placeholders), with the
-    primary server's notes, each naming the tenant and model."""
+def model_objects(tenant: TenantFields, model: TenantModel) -> list[Obj]:
+    """Primary objects, then the standby Service and Deployment (and placeholders)."""
+    return compiled_model(tenant, model).objects
+
+
+def compiled_model(tenant: TenantFields, model: TenantModel) -> Manifests:
+    """`model_objects`, with the primary server's notes, each naming the tenant and model."""
     svc = primary_model(tenant, model)
     primary = svc.compile()
     level = tenant.tier.standby_level
