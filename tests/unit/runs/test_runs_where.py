@@ -172,3 +172,17 @@ def test_rdma_needs_no_device_injector() -> None:
     setup = ClusterSetup(capacity=[Capacity(accelerator=Accelerator("h200", count=8))],
                          teams=[Team(name="team-a", quota={"h200": 16})])  # fmt: skip
     assert not [o for o in setup.compile().objects if o["metadata"]["name"] == "device-injector"]
+
+
+def test_a_setup_preview_with_pools_says_where_the_pods_land() -> None:
+    pool = NodePool.for_accelerator(Accelerator("l4"), name="l4", max_nodes=2)
+    setup = ClusterSetup(capacity=Capacity.from_node_pools([pool]),
+                         teams=[Team(name="team-a", quota={"l4": 8})])  # fmt: skip
+    job = TrainingJob(name="ft", image="i", command=["x"], namespace="team-a", queue="team-a",
+                      accelerator=Accelerator("l4"), nodes=2, stateless=True)  # fmt: skip
+    answer = setup.preview(job, [pool])
+    assert answer.verdict.value == "fits now"
+    assert answer.sentence.endswith("its pods fit nodes of pool l4.")
+    small = NodePool.for_accelerator(Accelerator("l4"), name="l4")
+    assert setup.preview(job, [small]).sentence.startswith("Never runs: ")
+    assert answer.sentence.startswith(setup.preview(job).sentence)
