@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from gkeml_sdk.core.objects import Obj, ObjView, name
 from gkeml_sdk.hardware.dra import KUEUE_DEVICE_CLASSES
-from gkeml_sdk.scheduling.gke_nodes import PoolNodes, pool_nodes
 from gkeml_sdk.hardware.manifests import DEVICES_PREFIX, NRI_SOCKET_DIR
 from gkeml_sdk.hardware.pool_facts import DRIVER_LABEL
 from gkeml_sdk.runs.explain.admission import tolerates
@@ -21,6 +20,7 @@ from gkeml_sdk.runs.explain.explanation import Verdict
 from gkeml_sdk.runs.explain.flavor_choice import landing_flavor
 from gkeml_sdk.runs.explain.offline import queues_of
 from gkeml_sdk.runs.explain.preview import preview
+from gkeml_sdk.scheduling.gke_nodes import PoolNodes, pool_nodes
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
