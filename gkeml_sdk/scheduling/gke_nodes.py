@@ -54,6 +54,7 @@ class PoolNodes:
     driver: bool = True
     gpus: int = 0
     max_nodes: int = 1
+    never: str = ""  # why GKE can never create these nodes, if it cannot
 
 
 def pool_nodes(pool: ObjView, workload_policies: Mapping[str, str] | None = None) -> PoolNodes:
@@ -84,9 +85,14 @@ def pool_nodes(pool: ObjView, workload_policies: Mapping[str, str] | None = None
     allocatable: dict[str, int] = {}
     devices: dict[str, int] = {}
     driver, count = True, 0
+    never = ""
     for acc in config.get("accelerators") or []:
         row = gpus.gpu(str(acc.get("acceleratorType")))
         count = int(acc.get("acceleratorCount") or 0)
+        sold = row.machine_named(machine, count)
+        if sold is not None and not sold.on_demand and not config.get("spot"):
+            if not config.get("flexStart"):
+                never = f"{machine} is sold only as Spot or flex-start, and the pool is neither"
         labels[row.selector_label] = row.label
         labels.update(row.arch_labels)
         version = str((acc.get("gpuDriverInstallationConfig") or {}).get("gpuDriverVersion"))
@@ -116,7 +122,8 @@ def pool_nodes(pool: ObjView, workload_policies: Mapping[str, str] | None = None
     _tpu_labels(pool, machine, (workload_policies or {}).get(policy, ""), labels, allocatable)
     most = int((pool.get("autoscaling") or {}).get("totalMaxNodeCount") or 0)
     return PoolNodes(str(pool.get("name") or ""), labels, tuple(taints), allocatable, devices,
-                     driver, count, max(most, int(pool.get("initialNodeCount") or 0)))  # fmt: skip
+                     driver, count, max(most, int(pool.get("initialNodeCount") or 0)),
+                     never)  # fmt: skip
 
 
 def _tpu_labels(

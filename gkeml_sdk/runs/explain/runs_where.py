@@ -218,6 +218,8 @@ def _fits(
 ) -> tuple[int, str, int]:
     """(how far the pod got, why it does not fit this pool's nodes, pods per node); `devices`:
     the pod asks GKE's NRI device injector for host devices."""
+    if node.never:
+        return 0, f"GKE can never create its nodes: {node.never}", 0
     why = _selects(pod, node.labels)
     if why:
         return 0, why, 0

@@ -186,3 +186,25 @@ def test_a_setup_preview_with_pools_says_where_the_pods_land() -> None:
     small = NodePool.for_accelerator(Accelerator("l4"), name="l4")
     assert setup.preview(job, [small]).sentence.startswith("Never runs: ")
     assert answer.sentence.startswith(setup.preview(job).sentence)
+
+
+def test_a_pool_of_machines_not_sold_on_demand_never_gets_nodes() -> None:
+    # What main compiled for an H100 MIG pool: an on-demand a3-highgpu-1g.
+    request = {"name": "mig", "config": {"machineType": "a3-highgpu-1g", "accelerators": [
+        {"acceleratorCount": "1", "acceleratorType": "nvidia-h100-80gb",
+         "gpuPartitionSize": "1g.10gb",
+         "gpuDriverInstallationConfig": {"gpuDriverVersion": "LATEST"}}],
+        "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]},
+        "autoscaling": {"totalMaxNodeCount": 1}}  # fmt: skip
+    setup = ClusterSetup(capacity=[Capacity(accelerator=Accelerator("h100", mig="1g.10gb"))],
+                         teams=[Team(name="team-a", quota={"h100-1g-10gb": 8})])  # fmt: skip
+    job = TrainingJob(name="ft", image="i", command=["x"], namespace="team-a", queue="team-a",
+                      accelerator=Accelerator("h100", mig="1g.10gb"), stateless=True)  # fmt: skip
+    m = job.compile()
+    answer = where_it_runs(setup.compile().objects, [request], m.objects, workload=m.workload)
+    assert not answer.runs
+    assert "a3-highgpu-1g is sold only as Spot or flex-start, and the pool is neither" in (
+        answer.reason
+    )
+    spot = {**request, "config": {**request["config"], "spot": True, "taints": []}}
+    assert where_it_runs(setup.compile().objects, [spot], m.objects, workload=m.workload).runs
