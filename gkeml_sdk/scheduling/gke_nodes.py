@@ -90,9 +90,9 @@ def pool_nodes(pool: ObjView, workload_policies: Mapping[str, str] | None = None
         row = gpus.gpu(str(acc.get("acceleratorType")))
         count = int(acc.get("acceleratorCount") or 0)
         sold = row.machine_named(machine, count)
-        if sold is not None and not sold.on_demand and not config.get("spot"):
-            if not config.get("flexStart"):
-                never = f"{machine} is sold only as Spot or flex-start, and the pool is neither"
+        on_demand = not config.get("spot") and not config.get("flexStart")
+        if sold is not None and not sold.on_demand and on_demand:
+            never = f"{machine} is sold only as Spot or flex-start, and the pool is neither"
         labels[row.selector_label] = row.label
         labels.update(row.arch_labels)
         version = str((acc.get("gpuDriverInstallationConfig") or {}).get("gpuDriverVersion"))
