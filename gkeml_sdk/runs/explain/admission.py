@@ -197,6 +197,13 @@ def _mismatch(
 
 
 def tolerates(toleration: ObjView, taint: ObjView) -> bool:
+    """Whether a pod's `toleration` tolerates a node's `taint` (Kubernetes' matching rules).
+
+    Example:
+        >>> tolerates({"key": "nvidia.com/gpu", "operator": "Exists"},
+        ...           {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"})
+        True
+    """
     if toleration.get("effect") and toleration.get("effect") != taint.get("effect"):
         return False
     if toleration.get("operator") == "Exists":
