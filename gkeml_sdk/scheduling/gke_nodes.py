@@ -20,6 +20,10 @@ from gkeml_sdk.hardware.pool_facts import (
 )
 from gkeml_sdk.scheduling.catalog import FLEX_START_LABEL, QUEUED_LABEL, QUEUED_TAINT_KEY
 from gkeml_sdk.scheduling.spot import SPOT_LABEL
+from gkeml_sdk.scheduling.topology import LEVELS
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"  # every node carries its own name
+NODE_OWN_VALUE = "(each node's own)"
 
 # GKE's label values per GPUDriverInstallationConfig and GPUSharingConfig enum name (the
 # how-to pages' lowercase spellings; see gpu_labels.SHARING_LABEL_VALUES for the other case).
@@ -113,6 +117,11 @@ def pool_nodes(pool: ObjView, workload_policies: Mapping[str, str] | None = None
             labels[gpu_labels.MAX_SHARED_CLIENTS_LABEL] = str(clients)
             units *= clients
         allocatable[row.resource] = units
+    if gpus.carries_topology(machine):
+        # GKE labels A3-and-newer nodes with their block, sub-block and host; the values are
+        # each node's own, so only their presence is known here.
+        labels.update({label: NODE_OWN_VALUE for _, label in LEVELS})
+    labels.setdefault(HOSTNAME_LABEL, NODE_OWN_VALUE)
     labels.update(config.get("labels") or {})
     if labels.get(NO_DEVICE_PLUGIN_LABEL) == "true":
         allocatable.pop(gpu_labels.GPU_RESOURCE, None)

@@ -21,6 +21,7 @@ from gkeml_sdk.runs.explain.flavor_choice import landing_flavor
 from gkeml_sdk.runs.explain.offline import queues_of
 from gkeml_sdk.runs.explain.preview import preview
 from gkeml_sdk.scheduling.gke_nodes import PoolNodes, pool_nodes
+from gkeml_sdk.scheduling.topology import PREFERRED_ANNOTATION, REQUIRED_ANNOTATION
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
@@ -86,7 +87,11 @@ def where_it_runs(
             return WhereItRuns(False, found.sentence)
         flavor_name = landing_flavor(kueue_view, queues) or ""
         flavor = queues.flavors.get(flavor_name) or {}
+        why = _topology_missing(spec, flavor_name, flavor, setup_objects)
+        if why:
+            return WhereItRuns(False, why)
     nodes = [pool_nodes(p, workload_policies) for p in pools]
+    levels = _topology_levels(setup_objects, flavor)
     installers = [o for o in setup_objects if o.get("kind") == "DaemonSet"]
     placed: list[str] = []
     for pod_set in spec.get("podSets") or []:
@@ -95,6 +100,9 @@ def where_it_runs(
         annotations = (template.get("metadata") or {}).get("annotations") or {}
         devices = any(k.startswith(DEVICES_PREFIX) for k in annotations)
         count = int(pod_set.get("count", 1))
+        if levels:  # a flavor with a Topology only takes nodes that carry its levels
+            exists = [{"key": label, "operator": "Exists"} for label in levels]
+            pod = {**pod, "affinity": _with_required(pod, exists)}
         where, why = _place(pod, count, nodes, templates, installers, devices)
         if why:
             head = f"Kueue admits it on flavor {flavor_name}, but" if flavor_name else "But"
@@ -111,6 +119,40 @@ def where_it_runs(
     return WhereItRuns(
         True, f"{admits} pods fit nodes of pool {', '.join(placed)}.", flavor_name, tuple(placed)
     )
+
+
+def _topology_missing(
+    spec: ObjView, flavor_name: str, flavor: ObjView, setup: list[ObjView]
+) -> str:
+    """Why Kueue's Topology-Aware Scheduling cannot place pod sets that ask for a topology
+    (kueue.x-k8s.io/podset-required/preferred-topology): the flavor names no Topology, or the
+    Topology is missing."""
+    asked = [
+        key
+        for pod_set in spec.get("podSets") or []
+        for key in ((pod_set.get("template") or {}).get("metadata") or {}).get("annotations") or {}
+        if key in (REQUIRED_ANNOTATION, PREFERRED_ANNOTATION)
+    ]
+    if not asked or not flavor_name:
+        return ""
+    topology = str((flavor.get("spec") or {}).get("topologyName") or "")
+    if not topology:
+        return (
+            f"Never admitted: the pods ask {asked[0]}, and flavor {flavor_name} names no "
+            "Topology, so Kueue's Topology-Aware Scheduling cannot place them. Offer the "
+            "capacity with topology=True (nodes of A3 and newer carry GKE's topology labels)"
+        )
+    if not any(o.get("kind") == "Topology" and name(o) == topology for o in setup):
+        return f"Never admitted: flavor {flavor_name} names Topology {topology}, which is missing."
+    return ""
+
+
+def _topology_levels(setup: list[ObjView], flavor: ObjView) -> list[str]:
+    """Node labels of the levels of the flavor's Topology (every node must carry them)."""
+    topology = str((flavor.get("spec") or {}).get("topologyName") or "")
+    found = [o for o in setup if o.get("kind") == "Topology" and name(o) == topology]
+    levels = ((found[0].get("spec") or {}).get("levels") or []) if found else []
+    return [str(level.get("nodeLabel")) for level in levels]
 
 
 def _workload_of(main: ObjView) -> Obj:
@@ -132,6 +174,18 @@ def _workload_of(main: ObjView) -> Obj:
     if queue:
         out["spec"]["queueName"] = queue
     return out
+
+
+def _with_required(pod: ObjView, expressions: list[Obj]) -> Obj:
+    """The pod's affinity with `expressions` added to each required node selector term."""
+    affinity = copy.deepcopy(dict(pod.get("affinity") or {}))
+    node = affinity.setdefault("nodeAffinity", {})
+    required = node.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
+    terms = required.get("nodeSelectorTerms") or [{}]
+    required["nodeSelectorTerms"] = [
+        {**t, "matchExpressions": [*(t.get("matchExpressions") or []), *expressions]} for t in terms
+    ]
+    return affinity
 
 
 def _claims(pod_spec: ObjView, templates: Mapping[str, ObjView]) -> list[tuple[str, int]]:

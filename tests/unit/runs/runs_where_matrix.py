@@ -22,6 +22,7 @@ TRAINING_MODES = (("standard", False, "standard"), ("spot", True, "standard"),
 SERVING_MODES = (("standard", False, "standard"), ("spot", True, "standard"))
 SERVED = "TinyLlama/TinyLlama-1.1B-Chat-v1.0"  # small enough for one MIG slice or GPU share
 NAMESPACE = "team-a"
+JOB_ARGS = {"nodes", "placement"}  # the job's, not the hardware's
 # What the setup's DRA note has the admin apply: NVIDIA's driver installer DaemonSet, reduced
 # to what placement reads. It targets GPU nodes without GKE's driver label (gke-facts 2.1:
 # container-engine-accelerators nvidia-driver-installer/cos/daemonset-preloaded.yaml).
@@ -58,6 +59,8 @@ def hardware_rows() -> Iterator[tuple[str, str, dict[str, Any]]]:
             yield f"{row.key} x{count}", "devices", {"model": row.key, "count": count}
             yield f"{row.key} x{count} 2 nodes", "devices", {"model": row.key, "count": count,
                                                              "nodes": 2}  # fmt: skip
+            args = {"model": row.key, "count": count, "nodes": 2, "placement": "compact"}
+            yield f"{row.key} x{count} 2 nodes compact", "devices", args
         for profile, _ in row.mig_profiles:
             yield f"{row.key} mig {profile}", "mig", {"model": row.key, "mig": profile}
         for sharing in ("time-sharing", "mps"):
@@ -80,7 +83,7 @@ def hardware_rows() -> Iterator[tuple[str, str, dict[str, Any]]]:
 
 
 def _hardware(args: dict[str, Any]) -> Accelerator | TpuSlice:
-    args = {k: v for k, v in args.items() if k != "nodes"}
+    args = {k: v for k, v in args.items() if k not in JOB_ARGS}
     if "tpu" in args:
         rest = {k: v for k, v in args.items() if k not in ("tpu", "topology")}
         return TpuSlice(args["tpu"], args["topology"], **rest)
@@ -107,7 +110,7 @@ def judge(kind: str, args: dict[str, Any], spot: bool, provisioning: str) -> tup
                 name="cell", image="img", command=["python", "train.py"], accelerator=hardware,
                 spot=spot, provisioning=provisioning, namespace=NAMESPACE, stateless=True,
                 queue=Team(name=NAMESPACE).queue(mode),
-                **{k: v for k, v in args.items() if k == "nodes"},
+                **{k: v for k, v in args.items() if k in JOB_ARGS},
             )  # fmt: skip
         else:
             job = ServeModel(
@@ -118,7 +121,8 @@ def judge(kind: str, args: dict[str, Any], spot: bool, provisioning: str) -> tup
         if pods > 1:
             pool_options["max_nodes"] = pods
         pool = NodePool.for_accelerator(hardware, name="pool", **pool_options)
-        capacity = Capacity.from_node_pools([pool])
+        # Topology-aware placement needs a capacity that serves Kueue's TAS (topology=True).
+        capacity = Capacity.from_node_pools([pool], topology="placement" in args)
         quota = {c.name: 1000 for c in capacity}
         setup = ClusterSetup(capacity=capacity, teams=[Team(name=NAMESPACE, quota=quota)])
         manifests = job.compile()
@@ -141,7 +145,7 @@ def cells() -> list[Cell]:
     for label, allocation, args in hardware_rows():
         serving = allocation not in ("tpu", "dra")
         for kind, modes in (("training", TRAINING_MODES), ("serving", SERVING_MODES)):
-            if kind == "serving" and (not serving or "nodes" in args):
+            if kind == "serving" and (not serving or set(args) & JOB_ARGS):
                 continue
             for mode, spot, provisioning in modes:
                 outcome, why = judge(kind, args, spot, provisioning)

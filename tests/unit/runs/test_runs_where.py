@@ -208,3 +208,26 @@ def test_a_pool_of_machines_not_sold_on_demand_never_gets_nodes() -> None:
     )
     spot = {**request, "config": {**request["config"], "spot": True, "taints": []}}
     assert where_it_runs(setup.compile().objects, [spot], m.objects, workload=m.workload).runs
+
+
+def test_topology_aware_placement_needs_a_flavor_with_a_topology_and_nodes_with_its_levels() -> (
+    None
+):
+    h100 = Accelerator("h100", count=8)
+    job = TrainingJob(name="ft", image="i", command=["x"], namespace="team-a", queue="team-a",
+                      accelerator=h100, nodes=2, placement="compact", stateless=True)  # fmt: skip
+    m = job.compile()
+    pool = NodePool.for_accelerator(h100, name="h100", max_nodes=2)
+
+    def answer(topology: bool, pools: list[NodePool]) -> str:
+        setup = ClusterSetup(capacity=Capacity.from_node_pools([pool], topology=topology),
+                             teams=[Team(name="team-a", quota={"h100": 16})])  # fmt: skip
+        requests = [r for p in pools for r in p.to_dict()["nodePools"]]
+        return where_it_runs(setup.compile().objects, requests, m.objects,
+                             workload=m.workload).reason  # fmt: skip
+
+    assert "flavor h100-standard names no Topology" in answer(False, [pool])
+    assert answer(True, [pool]).endswith("fit nodes of pool h100.")
+    # An A3 Edge pool: the same GPU and labels, but no GCE topology labels on its nodes.
+    edge = NodePool.for_accelerator(h100, name="edge", machine_type="a3-edgegpu-8g", max_nodes=2)
+    assert "cloud.google.com/gce-topology-block=(unset)" in answer(True, [edge])
