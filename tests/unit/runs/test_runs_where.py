@@ -12,6 +12,7 @@ from gkeml_sdk import Accelerator, ClusterSetup, NodePool, Team, TrainingJob
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.runs.explain.runs_where import where_it_runs
 from gkeml_sdk.setup.capacity_model import Capacity
+from tests.schemas import validate_object
 from tests.unit.runs.runs_where_matrix import DRIVER_INSTALLER, Cell, cells, judge, table
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "what-runs-where.md"
@@ -71,6 +72,8 @@ def test_dra_pool_turns_the_device_plugin_off_and_the_dra_driver_on() -> None:
 def test_dra_claims_are_admitted_against_quota_for_the_claimed_devices() -> None:
     pool = NodePool.for_accelerator(Accelerator("l4", allocation="dra"), name="l4")
     setup, pools = _dra_cluster(pool)
+    for obj in setup:  # Kueue's CRDs take the claimed devices' quota resource
+        validate_object(obj)
     (cq,) = [o for o in setup if o["kind"] == "ClusterQueue"]
     group = cq["spec"]["resourceGroups"][0]
     assert "gpu.nvidia.com" in group["coveredResources"]
