@@ -7,10 +7,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gkeml_sdk import ClusterSetup, Preview, TrainingJob, load_specs
+from gkeml_sdk import ClusterSetup, Preview, TrainingJob, load_node_pools, load_specs
 from gkeml_sdk.cli.run_commands import add_connection_options, client_of
 from gkeml_sdk.errors import SpecError
-from gkeml_sdk.nodepools.pool_file import load_node_pools
 
 
 def register(commands: Any) -> None:
