@@ -57,8 +57,7 @@ def where_it_runs(
     `device_classes`: Kueue's `resources.deviceClassMappings` (DeviceClass -> quota resource).
 
     Example:
-        >>> from gkeml_sdk import Accelerator, ClusterSetup, NodePool, Team, TrainingJob
-        >>> from gkeml_sdk.setup.capacity_model import Capacity
+        >>> from gkeml_sdk import Accelerator, Capacity, ClusterSetup, NodePool, Team, TrainingJob
         >>> pool = NodePool(name="l4", hardware=Accelerator("l4"), spot=True)
         >>> setup = ClusterSetup(capacity=Capacity.from_node_pools([pool]),
         ...                      teams=[Team(name="a", quota={"l4": 4})])
