@@ -22,7 +22,8 @@ TRAINING_MODES = (("standard", False, "standard"), ("spot", True, "standard"),
 SERVING_MODES = (("standard", False, "standard"), ("spot", True, "standard"))
 SERVED = "TinyLlama/TinyLlama-1.1B-Chat-v1.0"  # small enough for one MIG slice or GPU share
 NAMESPACE = "team-a"
-JOB_ARGS = {"nodes", "placement"}  # the job's, not the hardware's
+JOB_ARGS = {"nodes", "placement", "served"}  # the job's, not the hardware's
+LARGE = "meta-llama/Llama-3.1-405B-Instruct"  # more than one node of any GPU row
 # What the setup's DRA note has the admin apply: NVIDIA's driver installer DaemonSet, reduced
 # to what placement reads. It targets GPU nodes without GKE's driver label (gke-facts 2.1:
 # container-engine-accelerators nvidia-driver-installer/cos/daemonset-preloaded.yaml).
@@ -72,6 +73,9 @@ def hardware_rows() -> Iterator[tuple[str, str, dict[str, Any]]]:
         for profile, _ in row.mig_profiles[:1]:
             args = {"model": row.key, "mig": profile, "allocation": "dra"}
             yield f"{row.key} mig {profile} dra", "dra", args
+        # Serving only: a model too large for one node, served by a LeaderWorkerSet group.
+        args = {"model": row.key, "count": row.max_gpus_per_node, "served": LARGE}
+        yield f"{row.key} x{row.max_gpus_per_node} {LARGE}", "multi-node", args
     for gen in TPUS:
         shapes = [t for t, _, _ in gen.single_host] + list(gen.multi_host_fixed)[:2]
         for topology in shapes:
@@ -114,10 +118,11 @@ def judge(kind: str, args: dict[str, Any], spot: bool, provisioning: str) -> tup
             )  # fmt: skip
         else:
             job = ServeModel(
-                name="cell", model=SERVED, accelerator=hardware, spot=spot, namespace=NAMESPACE,
-                queue=Team(name=NAMESPACE).queue(mode),
+                name="cell", model=args.get("served", SERVED), accelerator=hardware, spot=spot,
+                namespace=NAMESPACE, queue=Team(name=NAMESPACE).queue(mode), hf_token_secret="hf",
             )  # fmt: skip
-        pods = 1 if isinstance(hardware, TpuSlice) else max(1, getattr(job, "nodes", 1))
+        pods = 1 if isinstance(hardware, TpuSlice) else getattr(job, "nodes", None)
+        pods = pods or job.fit.pods  # a model server's replica group
         if pods > 1:
             pool_options["max_nodes"] = pods
         pool = NodePool.for_accelerator(hardware, name="pool", **pool_options)
@@ -145,7 +150,9 @@ def cells() -> list[Cell]:
     for label, allocation, args in hardware_rows():
         serving = allocation not in ("tpu", "dra")
         for kind, modes in (("training", TRAINING_MODES), ("serving", SERVING_MODES)):
-            if kind == "serving" and (not serving or set(args) & JOB_ARGS):
+            if kind == "serving" and (not serving or set(args) & {"nodes", "placement"}):
+                continue
+            if kind == "training" and "served" in args:
                 continue
             for mode, spot, provisioning in modes:
                 outcome, why = judge(kind, args, spot, provisioning)
