@@ -75,6 +75,8 @@ _EXPORTS = {
     "Category": "gkeml_sdk.runs.explain.explanation",
     "Preview": "gkeml_sdk.runs.explain.explanation",
     "Verdict": "gkeml_sdk.runs.explain.explanation",
+    "where_it_runs": "gkeml_sdk.runs.explain.runs_where",
+    "WhereItRuns": "gkeml_sdk.runs.explain.runs_where",
     "GkemlError": "gkeml_sdk.errors",
     "SpecError": "gkeml_sdk.errors",
     "ConfigError": "gkeml_sdk.errors",
@@ -155,6 +157,7 @@ __all__ = [
     "TrainingJob",
     "Transition",
     "Verdict",
+    "WhereItRuns",
     "WorkerCluster",
     "__version__",
     "compile_tenants",
@@ -168,6 +171,7 @@ __all__ = [
     "run_controller",
     "runs_html",
     "tpu_generations",
+    "where_it_runs",
 ]
 
 if TYPE_CHECKING:
@@ -210,6 +214,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.pricing.catalog import PriceBook
     from gkeml_sdk.pricing.model import CostEstimate
     from gkeml_sdk.runs.explain.explanation import Category, Evidence, Explanation, Preview, Verdict
+    from gkeml_sdk.runs.explain.runs_where import WhereItRuns, where_it_runs
     from gkeml_sdk.runs.handle import (
         FailureCause,
         Run,

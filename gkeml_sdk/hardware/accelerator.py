@@ -17,6 +17,7 @@ from gkeml_sdk.hardware.gpu_fields import GpuFields
 from gkeml_sdk.hardware.pool_shape import PoolShape
 from gkeml_sdk.hardware.protocol import Billing, toleration
 from gkeml_sdk.hardware.rules import check_mig, check_on_demand, check_sharing, check_whole_count
+from gkeml_sdk.hardware.sharing import mps_env, sharing_notes
 
 if TYPE_CHECKING:
     from gkeml_sdk.core.environment import WorkerValue
@@ -140,6 +141,11 @@ class Accelerator(GpuFields):
         return self.sharing == "mps"
 
     @property
+    def host_network(self) -> bool:
+        """GPU pods keep the pod network (GPUDirect adds interfaces instead)."""
+        return False
+
+    @property
     def shared_memory(self) -> bool:
         """Whether the GPU's workloads need a large /dev/shm (the row says)."""
         return self.gpu.shared_memory
@@ -153,8 +159,7 @@ class Accelerator(GpuFields):
         """The GPU model's label (Arm nodes: and arch), and the MIG partition size."""
         row = self.gpu
         selector = {row.selector_label: row.label, **row.arch_labels}
-        # GKE labels partitions it made itself; with DRA the driver's MIG instances are claimed.
-        if self.mig and self.allocation != "dra":
+        if self.mig:
             selector[gpu_labels.PARTITION_LABEL] = self.mig
         return selector
 
@@ -204,6 +209,14 @@ class Accelerator(GpuFields):
     def worker_env(self) -> tuple[tuple[str, WorkerValue], ...]:
         """No variables: CUDA finds its devices."""
         return ()
+
+    def fixed_env(self) -> dict[str, str]:
+        """MPS clients' thread and memory limits (`hardware.sharing.mps_env`)."""
+        return mps_env(self)
+
+    def notes(self) -> list[str]:
+        """What clients of a shared GPU risk (`hardware.sharing.sharing_notes`)."""
+        return sharing_notes(self)
 
     def pool_shape(self) -> PoolShape:
         """The node pool these GPUs need: machine type and accelerator config (PoolHardware).

@@ -14,7 +14,10 @@ from gkeml_sdk.hardware.gpu_fields import Allocation
 if TYPE_CHECKING:
     from gkeml_sdk.hardware.gpu_fields import GpuFields
 GPU_CLASS = "gpu.nvidia.com"
-MIG_CLASS = "mig.nvidia.com"
+# The Kueue configuration `resources.deviceClassMappings` gkeml setup asks for: DeviceClass ->
+# the quota resource ClusterQueues cover (Kueue charges each request's `count` to it; Kueue
+# docs "Dynamic Resource Allocation", kueue apis/config/v1beta2 DeviceClassMapping).
+KUEUE_DEVICE_CLASSES = {GPU_CLASS: GPU_CLASS}
 _ATTRS = "device.attributes['gpu.nvidia.com']"
 # NVML reports a little less memory than the marketing size (an H100 80GB shows ~79.6 GiB).
 _MEMORY_MARGIN = 0.85
@@ -39,19 +42,16 @@ class DeviceRequest:
 
 
 def gpu_requests(acc: GpuFields) -> tuple[DeviceRequest, ...]:
-    """What a pod of `acc` claims through DRA: whole GPUs of the model, or MIG instances of
-    the profile; nothing for the device plugin.
+    """What a pod of `acc` claims through DRA: whole GPUs of the model (MIG is refused with
+    DRA); nothing for the device plugin.
 
     Example:
         >>> from gkeml_sdk.hardware.accelerator import Accelerator
-        >>> gpu_requests(Accelerator("a100-80gb", mig="1g.10gb", allocation="dra"))[0].selectors
-        ("device.attributes['gpu.nvidia.com'].profile == '1g.10gb'",)
+        >>> gpu_requests(Accelerator("l4", allocation="dra"))[0].selectors[0]
+        "device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA L4')"
     """
     if acc.allocation != "dra":
         return ()
-    if acc.mig is not None:
-        selector = f"{_ATTRS}.profile == '{acc.mig}'"
-        return (DeviceRequest("gpu", MIG_CLASS, (selector,), acc.count),)
     row = acc.gpu
     floor = int(row.memory_gb * _MEMORY_MARGIN)
     memory = f"device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('{floor}Gi')) >= 0"
@@ -69,6 +69,14 @@ def check_dra(acc: GpuFields) -> None:
             rule="GKE's GPU time-sharing and MPS are node pool features of the device plugin; "
             "GKE does not support them with DRA",
             fix="allocation='device-plugin' to share GPUs, or drop sharing",
+            field="allocation",
+        )
+    if acc.mig is not None:
+        raise fail(
+            f"allocation='dra' with mig={acc.mig!r}",
+            rule="GKE does not support MIG partitions (gpu_partition_size) on DRA node pools, "
+            "and GKE documents no other way to make MIG instances for NVIDIA's DRA driver",
+            fix="allocation='device-plugin' for MIG slices, or whole GPUs with DRA",
             field="allocation",
         )
     if acc.gpu.arch == "arm64":

@@ -56,10 +56,7 @@ class GpuFields(SpecModel):
 
     @property
     def on_demand_offered(self) -> bool:
-        """False when the node's machine type is sold only as Spot or flex-start. MIG and
-        shared GPUs without a machine_type may use any of the GPU's shapes, so they have one."""
-        if self.machine_type is None and (self.mig is not None or self.sharing is not None):
-            return any(m.on_demand for m in self.gpu.machine_types)
+        """False when the node's machine type is sold only as Spot or flex-start."""
         return self.node_machine.on_demand
 
     @property
@@ -77,4 +74,7 @@ class GpuFields(SpecModel):
                 return found
         if self.mig is None and self.sharing is None and self.count in row.counts:
             return row.machine_for(self.count)
-        return row.machine_for(row.counts[0])
+        # MIG slices and shared GPUs fit any of the GPU's machines: the smallest one sold in
+        # every mode, so the pool exists on-demand too (A3 High below 8 GPUs is Spot or
+        # flex-start only: Compute Engine "GPU machine types").
+        return next((m for m in row.machine_types if m.on_demand), row.machine_for(row.counts[0]))

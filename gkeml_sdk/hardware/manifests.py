@@ -13,6 +13,11 @@ from gkeml_sdk.hardware.network_row import NetworkStack
 DEFAULT_INTERFACE = "networking.gke.io/default-interface"
 INTERFACES = "networking.gke.io/interfaces"
 DEVICES_PREFIX = "devices.gke.io/container."
+# A pod on the node's network resolves cluster names only with this DNS policy (Kubernetes
+# "DNS for Services and Pods", Pod's DNS policy).
+HOST_NETWORK_DNS_POLICY = "ClusterFirstWithHostNet"
+# Where GKE's NRI device injector, which serves those annotations, reaches containerd's NRI.
+NRI_SOCKET_DIR = "/var/run/nri"
 
 
 def add_network(template: Obj, stack: NetworkStack | None, app: str) -> Obj:

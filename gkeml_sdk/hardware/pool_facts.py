@@ -21,3 +21,22 @@ POOL_NAME_MAX = 40
 
 # GPUSharingConfig.GPUSharingStrategy names, by `Accelerator(sharing=...)`.
 SHARING_ENUM = {"time-sharing": "TIME_SHARING", "mps": "MPS"}
+
+# Labels GKE puts on every node, and on GPU nodes whose driver it installs (absent with
+# INSTALLATION_DISABLED: the driver-installer DaemonSet targets exactly those nodes).
+NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
+DRIVER_LABEL = "cloud.google.com/gke-gpu-driver-version"
+# GPUs through DRA (GKE "Set up DRA", node pool section): the first label turns GKE's device
+# plugin off, the second matches the NVIDIA DRA kubelet plugin's node affinity, the third
+# lets GKE's cluster autoscaler model the pool's ResourceSlices (scale from zero).
+NO_DEVICE_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
+DRA_NODE_LABELS = {
+    NO_DEVICE_PLUGIN_LABEL: "true",
+    "nvidia.com/gpu.present": "true",
+    "cloud.google.com/gke-nvidia-gpu-dra-driver": "true",
+}
+
+# Kubelet graceful node shutdown on Spot nodes (NodeKubeletConfig.shutdown_grace_period_seconds,
+# "only valid for Spot VMs", 0, 30 or 120): GKE's default 30 s gives regular pods 15 s and
+# system-critical pods the last 15 s (GKE "Spot VMs": graceful termination).
+CRITICAL_PODS_SHUTDOWN_SECONDS = 15

@@ -66,6 +66,11 @@ class Hardware(Protocol):
         ...
 
     @property
+    def host_network(self) -> bool:
+        """True when pods run on the node's network (TPU multislice DCN traffic)."""
+        ...
+
+    @property
     def shared_memory(self) -> bool:
         """True when pods need a memory-backed /dev/shm larger than the container default."""
         ...
@@ -97,6 +102,14 @@ class Hardware(Protocol):
 
     def worker_env(self) -> tuple[tuple[str, WorkerValue], ...]:
         """Variables the hardware's runtime reads, each with what it carries."""
+        ...
+
+    def fixed_env(self) -> dict[str, str]:
+        """Variables with fixed values each container gets (MPS client limits)."""
+        ...
+
+    def notes(self) -> list[str]:
+        """What a job on this hardware should know (shared GPUs' risks), one sentence each."""
         ...
 
     def device_requests(self) -> tuple[DeviceRequest, ...]:
@@ -135,6 +148,7 @@ class CpuOnly:
     fixed_pods: int | None = None
     default_procs_per_node: int = 1
     host_ipc: bool = False
+    host_network: bool = False
     shared_memory: bool = False
     exclusive_topology: str | None = None
 
@@ -161,6 +175,14 @@ class CpuOnly:
     def worker_env(self) -> tuple[tuple[str, WorkerValue], ...]:
         """No variables."""
         return ()
+
+    def fixed_env(self) -> dict[str, str]:
+        """No variables."""
+        return {}
+
+    def notes(self) -> list[str]:
+        """Nothing to know."""
+        return []
 
     def device_requests(self) -> tuple[DeviceRequest, ...]:
         """No DRA claims."""

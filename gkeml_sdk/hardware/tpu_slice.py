@@ -190,6 +190,11 @@ class TpuSlice(SpecModel):
         return False
 
     @property
+    def host_network(self) -> bool:
+        """A multislice's pods use the node's network for their DCN traffic, as XPK runs them."""
+        return self.slices > 1
+
+    @property
     def shared_memory(self) -> bool:
         """TPU pods use the container's default /dev/shm."""
         return False
@@ -217,8 +222,9 @@ class TpuSlice(SpecModel):
         return {self.tpu.resource: self.chips_per_host}
 
     def ports(self) -> list[Obj]:
-        """The TPU runtime's ports."""
-        return [{"name": name, "containerPort": port} for name, port in self.tpu.ports]
+        """The TPU runtime's ports (and megascale's DCN port for a multislice)."""
+        ports = [*self.tpu.ports, *([self.tpu.dcn_port] if self.slices > 1 else [])]
+        return [{"name": name, "containerPort": port} for name, port in ports]
 
     def device_requests(self) -> tuple[DeviceRequest, ...]:
         """No DRA claims: chips come from GKE's TPU device plugin."""
@@ -228,6 +234,14 @@ class TpuSlice(SpecModel):
         """One slice lists its hosts; several find each other through megascale."""
         row = self.tpu
         return row.single_slice_env if self.slices == 1 else row.multislice_env
+
+    def fixed_env(self) -> dict[str, str]:
+        """No fixed variables."""
+        return {}
+
+    def notes(self) -> list[str]:
+        """Nothing beyond the slice's own rules."""
+        return []
 
     def check_provisioning(self, *, spot: bool) -> None:
         """TPU slices come on-demand and as Spot."""

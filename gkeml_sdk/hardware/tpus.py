@@ -20,6 +20,10 @@ TPU_TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
 TPU_RESOURCE = "google.com/tpu"
 TPU_TAINT_KEY = "google.com/tpu"
 TPU_PORTS = (8471, 8431)  # libtpu VM-to-VM traffic, TPU runtime metrics
+# Multislice traffic between slices crosses the data-centre network (DCN): XPK runs slice
+# pods on the node's network (hostNetwork with dnsPolicy ClusterFirstWithHostNet, so pod DNS
+# still resolves) and opens 8080 for megascale beside 8471 (xpk workload.py, docker_container.py).
+DCN_PORT = ("megascale", 8080)
 MULTISLICE_EXCLUSIVE_TOPOLOGY = "cloud.google.com/gke-nodepool"
 # What the TPU runtime reads on each VM: one slice lists its hosts; several slices
 # (multislice) find each other through megascale.
@@ -69,6 +73,7 @@ class TpuGeneration:
     # Each multi-host slice is one node pool: a Job whose pods straddled two would span two.
     slice_pool_label: str = MULTISLICE_EXCLUSIVE_TOPOLOGY
     ports: tuple[tuple[str, int], ...] = (("tpu-ici", TPU_PORTS[0]), ("tpu-metrics", TPU_PORTS[1]))
+    dcn_port: tuple[str, int] = DCN_PORT  # multislice only
     single_slice_env: tuple[tuple[str, WorkerValue], ...] = SINGLE_SLICE_ENV
     multislice_env: tuple[tuple[str, WorkerValue], ...] = MULTISLICE_ENV
     CHIPS_PER_MULTI_HOST_VM = 4

@@ -12,9 +12,10 @@ from gkeml_sdk.core.model import SpecModel
 from gkeml_sdk.hardware.choice import HardwareChoice
 from gkeml_sdk.hardware.network_row import NetworkStack
 from gkeml_sdk.hardware.network_stacks import machine_stack
-from gkeml_sdk.hardware.pool_facts import GpuDriver
+from gkeml_sdk.hardware.pool_facts import DRA_NODE_LABELS, GpuDriver
 from gkeml_sdk.hardware.pool_shape import PoolShape
 from gkeml_sdk.scheduling.catalog import Mode, ProvisioningMode, mode
+from gkeml_sdk.scheduling.reservation import reservation_of
 from gkeml_sdk.scheduling.rules import capacity_mode
 
 
@@ -88,9 +89,15 @@ class NodePoolFields(SpecModel):
     )
     gpu_driver: GpuDriver | None = Field(
         default=None,
-        description='GPU driver GKE installs ("latest", "default"); None: "latest" on GPUs.',
+        description='GPU driver GKE installs ("latest", "default"), or "disabled" (you apply '
+        'NVIDIA\'s driver installer); None: "latest", "disabled" for DRA (GKE requires it).',
     )
     max_run_seconds: int | None = Field(default=None, description="Run limit of flex-start VMs.")
+    shutdown_grace_seconds: Literal[30, 120] | None = Field(
+        default=None,
+        description="Spot nodes: how long a reclaimed node delays its shutdown for its pods "
+        "(kubelet graceful node shutdown; the last 15 s go to system pods); None: GKE's 30.",
+    )
     additional_networks: tuple[NodeNetwork, ...] = Field(
         default=(), description="Extra VPC networks of the nodes (GPUDirect NICs)."
     )
@@ -156,6 +163,22 @@ class NodePoolFields(SpecModel):
         """(min, max) nodes of each pool for the autoscaler."""
         fixed = self.shape.fixed_nodes
         return self.min_nodes, self.max_nodes or fixed or 1
+
+    @property
+    def driver(self) -> GpuDriver:
+        """The GPU driver setting the pool is created with (see `gpu_driver`)."""
+        if self.gpu_driver is not None:
+            return self.gpu_driver
+        return "disabled" if self.hardware.device_requests() else "latest"
+
+    @property
+    def node_labels(self) -> dict[str, str]:
+        """The Kubernetes labels of the nodes the request sets: a reservation's, DRA's (GKE's
+        device plugin off, NVIDIA's DRA kubelet plugin and GKE's autoscaler on), `labels`."""
+        found = reservation_of(self.reservation).node_labels() if self.reservation else {}
+        if self.hardware.device_requests():
+            found.update(DRA_NODE_LABELS)
+        return {**found, **self.labels}
 
     @property
     def single_zone(self) -> bool:

@@ -12,7 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.objects import Obj
-from gkeml_sdk.hardware.pool_facts import ACCELERATOR_TAINT_VALUE, GPU_DRIVER_ENUM, RESERVATION_KEY
+from gkeml_sdk.hardware.pool_facts import (
+    ACCELERATOR_TAINT_VALUE,
+    CRITICAL_PODS_SHUTDOWN_SECONDS,
+    GPU_DRIVER_ENUM,
+    RESERVATION_KEY,
+)
 from gkeml_sdk.scheduling.reservation import reservation_of
 
 if TYPE_CHECKING:
@@ -97,7 +102,7 @@ def _config(pool: NodePoolFields) -> Obj:
     return _fields(
         {
             "machineType": pool.node_machine_type,
-            "labels": dict(sorted({**_reservation_labels(pool), **pool.labels}.items())) or None,
+            "labels": dict(sorted(pool.node_labels.items())) or None,
             "accelerators": [_accelerator(pool)] if shape.accelerator_type is not None else [],
             "taints": taints,
             "reservationAffinity": _reservation(pool),
@@ -106,9 +111,20 @@ def _config(pool: NodePoolFields) -> Obj:
             "fastSocket": {"enabled": True} if stack is not None and stack.fast_socket else None,
             "gpuDirectConfig": {"gpuDirectStrategy": strategy} if strategy else None,
             "maxRunDuration": f"{seconds}s" if seconds is not None else None,
+            "kubeletConfig": _kubelet(pool),
             "flexStart": pool.provisioning != "standard",
         }
     )
+
+
+def _kubelet(pool: NodePoolFields) -> Obj | None:
+    grace = pool.shutdown_grace_seconds
+    if grace is None:
+        return None
+    return {
+        "shutdownGracePeriodSeconds": grace,
+        "shutdownGracePeriodCriticalPodsSeconds": CRITICAL_PODS_SHUTDOWN_SECONDS,
+    }
 
 
 def _accelerator(pool: NodePoolFields) -> Obj:
@@ -121,7 +137,7 @@ def _accelerator(pool: NodePoolFields) -> Obj:
                 "gpuSharingStrategy": shape.sharing_strategy,
             }
         )
-    driver = GPU_DRIVER_ENUM[pool.gpu_driver or "latest"]
+    driver = GPU_DRIVER_ENUM[pool.driver]
     return _fields(
         {
             "acceleratorCount": _int64(shape.accelerator_count),
@@ -161,11 +177,6 @@ def _network_config(pool: NodePoolFields, networks: list[Obj]) -> Obj | None:
     if pool.network_profile == "auto":
         return {"acceleratorNetworkProfile": "auto"}
     return {"additionalNodeNetworkConfigs": networks} if networks else None
-
-
-def _reservation_labels(pool: NodePoolFields) -> dict[str, str]:
-    # The node labels pods and Kueue's reservation flavor select, on the pool's own nodes.
-    return reservation_of(pool.reservation).node_labels() if pool.reservation else {}
 
 
 def _taint(key: str, value: str, effect: str = _NO_SCHEDULE) -> Obj:

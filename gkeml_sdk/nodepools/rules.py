@@ -11,7 +11,11 @@ from typing import TYPE_CHECKING
 from gkeml_sdk.core.model import DNS1035_LABEL, fail
 from gkeml_sdk.core.rules import check_int32, check_labels, check_name
 from gkeml_sdk.hardware import gpus
-from gkeml_sdk.hardware.pool_facts import POOL_NAME_MAX
+from gkeml_sdk.hardware.pool_facts import (
+    CRITICAL_PODS_SHUTDOWN_SECONDS,
+    DRIVER_LABEL,
+    POOL_NAME_MAX,
+)
 from gkeml_sdk.scheduling.catalog import DWS_MAX_RUN_SECONDS
 from gkeml_sdk.scheduling.reservation import reservation_of
 from gkeml_sdk.scheduling.rules import check_capacity_mode, check_run_limit
@@ -46,6 +50,21 @@ def check_pool(pool: NodePoolFields) -> None:
             fix="drop gpu_driver",
             field="gpu_driver",
         )
+    if pool.shutdown_grace_seconds is not None and not pool.spot:
+        raise fail(
+            f"shutdown_grace_seconds={pool.shutdown_grace_seconds} on a pool without Spot VMs",
+            rule="GKE sets the kubelet's graceful node shutdown period on Spot VMs only",
+            fix="spot=True, or drop shutdown_grace_seconds",
+            field="shutdown_grace_seconds",
+        )
+    if pool.hardware.device_requests() and pool.driver != "disabled":
+        raise fail(
+            f"gpu_driver={pool.gpu_driver!r} on a pool for {pool.hardware} (DRA)",
+            rule="GKE does not support its automatic GPU driver installation on DRA node "
+            "pools; NVIDIA's driver installer DaemonSet brings the driver there",
+            fix="gpu_driver='disabled' (or leave it unset)",
+            field="gpu_driver",
+        )
     _check_networks(pool)
 
 
@@ -63,6 +82,21 @@ def pool_notes(pool: NodePoolFields) -> list[str]:
                 "networks=... installs the NCCL plugin"
             )
         notes += stack.prerequisites
+    if pool.shape.accelerator_type is not None and pool.driver == "disabled":
+        notes.append(
+            "gpu_driver='disabled': GKE installs no GPU driver and its nodes carry no "
+            f"{DRIVER_LABEL} label; apply NVIDIA's driver installer DaemonSet, which targets "
+            "exactly those nodes (kubectl apply -f https://raw.githubusercontent.com/"
+            "GoogleCloudPlatform/container-engine-accelerators/master/nvidia-driver-installer/"
+            "cos/daemonset-preloaded.yaml), or no pod can use the GPUs"
+        )
+    if pool.shutdown_grace_seconds is not None:
+        pods = pool.shutdown_grace_seconds - CRITICAL_PODS_SHUTDOWN_SECONDS
+        notes.append(
+            f"a reclaimed Spot node gives its pods up to {pods} s to stop "
+            f"(terminationGracePeriodSeconds above that is cut short); GKE applies the "
+            "setting from control plane 1.35.0-gke.1171000"
+        )
     if pool.capacity_mode.gke_taints:
         notes.append(
             f"GKE taints queued-provisioning nodes with {pool.capacity_mode.taint_key}; only "

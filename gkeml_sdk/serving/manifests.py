@@ -190,7 +190,9 @@ def _parts(svc: ServeFields) -> list[tuple[ServeFields, str]]:
     mix = svc.spot_mix
     if mix is None:
         return [(svc, "")]
-    spot = svc.with_changes(spot=True)
+    # The Spot part alone may scale to zero: the floor's queue wakes it, which the parent's
+    # validation knew (serving.rules.check_wakes), so it is not validated again on its own.
+    spot = svc.model_copy(update={"spot": True})
     floor = svc.with_changes(spot=False, replicas=mix.on_demand_min)
     return [(spot, "spot"), (floor, "on-demand")]
 
@@ -345,12 +347,6 @@ def _to_zero_notes(svc: ServeFields, plan: ServePlan) -> list[str]:
         "KEDA (keda.sh/v1alpha1) must be installed, and the Managed Prometheus frontend "
         f"must answer at {svc.autoscaling.prometheus_address} for its queries",  # type: ignore[union-attr]
     ]
-    if svc.routing is None or svc.routing.via != "istio":
-        notes.append(
-            "with no replica running the engine exports no queue, so no request can wake the "
-            "server by itself: route it through Istio (routing=Routing(via='istio')), whose "
-            "request count wakes it, or wake it with handle.scale(1)"
-        )
     return notes
 
 

@@ -169,6 +169,7 @@ def check_deployment(svc: ServeFields) -> None:
             f"{svc.hf_token_key}=hf_...; then hf_token_secret='hf-token'",
             field="hf_token_secret",
         )
+    check_wakes(svc)
     routing = svc.routing
     if routing is None:
         return
@@ -186,6 +187,22 @@ def check_deployment(svc: ServeFields) -> None:
             rule="a service's routes include it as a backend",
             fix=f"add {svc.name!r} to a route's backends",
             field="routing",
+        )
+
+
+def check_wakes(svc: ServeFields) -> None:
+    """At zero replicas the engine exports no queue: only Istio's request count, or a SpotMix's
+    on-demand floor that keeps running, can wake a server that scales to zero."""
+    scaling, routing = svc.autoscaling, svc.routing
+    if scaling and scaling.to_zero and not svc.spot_mix and (not routing or routing.via != "istio"):
+        via = "no routing" if routing is None else f"routing via {routing.via}"
+        raise fail(
+            f"{svc.name}: Autoscaling(min=0) with {via}",
+            rule="at zero replicas KEDA's only signal is the request count Istio's sidecars "
+            "report; without it no request wakes the server",
+            fix="routing=Routing(via='istio'), spot=SpotMix(on_demand_min=1) (an on-demand "
+            "replica always runs), or Autoscaling(min=1, ...)",
+            field="replicas",
         )
 
 

@@ -152,12 +152,14 @@ def scaled_object(svc: ServeFields, fit: Fit, target_name: str = "") -> Obj:
 
     With Istio routing a second trigger counts the requests callers send to the Service:
     with no replica running the engine exports no queue at all, so only the caller's sidecar
-    sees the first request. Without it the service wakes only when scaled by hand.
+    sees the first request (`serving.rules.check_wakes` refuses scale to zero without it,
+    unless a SpotMix's on-demand floor keeps running).
 
     Example:
         >>> from gkeml_sdk import Accelerator, Autoscaling, ServeModel
         >>> svc = ServeModel(name="qa", model="Qwen/Qwen2.5-7B-Instruct",
-        ...     accelerator=Accelerator("l4"), replicas=Autoscaling(min=0, max=3))
+        ...     accelerator=Accelerator("l4"), replicas=Autoscaling(min=0, max=3),
+        ...     routing=Routing(via="istio"))
         >>> so = scaled_object(svc, svc.fit)
         >>> so["spec"]["minReplicaCount"], so["spec"]["triggers"][0]["metadata"]["query"]
         (0, 'sum(vllm:num_requests_waiting{namespace="default",job="qa"})')

@@ -45,6 +45,11 @@ class Team(SpecModel):
     memory: str = Field(
         default="10000Gi", description="Memory quota of the team's queues (a quantity)."
     )
+    ephemeral_storage: str = Field(
+        default="100000Gi",
+        description="Local disk quota of the team's queues (a quantity): model servers "
+        "request it for their weights cache.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -60,6 +65,7 @@ class Team(SpecModel):
             check_name("namespace", namespace, DNS1123_LABEL, 63)
         check_quantity("cpu", self.cpu)
         check_quantity("memory", self.memory)
+        check_quantity("ephemeral_storage", self.ephemeral_storage)
         numbers = {**self.quota, "borrowing_limit": self.borrowing_limit or 0}
         for key, value in numbers.items():
             if value < 0:

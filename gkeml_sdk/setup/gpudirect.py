@@ -12,6 +12,7 @@ from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import sdk_labels
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.hardware.gpu_labels import ACCELERATOR_LABEL
+from gkeml_sdk.hardware.manifests import NRI_SOCKET_DIR
 from gkeml_sdk.hardware.nccl_installers import NcclInstaller, installer
 from gkeml_sdk.hardware.network_row import NetworkStack
 from gkeml_sdk.hardware.network_stacks import machine_stack
@@ -23,6 +24,15 @@ if TYPE_CHECKING:
 ARCH_LABEL = "kubernetes.io/arch"
 HOST_STEP_IMAGE = "ubuntu:24.04"  # only runs nsenter into the node's namespaces
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+# GKE's NRI device injector: it enables NRI on the node and gives a container the host
+# devices its pod's devices.gke.io/container.<name> annotation lists, which the TCPX and
+# TCPXO daemons need (container-engine-accelerators nri_device_injector/, whose DaemonSet XPK's
+# `cluster create` applies): privileged, host network and PID, /dev and /var/run/nri mounted.
+DEVICE_INJECTOR = "device-injector"
+DEVICE_INJECTOR_IMAGE = (
+    "gcr.io/gke-release/nri-device-injector@sha256:"
+    "6e79483d52abdc28454bf186320b10a56b0f117a10e8d65d5c74dbb821a76970"
+)
 
 
 def capacity_stack(capacity: Capacity) -> NetworkStack | None:
@@ -39,7 +49,7 @@ def gpudirect_objects(setup: ClusterSetupFields) -> list[Obj]:
         >>> setup = ClusterSetup(capacity=[Capacity(accelerator=Accelerator("h100-mega",
         ...     count=8))], teams=[Team(name="a", quota={"h100-mega": 8})])
         >>> [(o["kind"], o["metadata"]["name"]) for o in gpudirect_objects(setup)]
-        [('DaemonSet', 'nccl-tcpxo-installer')]
+        [('DaemonSet', 'nccl-tcpxo-installer'), ('DaemonSet', 'device-injector')]
     """
     objects: list[Obj] = []
     installers: dict[str, NcclInstaller] = {}
@@ -57,7 +67,63 @@ def gpudirect_objects(setup: ClusterSetupFields) -> list[Obj]:
             installers.setdefault(row.name, row)
     if setup.nccl_installers:
         objects += [installer_daemonset(row) for row in installers.values()]
+    injected = sorted(
+        {label for c, stack in _stacks(setup) if stack.daemon and stack.daemon.devices
+         for label in _labels(c)}
+    )  # fmt: skip
+    if injected:
+        objects.append(device_injector_daemonset(injected))
     return objects
+
+
+def _stacks(setup: ClusterSetupFields) -> list[tuple[Capacity, NetworkStack]]:
+    found = [(c, capacity_stack(c)) for c in setup.capacity]
+    return [(c, s) for c, s in found if s is not None]
+
+
+def _labels(capacity: Capacity) -> list[str]:
+    return [v for k, v in capacity.accelerator.node_selector().items() if k == ACCELERATOR_LABEL]
+
+
+def device_injector_daemonset(accelerators: list[str]) -> Obj:
+    """GKE's NRI device injector on the nodes of `accelerators` (`gke-accelerator` values).
+
+    Example:
+        >>> ds = device_injector_daemonset(["nvidia-h100-80gb"])
+        >>> ds["metadata"]["name"], ds["spec"]["template"]["spec"]["hostPID"]
+        ('device-injector', True)
+    """
+    match = [{"key": ACCELERATOR_LABEL, "operator": "In", "values": accelerators}]
+    host = {"dev": "/dev", "nri": NRI_SOCKET_DIR}
+    labels = {"k8s-app": DEVICE_INJECTOR}
+    container = {
+        "name": DEVICE_INJECTOR,
+        "image": DEVICE_INJECTOR_IMAGE,
+        "resources": {"requests": {"cpu": "150m"}},
+        "securityContext": {"privileged": True},
+        "volumeMounts": [{"name": n, "mountPath": p} for n, p in host.items()],
+    }
+    pod = {
+        "priorityClassName": "system-node-critical",
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": match}]}}},
+        "tolerations": [{"operator": "Exists"}],
+        "hostNetwork": True,
+        "hostPID": True,
+        "containers": [container],
+        "volumes": [{"name": n, "hostPath": {"path": p}} for n, p in host.items()],
+    }  # fmt: skip
+    return {
+        "apiVersion": kinds.APPS,
+        "kind": "DaemonSet",
+        "metadata": {"name": DEVICE_INJECTOR, "namespace": "kube-system",
+                     "labels": {**labels, **sdk_labels()}},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "updateStrategy": {"type": "RollingUpdate"},
+            "template": {"metadata": {"labels": labels}, "spec": pod},
+        },
+    }  # fmt: skip
 
 
 def vpc_names(stack: NetworkStack, prefix: str) -> list[tuple[str, str, str]]:

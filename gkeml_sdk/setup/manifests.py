@@ -11,6 +11,7 @@ from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import sdk_labels
 from gkeml_sdk.core.manifests import Manifests
 from gkeml_sdk.core.objects import Obj
+from gkeml_sdk.hardware.dra import KUEUE_DEVICE_CLASSES
 from gkeml_sdk.scheduling.catalog import PROVISIONING_CONTROLLER, QUEUED_PROVISIONING_CLASS, mode
 from gkeml_sdk.scheduling.kueue import DEFAULT_PRIORITIES
 from gkeml_sdk.scheduling.topology import DEFAULT_TOPOLOGY, LEVELS
@@ -18,11 +19,17 @@ from gkeml_sdk.setup.gpudirect import gpudirect_objects
 from gkeml_sdk.setup.multikueue import MULTIKUEUE_CHECK, manager_objects
 
 if TYPE_CHECKING:
+    from gkeml_sdk.hardware.accelerator import Accelerator
+    from gkeml_sdk.hardware.tpu_slice import TpuSlice
     from gkeml_sdk.setup.capacity_model import Capacity
     from gkeml_sdk.setup.fields import ClusterSetupFields, Team
 QUEUED_CONFIG = "gkeml-queued-provisioning"
 QUEUED_CHECK = "gkeml-queued-provisioning"
 NAMESPACE_LABEL = "kubernetes.io/metadata.name"
+# Model servers request local disk for their weights cache; Kueue leaves a workload that
+# requests a resource no resource group covers inadmissible ("resource ... unavailable in
+# ClusterQueue", kueue pkg/scheduler/flavorassigner), so the queues cover it.
+EPHEMERAL_STORAGE = "ephemeral-storage"
 
 
 def compile_setup(setup: ClusterSetupFields) -> Manifests:
@@ -59,7 +66,33 @@ def compile_setup(setup: ClusterSetupFields) -> Manifests:
         for queue, offered in _queues(setup, team):
             objects.append(_cluster_queue(setup, team, queue, offered))
             objects += [_local_queue(queue, ns) for ns in team.namespaces]
-    return Manifests(objects=objects)
+    return Manifests(objects=objects, notes=tuple(_dra_notes(setup)))
+
+
+def _dra_notes(setup: ClusterSetupFields) -> list[str]:
+    """What a cluster must have beyond these objects for the capacities claimed through DRA
+    (GKE "Set up DRA"; Kueue "Dynamic Resource Allocation": deviceClassMappings)."""
+    classes = sorted(
+        {r.device_class for c in setup.capacity for r in c.accelerator.device_requests()}
+    )
+    if not classes:
+        return []
+    mappings = ", ".join(
+        f"{{name: {KUEUE_DEVICE_CLASSES[c]}, deviceClassNames: [{c}]}}" for c in classes
+    )
+    return [
+        f"DRA capacity: add to Kueue's configuration resources.deviceClassMappings: "
+        f"[{mappings}] (KueueDRAIntegration, on by default from Kueue v0.18) and restart "
+        "Kueue; the ClusterQueues cover those names",
+        "DRA capacity: its node pools come without GKE's GPU driver (gpu_driver='disabled', "
+        "as GKE requires for DRA): apply NVIDIA's driver installer (kubectl apply -f https://"
+        "raw.githubusercontent.com/GoogleCloudPlatform/container-engine-accelerators/master/"
+        "nvidia-driver-installer/cos/daemonset-preloaded.yaml) and install NVIDIA's DRA driver "
+        "(helm install dra-driver-nvidia-gpu oci://registry.k8s.io/dra-driver-nvidia/charts/"
+        "dra-driver-nvidia-gpu -n dra-driver-nvidia-gpu --set nvidiaDriverRoot=/home/"
+        "kubernetes/bin/nvidia,gpuResourcesEnabledOverride=true,resources.computeDomains."
+        "enabled=false)",
+    ]
 
 
 def _queues(setup: ClusterSetupFields, team: Team) -> list[tuple[str, list[tuple[Capacity, str]]]]:
@@ -126,12 +159,13 @@ def _queued_check(setup: ClusterSetupFields, queued: list[Capacity]) -> list[Obj
 def _cluster_queue(
     setup: ClusterSetupFields, team: Team, queue: str, offered: list[tuple[Capacity, str]]
 ) -> Obj:
-    accelerators = sorted({r for c in setup.capacity for r in c.accelerator.resources()})
-    covered = ["cpu", "memory", *accelerators]
+    accelerators = sorted({r for c in setup.capacity for r in _charged(c.accelerator)})
+    covered = ["cpu", "memory", EPHEMERAL_STORAGE, *accelerators]
     flavors = []
     for cap, provisioning in offered:
-        own = cap.accelerator.resources()
-        resources = [_quota("cpu", team.cpu), _quota("memory", team.memory)]
+        own = _charged(cap.accelerator)
+        resources = [_quota("cpu", team.cpu), _quota("memory", team.memory),
+                     _quota(EPHEMERAL_STORAGE, team.ephemeral_storage)]  # fmt: skip
         for name in accelerators:
             if name in own:
                 resources.append(_quota(name, str(team.quota[cap.name]), team.borrowing_limit))
@@ -178,6 +212,13 @@ def _admission_checks(setup: ClusterSetupFields, offered: list[tuple[Capacity, s
         return [{"name": QUEUED_CHECK}]
     # In an ordered queue only the queued-provisioning flavors ask for a ProvisioningRequest.
     return [{"name": QUEUED_CHECK, "onFlavors": dws}]
+
+
+def _charged(hardware: Accelerator | TpuSlice) -> list[str]:
+    """The quota resources Kueue charges pods of `hardware` to: its device-plugin resources,
+    or, for DRA claims, the resource Kueue's deviceClassMappings give each DeviceClass."""
+    claimed = [KUEUE_DEVICE_CLASSES[r.device_class] for r in hardware.device_requests()]
+    return sorted({*hardware.resources(), *claimed})
 
 
 def _quota(name: str, nominal: str, borrowing: int | None = None) -> Obj:

@@ -3,8 +3,10 @@ nodes the cluster offers and the quota of each team (https://kueue.sigs.k8s.io/d
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import model_validator
 
@@ -16,6 +18,12 @@ if TYPE_CHECKING:
     from gkeml_sdk.core.manifests import Manifests
     from gkeml_sdk.runs.explain.explanation import Preview
     from gkeml_sdk.training.model import TrainingJob
+
+
+class PoolRequest(Protocol):
+    """A node pool as the GKE API's JSON (`gkeml_sdk.NodePool`)."""
+
+    def to_dict(self) -> dict[str, Any]: ...
 
 
 class ClusterSetup(ClusterSetupFields):
@@ -67,9 +75,11 @@ class ClusterSetup(ClusterSetupFields):
 
         return compile_setup(self)
 
-    def preview(self, job: TrainingJob) -> Preview:
+    def preview(self, job: TrainingJob, pools: Iterable[PoolRequest] = ()) -> Preview:
         """What Kueue would do with `job` in a cluster holding this setup and nothing running
-        yet: "will it fit?" asked of a setup file, with no cluster.
+        yet: "will it fit?" asked of a setup file, with no cluster. With node `pools`
+        (`NodePool`s) it also asks whether the admitted pods fit their nodes
+        (`runs.explain.runs_where`): a job Kueue admits but no pool can hold never fits.
 
         Example:
             >>> from gkeml_sdk import Accelerator, Capacity, TrainingJob
@@ -81,9 +91,24 @@ class ClusterSetup(ClusterSetupFields):
             ...                   namespace="ml", queue="team-a")
             >>> setup.preview(job).verdict
             <Verdict.NEVER_FITS: 'never fits'>
+            >>> from gkeml_sdk import NodePool
+            >>> spot = NodePool(name="h100", hardware=Accelerator("h100", count=8), spot=True,
+            ...                 max_nodes=2)
+            >>> print(setup.preview(job.model_copy(update={"nodes": 2}), [spot]).sentence)
+            ... # doctest: +ELLIPSIS
+            Never runs: ... pool h100: its nodes are tainted cloud.google.com/gke-spot=true:...
         """
+        from gkeml_sdk.runs.explain.explanation import Preview, Verdict
         from gkeml_sdk.runs.explain.offline import queues_of
         from gkeml_sdk.runs.explain.preview import preview
+        from gkeml_sdk.runs.explain.runs_where import where_it_runs
 
-        queues = queues_of(self.compile().objects, job.namespace, job.queue)
-        return preview(job.compile().workload or {}, queues)
+        compiled, objects = job.compile(), self.compile().objects
+        found = preview(compiled.workload or {}, queues_of(objects, job.namespace, job.queue))
+        requests = [r for pool in pools for r in pool.to_dict()["nodePools"]]
+        if not requests or found.verdict == Verdict.NEVER_FITS:
+            return found
+        placed = where_it_runs(objects, requests, compiled.objects, workload=compiled.workload)
+        if placed.runs:
+            return replace(found, sentence=f"{found.sentence} {placed.reason}")
+        return Preview(Verdict.NEVER_FITS, f"Never runs: {placed.reason}", found.evidence)

@@ -11,6 +11,7 @@ from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.serving.catalog import SERVICE_PORT
 from gkeml_sdk.serving.traffic import EPP_PORT
 from gkeml_sdk.tenancy import names
+from gkeml_sdk.tenancy.rules import hub_download
 
 if TYPE_CHECKING:
     from gkeml_sdk.tenancy.fields import TenantFields
@@ -88,6 +89,29 @@ def _policy(tenant: TenantFields, name: str, spec: Obj) -> Obj:
         "metadata": names.metadata(tenant, name),
         "spec": {"podSelector": {}, **spec},
     }
+
+
+def egress_notes(tenant: TenantFields) -> list[str]:
+    """Where each model's weights come from through the tenant's egress policy, one sentence
+    each (models on Hyperdisk ML read a disk and need none)."""
+    notes = []
+    for model in tenant.models:
+        svc, where = model.model, f"{tenant.name}/{model.name}"
+        if hub_download(svc):
+            notes.append(
+                f"{where}: downloads its weights from the Hugging Face Hub over HTTPS through "
+                f"weight_sources {', '.join(tenant.weight_sources)} (the only ranges besides "
+                "the Google APIs its egress policy lets out)"
+            )
+        elif svc.weights is not None and svc.weights.kind == "gcsfuse":
+            notes.append(
+                f"{where}: reads its weights from {svc.weights.source_uri} (Cloud Storage); its "
+                f"egress policy lets HTTPS out to {', '.join(tenant.google_api_cidrs)} only "
+                "(private.googleapis.com), so the VPC's DNS must resolve storage.googleapis.com "
+                "there (Private Google Access: https://cloud.google.com/vpc/docs/"
+                "private-google-access)"
+            )
+    return notes
 
 
 def _from_namespace(namespace: str) -> Obj:

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from gkeml_sdk.core.manifests import Manifests
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.tenancy import queues, routes
-from gkeml_sdk.tenancy.isolation import isolation_objects
-from gkeml_sdk.tenancy.model_servers import model_objects
+from gkeml_sdk.tenancy.isolation import egress_notes, isolation_objects
+from gkeml_sdk.tenancy.model_servers import compiled_model
 from gkeml_sdk.tenancy.rules import check_tenants
 
 if TYPE_CHECKING:
@@ -39,9 +39,12 @@ def compile_tenants(tenants: Iterable[TenantFields]) -> Manifests:
     check_tenants(tenants)
     objects: list[Obj] = [*queues.shared_objects()]
     namespaced: list[Obj] = []
+    notes: list[str] = []
     for tenant in tenants:
         objects += queues.cluster_objects(tenant.tier) + queues.flavors(tenant)
-        per_model = [model_objects(tenant, m) for m in tenant.models]
+        compiled = [compiled_model(tenant, m) for m in tenant.models]
+        per_model = [m.objects for m in compiled]
+        notes += [note for m in compiled for note in m.notes] + egress_notes(tenant)
         served = [o for group in per_model for o in group]
         tenant_queues = queues.queues(tenant, _storage_gi(tenant, served))
         objects.append(tenant_queues[0])
@@ -49,7 +52,7 @@ def compile_tenants(tenants: Iterable[TenantFields]) -> Manifests:
         for model, group in zip(tenant.models, per_model, strict=True):
             namespaced += group + routes.standby_backends(group, model)
         namespaced.append(routes.router(tenant))
-    return Manifests(objects=_unique(objects) + namespaced)
+    return Manifests(objects=_unique(objects) + namespaced, notes=tuple(notes))
 
 
 def _storage_gi(tenant: TenantFields, objects: list[Obj]) -> dict[str, int]:

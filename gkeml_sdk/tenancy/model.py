@@ -29,7 +29,7 @@ class Tenant(TenantFields):
         ...                    accelerator=Accelerator("l4"), hf_token_secret="hf")
         >>> t = Tenant(name="tenant-a", tier="A", gpu_quota=12,
         ...            models=[TenantModel(model=llama, weight=100, min_replicas=3,
-        ...                                max_replicas=10)])
+        ...                                max_replicas=10)], weight_sources=["10.0.0.0/24"])
         >>> t.tier.standbys, t.tier.rto_seconds, t.reserved_gpus
         (2, 5.0, 5)
     """
@@ -76,8 +76,8 @@ class Tenant(TenantFields):
             )
         checks.check_namespace(self)
         checks.check_routing(self)
-        checks.check_egress(self)
         checks.check_models(self)
+        checks.check_egress(self)
         return self
 
     def node_pools(self) -> list[NodePool]:

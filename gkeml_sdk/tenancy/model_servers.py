@@ -64,6 +64,11 @@ def primary_model(tenant: TenantFields, model: TenantModel) -> ServeModel:
 
 def model_objects(tenant: TenantFields, model: TenantModel) -> list[Obj]:
     """Primary objects, then the standby Service and Deployment (and placeholders)."""
+    return compiled_model(tenant, model).objects
+
+
+def compiled_model(tenant: TenantFields, model: TenantModel) -> Manifests:
+    """`model_objects`, with the primary server's notes, each naming the tenant and model."""
     svc = primary_model(tenant, model)
     primary = svc.compile()
     level = tenant.tier.standby_level
@@ -74,7 +79,8 @@ def model_objects(tenant: TenantFields, model: TenantModel) -> list[Obj]:
     objects.append(_standby_deployment(tenant, svc, primary.main))
     if level == "cold":
         objects.append(_reserve(tenant, model, primary.main))
-    return [pin(tenant, o) if o["kind"] == "Deployment" else o for o in objects]
+    notes = tuple(f"{tenant.name}/{model.name}: {note}" for note in primary.notes)
+    return Manifests([pin(tenant, o) if o["kind"] == "Deployment" else o for o in objects], notes)
 
 
 def _is_pdb(obj: Obj) -> bool:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from gkeml_sdk.core.model import fail
 
 if TYPE_CHECKING:
+    from gkeml_sdk.serving.fields import ServeFields
     from gkeml_sdk.tenancy.fields import TenantFields, TenantModel
 
 # HTTPRoute holds at most 16 rules: one per model and the tenant's by-weight rule.
@@ -174,7 +175,21 @@ def check_tenants(tenants: Iterable[TenantFields]) -> None:
 
 
 def check_egress(tenant: TenantFields) -> None:
-    """Declared egress ranges are CIDRs."""
+    """Declared egress ranges are CIDRs, and models that download from the Hugging Face Hub
+    have a range to download through (the tenant's default-deny policy blocks the rest)."""
+    hub = [m.name for m in tenant.models if hub_download(m.model)]
+    if hub and not tenant.weight_sources:
+        raise fail(
+            f"tenant {tenant.name!r}: {', '.join(hub)} download their weights from the Hugging "
+            "Face Hub, but the tenant's egress policy lets HTTPS out only to the Google API "
+            f"ranges {', '.join(tenant.google_api_cidrs)}",
+            rule="a tenant's default-deny NetworkPolicy lets egress out by IP range, and the "
+            "Hugging Face Hub publishes none",
+            fix="weight_sources=['CIDR of your egress proxy or Hub mirror'] (['0.0.0.0/0'] lets "
+            "HTTPS out anywhere), or weights=GcsFuse(...) on each of those models (Cloud "
+            "Storage, reached through the Google API ranges)",
+            field="weight_sources",
+        )
     for field in ("weight_sources", "google_api_cidrs"):
         for cidr in getattr(tenant, field):
             try:
@@ -186,6 +201,11 @@ def check_egress(tenant: TenantFields) -> None:
                     fix="e.g. '199.36.153.8/30'",
                     field=field,
                 ) from None
+
+
+def hub_download(svc: ServeFields) -> bool:
+    """True when the model server downloads its weights from the Hugging Face Hub."""
+    return svc.weights is None and svc.engine_row.downloads_weights
 
 
 def check_routing(tenant: TenantFields) -> None:

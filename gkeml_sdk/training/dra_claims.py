@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import RUN_ID_LABEL, sdk_labels
 from gkeml_sdk.core.objects import Obj
-from gkeml_sdk.hardware.dra import MIG_CLASS, DeviceRequest
+from gkeml_sdk.hardware.dra import DeviceRequest
 
 if TYPE_CHECKING:
     from gkeml_sdk.training.fields import TrainingJobFields
@@ -82,7 +82,8 @@ def dra_notes(job: TrainingJobFields) -> list[str]:
         classes = ", ".join(sorted({r.device_class for r in requests}))
         notes.append(
             "DRA: GKE Standard 1.34 or later (resource.k8s.io/v1; not Autopilot, not node "
-            "auto-provisioning); a GPU node pool created with gpu-driver-version=disabled and "
+            "auto-provisioning); a GPU node pool (NodePool.for_accelerator makes it) created "
+            "with gpu-driver-version=disabled and "
             "the labels gke-no-default-nvidia-gpu-device-plugin=true, nvidia.com/gpu.present="
             "true and cloud.google.com/gke-nvidia-gpu-dra-driver=true, and NVIDIA's DRA driver "
             "(dra-driver-nvidia-gpu Helm chart) installed"
@@ -94,11 +95,6 @@ def dra_notes(job: TrainingJobFields) -> list[str]:
             "whose name is a covered resource of the ClusterQueue; otherwise the Workload is "
             "inadmissible"
         )
-        if any(r.device_class == MIG_CLASS for r in requests):
-            notes.append(
-                "DRA with MIG: GKE does not partition GPUs for DRA node pools; the MIG "
-                "instances must already exist on the node (NVIDIA driver MIG configuration)"
-            )
     if _compute_domain(job):
         notes.append(
             "ComputeDomain (multi-node NVLink): NVIDIA's DRA driver installed with compute "

@@ -12,9 +12,10 @@ from gkeml_sdk.core.manifests import Manifests
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.hardware.manifests import network_notes
+from gkeml_sdk.hardware.pool_facts import CRITICAL_PODS_SHUTDOWN_SECONDS
 from gkeml_sdk.scheduling import kueue
 from gkeml_sdk.scheduling.placement import exclusive_label
-from gkeml_sdk.scheduling.spot import SPOT_DEFAULT_GRACE_SECONDS
+from gkeml_sdk.scheduling.spot import SPOT_DEFAULT_GRACE_SECONDS, SPOT_MAX_GRACE_SECONDS
 from gkeml_sdk.storage.checkpoints import checkpoint_volume, parse_checkpoint_dir
 from gkeml_sdk.storage.volume_objects import volume_notes, volume_objects
 from gkeml_sdk.training.code_configmap import code_config_map
@@ -224,11 +225,14 @@ def _notes(job: TrainingJobFields) -> tuple[str, ...]:
     if job.spot and grace is not None and grace > SPOT_DEFAULT_GRACE_SECONDS:
         notes.append(
             f"terminationGracePeriodSeconds={grace} has no effect on Spot nodes unless the node "
-            f"pool extends graceful shutdown; GKE gives {SPOT_DEFAULT_GRACE_SECONDS} s by default"
+            f"pool extends graceful shutdown; GKE gives {SPOT_DEFAULT_GRACE_SECONDS} s by default "
+            f"(NodePool(spot=True, shutdown_grace_seconds={SPOT_MAX_GRACE_SECONDS}) gives pods up "
+            f"to {SPOT_MAX_GRACE_SECONDS - CRITICAL_PODS_SHUTDOWN_SECONDS} s)"
         )
     notes.extend(secret_like_env_notes(job))
     notes.extend(provisioning_notes(job))
     notes.extend(network_notes(job.network_choice))
+    notes.extend(job.hardware.notes())
     notes.extend(dra_notes(job))
     notes.extend(volume_notes(_mounted(job), job.namespace, job.service_account))
     return tuple(notes)

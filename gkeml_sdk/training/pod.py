@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.environment import CHECKPOINT_MOUNT, CODE_MOUNT, DEFAULT_MASTER_PORT
 from gkeml_sdk.core.objects import Obj
-from gkeml_sdk.hardware.manifests import add_network
+from gkeml_sdk.hardware.manifests import HOST_NETWORK_DNS_POLICY, add_network
 from gkeml_sdk.hardware.protocol import Hardware
 from gkeml_sdk.scheduling import spot
 from gkeml_sdk.scheduling.manifests import accelerator_scheduling, topology_annotations
@@ -73,6 +73,9 @@ def _spec(
         spec["tolerations"] = tolerations
     if hardware.host_ipc:
         spec["hostIPC"] = True
+    if hardware.host_network:
+        spec["hostNetwork"] = True
+        spec["dnsPolicy"] = HOST_NETWORK_DNS_POLICY
     spec["containers"] = [container]
     if volumes:
         spec["volumes"] = volumes
@@ -87,9 +90,11 @@ def _container(
     attempt: int,
     volume_env: list[Obj],
 ) -> Obj:
+    fixed = [{"name": k, "value": v} for k, v in hardware.fixed_env().items() if k not in job.env]
     env = (
         contract_env(job, checkpoint_path, attempt)
         + volume_env
+        + fixed
         + [{"name": k, "value": v} for k, v in job.env.items()]
         + secret_env_entries(job)
     )

@@ -191,12 +191,19 @@ def _mismatch(
     for taint in flavor.get("nodeTaints") or []:
         if taint.get("effect") == "PreferNoSchedule":
             continue
-        if not any(_tolerates(t, taint) for t in tolerations):
+        if not any(tolerates(t, taint) for t in tolerations):
             return f"its nodes are tainted {taint.get('key')}:{taint.get('effect')}"
     return ""
 
 
-def _tolerates(toleration: ObjView, taint: ObjView) -> bool:
+def tolerates(toleration: ObjView, taint: ObjView) -> bool:
+    """Whether a pod's `toleration` tolerates a node's `taint` (Kubernetes' matching rules).
+
+    Example:
+        >>> tolerates({"key": "nvidia.com/gpu", "operator": "Exists"},
+        ...           {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"})
+        True
+    """
     if toleration.get("effect") and toleration.get("effect") != taint.get("effect"):
         return False
     if toleration.get("operator") == "Exists":

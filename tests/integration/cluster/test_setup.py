@@ -158,9 +158,10 @@ def test_cli_plans_then_applies_a_setup_file(kube_api: Any, tmp_path: Any, capsy
     assert writes(kube_api) == []
     assert main(["setup", "apply", str(path), "--kubeconfig", kubeconfig]) == 0
     # 8 queue objects, the default low, normal and high WorkloadPriorityClasses and the
-    # A3 High's GPUDirect-TCPX NCCL plugin installer.
-    assert "applied 12 object(s)" in capsys.readouterr().out
+    # A3 High's GPUDirect-TCPX NCCL plugin installer and GKE's NRI device injector.
+    assert "applied 13 object(s)" in capsys.readouterr().out
     assert kube_api.store.get("daemonsets", "kube-system", "nccl-tcpx-installer") is not None
+    assert kube_api.store.get("daemonsets", "kube-system", "device-injector") is not None
     assert kube_api.store.get("admissionchecks", None, "gkeml-queued-provisioning")
     assert main(["setup", "plan", str(path), "--kubeconfig", kubeconfig]) == 0
     assert "0 to create, 0 to update" in capsys.readouterr().out

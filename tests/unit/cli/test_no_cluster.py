@@ -31,6 +31,8 @@ FILES = {
         "teams:\n- {name: research, namespaces: [research], quota: {h100: 32}}\n"
     ),
     "pools.yaml": "- name: v5e-spot\n  hardware: {generation: v5e, topology: 4x4}\n  spot: true\n",
+    "h100-pools.yaml": "- name: h100-spot\n  hardware: {model: h100, count: 8}\n  spot: true\n"
+    "  max_nodes: 2\n",
 }
 NOTE = "no cluster configured ("  # the one line above an answer from local runs
 NO_CLUSTER = "no Kubernetes configuration found ("
@@ -45,6 +47,13 @@ TABLE: dict[str, tuple[list[str], int, tuple[str, ...], tuple[str, ...]]] = {
         ["preview", "jobs.yaml", "--setup", "setup.yaml"],
         0,
         ("ft: Fits now", "big: Never fits"),
+        (NO_CLUSTER,),
+    ),
+    # Kueue admits ft on the on-demand flavor, but the only pool is Spot: it never runs.
+    "preview --pools": (
+        ["preview", "jobs.yaml", "--setup", "setup.yaml", "--pools", "h100-pools.yaml"],
+        0,
+        ("ft: Never runs:", "pool h100-spot: its nodes are tainted", "big: Never fits"),
         (NO_CLUSTER,),
     ),
     "submit": (["submit", "train.yaml"], 1, (NO_CLUSTER, "--local", "--setup SETUP.yaml"), ()),

@@ -73,7 +73,7 @@ def test_issue_examples():
             "carries 8 NVIDIA H100",
             "count=8",
         ),
-        (dict(model="h100", mig="1g.10gb", count=8), "exceed one node's 7", "count<=7"),
+        (dict(model="h100", mig="1g.10gb", count=57), "exceed one node's 56", "count<=56"),
         (dict(model="h1000"), "unknown GPU 'h1000'", "h100"),
         (dict(model="h100", count=0), "at least one GPU", "count=1"),
     ],

@@ -60,16 +60,10 @@ def test_the_cel_selector_tells_the_a100_models_apart():
     assert "quantity('34Gi')" in small[1] and "quantity('68Gi')" in large[1]
 
 
-def test_a_mig_slice_claims_the_profile_and_drops_gke_partition_label():
-    m = job(Accelerator("a100-80gb", mig="1g.10gb", allocation="dra")).compile()
-    validate(m)
-    request = m.objects[0]["spec"]["spec"]["devices"]["requests"][0]["exactly"]
-    assert request["deviceClassName"] == "mig.nvidia.com"
-    assert request["selectors"] == [
-        {"cel": {"expression": "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"}}
-    ]
-    assert "cloud.google.com/gke-gpu-partition-size" not in pod_spec(m)["nodeSelector"]
-    assert any("MIG instances must already exist" in n for n in m.notes)
+def test_a_mig_slice_through_dra_is_refused_with_the_fix():
+    # GKE makes no MIG partitions on DRA node pools (GKE "About DRA": not supported with MIG).
+    with pytest.raises(SpecError, match="allocation='device-plugin' for MIG slices"):
+        Accelerator("a100-80gb", mig="1g.10gb", allocation="dra")
 
 
 def test_notes_name_the_cluster_and_kueue_prerequisites():

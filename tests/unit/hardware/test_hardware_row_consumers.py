@@ -32,7 +32,8 @@ def z900(new_gpu) -> ServeModel:
 
 def _tenant(*servers: ServeModel, quota: int = 16) -> Tenant:
     models = [TenantModel(model=s, min_replicas=1, max_replicas=2) for s in servers]
-    return Tenant(name="acme", tier="A", gpu_quota=quota, models=models)
+    return Tenant(name="acme", tier="A", gpu_quota=quota, models=models,
+                  weight_sources=["10.0.0.0/24"])  # fmt: skip
 
 
 def _one(objects: list[Obj], kind: str) -> Obj:

@@ -52,7 +52,11 @@ def test_a_new_tpu_generation_compiles_from_its_row_alone(new_tpu):
     }
     assert pod["containers"][0]["resources"]["limits"] == {"google.com/tpu": 4}
     ports = pod["containers"][0]["ports"]
-    assert ports[1:] == [{"name": "tpu-ici", "containerPort": 9471}]
+    assert ports[1:] == [
+        {"name": "tpu-ici", "containerPort": 9471},
+        {"name": "megascale", "containerPort": 8080},  # a multislice's DCN traffic
+    ]
+    assert (pod["hostNetwork"], pod["dnsPolicy"]) == (True, "ClusterFirstWithHostNet")
     assert m.main["spec"]["replicatedJobs"][0]["replicas"] == 2
     env = {e["name"] for e in pod["containers"][0]["env"]}
     assert {"TPU_WORKER_ID", "MEGASCALE_NUM_SLICES", "MEGASCALE_SLICE_ID"} <= env

@@ -268,3 +268,26 @@ def test_without_the_gke_extra_messages_say_how_to_get_it() -> None:
     assert done.returncode == 1 and done.stdout == "[]\nx\n"
     assert "ImportError: gkeml node pools need the GKE client library" in done.stderr
     assert "pip install 'gkeml[gke]'" in done.stderr
+
+
+def test_a_spot_pool_may_extend_graceful_node_shutdown() -> None:
+    pool = NodePool(name="l4", hardware=Accelerator("l4"), spot=True, shutdown_grace_seconds=120)
+    (request,) = pool.to_dict()["nodePools"]
+    assert request["config"]["kubeletConfig"] == {
+        "shutdownGracePeriodSeconds": 120,
+        "shutdownGracePeriodCriticalPodsSeconds": 15,
+    }
+    assert any("gives its pods up to 105 s" in n for n in pool.notes)
+    with pytest.raises(SpecError, match="spot=True, or drop shutdown_grace_seconds"):
+        NodePool(name="l4", hardware=Accelerator("l4"), shutdown_grace_seconds=120)
+    with pytest.raises(SpecError):
+        NodePool(name="l4", hardware=Accelerator("l4"), spot=True, shutdown_grace_seconds=60)
+
+
+def test_a_pool_without_gkes_driver_says_to_apply_the_installer() -> None:
+    pool = NodePool(name="l4", hardware=Accelerator("l4"), gpu_driver="disabled")
+    (request,) = pool.to_dict()["nodePools"]
+    config = request["config"]["accelerators"][0]["gpuDriverInstallationConfig"]
+    assert config == {"gpuDriverVersion": "INSTALLATION_DISABLED"}
+    assert any("nvidia-driver-installer" in n for n in pool.notes)
+    assert not any("driver" in n for n in NodePool(name="l4", hardware=Accelerator("l4")).notes)

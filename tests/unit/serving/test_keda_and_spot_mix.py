@@ -27,11 +27,6 @@ def kinds_and_names(svc: ServeModel) -> list[tuple[str, str]]:
 
 ZERO = Autoscaling(min=0, max=4, queue_depth=3)
 CASES = {
-    "to zero": (
-        {"replicas": ZERO},
-        [("Service", "chat"), ("PodMonitoring", "chat"), ("PodDisruptionBudget", "chat"),
-         ("ScaledObject", "chat"), ("Deployment", "chat")],
-    ),
     "to zero behind istio": (
         {"replicas": ZERO, "routing": Routing(via="istio")},
         [("Service", "chat"), ("PodMonitoring", "chat"), ("PodDisruptionBudget", "chat"),
@@ -39,10 +34,11 @@ CASES = {
          ("Deployment", "chat")],
     ),
     "to zero, multi-host": (
-        {"replicas": ZERO, "model": L405, "accelerator": Accelerator("h100", count=8),
-         "hf_token_secret": "hf"},
+        {"replicas": ZERO, "routing": Routing(via="istio"), "model": L405,
+         "accelerator": Accelerator("h100", count=8), "hf_token_secret": "hf"},
         [("Service", "chat"), ("PodMonitoring", "chat"), ("PodDisruptionBudget", "chat"),
-         ("ScaledObject", "chat"), ("LeaderWorkerSet", "chat")],
+         ("ScaledObject", "chat"), ("DestinationRule", "chat"), ("VirtualService", "chat"),
+         ("LeaderWorkerSet", "chat")],
     ),
     "spot mix, fixed": (
         {"spot": SpotMix(on_demand_min=1), "replicas": 3},
@@ -84,10 +80,11 @@ def test_compiles_to_valid_objects(case):
 
 
 def test_scaled_object_reads_the_engine_queue_from_managed_prometheus():
-    so = make(replicas=ZERO).compile().of_kind("ScaledObject")[0]["spec"]
+    so = make(replicas=ZERO, routing=Routing(via="istio")).compile()
+    so = so.of_kind("ScaledObject")[0]["spec"]
     assert so["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "chat"}
     assert (so["minReplicaCount"], so["maxReplicaCount"], so["cooldownPeriod"]) == (0, 4, 600)
-    (trigger,) = so["triggers"]
+    trigger = so["triggers"][0]
     assert trigger["type"] == "prometheus" and trigger["metricType"] == "AverageValue"
     assert trigger["metadata"] == {
         "serverAddress": "http://frontend.gmp-public.svc:9090",
@@ -112,20 +109,25 @@ def test_behind_istio_the_callers_requests_wake_it():
 def test_triton_queue_keeps_its_label_in_the_query():
     batch = Autoscaling(min=0, max=4, batch_size=2)
     svc = make(engine="triton", replicas=batch, tensor_parallel=1, pipeline_parallel=1,
-               model="mistral-7b", model_repository="gs://b/m", hf_token_secret="hf")  # fmt: skip
+               model="mistral-7b", model_repository="gs://b/m", hf_token_secret="hf",
+               routing=Routing(via="istio"))  # fmt: skip
     query = svc.compile().of_kind("ScaledObject")[0]["spec"]["triggers"][0]["metadata"]["query"]
     label = dict(svc.engine_row.batch_metric.labels)
     assert label and all(f'{k}="{v}"' in query for k, v in label.items())
 
 
 def test_notes_say_what_the_first_request_waits():
-    svc = make(replicas=ZERO)
+    svc = make(replicas=ZERO, routing=Routing(via="istio"))
     notes = " ".join(svc.compile().notes)
     assert f"about {svc.plan().expected_startup_seconds} s of model load" in notes
-    assert "no request can wake the server by itself" in notes
-    assert "no request can wake" not in " ".join(
-        make(replicas=ZERO, routing=Routing(via="istio")).compile().notes
-    )
+
+
+@pytest.mark.parametrize("routing", [None, Routing(via="inference-gateway")])
+def test_scale_to_zero_that_nothing_would_wake_is_refused(routing):
+    with pytest.raises(SpecError, match=r"Autoscaling\(min=0\).*routing=Routing\(via='istio'\)"):
+        make(replicas=ZERO, routing=routing)
+    # An on-demand floor keeps running, and its queue wakes the Spot part.
+    make(replicas=ZERO, routing=routing, spot=SpotMix(on_demand_min=1))
 
 
 def test_spot_mix_parts():

@@ -317,7 +317,8 @@ def test_compile_serve_is_what_the_method_returns():
     ],
 )
 def test_schema_checks_reach_every_kind(kind, path, bad):
-    routing = Routing(via="istio") if kind in ("VirtualService", "DestinationRule") else None
+    to_istio = ("VirtualService", "DestinationRule", "ScaledObject")
+    routing = Routing(via="istio") if kind in to_istio else None
     routing = Routing(via="inference-gateway") if kind == "InferencePool" else routing
     changes: dict[str, object] = {"routing": routing}
     if kind == "ScaledObject":

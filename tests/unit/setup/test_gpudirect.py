@@ -31,7 +31,8 @@ def test_each_stack_gets_its_installer_on_its_nodes_only() -> None:
     )
     daemonsets = of_kind(built, "DaemonSet")
     assert list(daemonsets) == ["nccl-tcpx-installer", "nccl-tcpxo-installer",
-                                "nccl-rdma-installer", "nccl-rdma-installer-a4x"]  # fmt: skip
+                                "nccl-rdma-installer", "nccl-rdma-installer-a4x",
+                                "device-injector"]  # fmt: skip
     for obj in daemonsets.values():
         validate_object(obj)
 
@@ -45,6 +46,11 @@ def test_each_stack_gets_its_installer_on_its_nodes_only() -> None:
         "nvidia-b200",
     ]
     assert nodes("nccl-rdma-installer-a4x")["kubernetes.io/arch"] == ["arm64"]
+    # The TCPX and TCPXO daemons get their GPUs through GKE's NRI device injector.
+    assert nodes("device-injector")["cloud.google.com/gke-accelerator"] == [
+        "nvidia-h100-80gb",
+        "nvidia-h100-mega-80gb",
+    ]
     tcpxo = daemonsets["nccl-tcpxo-installer"]["spec"]["template"]["spec"]
     assert [c["name"] for c in tcpxo["initContainers"]] == ["host-setup", "install"]
     assert "/dev/aperture_devices" in tcpxo["initContainers"][0]["command"][-1]

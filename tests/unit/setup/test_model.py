@@ -77,11 +77,13 @@ def test_cluster_queues_per_team_and_mode_share_one_cohort() -> None:
     }
     assert "admissionChecksStrategy" not in queues["team-a-flex-start"]["spec"]
     (group,) = queued["resourceGroups"]
-    assert group["coveredResources"] == ["cpu", "memory", "google.com/tpu", "nvidia.com/gpu"]
+    assert group["coveredResources"] == [
+        "cpu", "memory", "ephemeral-storage", "google.com/tpu", "nvidia.com/gpu"
+    ]  # fmt: skip
     gpu = next(f for f in group["flavors"] if f["name"] == "h100-queued")
-    assert gpu["resources"][3] == {"name": "nvidia.com/gpu", "nominalQuota": "16",
+    assert gpu["resources"][4] == {"name": "nvidia.com/gpu", "nominalQuota": "16",
                                    "borrowingLimit": "8"}  # fmt: skip
-    assert gpu["resources"][2] == {"name": "google.com/tpu", "nominalQuota": "0"}
+    assert gpu["resources"][3] == {"name": "google.com/tpu", "nominalQuota": "0"}
     team_b = queues["team-b"]["spec"]
     assert [f["name"] for f in team_b["resourceGroups"][0]["flavors"]] == ["h100-standard"]
     assert team_b["namespaceSelector"]["matchExpressions"][0]["values"] == ["team-b"]

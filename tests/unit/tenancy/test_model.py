@@ -6,7 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from gkeml_sdk import Accelerator, ServeModel, SpecError, Tenant, TenantModel, Tier, load_specs
+from gkeml_sdk import (
+    Accelerator,
+    ServeModel,
+    SpecError,
+    Tenant,
+    TenantModel,
+    Tier,
+    compile_tenants,
+    load_specs,
+)
+from gkeml_sdk.tenancy.model_servers import primary_model
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "tenants.yaml"
 
@@ -23,7 +33,9 @@ def llama(**kw: object) -> ServeModel:
 
 def tenant(tier: object = "A", quota: int = 16, **model_kw: object) -> Tenant:
     serve = model_kw.pop("serve", None) or llama()
-    extra = {k: model_kw.pop(k) for k in ("routing", "gateway_cidrs") if k in model_kw}
+    extra = {k: model_kw.pop(k) for k in ("routing", "gateway_cidrs", "weight_sources")
+             if k in model_kw}  # fmt: skip
+    extra.setdefault("weight_sources", ["10.0.0.0/24"])  # the Hub, through an egress proxy
     fields = {"weight": 100, "min_replicas": 3, "max_replicas": 10, **model_kw}
     return Tenant(
         name="tenant-a",
@@ -141,3 +153,25 @@ def test_the_inference_gateway_needs_the_proxy_only_subnet() -> None:
         tenant(gateway_cidrs=["10.129.0.0/23"])
     ok = tenant(routing="inference-gateway", gateway_cidrs=["10.129.0.0/23"])
     assert ok.gateway_cidrs == ["10.129.0.0/23"]
+
+
+def test_hub_downloads_need_a_weight_source_the_egress_policy_lets_out() -> None:
+    with pytest.raises(SpecError, match=r"llama-2-7b download.*Hugging Face Hub.*weight_sources="):
+        tenant(weight_sources=[])
+    notes = compile_tenants([tenant()]).notes
+    assert any(
+        n.startswith(
+            "tenant-a/llama-2-7b: downloads its weights from the Hugging Face "
+            "Hub over HTTPS through weight_sources 10.0.0.0/24"
+        )
+        for n in notes
+    )
+
+
+def test_compile_tenants_carries_every_model_note() -> None:
+    tenants = load_specs(EXAMPLE)
+    notes = compile_tenants(tenants).notes
+    for t in tenants:
+        for m in t.models:
+            own = primary_model(t, m).compile().notes
+            assert own and all(f"{t.name}/{m.name}: {n}" in notes for n in own)
