@@ -45,7 +45,7 @@ class GkeMagics:
             local = ns.local or self.defaults.backend == "local"
             if ns.chaos is not None and not local:
                 raise p.OptionError("%%gke_train: --chaos needs --local (it simulates preemption)")
-            job = o.train_job(ns, self.defaults, cell or "")
+            job = o.train_job(ns, self.defaults, cell or "", self.shell.user_ns)
             if ns.dry_run:
                 hours = (job.max_runtime or 3600) / 3600
                 self._display(DryRun.of(job, hours))

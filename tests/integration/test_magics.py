@@ -44,7 +44,7 @@ def run(shell: InteractiveShell, source: str) -> tuple[Any, str, str, list[str]]
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        ("%%gke_train --bogus 1\nprint(1)", "valid options: --chaos"),
+        ("%%gke_train --bogus 1\nprint(1)", "valid options: --annotation, --args"),
         ("%%gke_train --gpu h100:x\nprint(1)", "expected MODEL[:COUNT]"),
         ("%%gke_train --gpu h10:8\nprint(1)", "Did you mean 'h100'"),
         ("%%gke_train --tpu v5e:3x3\nprint(1)", "one of 1x1, 2x2, 2x4"),
@@ -225,3 +225,13 @@ def test_sharing_option_becomes_gpu_sharing(shell: InteractiveShell) -> None:
     assert "<- this job" in cost[-1]
     _, _, stderr, _ = run(shell, "%gke_cost --gpu l4 --sharing mps:many")
     assert "expected STRATEGY[:CLIENTS]" in stderr and "Traceback" not in stderr
+
+
+def test_fields_option_reads_the_notebook_variable(shell: InteractiveShell) -> None:
+    shell.run_cell("from gkeml_sdk import GcsFuse\ndata = {'volumes': [GcsFuse('my-data')]}")
+    cell = "%%gke_train --dry-run --image img --name vol --fields data --label team=nlp\nprint(1)"
+    result, _, _, texts = run(shell, cell)
+    assert result.success, result.error_in_exec
+    assert "gcsfuse.csi.storage.gke.io" in texts[-1] and "team: nlp" in texts[-1]
+    result, _, _, _ = run(shell, "%%gke_train --dry-run --image img --fields nothing\nprint(1)")
+    assert "the notebook has no variable 'nothing'" in str(result.error_in_exec)
