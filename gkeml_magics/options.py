@@ -111,7 +111,7 @@ def _accelerator(ns: argparse.Namespace) -> Accelerator | TpuSlice | None:
     if ns.gpu and ns.tpu:
         raise OptionError("use either --gpu or --tpu: a node has GPUs or TPU chips, not both")
     if ns.mig and not ns.gpu:
-        raise OptionError("--mig needs --gpu MODEL, e.g. --gpu a100:1 --mig 1g.5gb")
+        raise OptionError("--mig needs --gpu MODEL, e.g. --gpu a100-40gb:1 --mig 1g.5gb")
     if ns.sharing and not ns.gpu:
         raise OptionError("--sharing needs --gpu MODEL, e.g. --gpu l4 --sharing time-sharing:4")
     if ns.gpu:
