@@ -23,6 +23,7 @@ from . import parsers as p
 from .advice import magic_words
 from .display import ConfigView, CostView, DryRun, RunTable, RunView, no_cluster_note
 from .explain_view import PreviewView, WhyView, status_line
+from .tracebacks import install as install_tracebacks
 
 
 class GkeMagics:
@@ -200,6 +201,7 @@ def _usage_errors() -> Iterator[None]:
 def register(ipython: Any) -> GkeMagics:
     """Register every gkeml magic with `ipython`; returns the object holding its defaults."""
     magics = GkeMagics(ipython)
+    install_tracebacks(ipython)
     ipython.register_magic_function(magics.gke_train, "cell", "gke_train")
     for name in ("gke_config", "gke_status", "gke_why", "gke_logs", "gke_cancel", "gke_jobs",
                  "gke_cost"):  # fmt: skip

@@ -6,12 +6,13 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
-from typing import NoReturn
+from typing import NoReturn, get_args
 
-from gkeml_sdk import Run, SpecError, TopologyPlacement
-from gkeml_sdk.scheduling.catalog import MODES
+from gkeml_sdk import Run, SpecError, TopologyPlacement, TrainingJob
 
 BACKENDS = ("kubernetes", "local")
+# The capacity modes, as TrainingJob.capacity spells its element type (a Literal).
+MODES: tuple[str, ...] = get_args(get_args(TrainingJob.model_fields["capacity"].annotation)[0])
 _UNEXPANDED = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)\}")
 
 

@@ -3,6 +3,7 @@ dry runs and the line magics."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
-from gkeml_sdk import Accelerator
+from gkeml_sdk import Accelerator, SpecError
 
 
 @pytest.fixture(scope="module")
@@ -235,3 +236,40 @@ def test_fields_option_reads_the_notebook_variable(shell: InteractiveShell) -> N
     assert "gcsfuse.csi.storage.gke.io" in texts[-1] and "team: nlp" in texts[-1]
     result, _, _, _ = run(shell, "%%gke_train --dry-run --image img --fields nothing\nprint(1)")
     assert "the notebook has no variable 'nothing'" in str(result.error_in_exec)
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def test_a_gkeml_error_in_python_shows_the_users_line_without_gkeml_frames(
+    shell: InteractiveShell,
+) -> None:
+    from gkeml_magics.tracebacks import HINT
+
+    cell = "from gkeml_sdk import TrainingJob\njob = TrainingJob(name='a', command=['x'], nodes=0)"
+    result, stdout, stderr, _ = run(shell, cell)
+    assert isinstance(result.error_in_exec, SpecError)
+    shown = ANSI.sub("", stdout)
+    assert "----> 2 job = TrainingJob(name='a', command=['x'], nodes=0)" in shown
+    assert shown.rstrip().endswith(
+        "SpecError: nodes=0 (rule: a job runs on at least one node). Try: nodes=1"
+    )
+    assert "gkeml_sdk" not in shown.replace("from gkeml_sdk import", "") and "pydantic" not in shown
+    assert stderr.strip() == HINT
+    with capture_output() as full:
+        shell.run_line_magic("tb", "")
+    assert "gkeml_sdk/training/rules.py" in ANSI.sub("", full.stdout)
+
+
+def test_a_handler_the_user_installed_stays(shell: InteractiveShell) -> None:
+    from gkeml_magics.tracebacks import install
+
+    def own(*_: Any, **__: Any) -> None:
+        return None
+
+    shell.set_custom_exc((KeyError,), own)
+    try:
+        assert install(shell) is False and shell.custom_exceptions == (KeyError,)
+    finally:
+        shell.set_custom_exc((), None)
+        assert install(shell) is True
