@@ -6,11 +6,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import json
 import sys
 from collections.abc import Iterator
 from typing import Any
 
-from gkeml_sdk import Client, RetryPolicy, Run, TrainingJob, load_specs
+from gkeml_sdk import Client, RetryPolicy, Run, RunStatus, TrainingJob, load_specs
 from gkeml_sdk.errors import NoClusterError, SpecError
 
 # What a user without a cluster can still ask of a job: whether it fits a setup file.
@@ -31,6 +32,7 @@ def register(commands: Any) -> None:
     submit.set_defaults(handler=_submit, without_cluster=f"run it here with --local, or {FITS}")
     status = commands.add_parser("status", help="state and history of a run (or of all runs)")
     status.add_argument("name", nargs="?")
+    add_output_option(status)
     status.set_defaults(handler=_status)
     logs = commands.add_parser("logs", help="logs of a run's pods, prefixed by node rank")
     logs.add_argument("name")
@@ -40,6 +42,7 @@ def register(commands: Any) -> None:
     cancel.add_argument("name")
     cancel.set_defaults(handler=_cancel)
     runs = commands.add_parser("runs", help="runs in the namespace, newest first")
+    add_output_option(runs)
     runs.set_defaults(handler=_runs)
     serve = commands.add_parser("serve", help="deploy the ServeModel specs of a file")
     serve.add_argument("file")
@@ -55,6 +58,14 @@ def add_connection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--context")
     parser.add_argument("--kubeconfig")
     parser.add_argument("--local", action="store_true", help="use the local backend")
+
+
+def add_output_option(parser: argparse.ArgumentParser) -> None:
+    """`-o json`: one JSON document on stdout, for scripts; notes still go to stderr."""
+    parser.add_argument(
+        "-o", "--output", choices=("text", "json"), default="text",
+        help="text for people (default) or json for scripts",
+    )  # fmt: skip
 
 
 def client_of(args: argparse.Namespace) -> Client:
@@ -122,7 +133,7 @@ def run_named(args: argparse.Namespace) -> Run:
     try:
         return _client(args).get_run(args.name)
     except NoClusterError as exc:
-        print(_no_cluster(exc, "this is a local run"))
+        print(_no_cluster(exc, "this is a local run"), file=sys.stderr)
         return _local(args).get_run(args.name)
 
 
@@ -130,6 +141,9 @@ def _status(args: argparse.Namespace) -> int:
     if args.name is None:
         return _runs(args)
     run = run_named(args)
+    if args.output == "json":
+        print(json.dumps(run_record(run, history=True), indent=2))
+        return 0
     print(f"{run.name}: {run.state}")
     for transition in run.history:
         print(f"  {transition.at:8.1f}s  attempt {transition.attempt}  {transition.status}")
@@ -153,19 +167,56 @@ def _cancel(args: argparse.Namespace) -> int:
 
 def _runs(args: argparse.Namespace) -> int:
     rows = [["name", "state", "reason"]]
+    records = []
     with _cycles_uncollected():
         try:
             found: list[Run] = _client(args).runs()
         except NoClusterError as exc:
-            print(_no_cluster(exc, "these are the local runs"))
+            print(_no_cluster(exc, "these are the local runs"), file=sys.stderr)
             found = _local(args).runs()
         for run in found:
             status = run.state
             rows.append([run.name, status.state.value, status.reason])
+            records.append(run_record(run, status=status))
+    if args.output == "json":
+        print(json.dumps(records, indent=2))
+        return 0
     from gkeml_sdk.cli.catalog_commands import format_table
 
     print(format_table(rows) if found else "no runs")
     return 0
+
+
+def run_record(
+    run: Run, *, status: RunStatus | None = None, history: bool = False
+) -> dict[str, Any]:
+    """A run as plain data for `-o json`: its name, state and reason (and history).
+
+    Example:
+        >>> from gkeml_sdk import Client, LocalSettings
+        >>> import tempfile
+        >>> client = Client(local=LocalSettings(run_dir=tempfile.mkdtemp()))
+        >>> [run_record(run) for run in client.runs()]
+        []
+    """
+    status = status or run.state
+    record: dict[str, Any] = {"name": run.name, "namespace": run.namespace}
+    record.update(_status_fields(status))
+    if history:
+        record["history"] = [
+            {"at": t.at, "attempt": t.attempt, **_status_fields(t.status), "detail": t.detail}
+            for t in run.history
+        ]
+    return record
+
+
+def _status_fields(status: RunStatus) -> dict[str, Any]:
+    return {
+        "state": status.state.value,
+        "reason": status.reason,
+        "message": status.message,
+        "cause": status.cause.value if status.cause else None,
+    }
 
 
 @contextlib.contextmanager
