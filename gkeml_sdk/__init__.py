@@ -61,6 +61,7 @@ _EXPORTS = {
     "LeaseTiming": "gkeml_sdk.backends.kubernetes.lease",
     "DrillReport": "gkeml_sdk.backends.kubernetes.standby.drill",
     "load_specs": "gkeml_sdk.files",
+    "python_objects": "gkeml_sdk.files",
     "compile_tenants": "gkeml_sdk.tenancy.manifests",
     "gpu_models": "gkeml_sdk.hardware.listing",
     "tpu_generations": "gkeml_sdk.hardware.listing",
@@ -165,6 +166,7 @@ __all__ = [
     "load_specs",
     "node_pool_messages",
     "node_pool_requests",
+    "python_objects",
     "run_controller",
     "runs_html",
     "tpu_generations",
@@ -201,7 +203,7 @@ if TYPE_CHECKING:
         RunTimeoutError,
         SpecError,
     )
-    from gkeml_sdk.files import load_specs
+    from gkeml_sdk.files import load_specs, python_objects
     from gkeml_sdk.hardware.accelerator import Accelerator
     from gkeml_sdk.hardware.listing import gpu_models, tpu_generations
     from gkeml_sdk.hardware.tpu_slice import TpuSlice

@@ -27,9 +27,11 @@ def register(commands: Any) -> None:
         without_cluster="see what it would install with `gkeml controller install -n NS --dry-run`",
     )
     install = verbs.add_parser("install", help="apply the controller's Deployment, RBAC, Leases")
-    install.add_argument("--controller-namespace", default="gkeml-system")
+    install.add_argument("--controller-namespace", default="gkeml-system",
+                         help="namespace the controller runs in")  # fmt: skip
     install.add_argument("--image", help="the controller image (built from the Dockerfile)")
-    install.add_argument("--replicas", type=int, default=2)
+    install.add_argument("--replicas", type=int, default=2,
+                         help="controller pods; one leads, the others stand by")  # fmt: skip
     install.add_argument("--dry-run", action="store_true", help="print the YAML, apply nothing")
     install.set_defaults(handler=_install, without_cluster="print the objects only with --dry-run")
     for parser in (run, install):
@@ -39,9 +41,10 @@ def register(commands: Any) -> None:
                             help="also run the tenants' standby manager")  # fmt: skip
         parser.add_argument("--lease-namespace", default="default",
                             help="namespace of the standby manager's Lease")  # fmt: skip
-        parser.add_argument("--context")
-        parser.add_argument("--kubeconfig")
-    controller.set_defaults(handler=lambda args: controller.print_help() or 2)
+        parser.add_argument("--context", help="kubeconfig context (default: the current one)")
+        parser.add_argument(
+            "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)"
+        )
 
 
 def _run(args: argparse.Namespace) -> int:

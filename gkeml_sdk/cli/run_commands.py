@@ -11,7 +11,15 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from gkeml_sdk import Client, RetryPolicy, Run, RunStatus, TrainingJob, load_specs
+from gkeml_sdk import (
+    Client,
+    ClusterSetup,
+    RetryPolicy,
+    Run,
+    RunStatus,
+    TrainingJob,
+    load_specs,
+)
 from gkeml_sdk.errors import NoClusterError, SpecError
 
 # What a user without a cluster can still ask of a job: whether it fits a setup file.
@@ -21,7 +29,7 @@ FITS = "ask whether it fits a setup with `gkeml preview FILE --setup SETUP.yaml`
 def register(commands: Any) -> None:
     """Add the run commands to the CLI."""
     submit = commands.add_parser("submit", help="submit the training jobs of a spec file")
-    submit.add_argument("file")
+    submit.add_argument("file", help="a .yaml or .py spec file with TrainingJobs")
     submit.add_argument("--wait", action="store_true", help="follow until the runs end")
     submit.add_argument("--max-resubmits", type=int, default=0, metavar="N",
                         help="resubmit after infrastructure loss up to N times")  # fmt: skip
@@ -29,23 +37,25 @@ def register(commands: Any) -> None:
                         help="leave Spot for on-demand after N Spot losses")  # fmt: skip
     submit.add_argument("--preview", action="store_true",
                         help="say what Kueue would do with each job; submit nothing")  # fmt: skip
+    submit.add_argument("--setup", metavar="SETUP.yaml",
+                        help="with --preview: ask a ClusterSetup file, not a cluster")  # fmt: skip
     submit.set_defaults(handler=_submit, without_cluster=f"run it here with --local, or {FITS}")
     status = commands.add_parser("status", help="state and history of a run (or of all runs)")
-    status.add_argument("name", nargs="?")
+    status.add_argument("name", nargs="?", help="run name (default: every run)")
     add_output_option(status)
     status.set_defaults(handler=_status)
     logs = commands.add_parser("logs", help="logs of a run's pods, prefixed by node rank")
-    logs.add_argument("name")
-    logs.add_argument("-f", "--follow", action="store_true")
+    logs.add_argument("name", help="run name")
+    logs.add_argument("-f", "--follow", action="store_true", help="stream until the run ends")
     logs.set_defaults(handler=_logs)
     cancel = commands.add_parser("cancel", help="stop a run and delete its objects")
-    cancel.add_argument("name")
+    cancel.add_argument("name", help="run name")
     cancel.set_defaults(handler=_cancel)
     runs = commands.add_parser("runs", help="runs in the namespace, newest first")
     add_output_option(runs)
     runs.set_defaults(handler=_runs)
     serve = commands.add_parser("serve", help="deploy the ServeModel specs of a file")
-    serve.add_argument("file")
+    serve.add_argument("file", help="a .yaml or .py spec file with ServeModels")
     serve.add_argument("--wait", type=float, metavar="SECONDS", help="wait until ready")
     serve.set_defaults(handler=_serve, without_cluster="see its objects with `gkeml render FILE`")
     for parser in (submit, status, logs, cancel, runs, serve):
@@ -54,9 +64,11 @@ def register(commands: Any) -> None:
 
 def add_connection_options(parser: argparse.ArgumentParser) -> None:
     """Where the runs are: namespace, kubeconfig context and file, or the local backend."""
-    parser.add_argument("-n", "--namespace")
-    parser.add_argument("--context")
-    parser.add_argument("--kubeconfig")
+    parser.add_argument("-n", "--namespace", help="Kubernetes namespace (default: the context's)")
+    parser.add_argument("--context", help="kubeconfig context (default: the current one)")
+    parser.add_argument(
+        "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)"
+    )
     parser.add_argument("--local", action="store_true", help="use the local backend")
 
 
@@ -96,11 +108,18 @@ def _submit(args: argparse.Namespace) -> int:
         retry = RetryPolicy(
             max_resubmits=args.max_resubmits, fallback_to_on_demand_after=args.fallback_after
         )
-    client = _client(args)
+    if args.setup and not args.preview:
+        raise SpecError(
+            "--setup without --preview",
+            rule="a setup file can say whether a job would fit, not run it",
+            fix=f"gkeml submit {args.file} --preview --setup {args.setup}",
+        )
     if args.preview:
+        ask = ClusterSetup.from_file(args.setup).preview if args.setup else _client(args).preview
         for job in jobs:
-            print(f"{job.name}: {client.preview(job)}")
+            print(f"{job.name}: {ask(job)}")
         return 0
+    client = _client(args)
     runs = [client.submit(job, retry=retry) for job in jobs]
     for run in runs:
         print(f"submitted {run.namespace}/{run.name}")
