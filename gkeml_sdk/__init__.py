@@ -82,6 +82,7 @@ _EXPORTS = {
     "NoClusterError": "gkeml_sdk.errors",
     "ClusterError": "gkeml_sdk.errors",
     "NotFoundError": "gkeml_sdk.errors",
+    "RunExistsError": "gkeml_sdk.errors",
     "RunTimeoutError": "gkeml_sdk.errors",
     "GkeError": "gkeml_sdk.errors",
     "QuotaError": "gkeml_sdk.errors",
@@ -136,6 +137,7 @@ __all__ = [
     "Route",
     "Routing",
     "Run",
+    "RunExistsError",
     "RunState",
     "RunStatus",
     "RunTimeoutError",
@@ -200,6 +202,7 @@ if TYPE_CHECKING:
         NoClusterError,
         NotFoundError,
         QuotaError,
+        RunExistsError,
         RunTimeoutError,
         SpecError,
     )
