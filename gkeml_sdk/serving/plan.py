@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from gkeml_sdk.serving.fields import ServeFields
 
 KIB = 1024
+# A label stays on one line, beside its value, however narrow the page: the value wraps.
+LABEL = "text-align:left;vertical-align:top;white-space:nowrap;padding-right:1em"
 
 
 @dataclass(frozen=True)
@@ -145,7 +147,8 @@ class ServePlan:
 
     def _repr_html_(self) -> str:
         body = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
+            f"<tr><th style='{LABEL}'>{html.escape(k)}</th>"
+            f"<td style='overflow-wrap:anywhere'>{html.escape(v)}</td></tr>"
             for k, v in self.rows()
         )
         caption = html.escape(f"{self.name}: {self.model} on {self.engine}")
