@@ -92,7 +92,6 @@ def topology_request(workload: ObjView | None) -> str:
     request = pod_sets[0].get("topologyRequest") or {}
     if request.get("required") or request.get("preferred"):
         return str(request.get("required") or request.get("preferred"))
-    annotations = ((pod_sets[0].get("template") or {}).get("metadata") or {}).get("annotations")
-    return next(
-        (str(annotations[a]) for a in TOPOLOGY_ANNOTATIONS if (annotations or {}).get(a)), ""
-    )
+    metadata = (pod_sets[0].get("template") or {}).get("metadata") or {}
+    annotations = metadata.get("annotations") or {}
+    return next((str(annotations[a]) for a in TOPOLOGY_ANNOTATIONS if annotations.get(a)), "")
