@@ -64,3 +64,15 @@ def test_a_request_beyond_the_maximum_never_says_wait_even_when_its_queue_is_unr
         "(Kueue: ExceedsMaxQuota)" in found.sentence and "waiting does not help" in found.sentence
     )
     assert "Wait for running" not in found.sentence
+
+
+def test_a_spot_job_lands_in_the_spot_flavor_of_a_queue_that_has_one() -> None:
+    ordered = ClusterSetup(
+        capacity=[
+            Capacity(accelerator=Accelerator("h100", count=8), provisioning=["standard", "spot"])
+        ],
+        queues="ordered",
+        teams=[Team(name="research", namespaces=["research"], quota={"h100": 32})],
+    )
+    found = ordered.preview(job(spot=True))
+    assert found.verdict is Verdict.FITS and "in flavor h100-spot" in found.sentence
