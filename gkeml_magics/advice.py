@@ -30,6 +30,8 @@ CALLS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (CLUSTER + r"\.runs\(\)", "%gke_jobs"),
         (WHERE, "%gke_config --kubeconfig/--context"),
         (LOCAL, "--local"),
+        # A volume is a typed object: the magic takes it in the dict that --fields names.
+        (r"volumes=\[\.\.\.\]", "--fields VAR with VAR = {'volumes': [...]}"),
     )
 )
 

@@ -19,6 +19,10 @@ from gkeml_sdk import (
     runs_html,
 )
 
+# Long tokens (a gcloud command with --member=principal://...) wrap instead of running off
+# the page.
+WRAP = "'overflow-wrap:anywhere'"
+
 
 @dataclass(frozen=True)
 class StatusLine:
@@ -120,7 +124,7 @@ class DryRun:
         notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.manifests.notes)
         return (
             f"<div><b>valid</b> <code>{html.escape(repr(self.job))}</code>"
-            f"{f'<ul>{notes}</ul>' if notes else ''}"
+            f"{f'<ul style={WRAP}>{notes}</ul>' if notes else ''}"
             f"{self.cost._repr_html_()}<details><summary>{html.escape(repr(self.manifests))}"
             f"</summary><pre>{html.escape(self.yaml)}</pre></details></div>"
         )

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from gkeml_sdk import Explanation, Preview, Run, RunState, RunStatus
 
-from .display import StatusLine
+from .display import WRAP, StatusLine
 
 WAITING = (RunState.PENDING, RunState.QUEUED, RunState.WAITING_FOR_CAPACITY)
 _COLOURS = {"succeeded": "green", "running": "green", "starting": "#268bd2", "fits now": "green"}
@@ -87,7 +87,8 @@ def _fold(evidence: tuple[object, ...]) -> str:
     if not evidence:
         return ""
     items = "".join(f"<li><code>{html.escape(str(fact))}</code></li>" for fact in evidence)
-    return f"<details><summary>evidence ({len(evidence)})</summary><ul>{items}</ul></details>"
+    fold = f"<details><summary>evidence ({len(evidence)})</summary><ul style={WRAP}>"
+    return f"{fold}{items}</ul></details>"
 
 
 def _badge(text: str) -> str:

@@ -23,6 +23,7 @@ from . import parsers as p
 from .advice import magic_words
 from .display import ConfigView, CostView, DryRun, RunTable, RunView, no_cluster_note
 from .explain_view import PreviewView, WhyView, status_line
+from .tracebacks import install as install_tracebacks
 
 
 class GkeMagics:
@@ -45,7 +46,7 @@ class GkeMagics:
             local = ns.local or self.defaults.backend == "local"
             if ns.chaos is not None and not local:
                 raise p.OptionError("%%gke_train: --chaos needs --local (it simulates preemption)")
-            job = o.train_job(ns, self.defaults, cell or "")
+            job = o.train_job(ns, self.defaults, cell or "", self.shell.user_ns)
             if ns.dry_run:
                 hours = (job.max_runtime or 3600) / 3600
                 self._display(DryRun.of(job, hours))
@@ -200,6 +201,7 @@ def _usage_errors() -> Iterator[None]:
 def register(ipython: Any) -> GkeMagics:
     """Register every gkeml magic with `ipython`; returns the object holding its defaults."""
     magics = GkeMagics(ipython)
+    install_tracebacks(ipython)
     ipython.register_magic_function(magics.gke_train, "cell", "gke_train")
     for name in ("gke_config", "gke_status", "gke_why", "gke_logs", "gke_cancel", "gke_jobs",
                  "gke_cost"):  # fmt: skip

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -30,9 +31,27 @@ class MagicDefaults:
         return [(f.name, str(getattr(self, f.name) or "-")) for f in fields(self)]
 
 
-def job_fields(ns: argparse.Namespace, defaults: MagicDefaults) -> dict[str, Any]:
-    """TrainingJob keyword arguments from parsed options; unset options are left out so the
-    spec's own defaults and derivations apply.
+# Options whose parsed value is the field's value, under the field's name.
+_AS_PARSED = (
+    "nodes", "procs_per_node", "gang", "spot", "provisioning", "network", "cpu", "memory",
+    "capacity", "reservation", "reservation_project", "command", "args", "stateless",
+    "service_account", "multikueue", "placement", "termination_grace_seconds", "max_restarts",
+    "checkpoint_dir", "max_runtime", "queue", "priority", "namespace", "image",
+)  # fmt: skip
+# Repeatable KEY=VALUE options, by the field they fill.
+_KEY_VALUES = {
+    "env": "--env", "secret_env": "--secret-env", "labels": "--label",
+    "annotations": "--annotation",
+}  # fmt: skip
+_DEFAULTED = ("queue", "priority", "namespace", "image")
+
+
+def job_fields(
+    ns: argparse.Namespace, defaults: MagicDefaults, variables: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """TrainingJob keyword arguments from parsed options, over the `--fields` dict (looked up
+    in `variables`, the notebook's), over the `%gke_config` defaults. Unset options are left
+    out so the spec's own defaults and derivations apply.
 
     Example:
         >>> from gkeml_magics.parsers import parse, train_parser
@@ -40,30 +59,27 @@ def job_fields(ns: argparse.Namespace, defaults: MagicDefaults) -> dict[str, Any
         >>> f["accelerator"], f["spot"]
         (Accelerator('l4', count=2), True)
     """
-    out: dict[str, Any] = {"spot": ns.spot}
+    out: dict[str, Any] = {k: getattr(defaults, k) for k in _DEFAULTED if getattr(defaults, k)}
+    out.update(_named_fields(getattr(ns, "fields", None), variables or {}))
     accelerator = _accelerator(ns)
     if accelerator is not None:
         out["accelerator"] = accelerator
-    for key in ("nodes", "procs_per_node", "cpu", "memory", "provisioning", "network"):
-        if getattr(ns, key) is not None:
+    for key in _AS_PARSED:
+        if getattr(ns, key, None) is not None:
             out[key] = getattr(ns, key)
-    if ns.gang is not None:
-        out["gang"] = ns.gang
-    for key in ("queue", "priority", "namespace", "image"):
-        value = getattr(ns, key, None) or getattr(defaults, key)
-        if value:
-            out[key] = value
-    if "env" in ns:
-        out["env"] = dict(_key_value(item) for item in ns.env)
-        out["secret_env"] = dict(_key_value(item, "--secret-env") for item in ns.secret_env)
-        out["max_restarts"] = ns.max_restarts
-        for key in ("checkpoint_dir", "max_runtime"):
-            if getattr(ns, key) is not None:
-                out[key] = getattr(ns, key)
+    for key, option in _KEY_VALUES.items():
+        items = getattr(ns, key, None)
+        if items:
+            out[key] = {**out.get(key, {}), **dict(_key_value(item, option) for item in items)}
     return out
 
 
-def train_job(ns: argparse.Namespace, defaults: MagicDefaults, cell: str) -> TrainingJob:
+def train_job(
+    ns: argparse.Namespace,
+    defaults: MagicDefaults,
+    cell: str,
+    variables: Mapping[str, Any] | None = None,
+) -> TrainingJob:
     """The TrainingJob of a `%%gke_train` cell: the cell is `main.py`, `--file`s travel with it.
 
     Example:
@@ -72,8 +88,8 @@ def train_job(ns: argparse.Namespace, defaults: MagicDefaults, cell: str) -> Tra
         >>> train_job(ns, MagicDefaults(), "print(1)").files
         {'main.py': 'print(1)'}
     """
-    fields_ = job_fields(ns, defaults)
-    files = {}
+    fields_ = job_fields(ns, defaults, variables)
+    files = dict(fields_.pop("files", {}))
     for item in ns.file:
         path = Path(item)
         try:
@@ -82,7 +98,8 @@ def train_job(ns: argparse.Namespace, defaults: MagicDefaults, cell: str) -> Tra
             raise OptionError(f"%%gke_train: --file {item}: {exc}") from None
     if files:
         fields_["files"] = files
-    return TrainingJob.from_code(cell, name=ns.name, **fields_)
+    named = fields_.pop("name", None)
+    return TrainingJob.from_code(cell, name=ns.name or named, **fields_)
 
 
 def local_options(ns: argparse.Namespace) -> LocalOptions:
@@ -94,7 +111,7 @@ def _accelerator(ns: argparse.Namespace) -> Accelerator | TpuSlice | None:
     if ns.gpu and ns.tpu:
         raise OptionError("use either --gpu or --tpu: a node has GPUs or TPU chips, not both")
     if ns.mig and not ns.gpu:
-        raise OptionError("--mig needs --gpu MODEL, e.g. --gpu a100:1 --mig 1g.5gb")
+        raise OptionError("--mig needs --gpu MODEL, e.g. --gpu a100-40gb:1 --mig 1g.5gb")
     if ns.sharing and not ns.gpu:
         raise OptionError("--sharing needs --gpu MODEL, e.g. --gpu l4 --sharing time-sharing:4")
     if ns.gpu:
@@ -111,6 +128,31 @@ def _accelerator(ns: argparse.Namespace) -> Accelerator | TpuSlice | None:
             raise OptionError(f"--tpu {ns.tpu!r}: expected GEN:TOPOLOGY, e.g. v5e:2x4 or v5p:2x2x2")
         return TpuSlice(generation, topology)
     return None
+
+
+def _named_fields(name: str | None, variables: Mapping[str, Any]) -> dict[str, Any]:
+    """The dict of TrainingJob fields a `--fields VAR` option names."""
+    if name is None:
+        return {}
+    example = "{'volumes': [GcsFuse('my-data', mount='/data')]}"
+    if name not in variables:
+        raise OptionError(
+            f"%%gke_train: --fields {name}: the notebook has no variable {name!r}; "
+            f"define it first, e.g. {name} = {example}"
+        )
+    value = variables[name]
+    if not isinstance(value, Mapping):
+        raise OptionError(
+            f"%%gke_train: --fields {name}: expected a dict of TrainingJob fields, "
+            f"e.g. {name} = {example}; {name} is a {type(value).__name__}"
+        )
+    unknown = [key for key in value if key not in TrainingJob.model_fields]
+    if unknown:
+        raise OptionError(
+            f"%%gke_train: --fields {name}: {', '.join(map(repr, unknown))} is not a field of "
+            f"TrainingJob (fields: {', '.join(TrainingJob.model_fields)})"
+        )
+    return dict(value)
 
 
 def _sharing(option: str) -> dict[str, Any]:

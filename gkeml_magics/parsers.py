@@ -6,11 +6,13 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
-from typing import NoReturn
+from typing import NoReturn, get_args
 
-from gkeml_sdk import Run
+from gkeml_sdk import Run, SpecError, TopologyPlacement, TrainingJob
 
 BACKENDS = ("kubernetes", "local")
+# The capacity modes, as TrainingJob.capacity spells its element type (a Literal).
+MODES: tuple[str, ...] = get_args(get_args(TrainingJob.model_fields["capacity"].annotation)[0])
 _UNEXPANDED = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)\}")
 
 
@@ -77,9 +79,8 @@ def train_parser() -> MagicParser:
     parser.add_argument(
         "--max-restarts",
         type=int,
-        default=0,
         metavar="N",
-        help="restarts after user-code failures (preemptions are free)",
+        help="restarts after user-code failures (preemptions are free; default 0)",
     )
     parser.add_argument(
         "--checkpoint-dir",
@@ -90,6 +91,71 @@ def train_parser() -> MagicParser:
         "--max-runtime",
         metavar="DURATION",
         help="stop after this long, e.g. 90m or 2h (Kueue max execution time)",
+    )
+    parser.add_argument(
+        "--command",
+        type=shlex.split,
+        metavar="WORDS",
+        help="what each process runs, split like a shell line (default: python -u main.py)",
+    )
+    parser.add_argument(
+        "--args",
+        type=shlex.split,
+        metavar="WORDS",
+        help="arguments appended to the command, e.g. --args '--lr 0.1 --epochs 3'",
+    )
+    parser.add_argument(
+        "--label",
+        dest="labels",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="label of the job's objects and pods (repeatable)",
+    )
+    parser.add_argument(
+        "--annotation",
+        dest="annotations",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="annotation of the job's objects and pods (repeatable)",
+    )
+    parser.add_argument(
+        "--stateless",
+        action="store_true",
+        default=None,
+        help="the job keeps no state, so it may lose pods without a durable --checkpoint-dir",
+    )
+    parser.add_argument(
+        "--service-account",
+        metavar="NAME",
+        help="Kubernetes service account of the pods (Workload Identity)",
+    )
+    parser.add_argument(
+        "--multikueue",
+        action="store_true",
+        default=None,
+        help="the queue dispatches to MultiKueue worker clusters",
+    )
+    parser.add_argument(
+        "--placement",
+        type=placement,
+        metavar="compact|LEVEL[:MODE]",
+        help="keep the pods close: compact, or a topology level (block, subblock, host, "
+        "hostname) with mode preferred (default) or required, e.g. block:required",
+    )
+    parser.add_argument(
+        "--termination-grace-seconds",
+        type=int,
+        metavar="N",
+        help="seconds a pod gets to checkpoint after SIGTERM",
+    )
+    parser.add_argument(
+        "--fields",
+        metavar="VAR",
+        help="a notebook variable holding a dict of TrainingJob fields, for the ones without "
+        "an option, e.g. fields = {'volumes': [GcsFuse('my-data', mount='/data')]}; "
+        "options given on the line win",
     )
     parser.add_argument(
         "--file",
@@ -185,6 +251,43 @@ def slot(text: str) -> str:
     return ".".join(str(int(part)) for part in text.split("."))
 
 
+def capacity(text: str) -> tuple[str, ...]:
+    """A `--capacity` value: capacity modes in preference order, comma-separated.
+
+    Example:
+        >>> capacity("reservation,spot,standard")
+        ('reservation', 'spot', 'standard')
+    """
+    modes = tuple(word.strip() for word in text.split(","))
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: {', '.join(map(repr, unknown))} is not a capacity mode; "
+            f"give some of {', '.join(MODES)} in preference order, e.g. reservation,spot"
+        )
+    return modes
+
+
+def placement(text: str) -> str | TopologyPlacement:
+    """A `--placement` value: `compact`, or a topology LEVEL[:MODE] (`TopologyPlacement`).
+
+    Example:
+        >>> placement("compact"), placement("block:required")
+        ('compact', TopologyPlacement(level='block', mode='required', exclusive=None))
+    """
+    if text == "compact":
+        return text
+    level, sep, mode = text.partition(":")
+    if sep and mode not in ("preferred", "required"):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: the mode after ':' is preferred or required, e.g. block:required"
+        )
+    try:
+        return TopologyPlacement(level, mode=mode or "preferred")
+    except SpecError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+
+
 def parsers() -> dict[str, MagicParser]:
     """Every magic's parser by magic name, in reference order."""
     return {
@@ -211,7 +314,7 @@ def _job_options(parser: MagicParser) -> None:
     parser.add_argument(
         "--procs-per-node", type=int, metavar="N", help="processes per node (default: one per GPU)"
     )
-    parser.add_argument("--spot", action="store_true", help="run on Spot capacity")
+    parser.add_argument("--spot", action="store_true", default=None, help="run on Spot capacity")
     parser.add_argument(
         "--provisioning",
         choices=("standard", "flex-start", "queued"),
@@ -227,6 +330,24 @@ def _job_options(parser: MagicParser) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="all nodes start and restart together (default: when nodes > 1)",
+    )
+    parser.add_argument(
+        "--capacity",
+        type=capacity,
+        metavar="MODE[,MODE...]",
+        help="several capacity modes in preference order, for a ClusterSetup(queues='ordered') "
+        f"queue, e.g. reservation,spot,standard (modes: {', '.join(MODES)})",
+    )
+    parser.add_argument(
+        "--reservation",
+        metavar="NAME",
+        help="a Compute Engine reservation the nodes must come from "
+        "(shared: projects/P/reservations/R)",
+    )
+    parser.add_argument(
+        "--reservation-project",
+        metavar="PROJECT",
+        help="the project owning a shared --reservation (default: this one)",
     )
     parser.add_argument("--queue", help="Kueue LocalQueue")
     parser.add_argument("--priority", help="Kueue WorkloadPriorityClass")

@@ -61,6 +61,7 @@ _EXPORTS = {
     "LeaseTiming": "gkeml_sdk.backends.kubernetes.lease",
     "DrillReport": "gkeml_sdk.backends.kubernetes.standby.drill",
     "load_specs": "gkeml_sdk.files",
+    "python_objects": "gkeml_sdk.files",
     "compile_tenants": "gkeml_sdk.tenancy.manifests",
     "gpu_models": "gkeml_sdk.hardware.listing",
     "tpu_generations": "gkeml_sdk.hardware.listing",
@@ -83,6 +84,7 @@ _EXPORTS = {
     "NoClusterError": "gkeml_sdk.errors",
     "ClusterError": "gkeml_sdk.errors",
     "NotFoundError": "gkeml_sdk.errors",
+    "RunExistsError": "gkeml_sdk.errors",
     "RunTimeoutError": "gkeml_sdk.errors",
     "GkeError": "gkeml_sdk.errors",
     "QuotaError": "gkeml_sdk.errors",
@@ -137,6 +139,7 @@ __all__ = [
     "Route",
     "Routing",
     "Run",
+    "RunExistsError",
     "RunState",
     "RunStatus",
     "RunTimeoutError",
@@ -168,6 +171,7 @@ __all__ = [
     "load_specs",
     "node_pool_messages",
     "node_pool_requests",
+    "python_objects",
     "run_controller",
     "runs_html",
     "tpu_generations",
@@ -202,10 +206,11 @@ if TYPE_CHECKING:
         NoClusterError,
         NotFoundError,
         QuotaError,
+        RunExistsError,
         RunTimeoutError,
         SpecError,
     )
-    from gkeml_sdk.files import load_specs
+    from gkeml_sdk.files import load_specs, python_objects
     from gkeml_sdk.hardware.accelerator import Accelerator
     from gkeml_sdk.hardware.listing import gpu_models, tpu_generations
     from gkeml_sdk.hardware.tpu_slice import TpuSlice

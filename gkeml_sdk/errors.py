@@ -121,6 +121,16 @@ class NotFoundError(ClusterError):
     """A run, job or queue that does not exist."""
 
 
+class RunExistsError(ClusterError):
+    """A run of that name is still active: the API server's 409 AlreadyExists on a cluster;
+    on this machine, a local run directory in use (then without an HTTP status).
+
+    Example:
+        >>> str(RunExistsError("submit local run 'ft'", message="a run of that name is Running"))
+        "submit local run 'ft': a run of that name is Running"
+    """
+
+
 class GkeError(ClusterError):
     """The GKE API (node pools) refused a request, or its long-running operation failed.
 

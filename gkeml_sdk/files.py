@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from gkeml_sdk.core.spec_text import load_yaml_all, read_spec_file
 from gkeml_sdk.errors import GkemlError, SpecError, excerpt
 from gkeml_sdk.training.model import TrainingJob
 
 SPEC_KINDS = ("TrainingJob", "ServeModel", "Tenant")
+T = TypeVar("T")
 
 
 def load_specs(path: str | Path) -> list[Any]:
@@ -26,6 +27,43 @@ def load_specs(path: str | Path) -> list[Any]:
         ('demo', 1)
         >>> os.unlink(f.name)
     """
+    file = _existing(path)
+    if file.suffix == ".py":
+        return _from_python(file)
+    if file.suffix in (".yaml", ".yml", ".json"):
+        return _from_yaml(file)
+    raise SpecError(
+        f"{file}: unsupported file type {file.suffix!r}",
+        rule="specs are YAML (kind: TrainingJob or ServeModel) or Python files",
+        fix="rename it to .yaml/.yml or .py",
+    )
+
+
+def python_objects(path: str | Path, kind: type[T]) -> list[T]:
+    """The `kind` objects a Python file defines at module level, alone or in a list
+    (`POOLS = [NodePool(...), ...]`): how `gkeml setup plan setup.py` and
+    `gkeml nodepool plan pools.py` read the Python examples.
+
+    Example:
+        >>> from gkeml_sdk import ClusterSetup
+        >>> [type(s).__name__ for s in python_objects("examples/setup_cluster.py", ClusterSetup)]
+        ['ClusterSetup']
+    """
+    file = _existing(path)
+    found: list[T] = []
+    for value in _run_python(file).values():
+        for item in value if isinstance(value, list | tuple) else (value,):
+            if isinstance(item, kind) and item not in found:
+                found.append(item)
+    if not found:
+        raise SpecError(
+            f"{file}: defines no {kind.__name__} at module level",
+            fix=f"assign it to a module-level name, e.g. x = {kind.__name__}(...)",
+        )
+    return found
+
+
+def _existing(path: str | Path) -> Path:
     file = Path(path)
     try:
         found, directory = file.is_file(), file.is_dir()
@@ -41,15 +79,7 @@ def load_specs(path: str | Path) -> list[Any]:
             f"{excerpt(str(file))}: no such file",
             fix="pass a .yaml spec or a .py file that defines a job",
         )
-    if file.suffix == ".py":
-        return _from_python(file)
-    if file.suffix in (".yaml", ".yml", ".json"):
-        return _from_yaml(file)
-    raise SpecError(
-        f"{file}: unsupported file type {file.suffix!r}",
-        rule="specs are YAML (kind: TrainingJob or ServeModel) or Python files",
-        fix="rename it to .yaml/.yml or .py",
-    )
+    return file
 
 
 def _from_yaml(file: Path) -> list[Any]:
@@ -83,6 +113,20 @@ def _spec_class(kind: str, file: Path) -> Any:
 
 
 def _from_python(file: Path) -> list[Any]:
+    namespace = _run_python(file)
+    found: list[Any] = []
+    for value in namespace.values():
+        if type(value).__name__ in SPEC_KINDS and value not in found:
+            found.append(value)
+    if not found:
+        raise SpecError(
+            f"{file}: defines no TrainingJob or ServeModel at module level",
+            fix="assign the spec to a module-level name, e.g. job = TrainingJob(...)",
+        )
+    return found
+
+
+def _run_python(file: Path) -> dict[str, Any]:
     import runpy  # only a .py spec needs it
 
     # Run as a module named for the file (not __main__), so example scripts only define.
@@ -102,16 +146,7 @@ def _from_python(file: Path) -> list[Any]:
             rule="a .py spec file is run to find the specs it defines",
             fix=f"run `python {file}` to see the full traceback",
         ) from None
-    found: list[Any] = []
-    for value in namespace.values():
-        if type(value).__name__ in SPEC_KINDS and value not in found:
-            found.append(value)
-    if not found:
-        raise SpecError(
-            f"{file}: defines no TrainingJob or ServeModel at module level",
-            fix="assign the spec to a module-level name, e.g. job = TrainingJob(...)",
-        )
-    return found
+    return namespace
 
 
 def _line_in(file: Path, exc: BaseException) -> str:

@@ -15,6 +15,7 @@ import zlib
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "examples" / "notebooks" / "quickstart.ipynb"
@@ -42,6 +43,38 @@ for (const el of document.querySelectorAll('[data-picture]')) {
   el.setAttribute('data-drawn', parts.filter(p => p.getBoundingClientRect().width > 0).length);
 }
 </script>"""
+
+
+# Lists, in the body's data-overflow attribute, what sticks out of a page `width` px wide:
+# an element whose box ends past the page, or whose text is wider than its box (a long token
+# that does not wrap). Code (pre) scrolls in a notebook, and closed details show nothing.
+OVERFLOW = """<script>
+const page = document.documentElement.clientWidth;
+const wide = [];
+const say = (el, what) => wide.push(`${el.tagName.toLowerCase()} ${what}: ` +
+  (el.textContent || '').replace(/\\s+/g, ' ').trim().slice(0, 60));
+for (const el of document.body.querySelectorAll('*')) {
+  if (el.closest('pre, script, style, details:not([open]) > :not(summary)')) continue;
+  const box = el.getBoundingClientRect();
+  if (box.width === 0 || box.height === 0) continue;
+  const spills = el.scrollWidth > el.clientWidth + 1 && el.clientWidth > 0;
+  if (box.right > page + 1) say(el, `ends at ${Math.round(box.right)} px`);
+  else if (spills && getComputedStyle(el).overflowX === 'visible')
+    say(el, `text ${el.scrollWidth} px in ${el.clientWidth} px`);
+}
+for (const row of document.body.querySelectorAll('tr')) {
+  const label = row.querySelector('th'), value = row.querySelector('td');
+  if (!label || !value) continue;
+  // Where the words start: a label beside its value starts on the value's first line.
+  const words = (cell) => { const r = document.createRange(); r.selectNodeContents(cell);
+                            return r.getClientRects()[0] || cell.getBoundingClientRect(); };
+  const [l, v] = [words(label), words(value)];
+  if (Math.abs(l.top - v.top) > 2 || l.right > v.left + 1) say(label, 'not beside its value');
+}
+document.body.setAttribute('data-overflow', JSON.stringify(wide));
+</script>"""
+WIDTHS = (800, 1280)  # a narrow notebook pane and a laptop's
+CODE_SCROLLS = "<style>pre { overflow-x: auto; }</style>"
 
 
 @dataclass(frozen=True)
@@ -86,6 +119,60 @@ def notebook_html(env: dict[str, str]) -> str:
     return f"<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>{body}</body></html>"
 
 
+def every_output(run_dir: Path) -> dict[str, Any]:
+    """One object of each kind the SDK and the magics draw in a notebook, with the long words
+    real ones carry (a Workload Identity gcloud command, image paths, a no-cluster note)."""
+    import time
+
+    from gkeml_magics.display import ConfigView, CostView, DryRun, RunTable, RunView, StatusLine
+    from gkeml_magics.explain_view import PreviewView, WaitingLine, WhyView
+    from gkeml_magics.options import MagicDefaults
+    from gkeml_sdk import Accelerator, Client, GcsFuse, LocalSettings, ServeModel, TrainingJob
+
+    job = TrainingJob(
+        name="wi-demo", image="us-docker.pkg.dev/p/r/trainer:1", command=["python", "train.py"],
+        accelerator=Accelerator("h100", count=8), nodes=2, spot=True,
+        checkpoint_dir="gs://my-ckpt-bucket/runs/wi-demo",
+        volumes=[GcsFuse("my-data-bucket", mount="/data")], service_account="trainer",
+    )  # fmt: skip
+    client = Client(local=LocalSettings(run_dir=run_dir))
+    run = client.submit(TrainingJob(name="pictures", command=["python", "-c", "print(1)"], nodes=2))
+    run.wait(120)
+    svc = ServeModel(name="chat", model="meta-llama/Llama-3.1-70B-Instruct",
+                     accelerator=Accelerator("l4"), hf_token_secret="hf")  # fmt: skip
+    image = "us-docker.pkg.dev/a-long-project-name/a-long-repository/trainer-image:2026-12-07"
+    note = (
+        f"no cluster configured (KUBECONFIG={run_dir}/a-long-kubeconfig-file-name does not "
+        "exist), so these are the local runs; point at one with `!gcloud container clusters "
+        "get-credentials CLUSTER --location LOCATION` or %gke_config --kubeconfig PATH"
+    )
+    why = "Queued 3rd in team-a: cluster queue team-a uses 16 of 16 nvidia.com/gpu"
+    return {
+        "TrainingJob": job,
+        "CostEstimate": job.estimate_cost(hours=10),
+        "Manifests": job.compile(),
+        "ServeModel": svc,
+        "ServePlan": svc.plan(),
+        "Run": run,
+        "RunView": RunView(run),
+        "RunTable": RunTable(client.runs(), note=note),
+        "DryRun": DryRun.of(job, 2),
+        "ConfigView": ConfigView(MagicDefaults(image=image).rows()),
+        "CostView": CostView(job.estimate_cost(hours=3)),
+        "StatusLine": StatusLine(run.name, run.state, time.monotonic()),
+        "WaitingLine": WaitingLine(run.name, run.state, time.monotonic(), why),
+        "WhyView": WhyView(run.name, run.explain()),
+        "PreviewView": PreviewView(job.name, client.preview(job)),
+    }
+
+
+def outputs_page(outputs: dict[str, Any]) -> str:
+    """A page of each output's HTML, as a notebook shows them, with every fold open."""
+    body = "".join(f"<div data-output='{k}'>{v._repr_html_()}</div>" for k, v in outputs.items())
+    body = body.replace("<details>", "<details open>")
+    return f"<!DOCTYPE html><html><head><meta charset='utf-8'></head><body>{body}</body></html>"
+
+
 def render(html: str, work: Path) -> list[Picture]:
     """Open `html` in Chromium and return every picture it rendered."""
     page = work / "notebook.html"
@@ -94,6 +181,22 @@ def render(html: str, work: Path) -> list[Picture]:
     finder = _PictureFinder()
     finder.feed(dom)
     return finder.pictures
+
+
+def overflow(html: str, work: Path, width: int) -> list[str]:
+    """What sticks out of `html` rendered `width` px wide (see OVERFLOW), innermost first."""
+    import json
+
+    page = work / f"overflow-{width}.html"
+    # As in a notebook, code scrolls sideways in its own box.
+    styled = html.replace("</head>", f"{CODE_SCROLLS}</head>").replace(
+        "</body>", OVERFLOW + "</body>"
+    )
+    page.write_text(styled, encoding="utf-8")
+    dom = _chromium(work, "--dump-dom", f"--window-size={width},2000", page.as_uri())
+    found = _Attribute("body", "data-overflow")
+    found.feed(dom)
+    return [f"{width} px: {item}" for item in json.loads(found.value or "[]")]
 
 
 def screenshot(picture: Picture, out: Path, work: Path) -> bytes:
@@ -203,6 +306,18 @@ def _predict(kind: int, a: int, b: int, c: int) -> int:
     p = a + b - c
     pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
     return a if pa <= pb and pa <= pc else b if pb <= pc else c
+
+
+class _Attribute(HTMLParser):
+    """The value of one attribute of the first element of a tag in a dumped DOM."""
+
+    def __init__(self, tag: str, attribute: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tag, self.attribute, self.value = tag, attribute, ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == self.tag and not self.value:
+            self.value = dict(attrs).get(self.attribute) or ""
 
 
 class _PictureFinder(HTMLParser):

@@ -14,14 +14,11 @@ import pytest
 import yaml
 
 from tests.gke_crds import GKE_CRDS
+from tests.shared_dir import SHARED
 
-CRD_DIR = Path(__file__).resolve().parents[2] / "shared" / "crds"
+CRD_DIR = SHARED / "crds"
 # What a real kube-apiserver + Kueue + JobSet did, event by event (README there).
-RECORDINGS = Path(
-    os.environ.get(
-        "GKEML_KUEUE_FIXTURES", Path(__file__).resolve().parents[2] / "shared/fixtures/kueue-real"
-    )
-)
+RECORDINGS = Path(os.environ.get("GKEML_KUEUE_FIXTURES", SHARED / "fixtures" / "kueue-real"))
 KUBERNETES_VERSION = "1.35.0"
 BUILTIN_GROUPS = {
     "",
@@ -42,15 +39,17 @@ BUILTIN_GROUPS = {
 # Tests that read the real controllers' recordings skip, saying where they looked, without them.
 needs_recordings = pytest.mark.skipif(
     not RECORDINGS.is_dir(),
-    reason=f"Kueue/JobSet recordings not found at {RECORDINGS} (../shared/fixtures/kueue-real; "
-    "or set GKEML_KUEUE_FIXTURES)",
+    reason=f"Kueue/JobSet recordings not found at {RECORDINGS} (the shared folder: set "
+    "GKEML_SHARED, or GKEML_KUEUE_FIXTURES for the recordings alone)",
 )
 
 
 def crd_dir_or_skip() -> Path:
     """The shared CRD folder, or a pytest skip saying why schema checks cannot run."""
     if not CRD_DIR.is_dir():
-        pytest.skip(f"CRD schemas not found at {CRD_DIR}: schema validation needs ../shared/crds")
+        pytest.skip(
+            f"CRD schemas not found at {CRD_DIR}: schema validation needs $GKEML_SHARED/crds"
+        )
     return CRD_DIR
 
 

@@ -12,7 +12,7 @@ from gkeml_sdk import PriceBook, gpu_models, tpu_generations
 def register(commands: Any) -> None:
     """Add `catalog` to the CLI."""
     catalog = commands.add_parser("catalog", help="print GPU or TPU catalog tables")
-    catalog.add_argument("what", choices=("gpus", "tpus"))
+    catalog.add_argument("what", choices=("gpus", "tpus"), help="the GPU or the TPU table")
     catalog.add_argument("--prices", metavar="FILE", help="YAML/JSON price overrides")
     catalog.set_defaults(handler=_catalog)
 

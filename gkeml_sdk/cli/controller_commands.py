@@ -28,7 +28,8 @@ def register(commands: Any) -> None:
         "IMAGE --dry-run`",
     )
     install = verbs.add_parser("install", help="apply the controller's Deployment and Roles")
-    install.add_argument("--controller-namespace", default="gkeml-system")
+    install.add_argument("--controller-namespace", default="gkeml-system",
+                         help="namespace the controller runs in")  # fmt: skip
     install.add_argument("--image", default="",
                          help="the controller image you built from the Dockerfile and pushed "
                          "(required)")  # fmt: skip
@@ -42,9 +43,10 @@ def register(commands: Any) -> None:
                             help="also run the tenants' standby manager")  # fmt: skip
         parser.add_argument("--lease-namespace", default="default",
                             help="namespace of the standby manager's Lease")  # fmt: skip
-        parser.add_argument("--context")
-        parser.add_argument("--kubeconfig")
-    controller.set_defaults(handler=lambda args: controller.print_help() or 2)
+        parser.add_argument("--context", help="kubeconfig context (default: the current one)")
+        parser.add_argument(
+            "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)"
+        )
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from gkeml_sdk.errors import GkemlError
 
@@ -46,9 +47,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     # `--version` alone needs no command module.
     parser = _parser(COMMANDS.get(word) or ("" if words == ["--version"] else None))
-    args = parser.parse_args(words)
-    if not hasattr(args, "handler"):
-        parser.print_help()
+    args, extra = parser.parse_known_args(words)
+    # The innermost command parsed says what went wrong, with its own usage.
+    command: argparse.ArgumentParser = getattr(args, "command_parser", parser)
+    if extra:
+        command.error(f"unrecognized arguments: {' '.join(extra)}")
+    if not hasattr(args, "handler"):  # `gkeml setup`: the verbs of that command
+        command.print_help()
         return 2
     try:
         return int(args.handler(args))
@@ -67,13 +72,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
 
 
+class CommandParser(argparse.ArgumentParser):
+    """A parser of `gkeml` or one of its commands: each takes `--version`, and the innermost
+    one that parsed a command line is kept in the result (`command_parser`), so an error or a
+    missing verb shows that command's usage."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from gkeml_sdk import __version__
+
+        self.add_argument("--version", action="version", version=f"gkeml {__version__}")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extra = super().parse_known_args(args, namespace)
+        if not hasattr(parsed, "command_parser"):  # a nested command parsed first
+            parsed.command_parser = self
+        return parsed, extra
+
+
 def _parser(named: str | None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="gkeml", description="GPU/TPU training and serving on GKE through Kueue."
     )
-    from gkeml_sdk import __version__
-
-    parser.add_argument("--version", action="version", version=f"gkeml {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     # Help, or a word that is no command: every command, so argparse lists them all.
     modules = [named] if named else [] if named == "" else list(dict.fromkeys(COMMANDS.values()))

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from gkeml_sdk import GkeClient, load_node_pools
+from gkeml_sdk import GkeClient, NodePool, load_node_pools, python_objects
 
 
 def register(commands: Any) -> None:
@@ -23,19 +23,20 @@ def register(commands: Any) -> None:
     delete.add_argument("names", nargs="+", metavar="NAME", help="a node pool name")
     delete.set_defaults(handler=_delete)
     for parser in (plan, create):
-        parser.add_argument("file", help="a YAML file of node pools (NodePool fields)")
+        parser.add_argument(
+            "file", help="a YAML file of node pools (NodePool fields), or a .py file of NodePools"
+        )
     for parser in (create, delete):
-        parser.add_argument("--project", required=True)
+        parser.add_argument("--project", required=True, help="the Google Cloud project")
         parser.add_argument("--location", required=True, help="the cluster's region or zone")
-        parser.add_argument("--cluster", required=True)
+        parser.add_argument("--cluster", required=True, help="the GKE cluster's name")
         # A test's fake GKE API, as in examples/node_pools.py: anonymous, over REST.
         parser.add_argument("--endpoint", help=argparse.SUPPRESS)
-    nodepool.set_defaults(handler=lambda args: nodepool.print_help() or 2)
 
 
 def _plan(args: argparse.Namespace) -> int:
     documents = []
-    for pool in load_node_pools(args.file):
+    for pool in _pools(args.file):
         notes = "".join(f"# note: {note}\n" for note in pool.notes)
         body = yaml.safe_dump(pool.to_dict(), sort_keys=False)
         documents.append(f"# {pool!r}\n{notes}{body}")
@@ -44,7 +45,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _create(args: argparse.Namespace) -> int:
-    pools = load_node_pools(args.file)  # every pool checked before the first request
+    pools = _pools(args.file)  # every pool checked before the first request
     gke = _client(args)
     for pool in pools:
         print("created", ", ".join(gke.create(pool)), flush=True)
@@ -57,6 +58,11 @@ def _delete(args: argparse.Namespace) -> int:
         gke.delete(name)
         print("deleted", name, flush=True)
     return 0
+
+
+def _pools(file: str) -> list[NodePool]:
+    """The pools of a YAML file, or those a Python file defines (`POOLS = [NodePool(...)]`)."""
+    return python_objects(file, NodePool) if file.endswith(".py") else load_node_pools(file)
 
 
 def _client(args: argparse.Namespace) -> GkeClient:

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk import load_specs
+from gkeml_sdk.errors import SpecError
 
 FILE_HELP = (
     "a .yaml/.json spec, or a .py file defining TrainingJob/ServeModel objects (a .py file is "
@@ -29,7 +30,10 @@ def register(commands: Any) -> None:
     render.add_argument("file", help=FILE_HELP)
     render.add_argument("--cost", type=float, metavar="HOURS", help="also print the cost estimate")
     render.add_argument(
-        "--plan", action="store_true", help="also print each ServeModel's serving plan table"
+        "--plan",
+        action="store_true",
+        help="also print each ServeModel's serving plan table, without the cost (to stderr, as "
+        "# comments, so stdout stays YAML)",
     )
     render.set_defaults(handler=_render)
     validate = commands.add_parser(
@@ -41,6 +45,11 @@ def register(commands: Any) -> None:
 
 def _render(args: argparse.Namespace) -> int:
     specs = load_specs(args.file)
+    if args.plan and not any(_is_serving(spec) for spec in specs):
+        raise SpecError(
+            f"{args.file}: --plan shows the serving plan of a ServeModel, and it has none",
+            fix=f"gkeml render {args.file} --cost HOURS for a TrainingJob's estimate",
+        )
     for index, spec in enumerate(specs):
         manifests = spec.compile()
         if index:

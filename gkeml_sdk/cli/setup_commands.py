@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gkeml_sdk import Client, ClusterSetup, KubernetesSettings
+from gkeml_sdk import Client, ClusterSetup, KubernetesSettings, python_objects
 from gkeml_sdk.errors import SpecError
 
 
@@ -31,15 +31,17 @@ def register(commands: Any) -> None:
         help="MultiKueue: write worker NAME's kubeconfig file as the Secret the manager reads",
     )
     for parser in (plan, apply):
-        parser.add_argument("file", help="a ClusterSetup YAML file")
+        parser.add_argument("file", help="a ClusterSetup YAML file, or a .py file that defines one")
         parser.add_argument(
             "--side",
             choices=("manager", "worker"),
             default="manager",
             help="MultiKueue: the manager's objects (default) or a worker cluster's",
         )
-        parser.add_argument("--context")
-        parser.add_argument("--kubeconfig")
+        parser.add_argument("--context", help="kubeconfig context (default: the current one)")
+        parser.add_argument(
+            "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)"
+        )
 
 
 def _client(args: argparse.Namespace) -> Client:
@@ -47,7 +49,16 @@ def _client(args: argparse.Namespace) -> Client:
 
 
 def _setup(args: argparse.Namespace) -> ClusterSetup:
-    setup = ClusterSetup.from_file(args.file)
+    if args.file.endswith(".py"):  # a Python file that defines one, as the examples do
+        setup, *more = python_objects(args.file, ClusterSetup)
+        if more:
+            raise SpecError(
+                f"{args.file}: defines {len(more) + 1} ClusterSetup objects",
+                rule="a cluster has one setup",
+                fix="keep one ClusterSetup at module level",
+            )
+    else:
+        setup = ClusterSetup.from_file(args.file)
     return setup.for_worker() if args.side == "worker" else setup
 
 

@@ -31,16 +31,19 @@ def register(commands: Any) -> None:
     manage = verbs.add_parser("manage", help="run the standby manager until interrupted")
     manage.set_defaults(handler=_manage)
     drill = verbs.add_parser("drill", help="take a primary down and measure the recovery")
-    drill.add_argument("--tenant", required=True)
+    drill.add_argument("--tenant", required=True, help="the tenant whose primary to take down")
     drill.add_argument("--model", help="one model (default: each of the tenant's models)")
-    drill.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS")
+    drill.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
+                       help="give up waiting for recovery after this long")  # fmt: skip
     drill.set_defaults(handler=_drill)
     for parser in (plan, apply, status, manage, drill):
         parser.add_argument("file", help="a YAML file of `kind: Tenant` documents")
     for parser in (apply, status, manage, drill):
         parser.set_defaults(without_cluster="see their objects with `gkeml tenant plan FILE`")
-        parser.add_argument("--context")
-        parser.add_argument("--kubeconfig")
+        parser.add_argument("--context", help="kubeconfig context (default: the current one)")
+        parser.add_argument(
+            "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)"
+        )
         parser.add_argument("--lease-namespace", default="default",
                             help="namespace of the managers' Lease")  # fmt: skip
     tenant.set_defaults(handler=lambda args: tenant.print_help() or 2)

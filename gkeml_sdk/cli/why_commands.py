@@ -11,7 +11,7 @@ from gkeml_sdk.cli.run_commands import add_connection_options, run_named
 def register(commands: Any) -> None:
     """Add `why` to the CLI."""
     why = commands.add_parser("why", help="why a run is where it is: cause, next action, evidence")
-    why.add_argument("name")
+    why.add_argument("name", help="run name")
     why.add_argument("-q", "--quiet", action="store_true", help="the sentence only")
     add_connection_options(why)
     why.set_defaults(handler=_why)

@@ -26,6 +26,19 @@ class UnknownName(LookupError):
         super().__init__(f"unknown {kind} {name!r}.{hint} Valid: {', '.join(self.valid)}")
 
 
+class AmbiguousName(UnknownName):
+    """A name several rows answer to (`A100`: 40 or 80 GB): refused with each choice and what
+    tells them apart, never resolved to one by guessing."""
+
+    def __init__(self, kind: str, name: str, choices: Mapping[str, str]) -> None:
+        self.kind = kind
+        self.name = name
+        self.valid = list(choices)
+        self.closest = None
+        told = " or ".join(f"{key!r} ({meaning})" for key, meaning in choices.items())
+        LookupError.__init__(self, f"{kind} {name!r} is ambiguous: {told}")
+
+
 def resolve(kind: str, name: str, table: Mapping[str, T], shown: Iterable[str] = ()) -> T:
     """Find `name` (case-insensitive, `_` or `-`) in `table` keyed by lower-case names.
 

@@ -16,6 +16,7 @@ from gkeml_sdk.core.apimachinery import DNS1123_LABEL as DNS1123_LABEL
 from gkeml_sdk.core.apimachinery import DNS1123_SUBDOMAIN as DNS1123_SUBDOMAIN
 from gkeml_sdk.core.apimachinery import LABEL_VALUE as LABEL_VALUE
 from gkeml_sdk.core.spec_text import load_yaml
+from gkeml_sdk.core.type_examples import expected_example
 from gkeml_sdk.errors import SpecError, excerpt
 
 
@@ -122,9 +123,12 @@ def _as_spec_error(cls: type[BaseModel], exc: ValidationError) -> SpecError:
         return SpecError(
             f"{model}: field {where!r} is required{meaning}", fix=f"pass {where}=...", field=where
         )
+    # A top-level field gets an example of its type made from what was given.
+    example = len(first["loc"]) == 1 and expected_example(first["type"], where, first.get("input"))
+    fix = example or "see the field's documented type"
     return SpecError(
         f"{model}.{where}: {first['msg']} (got {excerpt(first.get('input'))})",
-        fix=f"see the field's documented type{meaning}",
+        fix=f"{fix}{meaning}",
         field=where,
     )
 

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from gkeml_sdk.core.lookup import UnknownName
+from gkeml_sdk.core.lookup import AmbiguousName, UnknownName
 from gkeml_sdk.core.model import SpecModel, fail
 from gkeml_sdk.hardware import gpu_row, gpus
 
@@ -49,8 +49,9 @@ class GpuFields(SpecModel):
         except UnknownName as exc:
             raise fail(
                 str(exc),
-                rule="GPU models are the ones GKE labels with cloud.google.com/gke-accelerator",
-                fix=f"Accelerator({exc.closest or 'h100'!r}, ...)",
+                rule="the GPU models GKE offers differ in memory, machines and price, so the "
+                "name must pick one (GKE labels it in cloud.google.com/gke-accelerator)",
+                fix=" or ".join(f"Accelerator({name!r}, ...)" for name in _suggested(exc)),
                 field="model",
             ) from None
 
@@ -78,3 +79,9 @@ class GpuFields(SpecModel):
         # every mode, so the pool exists on-demand too (A3 High below 8 GPUs is Spot or
         # flex-start only: Compute Engine "GPU machine types").
         return next((m for m in row.machine_types if m.on_demand), row.machine_for(row.counts[0]))
+
+
+def _suggested(exc: UnknownName) -> list[str]:
+    if isinstance(exc, AmbiguousName):
+        return exc.valid
+    return [exc.closest or "h100"]

@@ -10,7 +10,7 @@ Adding a GPU is one `GpuModel(...)` row below plus a test row.
 
 from __future__ import annotations
 
-from gkeml_sdk.core.lookup import resolve
+from gkeml_sdk.core.lookup import AmbiguousName, resolve
 from gkeml_sdk.hardware.gpu_row import (
     FAST_SOCKET,
     GpuModel,
@@ -95,7 +95,7 @@ GPUS: tuple[GpuModel, ...] = (
             MachineType("a2-megagpu-16g", 16, network=FAST_SOCKET),
         ),
         mig_profiles=(("1g.5gb", 7), ("2g.10gb", 3), ("3g.20gb", 2), ("7g.40gb", 1)),
-        aliases=("a100", "tesla-a100"),
+        aliases=("tesla-a100",),
         compute_capability=8.0,
         flex_start=True,
         compact_placement=True,
@@ -239,6 +239,9 @@ GPUS: tuple[GpuModel, ...] = (
     ),
 )
 
+# Names people use for more than one row: refused with the choices rather than guessed.
+SHARED_NAMES: dict[str, tuple[str, ...]] = {"a100": ("a100-40gb", "a100-80gb")}
+
 
 def _index() -> dict[str, GpuModel]:
     table: dict[str, GpuModel] = {}
@@ -254,14 +257,25 @@ _BY_NAME = _index()
 def gpu(name: str) -> GpuModel:
     """The GPU row for a short name, alias or `gke-accelerator` label value.
 
-    Raises `UnknownName` (with the closest match) for anything else.
+    Raises `UnknownName` (with the closest match) for anything else, and `AmbiguousName`
+    (with each choice) for a name of several GPUs.
 
     Example:
         >>> gpu("a100-80gb").label
         'nvidia-a100-80gb'
+        >>> gpu("A100")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.core.lookup.AmbiguousName: GPU 'A100' is ambiguous: 'a100-40gb' (NVIDIA A100...
     """
     # Exact names (every row's own key, as specs store it) skip normalising and the name list.
-    return _BY_NAME.get(name) or resolve("GPU", name, _BY_NAME, gpu_names())
+    found = _BY_NAME.get(name)
+    if found is not None:
+        return found
+    shared = SHARED_NAMES.get(name.strip().lower().replace("_", "-"), ())
+    if shared:
+        raise AmbiguousName("GPU", name, {key: _BY_NAME[key].display for key in shared})
+    return resolve("GPU", name, _BY_NAME, gpu_names())
 
 
 def gpu_names() -> list[str]:

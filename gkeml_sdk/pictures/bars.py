@@ -76,9 +76,11 @@ def memory_svg(title: str, total_gb: float, parts: list[Part], summary: list[str
     return svg("gpu-memory", label, width, y - 8, body)
 
 
-def cost_svg(title: str, bars: list[CostBar], footnote: str) -> str:
+def cost_svg(title: str, bars: list[CostBar], footnote: str = "") -> str:
     """Horizontal bars, one per provisioning model, scaled to the dearest; a model without
-    a price shows why instead of a bar. The picture is as wide as its longest label needs."""
+    a price shows why instead of a bar. The picture is as wide as its longest label needs;
+    a `footnote` goes under the bars (an output that says where its prices come from beside
+    the picture passes none, so that it says so once)."""
     known = [b.total for b in bars if b.total is not None]
     top = max(known) if known else 0.0
     names = [b.model + (" (this job)" if b.chosen else "") for b in bars]
@@ -108,6 +110,8 @@ def cost_svg(title: str, bars: list[CostBar], footnote: str) -> str:
             body.append(rect(LEFT + label_w, y + 3, span, 16, colour, bar.label, part))
             body.append(text(LEFT + label_w + span + 6, y + 15, bar.label, 10))
         y += 24
-    body.append(text(LEFT, y + 10, footnote, 9, "", "#555"))
+    if footnote:
+        body.append(text(LEFT, y + 10, footnote, 9, "", "#555"))
+        y += 18
     label = f"{title}: " + "; ".join(f"{b.model} {b.label or b.missing}" for b in bars)
-    return svg("cost-bars", label, width, y + 18, body)
+    return svg("cost-bars", label, width, y, body)

@@ -128,11 +128,14 @@ class CostEstimate:
                 label = f"${line.total:,.2f} (${line.unit_price:,.4f}/{self.unit})"
             bars.append(CostBar(line.model, line.total, label, line.model == self.chosen, line.why))
         title = f"{self.amount} for {self.hours:g} h"
-        footnote = f"accelerator component only; list prices as of {self.as_of}"
         how = self.how_to_set_price
         hint = f"<div><small>{esc(how)}</small></div>" if how else ""
-        source = f"<div><small>prices: {esc(self.source)}</small></div>"
-        return f"<div>{cost_svg(title, bars, footnote)}{hint}{source}</div>"
+        # Said once, under the picture: where the prices come from and what they cover.
+        source = (
+            f"<div style='overflow-wrap:anywhere'><small>accelerator component only; prices: "
+            f"{esc(self.source)}, as of {esc(self.as_of)}</small></div>"
+        )
+        return f"<div>{cost_svg(title, bars)}{hint}{source}</div>"
 
 
 def estimate_cost(

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from gkeml_sdk.pictures.bars import Part, memory_svg
 from gkeml_sdk.pricing.catalog import PriceBook, PriceOverrides
-from gkeml_sdk.serving.hardware_rules import does_not_fit
+from gkeml_sdk.serving.hardware_rules import does_not_fit, scale_up_sentence
 from gkeml_sdk.serving.sizing import Fit, expected_startup_seconds, startup_seconds
 from gkeml_sdk.storage import catalog as storage
 
@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from gkeml_sdk.serving.fields import ServeFields
 
 KIB = 1024
+# A label stays on one line, beside its value, however narrow the page: the value wraps.
+LABEL = "text-align:left;vertical-align:top;white-space:nowrap;padding-right:1em"
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,9 @@ class ServePlan:
     expected_startup_seconds: int = 0  # init + reading the weights from where they are
     weights_source: str = ""
     on_demand_floor: int = 0  # SpotMix: on-demand replicas besides the Spot ones
+    # The GPUs per replica the spec wrote, when gkeml chose more to hold the model; the
+    # plan says so beside the GPUs and the cost, where the price multiplies.
+    sized_up_from: int | None = None
 
     @property
     def gpus_per_replica(self) -> int:
@@ -90,6 +95,7 @@ class ServePlan:
         )
         rows = [
             ("GPUs per replica", f"{f.gpus} x {self.gpu} ({shape}); {where}"),
+            *self._sized_up(),
             (
                 "weights",
                 f"{f.weights_gb:.1f} GB {self.weights_format} -> {f.weights_gb_per_gpu:.1f} GB "
@@ -141,7 +147,8 @@ class ServePlan:
 
     def _repr_html_(self) -> str:
         body = "".join(
-            f"<tr><th style='text-align:left'>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>"
+            f"<tr><th style='{LABEL}'>{html.escape(k)}</th>"
+            f"<td style='overflow-wrap:anywhere'>{html.escape(v)}</td></tr>"
             for k, v in self.rows()
         )
         caption = html.escape(f"{self.name}: {self.model} on {self.engine}")
@@ -151,6 +158,13 @@ class ServePlan:
         if self.min_replicas == self.max_replicas:
             return str(self.min_replicas)
         return f"{self.min_replicas}-{self.max_replicas}"
+
+    def _sized_up(self) -> list[tuple[str, str]]:
+        asked = self.sized_up_from
+        if asked is None:
+            return []
+        text = f"from the {asked} written, which cannot hold the model ({self.fit.gpus / asked:g}x "
+        return [("sized up", text + f"the price); max_gpus={asked} refuses instead")]
 
     def _cost(self, provisioning: str) -> str:
         per = self.cost_per_replica_hour(provisioning)
@@ -215,6 +229,7 @@ def build_plan(
         as_of=book.as_of,
         expected_startup_seconds=expected_startup_seconds(fit.weights_gb, load),
         weights_source=weights_source(svc),
+        sized_up_from=acc.count if scale_up_sentence(svc) and fit.gpus > acc.count else None,
     )
 
 
@@ -236,7 +251,9 @@ def plan_svg(plan: ServePlan) -> str:
     ]
     shape = f"TP{f.tensor_parallel} x PP{f.pipeline_parallel}"
     summary = [
-        f"{f.gpus} x {plan.gpu} per replica ({shape}) on {plan.machine_type}; "
+        f"{f.gpus} x {plan.gpu} per replica ({shape}) on {plan.machine_type}"
+        + (f" (sized up from {plan.sized_up_from})" if plan.sized_up_from is not None else "")
+        + "; "
         f"{f.kv_tokens:,} KV tokens, {f.max_concurrency:.1f} requests of {f.max_model_len:,}",
         f"replicas {plan._replicas()}, {plan.scaling}",
     ]

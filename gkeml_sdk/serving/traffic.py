@@ -45,7 +45,7 @@ def pod_monitoring(svc: ServeFields, fit: Fit) -> Obj:
         >>> from gkeml_sdk.hardware.accelerator import Accelerator
         >>> svc = ServeModel(name="t", engine="triton", model="mistral-7b",
         ...     accelerator=Accelerator("l4"), tensor_parallel=1, pipeline_parallel=1,
-        ...     model_repository="gs://b/m", hf_token_secret="hf")
+        ...     model_repository="gs://bkt/m", hf_token_secret="hf")
         >>> pod_monitoring(svc, svc.fit)["spec"]["endpoints"][0]["port"]
         'metrics'
     """

@@ -10,8 +10,13 @@ https://cloud.google.com/compute/docs/disks/hyperdisks, https://cloud.google.com
 
 from __future__ import annotations
 
+import re
+
 from gkeml_sdk.core import kinds
 
+# Cloud Storage bucket names: https://cloud.google.com/storage/docs/buckets#naming
+BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]\Z")
+BUCKET_RULE = "bucket names are 3-63 lower-case letters, digits, '-', '_' and '.'"
 GCSFUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
 GCSFUSE_ANNOTATION = "gke-gcsfuse/volumes"  # "true" makes GKE inject the FUSE sidecar
 GCSFUSE_SIDECAR_PREFIX = "gke-gcsfuse/"  # + cpu-limit, memory-limit, ephemeral-storage-limit...

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Literal
 
 from gkeml_sdk.core.environment import CHECKPOINT_MOUNT
 from gkeml_sdk.core.model import DNS1123_SUBDOMAIN, fail
+from gkeml_sdk.storage.catalog import BUCKET_NAME, BUCKET_RULE
 
 if TYPE_CHECKING:
     from gkeml_sdk.storage.volume_base import VolumeBase
@@ -42,6 +43,13 @@ def parse_checkpoint_dir(value: str) -> CheckpointLocation:
         bucket, _, path = value[5:].partition("/")
         if not bucket:
             raise _bad(value)
+        if not BUCKET_NAME.match(bucket):
+            raise fail(
+                f"checkpoint_dir={value!r}: {bucket!r} is not a Cloud Storage bucket name",
+                rule=BUCKET_RULE,
+                fix=f"checkpoint_dir='gs://my-bucket/{path or 'PATH'}'",
+                field="checkpoint_dir",
+            )
         return CheckpointLocation("gcs", bucket, path.strip("/"))
     if value.startswith("pvc://"):
         claim, _, path = value[6:].partition("/")

@@ -4,7 +4,6 @@ Volume Populator), or an existing PersistentVolumeClaim."""
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
@@ -13,8 +12,6 @@ from gkeml_sdk.core.model import SpecModel, fail
 from gkeml_sdk.storage import catalog as storage
 from gkeml_sdk.storage.disks import HyperdiskML, Parallelstore
 from gkeml_sdk.storage.volume_base import VolumeBase
-
-_BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]\Z")
 
 
 class GcsCache(SpecModel):
@@ -82,12 +79,11 @@ class GcsFuse(VolumeBase):
     @model_validator(mode="after")
     def _check(self) -> Self:
         self._check_common()
-        if not _BUCKET.match(self.bucket):
+        if not storage.BUCKET_NAME.match(self.bucket):
             bucket, _, path = self.bucket.removeprefix("gs://").partition("/")
             raise fail(
                 f"bucket={self.bucket!r} is not a Cloud Storage bucket name",
-                rule="bucket names are 3-63 lower-case letters, digits, '-', '_' and '.'; "
-                "the folder inside the bucket goes in path=",
+                rule=f"{storage.BUCKET_RULE}; the folder inside the bucket goes in path=",
                 fix=f"bucket={bucket!r}, path={path!r}" if path else "bucket='my-bucket'",
                 field="bucket",
             )

@@ -49,7 +49,8 @@ class TrainingJobFields(SpecModel):
     )
     nodes: int = Field(
         default=0,
-        description="Nodes (pods) of the job; 0 derives it (the TPU slice's hosts, else 1).",
+        description="Nodes (pods) of the job, at least 1; left out, it is derived (the TPU "
+        "slice's hosts, else 1).",
     )
     procs_per_node: int = Field(
         default=0,

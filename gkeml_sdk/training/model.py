@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import model_validator
 
+from gkeml_sdk.core.model import fail
 from gkeml_sdk.hardware.accelerator import Accelerator
 from gkeml_sdk.hardware.choice import hardware_from_data
 from gkeml_sdk.hardware.protocol import CPU_ONLY
@@ -46,7 +47,16 @@ class TrainingJob(TrainingJobFields):
             data["accelerator"] = accelerator
         hardware = accelerator if isinstance(accelerator, Accelerator | TpuSlice) else CPU_ONLY
         hosts = hardware.fixed_pods
-        if not data.get("nodes"):
+        for field in ("nodes", "procs_per_node"):
+            if isinstance(data.get(field), bool):
+                raise fail(
+                    f"{field}={data[field]} is not a count",
+                    rule=f"{field} is a number, not a switch",
+                    fix=f"{field}=2, or leave it out to derive it",
+                    field=field,
+                )
+        # Only a missing count is derived: nodes=0 is a mistake that check_job names.
+        if data.get("nodes") is None:
             data["nodes"] = hosts or 1
         if not data.get("procs_per_node"):
             data["procs_per_node"] = hardware.default_procs_per_node

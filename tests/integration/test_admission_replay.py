@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,10 +15,11 @@ import pytest
 from tests.integration import admission_cluster as ac
 from tests.kubeapi import KubeAPIServer
 from tests.kubeapi.rawhttp import send
+from tests.shared_dir import SHARED
 
 pytest_plugins = ["tests.kubeapi.fixtures"]
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "admission-real"
+FIXTURES = SHARED / "fixtures" / "admission-real"
 NAMES = sorted(p.stem for p in FIXTURES.glob("*.json")) if FIXTURES.is_dir() else []
 # Fixtures the fake cannot replay, with the reason (asserted below so none is lost silently).
 EXCLUDED = {

@@ -41,7 +41,7 @@ def test_the_install_command_names_an_extra_the_package_has() -> None:
 def test_shell_blocks_run_and_say_what_the_page_says(no_cluster: dict[str, str]) -> None:
     commands = [b for b in blocks("bash") if not b.startswith("pip install")]
     assert commands == ["python examples/quickstart.py", "gkeml runs"]
-    outputs = []
+    outputs, notes = [], []
     for command in commands:
         argv = command.split()
         if argv[0] == "python":
@@ -52,11 +52,13 @@ def test_shell_blocks_run_and_say_what_the_page_says(no_cluster: dict[str, str])
                               timeout=180, check=False)  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
         outputs.append(done.stdout.splitlines())
+        notes.append(done.stderr)
     quickstart, runs = outputs
     shown = blocks("text")[0].splitlines()
     assert quickstart[0] == shown[0] and quickstart[-2] == shown[-2]
     assert re.sub(r"[\d.]+ s", "", quickstart[-1]) == re.sub(r"[\d.]+ s", "", shown[-1])
-    assert runs[0].startswith("no cluster configured (") and runs[2].startswith("quickstart ")
+    assert notes[1].startswith("no cluster configured (") and notes[1].count("\n") == 1
+    assert runs[0].split() == ["name", "state", "reason"] and runs[1].startswith("quickstart ")
 
 
 def test_notebook_blocks_run_in_ipython(no_cluster: dict[str, str]) -> None:

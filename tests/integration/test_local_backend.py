@@ -13,10 +13,10 @@ import pytest
 
 from gkeml_sdk import (
     Client,
-    ClusterError,
     FailureCause,
     LocalSettings,
     NotFoundError,
+    RunExistsError,
     RunState,
     RunTimeoutError,
     TrainingJob,
@@ -181,9 +181,9 @@ def test_missing_command_is_a_user_error(backend: LocalBackend) -> None:
 def test_runs_persist_across_backends_and_names_conflict(tmp_path: Path) -> None:
     first = Client(local=LocalSettings(run_dir=tmp_path, options=FAST))
     run = first.submit(TrainingJob(name="keep", command=["sleep", "60"]))
-    with pytest.raises(ClusterError) as conflict:
+    with pytest.raises(RunExistsError) as conflict:
         first.submit(TrainingJob(name="keep", command=["true"]))
-    assert conflict.value.status == 409
+    assert "409" not in str(conflict.value) and "AlreadyExists" not in str(conflict.value)
     with pytest.raises(RunTimeoutError):
         run.wait(timeout=0.2)
     again = LocalBackend(run_dir=tmp_path)  # as after a kernel restart

@@ -68,8 +68,8 @@ def test_six_processes_submitting_one_name_admit_exactly_one(tmp_path: Path) -> 
         winners = [o for o in outcomes if o["won"]]
         losers = [o for o in outcomes if not o["won"]]
         assert len(winners) == 1, outcomes
-        # Every loser got the cluster's answer for a name in use, nothing raw.
-        assert {(o["error"], o["status"]) for o in losers} == {("ClusterError", 409)}, losers
+        # Every loser got the answer for a name in use, in local words, nothing raw.
+        assert {(o["error"], o["status"]) for o in losers} == {("RunExistsError", 0)}, losers
         assert all("is " in o["text"] and "choose another name" in o["text"] for o in losers)
         run = LocalBackend(run_dir=tmp_path / "runs").get_run("race")
         assert not run.state.terminal

@@ -62,6 +62,12 @@ def test_unknown_local_run_points_at_gke_jobs(shell):
         ("Try: secret_env={'K': 'secret/key'}", "Try: secret_env={'K': 'secret/key'}"),
         ("Try: ModelSize.nodes=2", "Try: ModelSize.nodes=2"),
         (
+            "or a path under a writable volume of volumes=[...]; or stateless=True when",
+            "or a path under a writable volume of --fields VAR with VAR = {'volumes': [...]}; "
+            "or --stateless when",
+        ),
+        ("Try: service_account='trainer'", "Try: --service-account trainer"),
+        (
             "cancel it with Client(local=LocalSettings()).get_run('ft').cancel()",
             "cancel it with %gke_cancel ft --local",
         ),

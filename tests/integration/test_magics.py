@@ -3,6 +3,7 @@ dry runs and the line magics."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
-from gkeml_sdk import Accelerator
+from gkeml_sdk import Accelerator, SpecError
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +45,7 @@ def run(shell: InteractiveShell, source: str) -> tuple[Any, str, str, list[str]]
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
-        ("%%gke_train --bogus 1\nprint(1)", "valid options: --chaos"),
+        ("%%gke_train --bogus 1\nprint(1)", "valid options: --annotation, --args"),
         ("%%gke_train --gpu h100:x\nprint(1)", "expected MODEL[:COUNT]"),
         ("%%gke_train --gpu h10:8\nprint(1)", "Did you mean 'h100'"),
         ("%%gke_train --tpu v5e:3x3\nprint(1)", "one of 1x1, 2x2, 2x4"),
@@ -225,3 +226,50 @@ def test_sharing_option_becomes_gpu_sharing(shell: InteractiveShell) -> None:
     assert "<- this job" in cost[-1]
     _, _, stderr, _ = run(shell, "%gke_cost --gpu l4 --sharing mps:many")
     assert "expected STRATEGY[:CLIENTS]" in stderr and "Traceback" not in stderr
+
+
+def test_fields_option_reads_the_notebook_variable(shell: InteractiveShell) -> None:
+    shell.run_cell("from gkeml_sdk import GcsFuse\ndata = {'volumes': [GcsFuse('my-data')]}")
+    cell = "%%gke_train --dry-run --image img --name vol --fields data --label team=nlp\nprint(1)"
+    result, _, _, texts = run(shell, cell)
+    assert result.success, result.error_in_exec
+    assert "gcsfuse.csi.storage.gke.io" in texts[-1] and "team: nlp" in texts[-1]
+    result, _, _, _ = run(shell, "%%gke_train --dry-run --image img --fields nothing\nprint(1)")
+    assert "the notebook has no variable 'nothing'" in str(result.error_in_exec)
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def test_a_gkeml_error_in_python_shows_the_users_line_without_gkeml_frames(
+    shell: InteractiveShell,
+) -> None:
+    from gkeml_magics.tracebacks import HINT
+
+    cell = "from gkeml_sdk import TrainingJob\njob = TrainingJob(name='a', command=['x'], nodes=0)"
+    result, stdout, stderr, _ = run(shell, cell)
+    assert isinstance(result.error_in_exec, SpecError)
+    shown = ANSI.sub("", stdout)
+    assert "----> 2 job = TrainingJob(name='a', command=['x'], nodes=0)" in shown
+    assert shown.rstrip().endswith(
+        "SpecError: nodes=0 (rule: a job runs on at least one node). Try: nodes=1"
+    )
+    assert "gkeml_sdk" not in shown.replace("from gkeml_sdk import", "") and "pydantic" not in shown
+    assert stderr.strip() == HINT
+    with capture_output() as full:
+        shell.run_line_magic("tb", "")
+    assert "gkeml_sdk/training/rules.py" in ANSI.sub("", full.stdout)
+
+
+def test_a_handler_the_user_installed_stays(shell: InteractiveShell) -> None:
+    from gkeml_magics.tracebacks import install
+
+    def own(*_: Any, **__: Any) -> None:
+        return None
+
+    shell.set_custom_exc((KeyError,), own)
+    try:
+        assert install(shell) is False and shell.custom_exceptions == (KeyError,)
+    finally:
+        shell.set_custom_exc((), None)
+        assert install(shell) is True

@@ -11,14 +11,16 @@ from typing import Any
 
 import yaml
 
+from tests.shared_dir import SHARED
+
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _cache: dict[tuple[str, float], list[dict[str, Any]]] = {}
 _cache_lock = threading.Lock()
 
 
 def shared_crds_dir() -> Path | None:
-    """`<repo>/../shared/crds` if it exists on this machine, else None."""
-    candidate = Path(__file__).resolve().parents[2].parent / "shared" / "crds"
+    """`$GKEML_SHARED/crds` (else `<repo>/../shared/crds`) if it exists here, else None."""
+    candidate = SHARED / "crds"
     return candidate if candidate.is_dir() else None
 
 

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from tests.shared_dir import SHARED
+
 from .crds import shared_crds_dir
 from .server import KubeAPIServer
 
@@ -21,8 +23,9 @@ def require_shared_crds() -> Path:
     """The shared CRD folder, or skip the test with a clear reason."""
     found = shared_crds_dir()
     if found is None:
-        expected = Path(__file__).resolve().parents[2].parent / "shared" / "crds"
-        pytest.skip(f"shared/crds not found at {expected}: CRD-backed fake API tests need it")
+        pytest.skip(
+            f"shared/crds not found at {SHARED / 'crds'}: CRD-backed fake API tests need it"
+        )
     return found
 
 

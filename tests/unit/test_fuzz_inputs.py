@@ -314,11 +314,14 @@ MAGIC_WORDS = ["--gpu", "--mig", "--tpu", "--nodes", "--procs-per-node", "--spot
                "--provisioning", "--network", "--gang", "--queue", "--priority", "--namespace",
                "--cpu", "--memory", "--name", "--image", "--env", "--secret-env",
                "--max-restarts", "--checkpoint-dir", "--max-runtime", "--file", "--timeout",
-               "--local", "--chaos", "--dry-run"]  # fmt: skip
+               "--local", "--chaos", "--dry-run", "--fields", "--placement", "--capacity",
+               "--label", "--args", "--command", "--reservation", "--stateless",
+               "--termination-grace-seconds"]  # fmt: skip
 magic_values = st.sampled_from(["h100:8", "l4", "l4:x", "v5e:4x4", "v5e", "1g.10gb", "-1", "nan",
                                 "inf", "1e999", "9" * 30, "A=B", "A", "=", "Bad_Name", "'", '"',
                                 "64Gi", "x" * 80, "a,b", "", "HF_TOKEN=hf/token", "gs://b/c",
-                                "{x}", "nosuch.py"])  # fmt: skip
+                                "{x}", "nosuch.py", "block:required", "compact",
+                                "spot,standard"])  # fmt: skip
 
 
 @fuzz("magic_options", 400)

@@ -30,10 +30,10 @@ from gkeml_sdk.backends.local.run_state import LocalRunState
 from gkeml_sdk.backends.local.run_store import STATE, RunDir, UnreadableRunError
 from gkeml_sdk.backends.local.submit_lock import submission
 from gkeml_sdk.errors import (
-    ClusterError,
     ConfigError,
     GkemlError,
     NotFoundError,
+    RunExistsError,
     RunTimeoutError,
     SpecError,
 )
@@ -173,8 +173,6 @@ class LocalBackend:
                 return LocalRun(path)
         raise NotFoundError(
             f"get local run {name!r}",
-            status=404,
-            reason="NotFound",
             message=f"no run of that name under {self.root}",
             hint="list the runs with Client(backend='local').runs()",
         )
@@ -228,10 +226,8 @@ class LocalBackend:
         existing = LocalRun(path)
         status = existing.state
         if not status.terminal:
-            raise ClusterError(
+            raise RunExistsError(
                 f"submit local run {path.name!r}",
-                status=409,
-                reason="AlreadyExists",
                 message=f"a run of that name is {status.state.value}",
                 hint=f"wait for it, cancel it with Client(backend='local').get_run({name!r})"
                 ".cancel(), or choose another name",

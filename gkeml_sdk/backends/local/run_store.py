@@ -94,8 +94,6 @@ class RunDir:
             # Removed under us: deleted, or replaced by a new submission of the name.
             raise NotFoundError(
                 f"read local run {self.name!r}",
-                status=404,
-                reason="NotFound",
                 message=f"{self.path} no longer holds a run (deleted or being replaced)",
                 hint="list the runs with Client(backend='local').runs()",
             ) from None

@@ -53,21 +53,16 @@ def decide(
     need = wls.requests(workload)
     covered = {res for resources, _ in groups(cq) for res in resources}
     missing = tuple(sorted(res for res in need if res not in covered and need[res] > 0))
-    selector, tolerations = wls.pod_selector(workload)
+    keys = label_keys(flavors)
     results = []
     for resources, names in groups(cq):
         wanted = [r for r in resources if need.get(r, ZERO) > 0]
         if not wanted:
             continue
-        keys = {
-            k
-            for n in names
-            for k in ((flavors.get(n) or {}).get("spec") or {}).get("nodeLabels") or {}
-        }
         tried = []
         for flavor in names:
             spec = (flavors.get(flavor) or {}).get("spec") or {}
-            reason = _mismatch(spec, selector, tolerations, keys)
+            reason = mismatch(spec, workload, keys)
             asked = {(flavor, r): need[r] for r in wanted}
             outcome = (
                 Outcome("never", flavor, mismatch=reason, need=asked)
@@ -181,9 +176,50 @@ def _waits(
     return len(holding)
 
 
-def _mismatch(
-    flavor: Mapping[str, Any], selector: dict[str, str], tolerations: list[ObjView], keys: set[str]
-) -> str:
+def label_keys(flavors: Mapping[str, ObjView]) -> set[str]:
+    """The node labels that tell the cluster's flavors apart. Kueue matches a pod's node
+    selector only against the labels of its ClusterQueue's flavors, but gkeml pins pods to a
+    kind of capacity (`cloud.google.com/gke-spot`, a reservation, flex-start) by a label some
+    flavor carries: a flavor without it would count the pods against quota of capacity they
+    never run on, so every flavor's labels are read, as if the queue offered them all."""
+    return {k for f in flavors.values() for k in (f.get("spec") or {}).get("nodeLabels") or {}}
+
+
+def holding_flavors(workload: ObjView, flavors: Mapping[str, ObjView]) -> list[str]:
+    """The cluster's flavors whose nodes could hold the workload's pods (by labels, taints
+    and topology; quota aside): where a queue that takes the job has its quota.
+
+    Example:
+        >>> spot = {"spec": {"nodeLabels": {"cloud.google.com/gke-spot": "true"}}}
+        >>> wl = {"spec": {"podSets": [{"template": {"spec": {"nodeSelector": {
+        ...     "cloud.google.com/gke-spot": "true"}}}}]}}
+        >>> holding_flavors(wl, {"standard": {"spec": {}}, "spot": spot})
+        ['spot']
+    """
+    keys = label_keys(flavors)
+    return sorted(
+        n for n, f in flavors.items() if not mismatch(f.get("spec") or {}, workload, keys)
+    )
+
+
+def mismatch(flavor: Mapping[str, Any], workload: ObjView, keys: set[str]) -> str:
+    """Why a flavor (its spec) cannot hold the workload's pods, or "" when it can: a node
+    label they select that it lacks, a taint they do not tolerate, or a topology request to a
+    flavor without topology, which Kueue never admits.
+
+    Example:
+        >>> wl = {"spec": {"podSets": [{"template": {"metadata": {"annotations": {
+        ...     "kueue.x-k8s.io/podset-required-topology": "kubernetes.io/hostname"}}}}]}}
+        >>> mismatch({"nodeLabels": {}}, wl, set())  # doctest: +ELLIPSIS
+        'it has no topology (spec.topologyName) and the pods ask to share kubernetes.io/hostname...'
+    """
+    selector, tolerations = wls.pod_selector(workload)
+    level = wls.topology_request(workload)
+    if level and not flavor.get("topologyName"):
+        return (
+            f"it has no topology (spec.topologyName) and the pods ask to share {level}; Kueue "
+            "admits topology-aware pods only to a flavor with a Topology"
+        )
     labels = flavor.get("nodeLabels") or {}
     for key in sorted(keys & set(selector)):
         if labels.get(key) != selector[key]:

@@ -63,12 +63,13 @@ def explain_local(
             evidence,
         )
     category = _CATEGORY.get(status.state, Category.UNKNOWN)
-    return Explanation(
-        category,
-        f"{status.state.value} as local processes{said}; locally there is no queue, quota or "
-        "scheduler to wait for.",
-        evidence,
-    )
+    # Only a run that has not started may seem to wait for something; the others say what
+    # happened to their processes.
+    after = {
+        Category.STARTING: "; locally there is no queue, quota or scheduler to wait for",
+        Category.CANCELLED: ": its processes on this machine were stopped",
+    }.get(category, "")
+    return Explanation(category, f"{status.state.value} as local processes{said}{after}.", evidence)
 
 
 def preview_local(processes: int) -> Preview:

@@ -7,7 +7,13 @@ from typing import Any
 
 from gkeml_sdk.core.objects import ObjView
 from gkeml_sdk.runs.explain import workloads as wls
-from gkeml_sdk.runs.explain.admission import MODES, Outcome, admitted_workloads, decide
+from gkeml_sdk.runs.explain.admission import (
+    MODES,
+    Outcome,
+    admitted_workloads,
+    decide,
+    holding_flavors,
+)
 from gkeml_sdk.runs.explain.explanation import Evidence, Preview, Verdict
 from gkeml_sdk.runs.explain.inputs import QueueObjects
 from gkeml_sdk.runs.explain.quota import ZERO, QuotaTree
@@ -69,7 +75,7 @@ def preview(workload: ObjView, queues: QueueObjects) -> Preview:
     if not outcomes:
         return Preview(Verdict.FITS, f"Fits now: the job asks for nothing {tree.name} limits.")
     worst = min(outcomes, key=lambda o: MODES.index(o.mode))
-    text = _sentence(worst, tree, reading, priority, named, queues)
+    text = _sentence(worst, tree, reading, priority, named, queues, workload)
     victims = tuple(wls.label(w) for o in outcomes for w in o.victims)
     waits = max(o.waits_for for o in outcomes)
     return Preview(_VERDICTS[worst.mode], text, evidence, victims, waits)
@@ -77,7 +83,7 @@ def preview(workload: ObjView, queues: QueueObjects) -> Preview:
 
 def _sentence(
     o: Outcome, tree: QuotaTree, reading: QuotaUsage, priority: int, named: str,
-    queues: QueueObjects,
+    queues: QueueObjects, workload: ObjView,
 ) -> str:  # fmt: skip
     (flavor, res), need = _deciding(o, tree, reading.used)
     q = tree.quota((flavor, res))
@@ -109,9 +115,15 @@ def _sentence(
             f"Ask for fewer, or {_raise(priority, queues)}."
         )
     if o.mismatch:
+        others = holding_flavors(workload, queues.flavors)
+        where = (
+            f"Use a queue with quota in flavor {' or '.join(others)}, which has such nodes"
+            if others
+            else "No flavor of the cluster has such nodes: ask your admin for one"
+        )
         return (
             f"Never fits: flavor {flavor} of cluster queue {tree.name} cannot hold these "
-            f"pods: {o.mismatch}. Ask for hardware the queue offers, or use another queue."
+            f"pods: {o.mismatch}. {where}, or ask for hardware the queue offers."
         )
     most = tree.potential((flavor, res))
     return (

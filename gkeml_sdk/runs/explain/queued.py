@@ -81,6 +81,15 @@ def _quota(
     res = short.group(1) if short else next(iter(need), "")
     flavor = short.group(2) if short else ""
     cq = queues.cluster_queue if queues else None
+    if cq is None and reason == "ExceedsMaxQuota":  # the queue unread: Kueue's word is enough
+        return Finding(
+            Category.QUOTA,
+            f"Never admitted: Kueue says {message or 'the request exceeds the queue'} (Kueue: "
+            f"{reason}): the queue of {lq or 'this run'} can never hold it, so waiting does not "
+            "help. Ask for fewer resources (fewer nodes or accelerators), or use a queue with "
+            "more quota.",
+            evidence,
+        )
     if cq is None:
         return Finding(
             Category.QUOTA,

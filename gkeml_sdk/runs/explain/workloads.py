@@ -72,3 +72,26 @@ def pod_selector(workload: ObjView | None) -> tuple[dict[str, str], list[ObjView
     pod_sets = ((workload or {}).get("spec") or {}).get("podSets") or [{}]
     spec = (pod_sets[0].get("template") or {}).get("spec") or {}
     return dict(spec.get("nodeSelector") or {}), list(spec.get("tolerations") or [])
+
+
+# The PodSet annotations of a topology request (Kueue topology-aware scheduling).
+TOPOLOGY_ANNOTATIONS = (
+    "kueue.x-k8s.io/podset-required-topology",
+    "kueue.x-k8s.io/podset-preferred-topology",
+)
+
+
+def topology_request(workload: ObjView | None) -> str:
+    """The topology level the first PodSet's pods ask to share (required or preferred), or "".
+
+    Example:
+        >>> topology_request({"spec": {"podSets": [{"topologyRequest": {"preferred": "x"}}]}})
+        'x'
+    """
+    pod_sets = ((workload or {}).get("spec") or {}).get("podSets") or [{}]
+    request = pod_sets[0].get("topologyRequest") or {}
+    if request.get("required") or request.get("preferred"):
+        return str(request.get("required") or request.get("preferred"))
+    metadata = (pod_sets[0].get("template") or {}).get("metadata") or {}
+    annotations = metadata.get("annotations") or {}
+    return next((str(annotations[a]) for a in TOPOLOGY_ANNOTATIONS if annotations.get(a)), "")

@@ -6,6 +6,7 @@ never a flag that would then refuse."""
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 from pathlib import Path
 
@@ -168,14 +169,15 @@ def test_without_a_cluster(verb: str, no_cluster: Path, capsys: pytest.CaptureFi
     assert "Traceback" not in text and "Client(" not in text
     if code:
         assert err.count("\n") == 1 and err.startswith("gkeml: error: "), err
-    if NOTE in text:
-        assert out.startswith(NOTE) and out.count(NOTE) == 1
+    if NOTE in text:  # on stderr: what a script reads from stdout is only the answer
+        assert err.startswith(NOTE) and err.count("\n") == 1 and NOTE not in out
 
 
 @pytest.mark.parametrize("argv", [["runs"], ["status"]])
 def test_runs_and_status_list_local_runs_under_one_line(no_cluster, capsys, argv) -> None:
     assert main(argv) == 0
-    note, header, *rows = capsys.readouterr().out.splitlines()
+    out, note = capsys.readouterr()
+    header, *rows = out.splitlines()
     assert note.startswith(NOTE) and "no-kubeconfig does not exist" in note
     assert "gcloud container clusters get-credentials" in note and "--kubeconfig" in note
     assert header.split() == ["name", "state", "reason"]
@@ -184,6 +186,37 @@ def test_runs_and_status_list_local_runs_under_one_line(no_cluster, capsys, argv
 
 def test_status_of_a_local_run(no_cluster, capsys) -> None:
     assert main(["status", "here"]) == 0
-    note, head, *history = capsys.readouterr().out.splitlines()
+    out, note = capsys.readouterr()
+    head, *history = out.splitlines()
     assert note.startswith(NOTE) and head == "here: Succeeded: Completed: every process exited 0"
     assert history and all("attempt 1" in line for line in history)
+
+
+def test_runs_and_status_print_json_for_scripts(no_cluster, capsys) -> None:
+    assert main(["runs", "-o", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert err.startswith(NOTE)
+    (record,) = json.loads(out)
+    assert (record["name"], record["namespace"], record["state"]) == (
+        "here",
+        "default",
+        "Succeeded",
+    )
+    assert record["reason"] == "Completed" and record["cause"] is None
+    assert main(["status", "here", "--output", "json"]) == 0
+    out, err = capsys.readouterr()
+    one = json.loads(out)
+    assert one["name"] == "here" and one["state"] == "Succeeded" and err.startswith(NOTE)
+    assert [t["attempt"] for t in one["history"]] == [1] * len(one["history"])
+    assert one["history"][-1]["state"] == "Succeeded"
+    assert main(["status", "-o", "json"]) == 0  # no NAME: every run, as `runs` lists them
+    assert [r["name"] for r in json.loads(capsys.readouterr().out)] == ["here"]
+
+
+def test_logs_and_why_write_only_their_data_to_stdout(no_cluster, capsys) -> None:
+    assert main(["logs", "here"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "[0] hi\n" and err.startswith(NOTE)
+    assert main(["why", "-q", "here"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("here: ") and out.count("\n") == 1 and err.startswith(NOTE)

@@ -37,7 +37,7 @@ SPECS = {
     "serve-istio": lambda: _serve(routing=Routing(via="istio")),
     "serve-tgi": lambda: _serve(engine="tgi", hf_token_secret="hf", env={"A": "b"}),
     "serve-triton": lambda: _serve(
-        engine="triton", tensor_parallel=1, pipeline_parallel=1, model_repository="gs://b/m"
+        engine="triton", tensor_parallel=1, pipeline_parallel=1, model_repository="gs://bkt/m"
     ),
     "serve-lora": lambda: _serve(lora_adapters={"sql": "org/sql-lora"}, spot=True),
     "serve-lws": lambda: _serve(

@@ -80,7 +80,7 @@ def test_mistakes_are_spec_errors(make: Callable[[], Probe]) -> None:
 def test_messages_say_what_the_field_means() -> None:
     with pytest.raises(SpecError, match=r"field 'size' is required \(How big it is, in units\)"):
         Probe()
-    with pytest.raises(SpecError, match=r"Try: see the field's documented type \(What it is"):
+    with pytest.raises(SpecError, match=r"Try: a string: label='3' \(What it is"):
         Probe(size=1, label=3)
 
 

@@ -18,7 +18,8 @@ def test_every_gpu_label_is_unique_and_resolves_to_its_row():
     [
         ("h100", "nvidia-h100-80gb"),
         ("a100-80gb", "nvidia-a100-80gb"),
-        ("a100", "nvidia-tesla-a100"),
+        ("a100-40gb", "nvidia-tesla-a100"),
+        ("tesla-a100", "nvidia-tesla-a100"),
         ("l4", "nvidia-l4"),
         ("gb200", "nvidia-gb200"),
         ("h200", "nvidia-h200-141gb"),

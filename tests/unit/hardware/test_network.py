@@ -157,7 +157,7 @@ def test_user_env_wins_over_the_stack_env():
 )
 def test_gpudirect_refusals_name_the_fix(accelerator, message):
     with pytest.raises(SpecError, match=message):
-        job(accelerator, nodes=2 if accelerator is None else 0, network="gpudirect")
+        job(accelerator, nodes=2 if accelerator is None else None, network="gpudirect")
 
 
 def test_auto_falls_back_for_mig_slices_and_says_why():

@@ -109,7 +109,7 @@ def test_behind_istio_the_callers_requests_wake_it():
 def test_triton_queue_keeps_its_label_in_the_query():
     batch = Autoscaling(min=0, max=4, batch_size=2)
     svc = make(engine="triton", replicas=batch, tensor_parallel=1, pipeline_parallel=1,
-               model="mistral-7b", model_repository="gs://b/m", hf_token_secret="hf",
+               model="mistral-7b", model_repository="gs://bkt/m", hf_token_secret="hf",
                routing=Routing(via="istio"))  # fmt: skip
     query = svc.compile().of_kind("ScaledObject")[0]["spec"]["triggers"][0]["metadata"]["query"]
     label = dict(svc.engine_row.batch_metric.labels)

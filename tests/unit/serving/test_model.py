@@ -48,6 +48,8 @@ def test_plan_table_is_readable():
     )
     expected = [
         "GPUs per replica     4 x NVIDIA H100 80GB (TP4 x PP1); 1 pod on a3-highgpu-8g, Deployment",
+        "sized up             from the 1 written, which cannot hold the model (4x the price); "
+        "max_gpus=1 refuses instead",
         "weights              141.2 GB bfloat16 -> 35.3 GB per GPU",
         "memory per GPU       80.0 GB x 0.90 = 72.0 GB: 35.3 weights + 2.0 activations + 34.7 KV "
         "cache",

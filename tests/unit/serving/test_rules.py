@@ -117,7 +117,7 @@ def test_old_gpus_and_dtypes():
         (
             {
                 "engine": "triton", "quantization": "bitsandbytes", "tensor_parallel": 4,
-                "pipeline_parallel": 1, "model_repository": "gs://b/m",
+                "pipeline_parallel": 1, "model_repository": "gs://bkt/m",
             },
             "Triton + TensorRT-LLM does not serve quantization='bitsandbytes'",
         ),

@@ -176,3 +176,15 @@ def test_gated_model_from_a_volume_needs_no_hub_token() -> None:
         weights=HyperdiskML(pvc="llama-8b"),
     )
     assert svc.hf_token_secret is None
+
+
+@pytest.mark.parametrize("uri", ["gs://b/ckpt", "gs://My_Bucket/ckpt"])
+def test_a_bad_bucket_in_checkpoint_dir_names_checkpoint_dir(uri: str) -> None:
+    from gkeml_sdk import TrainingJob
+
+    with pytest.raises(SpecError) as caught:
+        TrainingJob(name="ft", command=["x"], checkpoint_dir=uri, spot=True)
+    text = str(caught.value)
+    assert text.startswith(f"checkpoint_dir={uri!r}: ") and "bucket=" not in text
+    assert "Try: checkpoint_dir='gs://my-bucket/ckpt'" in text
+    assert caught.value.field == "checkpoint_dir"

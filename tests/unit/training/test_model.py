@@ -54,7 +54,7 @@ def test_defaults_derive_from_the_accelerator():
         (dict(spot=True, termination_grace_seconds=300), "on Spot", "<=120"),
         (dict(accelerator={"model": "h100", "count": 9}), "not offered", "count=8"),
         (dict(acclerator="h100"), "unknown field 'acclerator'", "accelerator"),
-        (dict(nodes="two"), "TrainingJob.nodes", "documented type"),
+        (dict(nodes="two"), "TrainingJob.nodes", "Try: a whole number: nodes=2"),
     ],
 )
 def test_invalid_jobs(kwargs, message, alternative):
