@@ -229,7 +229,11 @@ def test_topology_aware_placement_needs_a_flavor_with_a_topology_and_nodes_with_
         return where_it_runs(setup.compile().objects, requests, m.objects,
                              workload=m.workload).reason  # fmt: skip
 
-    assert "flavor h100-standard names no Topology" in answer(False, [pool])
+    # Kueue itself never admits it there (preview says so before the nodes are looked at).
+    assert (
+        "flavor h100-standard of cluster queue team-a cannot hold these pods: it has no topology"
+        in answer(False, [pool])
+    )
     assert answer(True, [pool]).endswith("fit nodes of pool h100.")
     # An A3 Edge pool: the same GPU and labels, but no GCE topology labels on its nodes.
     edge = NodePool.for_accelerator(h100, name="edge", machine_type="a3-edgegpu-8g", max_nodes=2)

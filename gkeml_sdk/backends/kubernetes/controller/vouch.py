@@ -117,7 +117,7 @@ class Vouchers:
             f"no {kind} of run {record.name!r} in namespace {record.job.namespace!r} carries "
             f"its spec digest, so nobody who may create a {kind} there vouched for it "
             "(whoever submits a run creates its first attempt with their own rights)",
-            "submit the run with `gkeml submit` or Client().submit; a record written by hand "
+            "submit the run again with Client().submit (or its CLI); a record written by hand "
             "is never acted on",
         )
 
