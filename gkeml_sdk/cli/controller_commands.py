@@ -27,7 +27,6 @@ def register(commands: Any) -> None:
         without_cluster="see what it would install with `gkeml controller install -n NS --dry-run`",
     )
     install = verbs.add_parser("install", help="apply the controller's Deployment, RBAC, Leases")
-    install.add_argument("--controller-namespace", default="gkeml-system")
     install.add_argument("--image", help="the controller image (built from the Dockerfile)")
     install.add_argument("--replicas", type=int, default=2)
     install.add_argument("--dry-run", action="store_true", help="print the YAML, apply nothing")
@@ -35,6 +34,8 @@ def register(commands: Any) -> None:
     for parser in (run, install):
         parser.add_argument("-n", "--namespace", action="append", required=True,
                             help="a namespace whose runs it manages (repeatable)")  # fmt: skip
+        parser.add_argument("--controller-namespace", default="gkeml-system",
+                            help="the controller's own namespace (where its Lease is)")  # fmt: skip
         parser.add_argument("--tenants", metavar="FILE",
                             help="also run the tenants' standby manager")  # fmt: skip
         parser.add_argument("--lease-namespace", default="default",
@@ -47,7 +48,11 @@ def register(commands: Any) -> None:
 def _run(args: argparse.Namespace) -> int:
     from gkeml_sdk import KubernetesSettings, StandbyManager, run_controller
 
-    settings = KubernetesSettings(context=args.context, kubeconfig=args.kubeconfig)
+    settings = KubernetesSettings(
+        context=args.context,
+        kubeconfig=args.kubeconfig,
+        controller_namespace=args.controller_namespace,
+    )
     identity = args.identity or os.environ.get("GKEML_CONTROLLER_ID") or None
     controller = run_controller(
         args.namespace,

@@ -113,6 +113,10 @@ class RunRecord:
     attempts: tuple[AttemptRecord, ...] = ()
     history: tuple[Transition, ...] = ()
     cancelled: bool = False
+    # The record ConfigMap as read: every save is conditional on this resourceVersion ("" for
+    # a record never written), so two writers never both land. Not part of what it records.
+    resource_version: str = field(default="", compare=False)
+    uid: str = field(default="", compare=False)
 
     @property
     def name(self) -> str:
@@ -193,6 +197,8 @@ class RunRecord:
             attempts=tuple(AttemptRecord(**a) for a in json.loads(data.get("attempts.json", "[]"))),
             history=tuple(_transition(t) for t in json.loads(data.get("history.json", "[]"))),
             cancelled=data.get("cancelled") == "true",
+            resource_version=str((obj.get("metadata") or {}).get("resourceVersion") or ""),
+            uid=str((obj.get("metadata") or {}).get("uid") or ""),
         )
 
 

@@ -1,5 +1,7 @@
 """Run records in the cluster: the record ConfigMap of each run, its code ConfigMap, and the
-cancel marker that no record write can undo. A scan reads them all in two paginated lists."""
+cancel marker that no record write can undo. A scan reads them all in two paginated lists.
+Every write is conditional on what was read: a save is an update carrying the record's
+resourceVersion (`RecordConflict` when someone else wrote since), a delete carries its uid."""
 
 from __future__ import annotations
 
@@ -19,9 +21,22 @@ from gkeml_sdk.backends.kubernetes.run_record import (
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import RUN_ID_LABEL
 from gkeml_sdk.core.objects import Obj
-from gkeml_sdk.errors import ClusterError, ConfigError, GkemlError
+from gkeml_sdk.errors import ClusterError, ConfigError, GkemlError, NotFoundError
+from gkeml_sdk.runs.history import merge
 
 CONFIG_MAPS = resource(kinds.CORE, "ConfigMap")
+
+
+class RecordConflict(ClusterError):
+    """A run record changed (or appeared, or went away) since it was read: this write did not
+    land. Whoever holds the old record drops what it believed and reads the record again;
+    it never writes the same change over the newer one.
+
+    Example:
+        >>> str(RecordConflict("update ConfigMap ml/ft-gkeml-run", reason="Conflict",
+        ...     message="it changed since it was read"))
+        'update ConfigMap ml/ft-gkeml-run: Conflict: it changed since it was read'
+    """
 
 
 class RunRecords:
@@ -36,13 +51,30 @@ class RunRecords:
     def __init__(self, kube: KubeClient) -> None:
         self.kube = kube
 
-    def save(self, record: RunRecord) -> None:
-        """Write the run record (server-side apply: idempotent)."""
-        self.kube.apply(record.to_configmap())
+    def save(self, record: RunRecord) -> RunRecord:
+        """Write the run record over the version it was read as (an update with its
+        resourceVersion; a create for a record never written) and return it as written.
+        `RecordConflict` when the ConfigMap changed since: nothing was written."""
+        body = record.to_configmap()
+        if not record.resource_version:
+            created = self.create(record)
+            if created is None:
+                raise _conflict(body, "a record of that name was written meanwhile")
+            return created
+        body["metadata"]["resourceVersion"] = record.resource_version
+        try:
+            written = self.kube.replace(body)
+        except NotFoundError:
+            raise _conflict(body, "it was deleted since it was read") from None
+        if written is None:
+            raise _conflict(body, "it changed since it was read")
+        return _as_written(record, written)
 
-    def create(self, record: RunRecord) -> bool:
-        """Create the run record; False when a ConfigMap of its name already exists."""
-        return self.kube.create(record.to_configmap()) is not None
+    def create(self, record: RunRecord) -> RunRecord | None:
+        """Create the run record and return it as written; None when a ConfigMap of its
+        name already exists."""
+        created = self.kube.create(record.to_configmap())
+        return None if created is None else _as_written(record, created)
 
     def find(self, name: str, namespace: str) -> RunRecord | None:
         """The record of run `name`, or None when there is none; `ClusterError` naming the
@@ -118,11 +150,19 @@ class RunRecords:
         return lambda name: self.kube.find(CONFIG_MAPS, name, namespace)
 
     def mark_cancelled(self, record: RunRecord) -> RunRecord:
-        """Record a cancellation: the marker object first (the truth), then the record."""
+        """Record a cancellation: the marker object first (the truth), then the record. When
+        the record changed since it was read (a controller noted an attempt), the newest
+        record of this same submission is read and marked instead."""
         self.kube.apply(cancel_marker(record.name, record.job.namespace, record.submitted_at))
-        record = replace(record, cancelled=True)
-        self.save(record)
-        return record
+        for _ in range(_REREADS):
+            try:
+                return self.save(replace(record, cancelled=True))
+            except RecordConflict:
+                fresh = self.find(record.name, record.job.namespace)
+                if fresh is None or fresh.submitted_at != record.submitted_at:
+                    return replace(record, cancelled=True)  # the marker says it; no record to mark
+                record = replace(fresh, history=merge(fresh.history, record.history))
+        return replace(record, cancelled=True)
 
     def cancel_marked(self, record: RunRecord) -> bool:
         """True when this submission of the run was cancelled, by any client."""
@@ -132,6 +172,26 @@ class RunRecords:
         """Forget a finished run's cancellation before its name is used again."""
         marker = cancel_marker(name, namespace)["metadata"]["name"]
         self.kube.delete(CONFIG_MAPS, marker, namespace)
+
+
+_REREADS = 5  # a record that changes this often under a cancel is left to the marker
+
+
+def _as_written(record: RunRecord, written: Obj) -> RunRecord:
+    meta = written.get("metadata") or {}
+    rv, uid = str(meta.get("resourceVersion") or ""), str(meta.get("uid") or "")
+    return replace(record, resource_version=rv, uid=uid)
+
+
+def _conflict(body: Obj, why: str) -> RecordConflict:
+    meta = body["metadata"]
+    return RecordConflict(
+        f"update ConfigMap {meta['namespace']}/{meta['name']}",
+        status=409,
+        reason="Conflict",
+        message=f"{why}; nothing was written",
+        hint="read the run again (Client().get_run(name)) and act on what it says now",
+    )
 
 
 def _cancelled_by(near: Callable[[str], Obj | None], record: RunRecord) -> bool:

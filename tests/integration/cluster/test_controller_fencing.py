@@ -1,0 +1,134 @@
+"""A leader paused right before a write (its Lease check passed) and resumed after another
+controller took the Lease and moved the run on: none of its requests takes effect, because
+each write carries its own precondition (the record's resourceVersion, a name the record
+reserved, a uid), and it stops acting once it sees it no longer leads."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import pytest
+
+from gkeml_sdk import RetryPolicy
+from gkeml_sdk.backends.kubernetes.controller.process import RunController
+from gkeml_sdk.backends.kubernetes.lease import LeaseTiming
+from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
+
+from .conftest import make_client
+from .replay import Replayer
+from .test_scenarios import gang
+
+WRITES = ("POST", "PUT", "PATCH", "DELETE")
+TIMING = LeaseTiming(lease_seconds=15, renew_deadline_seconds=10, retry_seconds=2)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class PauseAt:
+    """The leader's hook after its Lease check: counts its writes and holds the `at`-th."""
+
+    def __init__(self, at: int) -> None:
+        self.at, self.seen = at, []  # type: ignore[var-annotated]
+        self.paused, self.resume = threading.Event(), threading.Event()
+
+    def __call__(self, action: str) -> None:
+        self.seen.append(action)
+        if len(self.seen) == self.at:
+            self.paused.set()
+            assert self.resume.wait(60), "never resumed"
+
+
+def controller(server: Any, identity: str, clock: Clock) -> RunController:
+    backend = make_client(server)._backend  # type: ignore[attr-defined]
+    return RunController(backend, ["ml"], identity=identity, lease=TIMING, clock=clock)
+
+
+def attempts(server: Any) -> list[dict[str, Any]]:
+    found = server.store.get("configmaps", "ml", "train-gkeml-run")
+    return list(json.loads(found["data"]["attempts.json"]))
+
+
+def live_attempts(server: Any) -> list[str]:
+    """JobSets of the run not finished and whose Workload Kueue has not deactivated."""
+    live = []
+    for jobset in server.objects("jobsets", "ml"):
+        conditions = {c["type"]: c["status"] for c in jobset.get("status", {}).get("conditions", [])}
+        if "True" in (conditions.get("Completed"), conditions.get("Failed")):
+            continue
+        selector = f"kueue.x-k8s.io/job-uid={jobset['metadata']['uid']}"
+        workloads = server.store.list("workloads", "ml", selector)
+        if any(w["spec"].get("active") is False for w in workloads):
+            continue
+        live.append(jobset["metadata"]["name"])
+    return sorted(live)
+
+
+def lose(server: Any, attempt: int, name: str) -> None:
+    """Kueue times the attempt out (PodsReady) and deactivates it at its requeue limit."""
+    uid = server.store.get("jobsets", "ml", name)["metadata"]["uid"]
+    Replayer(server, "ml", "train", attempt, name).play(
+        "jobset-podsready-timeout-deactivated", "stuck", pause=0, until=63.0
+    )
+    deactivate_after_requeue_limit(server, "ml", uid)
+
+
+# The leader's writes once attempt 1 is lost, in order; it is held before the n-th.
+POINTS = {
+    "note-the-loss": (1, "update ConfigMap train-gkeml-run"),
+    "reserve-r2": (2, "update ConfigMap train-gkeml-run"),
+    "create-r2": (3, "create JobSet train--r2"),
+    "record-r2-uid": (4, "update ConfigMap train-gkeml-run"),
+}
+
+
+@pytest.mark.parametrize("point", list(POINTS))
+def test_a_paused_leader_resumed_after_the_lease_moved_changes_nothing(cluster, point):
+    cluster.create_namespace("gkeml-system")
+    at, action = POINTS[point]
+    make_client(cluster).submit(gang(), retry=RetryPolicy(max_resubmits=3, backoff_seconds=0))
+    clock_a, clock_b = Clock(), Clock()
+    a, b = controller(cluster, "a", clock_a), controller(cluster, "b", clock_b)
+    assert a.reconcile_once() == {"ml": True}
+    hold = a.before_write = PauseAt(at)
+    lose(cluster, 1, "train")
+    acting = threading.Thread(target=a.reconcile_once, daemon=True)
+    acting.start()
+    assert hold.paused.wait(60), f"a made only {hold.seen}"
+    assert hold.seen[-1] == action
+
+    # a is stopped (no renewal): b, which sees its Lease now, judges it expired after 16 s
+    # unchanged and takes the run on.
+    assert b.reconcile_once() == {"ml": False}
+    clock_b.now += 16
+    assert b.reconcile_once() == {"ml": True}
+    cluster.wait_for(lambda: live_attempts(cluster) == ["train--r2"], timeout=30)
+    lose(cluster, 2, "train--r2")
+    for _ in range(5):
+        b.reconcile_once()
+        if live_attempts(cluster) == ["train--r3"]:
+            break
+    assert live_attempts(cluster) == ["train--r3"]
+    moved_on = attempts(cluster)
+    assert [x["attempt"] for x in moved_on] == [1, 2, 3]
+    before = len(cluster.request_log)
+
+    clock_a.now += 16  # the time a was stopped, as its monotonic clock sees it on resuming
+    hold.resume.set()
+    acting.join(timeout=60)
+    assert not acting.is_alive()
+    resumed = cluster.request_log[before:]
+    writes = [r for r in resumed if r.method in WRITES]
+    assert writes, "a's held write was sent on resuming"
+    assert [r.status for r in writes] == [409] * len(writes), writes
+    assert live_attempts(cluster) == ["train--r3"]  # exactly one live attempt
+    assert attempts(cluster) == moved_on  # the record's attempts only grew (by b)
+    assert not a.leading
+    assert a.reconcile_once() == {"ml": False} and not a.runs  # b holds it: a lets go
