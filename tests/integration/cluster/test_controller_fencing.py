@@ -60,7 +60,9 @@ def live_attempts(server: Any) -> list[str]:
     """JobSets of the run not finished and whose Workload Kueue has not deactivated."""
     live = []
     for jobset in server.objects("jobsets", "ml"):
-        conditions = {c["type"]: c["status"] for c in jobset.get("status", {}).get("conditions", [])}
+        conditions = {
+            c["type"]: c["status"] for c in jobset.get("status", {}).get("conditions", [])
+        }
         if "True" in (conditions.get("Completed"), conditions.get("Failed")):
             continue
         selector = f"kueue.x-k8s.io/job-uid={jobset['metadata']['uid']}"
