@@ -161,7 +161,13 @@ class KubernetesBackend:
         A cancellation that landed meanwhile, from any client, deletes what was just made."""
         created = self.attempts.create(record, attempt)
         assert created is not None  # adopting: a taken name is this attempt's or refused
-        record = self.save(record.with_attempt(created))
+        try:
+            record = self.save(record.with_attempt(created))
+        except RecordConflict:
+            # Someone wrote the record meanwhile, maybe a cancel: then what was just made goes.
+            if self.records.cancel_marked(record):
+                self.attempts.delete_run(record.with_attempt(created))
+            raise
         if self.records.cancel_marked(record):
             self.attempts.delete_run(record)
             record = replace(record, cancelled=True)

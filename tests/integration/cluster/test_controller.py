@@ -24,16 +24,10 @@ from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
 
 from .conftest import make_client
 from .replay import Replayer
-from .test_controller_fencing import Clock, live_attempts
-from .test_scenarios import gang, jobsets
+from .test_controller_fencing import Clock
+from .test_scenarios import gang, jobsets, live_attempts
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-@pytest.fixture
-def cluster(cluster: Any) -> Any:
-    cluster.create_namespace("gkeml-system")  # the controller's own, where its Lease is
-    return cluster
 
 
 def record_attempts(server: Any, run: str = "train") -> list[dict[str, Any]]:

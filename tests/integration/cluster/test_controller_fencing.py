@@ -18,7 +18,7 @@ from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
 
 from .conftest import make_client
 from .replay import Replayer
-from .test_scenarios import gang
+from .test_scenarios import gang, live_attempts
 
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 TIMING = LeaseTiming(lease_seconds=15, renew_deadline_seconds=10, retry_seconds=2)
@@ -56,23 +56,6 @@ def attempts(server: Any) -> list[dict[str, Any]]:
     return list(json.loads(found["data"]["attempts.json"]))
 
 
-def live_attempts(server: Any) -> list[str]:
-    """JobSets of the run not finished and whose Workload Kueue has not deactivated."""
-    live = []
-    for jobset in server.objects("jobsets", "ml"):
-        conditions = {
-            c["type"]: c["status"] for c in jobset.get("status", {}).get("conditions", [])
-        }
-        if "True" in (conditions.get("Completed"), conditions.get("Failed")):
-            continue
-        selector = f"kueue.x-k8s.io/job-uid={jobset['metadata']['uid']}"
-        workloads = server.store.list("workloads", "ml", selector)
-        if any(w["spec"].get("active") is False for w in workloads):
-            continue
-        live.append(jobset["metadata"]["name"])
-    return sorted(live)
-
-
 def lose(server: Any, attempt: int, name: str) -> None:
     """Kueue times the attempt out (PodsReady) and deactivates it at its requeue limit."""
     uid = server.store.get("jobsets", "ml", name)["metadata"]["uid"]
@@ -93,7 +76,6 @@ POINTS = {
 
 @pytest.mark.parametrize("point", list(POINTS))
 def test_a_paused_leader_resumed_after_the_lease_moved_changes_nothing(cluster, point):
-    cluster.create_namespace("gkeml-system")
     at, action = POINTS[point]
     make_client(cluster).submit(gang(), retry=RetryPolicy(max_resubmits=3, backoff_seconds=0))
     clock_a, clock_b = Clock(), Clock()

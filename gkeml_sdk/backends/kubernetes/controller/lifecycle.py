@@ -92,7 +92,7 @@ class RunLifecycle:
         # The decision first, conditional on the record as read: only once it landed is the
         # name ours to create (whoever acts next creates the same deterministic name).
         record = replace(record.with_attempt(plan.attempt), history=(*record.history, note))
-        self._save(record)
+        record = self._save(record)
         self.writes += 1
         self.run.start_attempt(self.backend.create_attempt(record, plan.attempt))
 
@@ -105,9 +105,10 @@ class RunLifecycle:
             name, how = plan.attempt.name, plan.detail or "same capacity"
             log.info("run %s: %s; %s (%s) after %.0fs", record.name, end, name, how, plan.delay)
 
-    def _save(self, record: RunRecord) -> None:
+    def _save(self, record: RunRecord) -> RunRecord:
         self.writes += 1
         self.run.record = self.backend.save(record)
+        return self.run.record
 
 
 def next_attempt(record: RunRecord, end: RunStatus, spot_losses: int) -> Plan | None:

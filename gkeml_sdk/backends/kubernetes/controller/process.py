@@ -242,10 +242,12 @@ class RunController:
                 run.observe(event, time.time())
             if found is not None:
                 self._repair(run, found)
-                if not run.done():
-                    run.lifecycle.ensure_attempt()  # type: ignore[union-attr]
-                    self.backend.snapshot(run)
             if not run.done():
+                # A recorded attempt not created yet (its creator died, or its name was held
+                # by a dying object) is created now: no request when it exists.
+                run.lifecycle.ensure_attempt()  # type: ignore[union-attr]
+                if found is not None:
+                    self.backend.snapshot(run)
                 run.act(time.time())
         except LeaseLost as exc:
             log.warning("controller %s stops acting: %s", self.identity, exc)
@@ -343,8 +345,7 @@ class RunController:
         if known is not None and known.record.submitted_at == record.submitted_at:
             return False  # the finished run's own record
         with self._lock:
-            self._resume(key, record)
-            self._full[key] = []
+            self._resume(key, record)  # its objects are followed on the streams from now
         self.queue.add(key)
         return True
 
