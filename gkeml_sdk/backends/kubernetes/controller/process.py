@@ -152,6 +152,9 @@ class RunController:
                 except GkemlError as exc:  # the API server is away: try again next pass
                     log.warning("controller %s: %s", self.identity, exc)
                     stop.wait(self.interval)
+                except Exception:  # damaged data read outside a run's turn: never an exit
+                    log.exception("controller %s: pass failed", self.identity)
+                    stop.wait(self.interval)
         finally:
             _closed(hub)
             halt.set()
@@ -255,8 +258,13 @@ class RunController:
         except RecordConflict as exc:
             log.info("run %s/%s: %s; reading it again", key[0], key[1], exc)
             self._reread(key, run)
-        except ClusterError as exc:  # the API refused or is away: the next turn tries again
+        except ClusterError as exc:
+            # The API refused or is away, or the next attempt's name is still held: what this
+            # turn believed is dropped, and the next pass reads the run from its record.
             log.warning("run %s/%s: %s", key[0], key[1], exc)
+            with self._lock:
+                if self.runs.get(key) is run:
+                    del self.runs[key]
         except Exception as exc:  # damaged data or a bug: this run is refused, no other
             log.exception("run %s/%s refused", key[0], key[1])
             with self._lock:
