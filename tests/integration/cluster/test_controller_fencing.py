@@ -12,13 +12,14 @@ from typing import Any
 import pytest
 
 from gkeml_sdk import RetryPolicy
+from gkeml_sdk.backends.kubernetes.attempts import SUBMISSION_ANNOTATION
 from gkeml_sdk.backends.kubernetes.controller.process import RunController
 from gkeml_sdk.backends.kubernetes.lease import LeaseTiming
 from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
 
 from .conftest import make_client
 from .replay import Replayer
-from .test_scenarios import gang, live_attempts
+from .test_scenarios import gang, jobsets, live_attempts
 
 WRITES = ("POST", "PUT", "PATCH", "DELETE")
 TIMING = LeaseTiming(lease_seconds=15, renew_deadline_seconds=10, retry_seconds=2)
@@ -116,3 +117,57 @@ def test_a_paused_leader_resumed_after_the_lease_moved_changes_nothing(cluster, 
     assert attempts(cluster) == moved_on  # the record's attempts only grew (by b)
     assert not a.leading
     assert a.reconcile_once() == {"ml": False} and not a.runs  # b holds it: a lets go
+
+
+def stray(server: Any, name: str, attempt: int, submitted_at: float) -> str:
+    """A JobSet labelled as an attempt of run `train`, made by the submission of
+    `submitted_at`, as a late create of a writer that lost its Lease would leave one."""
+    obj = gang(namespace="ml").compile(attempt=attempt).main
+    meta = obj["metadata"]
+    meta["name"] = name
+    meta["annotations"] = {SUBMISSION_ANNOTATION: repr(submitted_at)}
+    created = make_client(server)._backend.kube.create(obj)  # type: ignore[attr-defined]
+    return str(created["metadata"]["uid"])
+
+
+def test_each_pass_deletes_what_is_no_attempt_of_the_record(cluster):
+    run = make_client(cluster).submit(gang(), retry=RetryPolicy(max_resubmits=3))
+    submitted = run.record.submitted_at  # type: ignore[attr-defined]
+    stray(cluster, "train--r4", 4, submitted)  # a name the record never reserved
+    stray(cluster, "train--r2", 2, submitted - 60)  # an earlier submission's attempt
+    stray(cluster, "train--r3", 3, submitted + 60)  # a newer submission, being submitted now
+    a = controller(cluster, "a", Clock())
+    assert a.reconcile_once() == {"ml": True}
+    cluster.wait_for(lambda: jobsets(cluster) == ["train", "train--r3"])
+    deletes = [r for r in cluster.request_log if r.method == "DELETE"]
+    assert sorted(r.path.rsplit("/", 1)[1] for r in deletes) == ["train--r2", "train--r4"]
+
+
+def test_a_paused_repair_deletes_nothing_made_since(cluster):
+    """The leader read a stray and is held before deleting it; meanwhile the stray went and
+    the run's own attempt 2 took its name: the delete's uid precondition refuses."""
+    run = make_client(cluster).submit(gang(), retry=RetryPolicy(max_resubmits=3, backoff_seconds=0))
+    stray(cluster, "train--r2", 2, run.record.submitted_at - 60)  # type: ignore[attr-defined]
+    clock_a, clock_b = Clock(), Clock()
+    a, b = controller(cluster, "a", clock_a), controller(cluster, "b", clock_b)
+    hold = a.before_write = PauseAt(1)
+    acting = threading.Thread(target=a.reconcile_once, daemon=True)
+    acting.start()
+    assert hold.paused.wait(60) and hold.seen == ["delete JobSet train--r2"]
+    assert b.reconcile_once() == {"ml": False}
+    clock_b.now += 16
+    assert b.reconcile_once() == {"ml": True}  # b deletes the stray itself
+    cluster.wait_for(lambda: "train--r2" not in jobsets(cluster))
+    lose(cluster, 1, "train")
+    for _ in range(5):
+        b.reconcile_once()
+        if live_attempts(cluster) == ["train--r2"]:
+            break
+    assert live_attempts(cluster) == ["train--r2"]
+    before = len(cluster.request_log)
+    clock_a.now += 16
+    hold.resume.set()
+    acting.join(timeout=60)
+    writes = [r for r in cluster.request_log[before:] if r.method in WRITES]
+    assert [(r.method, r.status) for r in writes] == [("DELETE", 409)]
+    assert live_attempts(cluster) == ["train--r2"]
