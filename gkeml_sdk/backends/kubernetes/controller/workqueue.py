@@ -15,8 +15,9 @@ class RunQueue:
     Example:
         >>> seen = []
         >>> queue = RunQueue(2, seen.append)
-        >>> queue.add(("ml", "a")); queue.join(); seen
-        [('ml', 'a')]
+        >>> queue.add(("ml", "a"))
+        >>> queue.join(), seen
+        (True, [('ml', 'a')])
         >>> queue.close()
     """
 
