@@ -40,7 +40,7 @@ from gkeml_sdk.backends.kubernetes.run_records import CONFIG_MAPS, RecordConflic
 from gkeml_sdk.backends.kubernetes.streams import Event, StreamHub, StreamSpec
 from gkeml_sdk.core.labels import RUN_ID_LABEL
 from gkeml_sdk.core.objects import Obj, uid
-from gkeml_sdk.errors import ClusterError, GkemlError
+from gkeml_sdk.errors import ClusterError, GkemlError, NotFoundError
 
 if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend
@@ -218,7 +218,10 @@ class RunController:
         """Every JobSet and Job of a gkeml run in the namespace, by run (two lists)."""
         by_run: dict[str, list[Obj]] = {}
         for res in (JOBSETS, JOBS):
-            found, _ = self.backend.kube.list(res, namespace, label_selector=RUN_ID_LABEL)
+            try:
+                found, _ = self.backend.kube.list(res, namespace, label_selector=RUN_ID_LABEL)
+            except NotFoundError:  # a kind this cluster does not serve (JobSet not installed)
+                continue
             for obj in found:
                 run = str(((obj.get("metadata") or {}).get("labels") or {})[RUN_ID_LABEL])
                 by_run.setdefault(run, []).append(obj)
