@@ -137,7 +137,8 @@ class RunController:
                         log.warning("controller %s stops acting: Lease not renewed", self.identity)
                         self._forget()
                     led, next_resync = False, 0.0
-                    hub = _closed(hub)
+                    _closed(hub)
+                    hub = None
                     stop.wait(min(self.interval, self.elector.timing.retry_seconds))
                     continue
                 led = True
