@@ -166,7 +166,8 @@ class AttemptNameBusy(ClusterError):
 def strays(record: RunRecord, found: list[Obj]) -> list[Obj]:
     """The attempt objects of `record`'s run (`found`, labelled with its run id) that are no
     attempt of it: made by an earlier submission, or under a name its record does not hold,
-    or under a recorded name with another uid (made by a writer that had lost its Lease).
+    or under a recorded name with another uid (made by a writer that had lost its Lease), or
+    any of a cancelled run (a late create that landed after the cancel deleted its objects).
     An object of a newer submission than the record (being submitted now) and one not marked
     with a submission (older gkeml) are never strays.
 
@@ -193,7 +194,8 @@ def strays(record: RunRecord, found: list[Obj]) -> list[Obj]:
         if made_at > record.submitted_at:
             continue  # a submission in progress: its record is written after its object
         known = recorded.get(name)
-        if made_at < record.submitted_at or known is None or known not in ("", uid(obj)):
+        stale = made_at < record.submitted_at or record.cancelled
+        if stale or known is None or known not in ("", uid(obj)):
             out.append(obj)
     return out
 

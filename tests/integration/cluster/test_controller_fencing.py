@@ -171,3 +171,22 @@ def test_a_paused_repair_deletes_nothing_made_since(cluster):
     writes = [r for r in cluster.request_log[before:] if r.method in WRITES]
     assert [(r.method, r.status) for r in writes] == [("DELETE", 409)]
     assert live_attempts(cluster) == ["train--r2"]
+
+
+def test_a_late_attempt_of_a_cancelled_run_is_deleted_by_the_next_pass(cluster):
+    client = make_client(cluster)
+    client.submit(gang(), retry=RetryPolicy(max_resubmits=3))
+    # Attempt 1 was lost and attempt 2 reserved (its record saved) but not created yet ...
+    record = cluster.store.get("configmaps", "ml", "train-gkeml-run")
+    first, *_ = json.loads(record["data"]["attempts.json"])
+    reserved = {**first, "attempt": 2, "name": "train--r2", "uid": ""}
+    record["data"]["attempts.json"] = json.dumps([{**first, "outcome": "Failed"}, reserved])
+    cluster.store.put(record)
+    run = client.get_run("train")
+    run.cancel()  # ... when the run is cancelled: every object of it is deleted
+    cluster.wait_for(lambda: jobsets(cluster) == [])
+    # The writer that reserved attempt 2, paused meanwhile, creates it after the cancel.
+    stray(cluster, "train--r2", 2, run.record.submitted_at)  # type: ignore[attr-defined]
+    a = controller(cluster, "a", Clock())
+    assert a.reconcile_once() == {"ml": True}
+    cluster.wait_for(lambda: jobsets(cluster) == [])
