@@ -42,8 +42,8 @@ def wait_until(what: str, check: Any, timeout: float = 60.0) -> None:
         time.sleep(0.05)
 
 
-def lease_holder(server: Any) -> str:
-    lease = server.store.get("leases", "gkeml-system", LEASE_NAME)
+def lease_holder(server: Any, namespace: str = "gkeml-system") -> str:
+    lease = server.store.get("leases", namespace, LEASE_NAME)
     return str(((lease or {}).get("spec") or {}).get("holderIdentity") or "")
 
 
@@ -51,7 +51,7 @@ def start_controller(server: Any, tmp_path: Path, identity: str) -> subprocess.P
     kubeconfig = server.kubeconfig(tmp_path / f"kubeconfig-{identity}", namespace="ml")
     command = [sys.executable, "-m", "gkeml_sdk.cli.main", "controller", "run",
                "--namespace", "ml", "--kubeconfig", str(kubeconfig), "--interval", "0.1",
-               "--identity", identity]  # fmt: skip
+               "--identity", identity, "--controller-namespace", "ops"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(command, env=env, cwd=ROOT, text=True, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)  # fmt: skip
@@ -62,9 +62,10 @@ def test_a_controller_process_recovers_a_run_nobody_follows(cluster, tmp_path, c
     submitter.submit(gang(), retry=RetryPolicy(max_resubmits=1, backoff_seconds=0.05))
     del submitter  # the notebook closed: nobody follows the run
     first_uid = cluster.store.get("jobsets", "ml", "train")["metadata"]["uid"]
+    cluster.create_namespace("ops")  # the controller's own namespace, named by its flag
     controller = start_controller(cluster, tmp_path, "controller-a")
     try:
-        wait_until("the controller leads", lambda: lease_holder(cluster) == "controller-a")
+        wait_until("the controller leads", lambda: lease_holder(cluster, "ops") == "controller-a")
         # Kueue admits it, times it out once (PodsReady), requeues and re-admits it ...
         Replayer(cluster, "ml", "train", 1, "train").play(
             "jobset-podsready-timeout-deactivated", "stuck", pause=0.005, until=63.0
