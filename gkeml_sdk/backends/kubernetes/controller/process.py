@@ -319,7 +319,8 @@ class RunController:
         end = time.monotonic() + max(0.0, seconds)
         while (left := end - time.monotonic()) > 0 and self.leading:
             now = time.time()
-            live = list(self._live(None))
+            # A run in its turn now is looked at again after it (no spinning on it meanwhile).
+            live = [(k, r) for k, r in self._live(None) if not self.queue.busy(k)]
             due = [r.seconds_to_next_action(now) for _, r in live]
             event = hub.next(timeout=min([left, *due]))
             if event is not None and event.kind == "ConfigMap":
