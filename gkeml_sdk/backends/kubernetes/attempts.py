@@ -186,13 +186,13 @@ def strays(record: RunRecord, found: list[Obj]) -> list[Obj]:
     out = []
     for obj in found:
         meta = obj.get("metadata") or {}
-        mark = (meta.get("annotations") or {}).get(SUBMISSION_ANNOTATION)
-        if labels(obj).get(RUN_ID_LABEL) != record.name or not _float(mark):
+        made_at = _made_at(meta)
+        # Objects a controller made for an attempt (a JobSet's Jobs) are never attempts.
+        if labels(obj).get(RUN_ID_LABEL) != record.name or meta.get("ownerReferences"):
             continue
-        made_at = float(str(mark))
+        if made_at is None or made_at > record.submitted_at:
+            continue  # older gkeml's, or a submission in progress (its record comes after)
         name = str(meta.get("name") or "")
-        if made_at > record.submitted_at:
-            continue  # a submission in progress: its record is written after its object
         known = recorded.get(name)
         stale = made_at < record.submitted_at or record.cancelled
         if stale or known is None or known not in ("", uid(obj)):
@@ -200,12 +200,13 @@ def strays(record: RunRecord, found: list[Obj]) -> list[Obj]:
     return out
 
 
-def _float(text: object) -> bool:
+def _made_at(meta: Obj) -> float | None:
+    """The submission that made an attempt object (its `submitted_at`), None when unmarked."""
+    mark = (meta.get("annotations") or {}).get(SUBMISSION_ANNOTATION)
     try:
-        float(str(text))
+        return None if mark is None else float(str(mark))
     except ValueError:
-        return False
-    return text is not None
+        return None
 
 
 def _finalizers(obj: Obj) -> list[str]:

@@ -281,7 +281,7 @@ class RunController:
         """Delete the run's objects that are no attempt of its record (level-triggered: a
         late write of a replaced leader is undone here), each only as it was read."""
         res = job_resource(run.record)
-        for obj in strays(run.record, found):
+        for obj in strays(run.record, [o for o in found if o.get("kind") == res.kind]):
             name = obj["metadata"]["name"]
             log.warning("run %s: deleting %s %s: no attempt of it", run.name, res.kind, name)
             self.backend.kube.delete(res, name, run.namespace, uid=uid(obj))
