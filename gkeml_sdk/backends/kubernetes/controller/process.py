@@ -292,7 +292,11 @@ class RunController:
         with self._lock:
             if self.runs.get(key) is stale:
                 del self.runs[key]
-        record = self.backend.records.find(key[1], key[0])
+        try:
+            record = self.backend.records.find(key[1], key[0])
+        except GkemlError as exc:  # away, or no longer readable: the next pass says which
+            log.warning("run %s/%s: %s", key[0], key[1], exc)
+            return
         if record is None:
             return
         with self._lock:
