@@ -59,7 +59,7 @@ class RunRecords:
         if not record.resource_version:
             created = self.create(record)
             if created is None:
-                raise _conflict(body, "a record of that name was written meanwhile")
+                return self._ours(record, body, "a record of that name was written meanwhile")
             return created
         body["metadata"]["resourceVersion"] = record.resource_version
         try:
@@ -67,8 +67,17 @@ class RunRecords:
         except NotFoundError:
             raise _conflict(body, "it was deleted since it was read") from None
         if written is None:
-            raise _conflict(body, "it changed since it was read")
+            return self._ours(record, body, "it changed since it was read")
         return _as_written(record, written)
+
+    def _ours(self, record: RunRecord, body: Obj, why: str) -> RunRecord:
+        """After a 409: a request retried after it landed (its answer lost) finds what it
+        wrote; anything else is `RecordConflict`."""
+        meta = body["metadata"]
+        current = self.kube.find(CONFIG_MAPS, meta["name"], meta["namespace"])
+        if current is not None and current.get("data") == body["data"]:
+            return _as_written(record, current)
+        raise _conflict(body, why)
 
     def create(self, record: RunRecord) -> RunRecord | None:
         """Create the run record and return it as written; None when a ConfigMap of its

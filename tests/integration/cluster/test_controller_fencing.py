@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from gkeml_sdk import RetryPolicy
 from gkeml_sdk.backends.kubernetes.attempts import SUBMISSION_ANNOTATION
 from gkeml_sdk.backends.kubernetes.controller.process import RunController
 from gkeml_sdk.backends.kubernetes.lease import LeaseTiming
+from gkeml_sdk.backends.kubernetes.run_records import RecordConflict
 from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
 
 from .conftest import make_client
@@ -190,3 +192,18 @@ def test_a_late_attempt_of_a_cancelled_run_is_deleted_by_the_next_pass(cluster):
     a = controller(cluster, "a", Clock())
     assert a.reconcile_once() == {"ml": True}
     cluster.wait_for(lambda: jobsets(cluster) == [])
+
+
+def test_a_record_save_whose_answer_was_lost_finds_its_own_write(cluster):
+    client = make_client(cluster)
+    run = client.submit(gang(), retry=RetryPolicy(max_resubmits=3))
+    backend = client._backend  # type: ignore[attr-defined]
+    record = run.record  # type: ignore[attr-defined]
+    # The update lands, its answer is lost, the retried update is a 409 (the version moved).
+    cluster.faults.inject("reset-after-write", match=("PUT", "/configmaps/train-gkeml-run$"))
+    saved = backend.save(record.with_attempt(replace(record.current, outcome="Failed")))
+    assert cluster.count("PUT", path_re="/configmaps/train-gkeml-run$", status=409) == 1
+    assert saved.current.outcome == "Failed" and saved.resource_version != record.resource_version
+    assert attempts(cluster)[0]["outcome"] == "Failed"
+    with pytest.raises(RecordConflict):  # the old version is stale: someone else's now
+        backend.save(replace(record, cancelled=True))
