@@ -28,8 +28,6 @@ def register(commands: Any) -> None:
         "IMAGE --dry-run`",
     )
     install = verbs.add_parser("install", help="apply the controller's Deployment and Roles")
-    install.add_argument("--controller-namespace", default="gkeml-system",
-                         help="namespace the controller runs in")  # fmt: skip
     install.add_argument("--image", default="",
                          help="the controller image you built from the Dockerfile and pushed "
                          "(required)")  # fmt: skip
@@ -39,6 +37,8 @@ def register(commands: Any) -> None:
     for parser in (run, install):
         parser.add_argument("-n", "--namespace", action="append", required=True,
                             help="a namespace whose runs it manages (repeatable)")  # fmt: skip
+        parser.add_argument("--controller-namespace", default="gkeml-system",
+                            help="the controller's own namespace (where its Lease is)")  # fmt: skip
         parser.add_argument("--tenants", metavar="FILE",
                             help="also run the tenants' standby manager")  # fmt: skip
         parser.add_argument("--lease-namespace", default="default",
@@ -52,7 +52,11 @@ def register(commands: Any) -> None:
 def _run(args: argparse.Namespace) -> int:
     from gkeml_sdk import KubernetesSettings, StandbyManager, run_controller
 
-    settings = KubernetesSettings(context=args.context, kubeconfig=args.kubeconfig)
+    settings = KubernetesSettings(
+        context=args.context,
+        kubeconfig=args.kubeconfig,
+        controller_namespace=args.controller_namespace,
+    )
     identity = args.identity or os.environ.get("GKEML_CONTROLLER_ID") or None
     controller = run_controller(
         args.namespace,

@@ -52,6 +52,7 @@ def job(i: int, name: str = "", code: bool = False) -> TrainingJob:
         accelerator=Accelerator("h100", count=8),
         nodes=2,
         queue="team-a",
+        stateless=True,  # it keeps no checkpoint, so a RetryPolicy may resubmit it
         # Shipped code travels in the run record's ConfigMap: still two writes.
         files={"train.py": f"print('step {i}')\n"} if code else {},
     )

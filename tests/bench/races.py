@@ -35,13 +35,16 @@ class Tally:
 
 
 class LiveAttempts:
-    """The most JobSets of one run that existed at once, not being deleted, over the event
-    history (so a second live attempt that existed only briefly is counted). `update()` before
-    any compaction, which forgets the history."""
+    """The most JobSets of one run that were live at once over the event history (so a
+    second live attempt that existed only briefly is counted): not being deleted, not finished
+    (Completed/Failed) and not deactivated by Kueue (its Workload `spec.active: false`), since
+    finished attempts are kept while their run lives. `update()` before any compaction, which
+    forgets the history."""
 
     def __init__(self) -> None:
         self.rv = 0
         self.live: dict[str, set[str]] = {}
+        self.ended: set[str] = set()  # uids of JobSets that finished or were deactivated
         self.peak = 0
 
     def update(self, api: KubeAPIServer) -> int:
@@ -49,15 +52,22 @@ class LiveAttempts:
         assert events is not None, "raise history_size: events were lost before update()"
         for event in events:
             self.rv = event.rv
-            if event.key.split(".")[0] != "jobsets":
+            kind, obj = event.key.split(".")[0], event.obj
+            meta = obj["metadata"]
+            if kind == "workloads" and (obj.get("spec") or {}).get("active") is False:
+                self.ended.add((meta.get("labels") or {}).get("kueue.x-k8s.io/job-uid", ""))
+            if kind != "jobsets":
                 continue
-            meta = event.obj["metadata"]
             alive = self.live.setdefault((meta.get("labels") or {}).get(RUN_ID, ""), set())
+            conditions = (obj.get("status") or {}).get("conditions") or []
+            if any(c.get("type") in ("Completed", "Failed") and c.get("status") == "True"
+                   for c in conditions):  # fmt: skip
+                self.ended.add(meta["uid"])
             if event.type == "DELETED" or meta.get("deletionTimestamp"):
                 alive.discard(meta["uid"])
             else:
                 alive.add(meta["uid"])
-            self.peak = max(self.peak, len(alive))
+            self.peak = max(self.peak, len(alive - self.ended))
         return self.peak
 
 

@@ -231,3 +231,44 @@ def test_watch_from_a_compacted_rv_gets_410_and_list_then_rewatch_works(
     )
     events = [json.loads(line) for line in text.splitlines()]
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("MODIFIED", "a")]
+
+
+def test_a_delete_precondition_that_does_not_hold_is_a_conflict_as_kube_apiserver_says(
+    kube_api: KubeAPIServer,
+):
+    uid = running_jobset(kube_api, "pre")
+    path = f"{JS_PATH}/pre"
+    rv = send(kube_api, "GET", path)[1]["metadata"]["resourceVersion"]
+    options = {"kind": "DeleteOptions", "propagationPolicy": "Background"}
+    code, body = send(kube_api, "DELETE", path, {**options, "preconditions": {"uid": "0" * 8}})
+    assert code == 409 and body["reason"] == "Conflict"
+    # rest.BeforeDelete names the kind (not the resource), here and in details.
+    assert body["message"] == (
+        f'Operation cannot be fulfilled on JobSet.jobset.x-k8s.io "pre": the UID in the '
+        f"precondition (00000000) does not match the UID in record ({uid}). The object might "
+        "have been deleted and then recreated"
+    )
+    assert body["details"] == {"name": "pre", "group": "jobset.x-k8s.io", "kind": "JobSet"}
+    stale = {**options, "preconditions": {"uid": uid, "resourceVersion": str(int(rv) - 1)}}
+    code, body = send(kube_api, "DELETE", path, stale)
+    assert code == 409 and "the ResourceVersion in the precondition" in body["message"]
+    assert body["message"].endswith("The object might have been modified")
+    assert send(kube_api, "GET", path)[0] == 200  # neither delete took effect
+    matching = {**options, "preconditions": {"uid": uid, "resourceVersion": rv}}
+    assert send(kube_api, "DELETE", path, matching)[0] == 200
+
+
+def test_an_update_with_a_stale_resource_version_is_a_conflict(kube_api: KubeAPIServer):
+    path = f"/api/v1/namespaces/{NS}/configmaps"
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "rec"}, "data": {"a": "1"}}
+    code, made = send(kube_api, "POST", path, cm)
+    assert code == 201
+    first = {**made, "data": {"a": "2"}}
+    assert send(kube_api, "PUT", f"{path}/rec", first)[0] == 200
+    code, body = send(kube_api, "PUT", f"{path}/rec", {**made, "data": {"a": "3"}})
+    assert code == 409 and body["reason"] == "Conflict"
+    assert body["message"] == (
+        'Operation cannot be fulfilled on configmaps "rec": the object has been modified; '
+        "please apply your changes to the latest version and try again"
+    )
+    assert send(kube_api, "GET", f"{path}/rec")[1]["data"] == {"a": "2"}

@@ -16,6 +16,11 @@ from .store import Store
 from .writes import Writer, scope_of
 
 NAMESPACES_KEY = "namespaces"
+# DeleteOptions.preconditions as kube-apiserver's rest.BeforeDelete checks them (uid first).
+_PRECONDITIONS = (
+    ("uid", "UID", "The object might have been deleted and then recreated"),
+    ("resourceVersion", "ResourceVersion", "The object might have been modified"),
+)
 
 
 class Api(Reads):
@@ -199,15 +204,13 @@ class Api(Reads):
             old = self._current(call)
             pre = opts.get("preconditions") or {}
             om = old["metadata"]
-            for field, label in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
+            for field, label, why in _PRECONDITIONS:
                 if pre.get(field) and pre[field] != om.get(field):
-                    raise errors.conflict(
+                    raise errors.precondition_failed(
                         call.rt,
                         om["name"],
-                        (
-                            f"Precondition failed: {label} in precondition: {pre[field]}, "
-                            f"{label} in object meta: {om.get(field)}"
-                        ),
+                        f"the {label} in the precondition ({pre[field]}) "
+                        f"does not match the {label} in record ({om.get(field)}). {why}",
                     )
             if call.dry_run:
                 return Reply(200, view(old, call.rt, call.version))

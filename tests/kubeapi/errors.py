@@ -72,6 +72,15 @@ def conflict(rt: ResourceType, name: str, why: str) -> ApiError:
     return ApiError(409, "Conflict", msg, _details(rt, name))
 
 
+def precondition_failed(rt: ResourceType, name: str, why: str) -> ApiError:
+    # rest.BeforeDelete names the kind, not the resource: "Deployment.apps", details.kind
+    # "Deployment", unlike every other Conflict (apiserver/pkg/registry/rest/delete.go).
+    qualified = f"{rt.kind}.{rt.group}" if rt.group else rt.kind
+    details = {"name": name, **({"group": rt.group} if rt.group else {}), "kind": rt.kind}
+    msg = f'Operation cannot be fulfilled on {qualified} "{name}": {why}'
+    return ApiError(409, "Conflict", msg, details)
+
+
 def stale(rt: ResourceType, name: str) -> ApiError:
     why = (
         "the object has been modified; please apply your changes to the latest version and "

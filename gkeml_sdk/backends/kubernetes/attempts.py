@@ -1,5 +1,7 @@
 """The objects of a run's attempts: created (never applied over), only when the name is free or
-already this attempt's, and deleted all at once, waiting until a dying object is really gone."""
+already this attempt's; kept once finished while their run lives, so a late create of an old
+name collides instead of starting it again; deleted with the uid they were read with; and
+objects of a run that are no attempt of it (`strays`) found for deletion."""
 
 from __future__ import annotations
 
@@ -48,10 +50,14 @@ class Attempts:
         *,
         deletion_timeout: float = 300.0,
         sleep: Callable[[float], None] = time.sleep,
+        wait_for_dying: bool = True,
     ) -> None:
         self.kube = kube
         self.deletion_timeout = deletion_timeout
         self._sleep = sleep
+        # False for a controller: a name held by a dying object is `AttemptNameBusy` at once
+        # and the run is looked at again later, so one stuck run holds no worker.
+        self.wait_for_dying = wait_for_dying
 
     def create(
         self, record: RunRecord, attempt: AttemptRecord, *, adopt: bool = True
@@ -62,11 +68,8 @@ class Attempts:
         died after creating it) is adopted; one that is being deleted is waited out, because
         whatever lands on a dying object dies with it; one that belongs to anything else is
         never touched (`ClusterError`). Without `adopt`, a taken name returns None at once
-        (the caller finds out whose it is)."""
-        if attempt.attempt > 1:
-            # The same logical run never exists twice: earlier attempts go first (they are
-            # finished, but a reactivated Workload would let Kueue start one again).
-            self.delete_run(record, keep=attempt.name)
+        (the caller finds out whose it is). Earlier attempts are left as they are: finished,
+        they hold their names against a late create by a leader that lost its Lease."""
         job = record.job
         if attempt.spot != job.spot:
             job = job.with_changes(spot=attempt.spot)
@@ -113,19 +116,28 @@ class Attempts:
             _check_owner(existing, record.name, attempt.attempt)
             if not (existing.get("metadata") or {}).get("deletionTimestamp"):
                 return replace(attempt, uid=uid(existing))
+            if not self.wait_for_dying:
+                raise AttemptNameBusy(
+                    f"create {main['kind']} {name}",
+                    status=409,
+                    reason="AlreadyExists",
+                    message=f"the name is held by a {main['kind']} being deleted (finalizers: "
+                    f"{', '.join(_finalizers(existing)) or 'none'})",
+                    hint="the run is looked at again at the next event or resync",
+                )
             self.wait_gone(res, name, record.job.namespace, uid(existing), end)
 
-    def delete_run(self, record: RunRecord, *, wait: bool = False, keep: str = "") -> None:
-        """Delete every attempt object of the run but `keep`: those its record knows and any
-        other labelled with its run id (an attempt another client created after this record
-        was read). With `wait`, return only once they are gone."""
+    def delete_run(self, record: RunRecord, *, wait: bool = False) -> None:
+        """Delete every attempt object of the run: those its record knows and any other
+        labelled with its run id (an attempt another client created after this record was
+        read), each with the uid it was seen with, so an object made since under the same
+        name is left alone. With `wait`, return only once they are gone."""
         res, ns = job_resource(record), record.job.namespace
         found, _ = self.kube.list(res, ns, label_selector=f"{RUN_ID_LABEL}={record.name}")
         victims = {a.name: a.uid for a in record.attempts}
         victims.update({o["metadata"]["name"]: uid(o) for o in found})
-        victims.pop(keep, None)
-        for name in sorted(victims):
-            self.kube.delete(res, name, ns)
+        for name, known in sorted(victims.items()):
+            self.kube.delete(res, name, ns, uid=known)
         if wait:
             end = time.monotonic() + self.deletion_timeout
             for name, known in sorted(victims.items()):
@@ -140,7 +152,7 @@ class Attempts:
             if current is None or (old_uid and uid(current) != old_uid):
                 return
             if time.monotonic() >= end:
-                finalizers = (current.get("metadata") or {}).get("finalizers") or []
+                finalizers = _finalizers(current)
                 raise ClusterError(
                     f"wait for {res.kind} {name} to be deleted",
                     reason="Timeout",
@@ -151,6 +163,65 @@ class Attempts:
                 )
             self._sleep(min(pause, max(0.0, end - time.monotonic())))
             pause = min(pause * 2, 2.0)
+
+
+class AttemptNameBusy(ClusterError):
+    """The next attempt's name is held by an object that is being deleted: try later.
+
+    Example:
+        >>> AttemptNameBusy("create JobSet a--r2", reason="AlreadyExists").reason
+        'AlreadyExists'
+    """
+
+
+def strays(record: RunRecord, found: list[Obj]) -> list[Obj]:
+    """The attempt objects of `record`'s run (`found`, labelled with its run id) that are no
+    attempt of it: made by an earlier submission, or under a name its record does not hold,
+    or under a recorded name with another uid (made by a writer that had lost its Lease), or
+    any of a cancelled run (a late create that landed after the cancel deleted its objects).
+    An object of a newer submission than the record (being submitted now) and one not marked
+    with a submission (older gkeml) are never strays.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob
+        >>> job = TrainingJob(name="a", image="i", command=["x"])
+        >>> record = RunRecord(job=job, submitted_at=5.0, attempts=(AttemptRecord(1, "a", True),))
+        >>> def obj(name, at):
+        ...     return {"metadata": {"name": name, "uid": name, "labels": {RUN_ID_LABEL: "a"},
+        ...             "annotations": {SUBMISSION_ANNOTATION: repr(at)}}}
+        >>> [o["metadata"]["name"] for o in strays(record, [obj("a", 5.0), obj("a--r2", 5.0),
+        ...     obj("a--r3", 4.0), obj("a--r9", 6.0)])]
+        ['a--r2', 'a--r3']
+    """
+    recorded = {a.name: a.uid for a in record.attempts}
+    out = []
+    for obj in found:
+        meta = obj.get("metadata") or {}
+        made_at = _made_at(meta)
+        # Objects a controller made for an attempt (a JobSet's Jobs) are never attempts.
+        if labels(obj).get(RUN_ID_LABEL) != record.name or meta.get("ownerReferences"):
+            continue
+        if made_at is None or made_at > record.submitted_at:
+            continue  # older gkeml's, or a submission in progress (its record comes after)
+        name = str(meta.get("name") or "")
+        known = recorded.get(name)
+        stale = made_at < record.submitted_at or record.cancelled
+        if stale or known is None or known not in ("", uid(obj)):
+            out.append(obj)
+    return out
+
+
+def _made_at(meta: Obj) -> float | None:
+    """The submission that made an attempt object (its `submitted_at`), None when unmarked."""
+    mark = (meta.get("annotations") or {}).get(SUBMISSION_ANNOTATION)
+    try:
+        return None if mark is None else float(str(mark))
+    except ValueError:
+        return None
+
+
+def _finalizers(obj: Obj) -> list[str]:
+    return list((obj.get("metadata") or {}).get("finalizers") or [])
 
 
 def _of_submission(main: Obj, record: RunRecord) -> Obj:

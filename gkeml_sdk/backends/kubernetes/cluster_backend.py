@@ -5,14 +5,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.backends.kubernetes.attempts import Attempts
 from gkeml_sdk.backends.kubernetes.config import KubernetesSettings, connect
 from gkeml_sdk.backends.kubernetes.controller.lifecycle import RunLifecycle
-from gkeml_sdk.backends.kubernetes.controller.liveness import controller_alive
+from gkeml_sdk.backends.kubernetes.controller.liveness import ControllerWatch
 from gkeml_sdk.backends.kubernetes.diagnosis import pending_workloads, preview_job
 from gkeml_sdk.backends.kubernetes.following import progress_callback, stream_specs
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
@@ -25,7 +26,7 @@ from gkeml_sdk.backends.kubernetes.run_record import (
     RunRecord,
     record_name,
 )
-from gkeml_sdk.backends.kubernetes.run_records import RunRecords
+from gkeml_sdk.backends.kubernetes.run_records import RecordConflict, RunRecords
 from gkeml_sdk.backends.kubernetes.snapshots import read_attempt
 from gkeml_sdk.backends.kubernetes.streams import Event, SharedStreams, StreamHub, deadline
 from gkeml_sdk.backends.kubernetes.submission import submit_job
@@ -64,6 +65,8 @@ class KubernetesBackend:
         self.preflight = Preflight(self.kube)
         self.attempts = Attempts(self.kube, deletion_timeout=settings.deletion_timeout)
         self.records = RunRecords(self.kube)
+        # Whether a run controller acts for a namespace: judged from its Lease's changes.
+        self.controller = ControllerWatch(self.kube, settings.controller_namespace)
         # One stream per kind and namespace for every wait, log follower and controller of
         # this backend, whatever thread follows it.
         self.streams = SharedStreams(self.kube, watch_seconds=settings.watch_seconds)
@@ -133,9 +136,10 @@ class KubernetesBackend:
         """What Kueue would do with `job` now, from one read of its queues (submits nothing)."""
         return preview_job(self.kube, job, self.namespace)
 
-    def save(self, record: RunRecord) -> None:
-        """Write the run record (server-side apply: idempotent)."""
-        self.records.save(record)
+    def save(self, record: RunRecord) -> RunRecord:
+        """Write the run record over the version it was read as and return it as written;
+        `RecordConflict` when it changed since (see `RunRecords.save`)."""
+        return self.records.save(record)
 
     def serve(self, svc: ServeModel) -> ServeHandle:
         """Apply a model server's objects and return its handle (see `cluster.serving`)."""
@@ -169,8 +173,13 @@ class KubernetesBackend:
         A cancellation that landed meanwhile, from any client, deletes what was just made."""
         created = self.attempts.create(record, attempt)
         assert created is not None  # adopting: a taken name is this attempt's or refused
-        record = record.with_attempt(created)
-        self.save(record)
+        try:
+            record = self.save(record.with_attempt(created))
+        except RecordConflict:
+            # Someone wrote the record meanwhile, maybe a cancel: then what was just made goes.
+            if self.records.cancel_marked(record):
+                self.attempts.delete_run(record.with_attempt(created))
+            raise
         if self.records.cancel_marked(record):
             delete_submission(self.kube, record)  # this submission's objects, on their uids
             record = replace(record, cancelled=True)
@@ -185,12 +194,12 @@ class KubernetesBackend:
         under its policy) unless a live run controller in its namespace does."""
         record = run.record
         unrecorded = not (record.cancelled or record.current.outcome) or run.owed_recovery()
-        if run.lifecycle is None and unrecorded and not controller_alive(self.kube, run.namespace):
-            run.lifecycle = RunLifecycle(self, run)
+        if run.lifecycle is None and unrecorded and not self.controller.acts_for(run.namespace):
+            lifecycle = run.lifecycle = RunLifecycle(self, run)
             if run.tracker.history:  # what this handle already read, recorded now
-                run.lifecycle.on_change(time.time())
+                self._acting(run, lambda: lifecycle.on_change(time.time()))
         if run.lifecycle is not None:
-            run.lifecycle.ensure_attempt()
+            self._acting(run, run.lifecycle.ensure_attempt)
 
     def snapshot(self, run: KubeRun) -> None:
         """Feed the current objects of a run's attempt to its tracker (reads only, no watch)."""
@@ -247,14 +256,14 @@ class KubernetesBackend:
             namespace = event.obj.get("metadata", {}).get("namespace")
             for run in pending:
                 if namespace in (None, run.namespace):
-                    changed = run.observe(event, stamp) or changed
+                    changed = self._acting(run, partial(run.observe, event, stamp)) or changed
 
     def _due(self, runs: list[KubeRun], now: float) -> tuple[list[KubeRun], float]:
         """Act for the runs that are due; those still pending and when to look again."""
         for run in runs:
             if run.lifecycle is None and run.owed_recovery():
-                self._take_over(run, now)  # the controller it deferred to is gone
-            run.act(now)
+                self._acting(run, partial(self._take_over, run, now))  # its controller is gone
+            self._acting(run, partial(run.act, now))
         pending = [r for r in runs if not r.done()]
         waits = [r.seconds_to_next_action(now) for r in pending]
         # A follower of a run owed a recovery looks every second for whoever makes it.
@@ -262,9 +271,23 @@ class KubernetesBackend:
         return pending, now + min(waits, default=float("inf"))
 
     def _take_over(self, run: KubeRun, now: float) -> None:
-        if not controller_alive(self.kube, run.namespace):
+        if not self.controller.acts_for(run.namespace):
             run.lifecycle = RunLifecycle(self, run)
             run.lifecycle.on_change(now)
+
+    def _acting(self, run: KubeRun, act: Callable[[], object]) -> bool:
+        """`act()` for `run`; when a write found the record changed by someone else, what
+        this client believed is dropped (it acts again only once it finds nobody else
+        does) and the record read again. True when `act` said so or the run was re-read."""
+        try:
+            return bool(act())
+        except RecordConflict as exc:
+            log.info("run %s: %s; reading it again", run.name, exc)
+            run.lifecycle = None
+            fresh = self.records.find(run.name, run.namespace)
+            if fresh is not None and fresh.submitted_at == run.record.submitted_at:
+                run.refresh(fresh)
+            return True
 
     def _record_changed(self, runs: list[KubeRun], event: Event) -> bool:
         name = event.obj["metadata"]["name"]

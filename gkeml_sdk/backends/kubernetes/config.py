@@ -30,6 +30,8 @@ class KubernetesSettings:
       open before it is renewed.
     - `deletion_timeout`: seconds to wait for a finished run's objects to be deleted before
       a run of the same name is submitted again.
+    - `controller_namespace`: where the run controller holds its Lease; a client whose
+      namespace it manages defers to it while it renews (see docs/controller.md).
 
     Example:
         >>> from gkeml_sdk import KubernetesSettings
@@ -49,6 +51,7 @@ class KubernetesSettings:
     request_timeout: float = 30.0
     watch_seconds: int = 300
     deletion_timeout: float = 300.0
+    controller_namespace: str = "gkeml-system"
 
     def __post_init__(self) -> None:
         check_number("request_timeout", self.request_timeout, above=True)
@@ -56,6 +59,7 @@ class KubernetesSettings:
         check_number("deletion_timeout", self.deletion_timeout)
         if self.namespace is not None:
             check_name("namespace", _text(self.namespace), DNS1123_LABEL, 63)
+        check_name("controller_namespace", _text(self.controller_namespace), DNS1123_LABEL, 63)
         for name in ("context", "kubeconfig"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str | Path):

@@ -1,11 +1,12 @@
 """Typed verbs over the Kubernetes REST API: server-side apply with one field manager, get,
-list, delete, watch streams and pod logs."""
+list, delete (with preconditions), watch streams and pod logs. A `guard` set on the client
+is asked right before every write it sends (a leader's check that it still leads)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from gkeml_sdk.backends.kubernetes.resources import Resource, resource_of
@@ -29,8 +30,15 @@ class KubeClient:
         >>> kube.apply({"apiVersion": "v1", "kind": "ConfigMap", ...})  # doctest: +SKIP
     """
 
-    def __init__(self, transport: Transport) -> None:
+    def __init__(self, transport: Transport, guard: Callable[[str], None] | None = None) -> None:
         self.transport = transport
+        # Called with the write's action right before it is sent; raises to stop it.
+        self.guard = guard
+
+    def _write(self, action: str) -> str:
+        if self.guard is not None:
+            self.guard(action)
+        return action
 
     def apply(self, obj: Obj, *, force: bool = True) -> Obj:
         """Server-side apply: creates or updates `obj`, idempotently, as field manager gkeml."""
@@ -40,7 +48,7 @@ class KubeClient:
             self.transport.call(
                 "PATCH",
                 res.path(meta.get("namespace"), meta["name"]),
-                action=f"apply {obj['kind']} {meta['name']}",
+                action=self._write(f"apply {obj['kind']} {meta['name']}"),
                 query=[("fieldManager", FIELD_MANAGER), ("force", "true" if force else "false")],
                 body=obj,
                 content_type="application/apply-patch+yaml",
@@ -57,7 +65,7 @@ class KubeClient:
         created = self.transport.call(
             "POST",
             res.path(meta.get("namespace")),
-            action=f"create {obj['kind']} {meta['name']}",
+            action=self._write(f"create {obj['kind']} {meta['name']}"),
             query=[("fieldManager", FIELD_MANAGER)],
             body=obj,
             ok_statuses=frozenset({409}),
@@ -72,7 +80,7 @@ class KubeClient:
         updated = self.transport.call(
             "PUT",
             res.path(meta.get("namespace"), meta["name"]),
-            action=f"update {obj['kind']} {meta['name']}",
+            action=self._write(f"update {obj['kind']} {meta['name']}"),
             query=[("fieldManager", FIELD_MANAGER)],
             body=obj,
             ok_statuses=frozenset({409}),
@@ -95,7 +103,7 @@ class KubeClient:
             self.transport.call(
                 "PATCH",
                 res.path(namespace, name, sub),
-                action=f"patch {res.kind} {name}",
+                action=self._write(f"patch {res.kind} {name}"),
                 query=[("fieldManager", FIELD_MANAGER)],
                 body=patch,
                 content_type="application/merge-patch+json",
@@ -105,6 +113,7 @@ class KubeClient:
     def post(self, path: str, *, action: str, query: list[tuple[str, str]] | None = None) -> Any:
         """POST with an empty body to any path (a pod's HTTP server through the API
         server's `pods/proxy`)."""
+        action = self._write(action)
         return self.transport.call("POST", path, action=action, query=query or [], body={})
 
     def get(self, res: Resource, name: str, namespace: str | None = None) -> Obj:
@@ -142,19 +151,21 @@ class KubeClient:
         *,
         foreground: bool = True,
         uid: str = "",
+        resource_version: str = "",
     ) -> bool:
-        """Delete one object (and, in the foreground, what it owns). False if it was absent;
-        with `uid`, also when the name now holds another object (the API server refuses the
-        precondition with 409 Conflict), which is left alone."""
+        """Delete one object (and, in the foreground, what it owns). False if it was absent,
+        or, with a `uid` / `resource_version` precondition, when the object of that name is
+        no longer the one read (409 Conflict: it was recreated or changed since)."""
         body: Obj = {"propagationPolicy": "Foreground" if foreground else "Background"}
-        if uid:
-            body["preconditions"] = {"uid": uid}
+        preconditions = {"uid": uid, "resourceVersion": resource_version}
+        if uid or resource_version:
+            body["preconditions"] = {k: v for k, v in preconditions.items() if v}
         answer = self.transport.call(
             "DELETE",
             res.path(namespace, name),
-            action=f"delete {res.kind} {name}",
+            action=self._write(f"delete {res.kind} {name}"),
             body=body,
-            ok_statuses=frozenset({404, 409} if uid else {404}),
+            ok_statuses=frozenset({404, 409}) if body.get("preconditions") else frozenset({404}),
         )
         return answer is not None
 

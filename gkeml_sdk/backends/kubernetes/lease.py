@@ -2,7 +2,10 @@
 acquire a free or expired lease, renew it every `retry_seconds`, give up leading when a
 renewal has not succeeded for `renew_deadline_seconds`. Expiry is judged by when this
 process last saw the lease change, never by another machine's clock; our own renewal counts
-from when its request was sent, so a slow answer never extends what we believe we hold."""
+from when its request was sent, so a slow answer never extends what we believe we hold.
+`fence()` is that local belief only (no read): a leader that stops leading stops within its
+renew deadline, before anyone may take over, and what a delayed write could still do is
+refused by the write's own precondition (resourceVersion, uid, a taken name)."""
 
 from __future__ import annotations
 
@@ -84,10 +87,16 @@ class LeaderElector:
         identity: str,
         timing: LeaseTiming | None = None,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        annotations: dict[str, str] | None = None,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self.kube, self.namespace, self.name, self.identity = kube, namespace, name, identity
         self.timing = timing or LeaseTiming()
         self._clock = clock
+        self._wall = wall  # only for the renewTime others read, never for our own judgement
+        self.annotations = dict(annotations or {})  # what the Lease tells its readers
+        self._written_rv = ""  # the Lease's resourceVersion after our last renewal
         self._observed: Obj | None = None  # last lease spec seen
         self._observed_at = 0.0  # local time it was first seen in that form
         self.last_renewed = float("-inf")  # local time of our last successful write
@@ -117,21 +126,16 @@ class LeaderElector:
             return False
 
     def fence(self) -> str:
-        """Read the Lease now and return its resourceVersion (a fencing token) when we still
-        hold it and our last renewal is younger than the renew deadline; raise `LeaseLost`
-        otherwise. Call it before every write batch: `leading` alone is only what this
-        process last believed, and a delayed leader may have been replaced since."""
-        where = f"lease {self.namespace}/{self.name}"
+        """Raise `LeaseLost` unless our last renewal is younger than the renew deadline;
+        return the Lease's resourceVersion as that renewal wrote it. No request: call it
+        right before each write (a paused process resumes past this check, so every write
+        also carries its own precondition)."""
         if not self.leading:
-            raise LeaseLost(where, message="our last renewal is older than the renew deadline")
-        current = self.kube.find(LEASES, self.name, self.namespace)
-        holder = str(((current or {}).get("spec") or {}).get("holderIdentity") or "")
-        if current is None or holder != self.identity:
-            self.last_renewed = float("-inf")
-            raise LeaseLost(where, message=f"held by {holder or 'nobody'}, not {self.identity}")
-        if not self.leading:  # the read itself was slow: the deadline passed meanwhile
-            raise LeaseLost(where, message="our renewal passed its deadline while we read")
-        return str(current["metadata"].get("resourceVersion", ""))
+            raise LeaseLost(
+                f"lease {self.namespace}/{self.name}",
+                message="our last renewal is older than the renew deadline",
+            )
+        return self._written_rv
 
     def release(self) -> None:
         """Give the lease up at once (on a clean stop), so another candidate need not wait."""
@@ -144,7 +148,7 @@ class LeaderElector:
 
     def _attempt(self) -> bool:
         sent = self._clock()
-        now_text = _micro_time()
+        now_text = _micro_time(self._wall())
         current = self.kube.find(LEASES, self.name, self.namespace)
         if current is None:
             created = self.kube.create(self._lease(now_text, transitions=0))
@@ -166,6 +170,7 @@ class LeaderElector:
         if written is None:
             return False  # another candidate wrote first (409)
         self._observed, self._observed_at = written.get("spec"), self._clock()
+        self._written_rv = str((written.get("metadata") or {}).get("resourceVersion") or "")
         self.last_renewed = sent
         return True
 
@@ -173,7 +178,11 @@ class LeaderElector:
         return {
             "apiVersion": kinds.COORDINATION,
             "kind": "Lease",
-            "metadata": {"name": self.name, "namespace": self.namespace},
+            "metadata": {
+                "name": self.name,
+                "namespace": self.namespace,
+                **({"annotations": self.annotations} if self.annotations else {}),
+            },
             "spec": {
                 "holderIdentity": self.identity,
                 "leaseDurationSeconds": self.timing.lease_seconds,
@@ -184,6 +193,6 @@ class LeaderElector:
         }
 
 
-def _micro_time() -> str:
+def _micro_time(seconds: float) -> str:
     """A MicroTime as the API server writes it."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -22,8 +22,9 @@ def run_controller(
     resync: float = 60.0,
 ) -> RunController:
     """A run controller for `namespaces`: `run()` follows their runs on watch streams (with a
-    full pass every `resync` seconds) until stopped, leading each namespace only while it
-    holds the Lease `gkeml-run-controller` there (renewed every `interval` seconds).
+    full pass every `resync` seconds) until stopped, acting only while it holds the Lease
+    `gkeml-run-controller` in `settings.controller_namespace` (renewed every `interval`
+    seconds).
 
     Example:
         >>> from gkeml_sdk import KubernetesSettings, run_controller
@@ -31,8 +32,15 @@ def run_controller(
         >>> controller.reconcile_once()  # doctest: +SKIP
         {'ml': True}
     """
-    backend = KubernetesBackend(settings)
-    return RunController(backend, namespaces, identity=identity, interval=interval, resync=resync)
+    settings = settings or KubernetesSettings()
+    return RunController(
+        KubernetesBackend(settings),
+        namespaces,
+        identity=identity,
+        controller_namespace=settings.controller_namespace,
+        interval=interval,
+        resync=resync,
+    )
 
 
 def controller_manifests(

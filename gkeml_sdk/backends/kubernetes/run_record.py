@@ -129,6 +129,10 @@ class RunRecord:
     cancelled: bool = False
     # `spec_digest(self)` as the submitting client computed it; "" in records of older gkeml.
     spec_digest: str = ""
+    # The record ConfigMap as read: every save is conditional on this resourceVersion ("" for
+    # a record never written), so two writers never both land. Not part of what it records.
+    resource_version: str = field(default="", compare=False)
+    uid: str = field(default="", compare=False)
 
     @property
     def name(self) -> str:
@@ -227,6 +231,8 @@ class RunRecord:
             history=tuple(_transition(t) for t in _parsed(_HISTORY, data, "history.json")),
             cancelled=data.get("cancelled") == "true",
             spec_digest=_text(data, "spec_digest"),
+            resource_version=str((obj.get("metadata") or {}).get("resourceVersion") or ""),
+            uid=str((obj.get("metadata") or {}).get("uid") or ""),
         )
 
 

@@ -1,5 +1,7 @@
 """Run records in the cluster: the record ConfigMap of each run, its code ConfigMap, and the
-cancel marker that no record write can undo. A scan reads them all in two paginated lists."""
+cancel marker that no record write can undo. A scan reads them all in two paginated lists.
+Every write is conditional on what was read: a save is an update carrying the record's
+resourceVersion (`RecordConflict` when someone else wrote since), a delete carries its uid."""
 
 from __future__ import annotations
 
@@ -20,13 +22,25 @@ from gkeml_sdk.backends.kubernetes.run_record import (
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import RUN_ID_LABEL
 from gkeml_sdk.core.objects import Obj
-from gkeml_sdk.errors import ClusterError, ConfigError, GkemlError
+from gkeml_sdk.errors import ClusterError, ConfigError, GkemlError, NotFoundError
 from gkeml_sdk.runs.handle import Transition
 from gkeml_sdk.runs.history import merge
 
 CONFIG_MAPS = resource(kinds.CORE, "ConfigMap")
 # Conditional writes of one object tried against as many fresh reads before giving up.
 CONFLICT_ROUNDS = 5
+
+
+class RecordConflict(ClusterError):
+    """A run record changed (or appeared, or went away) since it was read: this write did not
+    land. Whoever holds the old record drops what it believed and reads the record again;
+    it never writes the same change over the newer one.
+
+    Example:
+        >>> str(RecordConflict("update ConfigMap ml/ft-gkeml-run", reason="Conflict",
+        ...     message="it changed since it was read"))
+        'update ConfigMap ml/ft-gkeml-run: Conflict: it changed since it was read'
+    """
 
 
 class RunRecords:
@@ -41,13 +55,39 @@ class RunRecords:
     def __init__(self, kube: KubeClient) -> None:
         self.kube = kube
 
-    def save(self, record: RunRecord) -> None:
-        """Write the run record (server-side apply: idempotent)."""
-        self.kube.apply(record.to_configmap())
+    def save(self, record: RunRecord) -> RunRecord:
+        """Write the run record over the version it was read as (an update with its
+        resourceVersion; a create for a record never written) and return it as written.
+        `RecordConflict` when the ConfigMap changed since: nothing was written."""
+        body = record.to_configmap()
+        if not record.resource_version:
+            created = self.create(record)
+            if created is None:
+                return self._ours(record, body, "a record of that name was written meanwhile")
+            return created
+        body["metadata"]["resourceVersion"] = record.resource_version
+        try:
+            written = self.kube.replace(body)
+        except NotFoundError:
+            raise _conflict(body, "it was deleted since it was read") from None
+        if written is None:
+            return self._ours(record, body, "it changed since it was read")
+        return _as_written(record, written)
 
-    def create(self, record: RunRecord) -> bool:
-        """Create the run record; False when a ConfigMap of its name already exists."""
-        return self.kube.create(record.to_configmap()) is not None
+    def _ours(self, record: RunRecord, body: Obj, why: str) -> RunRecord:
+        """After a 409: a request retried after it landed (its answer lost) finds what it
+        wrote; anything else is `RecordConflict`."""
+        meta = body["metadata"]
+        current = self.kube.find(CONFIG_MAPS, meta["name"], meta["namespace"])
+        if current is not None and current.get("data") == body["data"]:
+            return _as_written(record, current)
+        raise _conflict(body, why)
+
+    def create(self, record: RunRecord) -> RunRecord | None:
+        """Create the run record and return it as written; None when a ConfigMap of its
+        name already exists."""
+        created = self.kube.create(record.to_configmap())
+        return None if created is None else _as_written(record, created)
 
     def find(self, name: str, namespace: str) -> RunRecord | None:
         """The record of run `name`, or None when there is none; `ClusterError` naming the
@@ -208,6 +248,23 @@ def _later(marker: Obj, record: RunRecord) -> bool:
         return written is not None and float(written) > record.submitted_at
     except (TypeError, ValueError):
         return False  # a damaged marker: the conditional write replaces it
+
+
+def _as_written(record: RunRecord, written: Obj) -> RunRecord:
+    meta = written.get("metadata") or {}
+    rv, uid = str(meta.get("resourceVersion") or ""), str(meta.get("uid") or "")
+    return replace(record, resource_version=rv, uid=uid)
+
+
+def _conflict(body: Obj, why: str) -> RecordConflict:
+    meta = body["metadata"]
+    return RecordConflict(
+        f"update ConfigMap {meta['namespace']}/{meta['name']}",
+        status=409,
+        reason="Conflict",
+        message=f"{why}; nothing was written",
+        hint="read the run again (Client().get_run(name)) and act on what it says now",
+    )
 
 
 def _cancelled_by(near: Callable[[str], Obj | None], record: RunRecord) -> bool:

@@ -5,6 +5,7 @@ that name is replaced when finished, resumed when it is this same submission, or
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.backends.kubernetes.attempts import job_resource
@@ -38,9 +39,8 @@ def submit_job(backend: KubernetesBackend, job: TrainingJob, retry: RetryPolicy 
     if made is None:
         return KubeRun(backend, _name_taken(backend, record))
     record = record.with_attempt(made)
-    if not backend.records.create(record):
-        record = _record_taken(backend, record)
-    return KubeRun(backend, record)
+    created = backend.records.create(record)
+    return KubeRun(backend, created or _record_taken(backend, record))
 
 
 def _name_taken(backend: KubernetesBackend, record: RunRecord) -> RunRecord:
@@ -62,11 +62,11 @@ def _name_taken(backend: KubernetesBackend, record: RunRecord) -> RunRecord:
             # objects must be gone first, or the new attempt would land on a dying one.
             backend.attempts.delete_run(previous.record, wait=True)
             backend.records.unmark_cancelled(job.name, job.namespace)
+            # The new record is written over the one read (conditional on its version).
+            record = replace(record, resource_version=existing.resource_version)
     created = backend.attempts.create(record, record.current)
     assert created is not None  # adopting: a taken name is this attempt's or refused
-    record = record.with_attempt(created)
-    backend.save(record)
-    return record
+    return backend.save(record.with_attempt(created))
 
 
 def _record_taken(backend: KubernetesBackend, record: RunRecord) -> RunRecord:
@@ -76,25 +76,33 @@ def _record_taken(backend: KubernetesBackend, record: RunRecord) -> RunRecord:
     job = record.job
     written = backend.kube.find(CONFIG_MAPS, record_name(job.name), job.namespace)
     if written is not None and written.get("data") == record.to_configmap()["data"]:
-        return record  # our own create, retried after it landed
+        meta = written["metadata"]  # our own create, retried after it landed
+        return replace(record, resource_version=meta["resourceVersion"], uid=meta.get("uid", ""))
     try:
         existing = None if written is None else backend.records.read(written)
     except GkemlError:
         # Another tool's ConfigMap, or a damaged record: the job just made must not run
         # without a record, and the ConfigMap is never overwritten.
-        backend.kube.delete(job_resource(record), record.current.name, job.namespace)
+        _remove_ours(backend, record)
         raise
     if existing is not None and not KubeRun(backend, existing).ended():
         same = existing.job == job and existing.retry == record.retry
         ours = existing.current.attempt == 1 and existing.current.uid in ("", record.current.uid)
         if not (same and ours):
-            backend.kube.delete(job_resource(record), record.current.name, job.namespace)
+            _remove_ours(backend, record)
             if not same:
                 raise _still_active(job)
             return existing
         record = existing.with_attempt(record.current)
-    backend.save(record)
-    return record
+    elif existing is not None:  # a finished run's record, written over as read
+        record = replace(record, resource_version=existing.resource_version)
+    return backend.save(record)
+
+
+def _remove_ours(backend: KubernetesBackend, record: RunRecord) -> None:
+    """Delete the job this submission just made, and only that one (its uid)."""
+    job, current = record.job, record.current
+    backend.kube.delete(job_resource(record), current.name, job.namespace, uid=current.uid)
 
 
 def _still_active(job: TrainingJob) -> ConfigError:

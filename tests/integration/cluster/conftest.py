@@ -23,6 +23,7 @@ def queue(name: str, namespace: str = "ml") -> dict[str, Any]:
 
 @pytest.fixture
 def cluster(kube_api: Any) -> Any:
+    kube_api.create_namespace("gkeml-system")  # the run controller's own (its Lease)
     kube_api.store.put(queue("team-a"))
     kube_api.store.put(
         {

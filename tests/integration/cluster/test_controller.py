@@ -15,7 +15,7 @@ import pytest
 
 from gkeml_sdk import RetryPolicy, RunState
 from gkeml_sdk.backends.kubernetes.controller.lifecycle import RunLifecycle
-from gkeml_sdk.backends.kubernetes.controller.liveness import LEASE_NAME, controller_alive
+from gkeml_sdk.backends.kubernetes.controller.liveness import LEASE_NAME, ControllerWatch
 from gkeml_sdk.backends.kubernetes.controller.process import RunController
 from gkeml_sdk.backends.kubernetes.lease import LeaseLost
 from gkeml_sdk.cli.main import main
@@ -24,7 +24,8 @@ from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
 
 from .conftest import make_client
 from .replay import Replayer
-from .test_scenarios import gang, jobsets
+from .test_controller_fencing import Clock
+from .test_scenarios import gang, jobsets, live_attempts
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -41,8 +42,8 @@ def wait_until(what: str, check: Any, timeout: float = 60.0) -> None:
         time.sleep(0.05)
 
 
-def lease_holder(server: Any) -> str:
-    lease = server.store.get("leases", "ml", LEASE_NAME)
+def lease_holder(server: Any, namespace: str = "gkeml-system") -> str:
+    lease = server.store.get("leases", namespace, LEASE_NAME)
     return str(((lease or {}).get("spec") or {}).get("holderIdentity") or "")
 
 
@@ -50,7 +51,7 @@ def start_controller(server: Any, tmp_path: Path, identity: str) -> subprocess.P
     kubeconfig = server.kubeconfig(tmp_path / f"kubeconfig-{identity}", namespace="ml")
     command = [sys.executable, "-m", "gkeml_sdk.cli.main", "controller", "run",
                "--namespace", "ml", "--kubeconfig", str(kubeconfig), "--interval", "0.1",
-               "--identity", identity]  # fmt: skip
+               "--identity", identity, "--controller-namespace", "ops"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(command, env=env, cwd=ROOT, text=True, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)  # fmt: skip
@@ -61,9 +62,10 @@ def test_a_controller_process_recovers_a_run_nobody_follows(cluster, tmp_path, c
     submitter.submit(gang(), retry=RetryPolicy(max_resubmits=1, backoff_seconds=0.05))
     del submitter  # the notebook closed: nobody follows the run
     first_uid = cluster.store.get("jobsets", "ml", "train")["metadata"]["uid"]
+    cluster.create_namespace("ops")  # the controller's own namespace, named by its flag
     controller = start_controller(cluster, tmp_path, "controller-a")
     try:
-        wait_until("the controller leads", lambda: lease_holder(cluster) == "controller-a")
+        wait_until("the controller leads", lambda: lease_holder(cluster, "ops") == "controller-a")
         # Kueue admits it, times it out once (PodsReady), requeues and re-admits it ...
         Replayer(cluster, "ml", "train", 1, "train").play(
             "jobset-podsready-timeout-deactivated", "stuck", pause=0.005, until=63.0
@@ -90,7 +92,8 @@ def test_a_controller_process_recovers_a_run_nobody_follows(cluster, tmp_path, c
     assert counters[0] == counters[1] == counters[2]
     assert counters[0].resubmissions == 1 and counters[0].preemptions == 0
     assert counters[0].extra["evictions.PodsReadyTimeout"] == 1
-    assert jobsets(cluster) == ["train--r2"]  # one live attempt
+    assert jobsets(cluster) == ["train", "train--r2"]  # the finished one kept
+    assert live_attempts(cluster) == []  # both ended: attempt 2 succeeded
     history = histories[0]
     keys = [t.key for t in history]
     assert len(keys) == len(set(keys)), "every entry records something else"
@@ -129,27 +132,27 @@ def test_two_controllers_at_once_one_acts(cluster):
     for _ in range(3):
         b.reconcile_once()
         a.reconcile_once()
-    cluster.wait_for(lambda: jobsets(cluster) == ["train--r2"])
+    cluster.wait_for(lambda: live_attempts(cluster) == ["train--r2"])
     creates = [r for r in cluster.request_log if r.method == "POST" and "jobsets" in r.path]
     assert len([r for r in creates if r.status == 201]) == 2  # attempt 1 by submit, 2 by a
-    assert controller_alive(client._backend.kube, "ml")  # type: ignore[attr-defined]
+    assert ControllerWatch(client._backend.kube).acts_for("ml")  # type: ignore[attr-defined]
+    assert not ControllerWatch(client._backend.kube).acts_for("other")  # type: ignore[attr-defined]
 
 
-def test_a_write_is_refused_once_the_lease_is_lost(cluster):
+def test_a_write_is_refused_once_the_renew_deadline_passed(cluster):
     client = make_client(cluster)
     run = client.submit(gang())
     backend = client._backend  # type: ignore[attr-defined]
-    controller = RunController(backend, ["ml"], identity="a")
+    clock = Clock()
+    controller = RunController(backend, ["ml"], identity="a", clock=clock)
     assert controller.reconcile_once() == {"ml": True}
-    lease = cluster.store.get("leases", "ml", LEASE_NAME)
-    lease["spec"]["holderIdentity"] = "b"  # another replica took over while we were delayed
-    cluster.store.put(lease)
-    run.lifecycle = RunLifecycle(backend, run, fence=controller.electors["ml"].fence)
+    clock.now += 11  # no renewal for longer than the 10 s deadline: it may not write
+    run.lifecycle = RunLifecycle(backend, run)
     Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", pause=0)
-    before = cluster.count(method="PATCH")
+    before = cluster.count(method="PUT")
     with pytest.raises(LeaseLost):
-        backend.snapshot(run)
-    assert cluster.count(method="PATCH") == before
+        backend.snapshot(run)  # the run succeeded: its record would be written
+    assert cluster.count(method="PUT") == before
 
 
 def test_a_follower_defers_to_a_live_controller(cluster):

@@ -67,6 +67,22 @@ def jobsets(server: Any) -> list[str]:
     return sorted(o["metadata"]["name"] for o in server.objects("jobsets", "ml"))
 
 
+def live_attempts(server: Any) -> list[str]:
+    """JobSets not finished and whose Workload Kueue has not deactivated."""
+    live = []
+    for jobset in server.objects("jobsets", "ml"):
+        status = jobset.get("status") or {}
+        conditions = {c["type"]: c["status"] for c in status.get("conditions", [])}
+        if "True" in (conditions.get("Completed"), conditions.get("Failed")):
+            continue
+        selector = f"kueue.x-k8s.io/job-uid={jobset['metadata']['uid']}"
+        workloads = server.store.list("workloads", "ml", selector)
+        if any(w["spec"].get("active") is False for w in workloads):
+            continue
+        live.append(jobset["metadata"]["name"])
+    return sorted(live)
+
+
 def test_a_queued_admitted_succeeded(cluster, client):
     run = client.submit(gang())
     replay = Replayer(cluster, "ml", "train", 1, "train")
@@ -151,8 +167,10 @@ def test_d_deactivated_after_requeue_limit_resubmits_on_demand(cluster, client):
     thread.join()
     assert final.state is RunState.SUCCEEDED
     assert run.attempt == 2
-    # The same logical run never exists twice: attempt 1 was deleted before attempt 2.
-    cluster.wait_for(lambda: jobsets(cluster) == ["train--r2"])
+    # The same logical run never runs twice: attempt 1 is kept finished (its name taken, so a
+    # late create of it collides) while attempt 2 runs.
+    cluster.wait_for(lambda: jobsets(cluster) == ["train", "train--r2"])
+    assert live_attempts(cluster) == []  # attempt 1 deactivated, attempt 2 succeeded
     assert creates(cluster, "jobsets") == ["train", "train--r2"]
     attempt2 = cluster.store.get("jobsets", "ml", "train--r2")
     pod_spec = attempt2["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
@@ -202,7 +220,8 @@ def test_f_client_killed_between_deciding_and_creating_resubmits_once(cluster, w
     second = replay.play_in_background("jobset-succeeded", "train", watchers=WATCHERS)
     assert resumed.wait(timeout=30).state is RunState.SUCCEEDED
     second.join()
-    cluster.wait_for(lambda: jobsets(cluster) == ["train--r2"])
+    cluster.wait_for(lambda: jobsets(cluster) == ["train", "train--r2"])
+    assert live_attempts(cluster) == []
 
 
 def test_g_invalid_queue_missing_crds_forbidden_namespace(cluster, client, kube_api_factory):
@@ -330,7 +349,7 @@ def test_queued_provisioning_failure_is_resubmitted_per_the_retry_policy(cluster
     assert lost.reason == "DeactivatedDueToAdmissionCheck"
     assert lost.cause is FailureCause.DEACTIVATED and "GCE out of resources again" in lost.message
     assert RunState.WAITING_FOR_CAPACITY in [t.status.state for t in run.history if t.attempt == 2]
-    cluster.wait_for(lambda: jobsets(cluster) == ["train--r2"])
+    cluster.wait_for(lambda: jobsets(cluster) == ["train", "train--r2"])
     attempt2 = cluster.store.get("jobsets", "ml", "train--r2")
     pod = attempt2["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
     assert pod["nodeSelector"]["cloud.google.com/gke-queued"] == "true"

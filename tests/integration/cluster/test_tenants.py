@@ -215,10 +215,6 @@ def test_what_one_failover_costs_in_api_requests(cluster: Any, tenant: str) -> N
     print(f"\none failover of {tenant}/{model}: {len(calls)} API requests: {calls}")
     assert sorted(calls) == sorted(expected)
     assert {r.method for r in log if "/leases/" in r.path} <= {"GET", "PUT"}
-    # Every write was fenced: the Lease was read at least once per write.
-    writes = [c for c in calls if c[0] != "GET"]
-    lease_reads = [r for r in log if r.method == "GET" and "/leases/" in r.path]
-    assert len(lease_reads) >= len(writes)
     assert all(r.status in (200, 201) for r in log if f"/namespaces/{tenant}/" in r.path)
 
 

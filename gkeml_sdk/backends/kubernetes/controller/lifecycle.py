@@ -1,12 +1,13 @@
 """`RunLifecycle`: the one writer of a run's record. It merges what the run's status tracker
 saw into the record's one history, notes how each attempt ended with Kueue's and JobSet's
-counters, decides what comes next (`next_attempt`) and creates that attempt. Every write
-batch is preceded by `fence()` (the Lease check of the controller that acts)."""
+counters, decides what comes next (`next_attempt`) and creates that attempt. Every save is
+conditional on the record as read (`RecordConflict` otherwise: the run is read again), and an
+attempt is created only after the save that reserved its name landed. A controller's client
+also checks right before each request that it still leads (`KubeClient.guard`)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -37,18 +38,12 @@ class RunLifecycle:
     with no live controller has its own.
 
     Example:
-        >>> lifecycle = RunLifecycle(backend, run, fence=elector.fence)  # doctest: +SKIP
+        >>> lifecycle = RunLifecycle(backend, run)  # doctest: +SKIP
         >>> lifecycle.on_change(time.time())  # doctest: +SKIP
     """
 
-    def __init__(
-        self,
-        backend: KubernetesBackend,
-        run: KubeRun,
-        fence: Callable[[], object] | None = None,
-    ) -> None:
+    def __init__(self, backend: KubernetesBackend, run: KubeRun) -> None:
         self.backend, self.run = backend, run
-        self.fence: Callable[[], object] = fence or (lambda: None)
         self.plan: Plan | None = None
         self.resubmit_at: float | None = None
         self._decided = 0  # the attempt whose end was decided
@@ -61,7 +56,6 @@ class RunLifecycle:
         record = self.run.record
         if record.cancelled or record.current.outcome or record.current.uid:
             return
-        self.fence()
         self.writes += 1
         self.run.start_attempt(self.backend.create_attempt(record, record.current))
 
@@ -95,10 +89,10 @@ class RunLifecycle:
             plan.detail,
             key=f"{record.name}/resubmitted/{number}",
         )
-        # The decision first: whoever acts next creates the same deterministic name.
+        # The decision first, conditional on the record as read: only once it landed is the
+        # name ours to create (whoever acts next creates the same deterministic name).
         record = replace(record.with_attempt(plan.attempt), history=(*record.history, note))
-        self._save(record)
-        self.fence()
+        record = self._save(record)
         self.writes += 1
         self.run.start_attempt(self.backend.create_attempt(record, plan.attempt))
 
@@ -111,11 +105,10 @@ class RunLifecycle:
             name, how = plan.attempt.name, plan.detail or "same capacity"
             log.info("run %s: %s; %s (%s) after %.0fs", record.name, end, name, how, plan.delay)
 
-    def _save(self, record: RunRecord) -> None:
-        self.fence()
+    def _save(self, record: RunRecord) -> RunRecord:
         self.writes += 1
-        self.backend.save(record)
-        self.run.record = record
+        self.run.record = self.backend.save(record)
+        return self.run.record
 
 
 def next_attempt(record: RunRecord, end: RunStatus, spot_losses: int) -> Plan | None:

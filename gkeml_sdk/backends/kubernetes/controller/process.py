@@ -1,9 +1,17 @@
 """`RunController`: reconciles every gkeml run in its namespaces and applies each run's
-RetryPolicy, with nobody following the runs. It leads a namespace only while it holds the
-namespace's Lease `gkeml-run-controller`, and checks that Lease (`fence()`) before every write
-batch, so two controllers at once never both act. Between full passes (every `resync`
-seconds, a safety net) it follows the runs through the backend's shared streams, the same
-ones every `wait` and `follow` of that backend uses."""
+RetryPolicy, with nobody following the runs.
+
+It acts only while it leads: it holds the one Lease `gkeml-run-controller` in its own
+namespace, renewed from its own thread, and its client checks right before every request
+that writes that the last renewal is younger than the renew deadline (`KubeClient.guard`).
+A process paused past that check cannot do harm either, because every write carries its own
+precondition: record saves the resourceVersion read, deletes the uid read, and an attempt is
+created only under a name a record save reserved (a late create of an old name collides).
+
+Each run is worked on by a bounded pool (`RunQueue`), one turn at a time per run, so one slow
+or stuck run delays no other; what goes wrong for one run (a conflict, an API error, damaged
+data) is caught for that run alone. Between full passes (every `resync` seconds) it follows
+the runs through the backend's shared streams."""
 
 from __future__ import annotations
 
@@ -13,26 +21,34 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from functools import partial
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from gkeml_sdk.backends.kubernetes.attempts import JOBS, JOBSETS, job_resource, strays
 from gkeml_sdk.backends.kubernetes.controller.lifecycle import RunLifecycle
-from gkeml_sdk.backends.kubernetes.controller.liveness import LEASE_NAME
+from gkeml_sdk.backends.kubernetes.controller.liveness import (
+    CONTROLLER_NAMESPACE,
+    LEASE_NAME,
+    MANAGED_ANNOTATION,
+)
 from gkeml_sdk.backends.kubernetes.controller.vouch import Vouchers
+from gkeml_sdk.backends.kubernetes.controller.workqueue import RunQueue
 from gkeml_sdk.backends.kubernetes.following import stream_specs
+from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.lease import LeaderElector, LeaseLost, LeaseTiming
-from gkeml_sdk.backends.kubernetes.run_record import RECORD_LABEL
-from gkeml_sdk.backends.kubernetes.run_records import CONFIG_MAPS
+from gkeml_sdk.backends.kubernetes.run_record import RECORD_LABEL, RunRecord
+from gkeml_sdk.backends.kubernetes.run_records import CONFIG_MAPS, RecordConflict
 from gkeml_sdk.backends.kubernetes.streams import Event, StreamHub, StreamSpec
 from gkeml_sdk.core.labels import RUN_ID_LABEL
-from gkeml_sdk.errors import GkemlError
+from gkeml_sdk.core.objects import Obj, uid
+from gkeml_sdk.errors import ClusterError, GkemlError, NotFoundError
 
 if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend
     from gkeml_sdk.backends.kubernetes.kube_run import KubeRun
 
 log = logging.getLogger(__name__)
+Key = tuple[str, str]  # (namespace, run name)
 
 
 class RunController:
@@ -50,144 +66,283 @@ class RunController:
         namespaces: Sequence[str],
         *,
         identity: str | None = None,
+        controller_namespace: str = CONTROLLER_NAMESPACE,
         interval: float = 2.0,
         resync: float = 60.0,
         lease: LeaseTiming | None = None,
+        workers: int = 4,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self.backend = backend
         self.identity = identity or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self.namespaces = list(dict.fromkeys(namespaces))
         self.interval = interval  # between Lease renewals
         self.resync = resync  # between full passes over every run (reads each one's objects)
         self.resyncs = 0  # full passes made by `run()` (for diagnostics)
-        self.electors = {
-            ns: LeaderElector(backend.kube, ns, LEASE_NAME, self.identity, lease)
-            for ns in dict.fromkeys(namespaces)
-        }
-        self.runs: dict[tuple[str, str], KubeRun] = {}
+        # The Lease is written by its own client: the guard below is for everything else.
+        self.elector = LeaderElector(
+            KubeClient(backend.transport),
+            controller_namespace,
+            LEASE_NAME,
+            self.identity,
+            lease,
+            clock,
+            annotations={MANAGED_ANNOTATION: ",".join(self.namespaces)},
+            wall=wall,
+        )
+        # Called with each write's action after the leading check passed, right before the
+        # request is sent (diagnostics; tests pause a leader there).
+        self.before_write: Callable[[str], None] = lambda action: None
+        backend.kube.guard = self._may_write
+        backend.attempts.wait_for_dying = False  # a dying name is looked at again, not waited
+        self.runs: dict[Key, KubeRun] = {}
         self.unreadable: dict[str, str] = {}  # record ConfigMap -> why it cannot be read
         self.vouchers = Vouchers(backend.kube)  # acts only for records a submitter vouched for
+        self.refused: dict[str, str] = {}  # run -> why acting for it failed (until it changes)
+        self._refused_at: dict[Key, str] = {}  # the record version that failed
+        self._lock = threading.RLock()
+        self._inbox: dict[Key, list[Event]] = {}  # events for each run's next turn
+        self._full: dict[Key, list[Obj]] = {}  # runs to read in full, with their objects
+        self.queue = RunQueue(workers, self._turn)
         self._stop = threading.Event()
 
+    @property
+    def leading(self) -> bool:
+        """True while this process may act (its last renewal is within the deadline)."""
+        return self.elector.leading
+
     def reconcile_once(self) -> dict[str, bool]:
-        """One pass over every namespace: renew or take its Lease, then (when leading) look
-        at every run there and act for it. Returns whether this process led each one."""
-        led = {}
-        for namespace, elector in self.electors.items():
-            led[namespace] = elector.try_acquire_or_renew()
-            if not led[namespace]:
-                self._forget(namespace)
-                continue
-            try:
-                self._reconcile(namespace, elector)
-            except LeaseLost as exc:
-                log.warning("controller %s stops acting in %s: %s", self.identity, namespace, exc)
-                self._forget(namespace)
-                led[namespace] = False
-        return led
+        """Renew or take the Lease, then (when leading) one full pass over every run, waiting
+        until each run's turn is over. Returns whether this process led each namespace."""
+        if not self.elector.try_acquire_or_renew():
+            self._forget()
+        elif self._pass():
+            self.queue.join()
+        return {ns: self.elector.leading for ns in self.namespaces}
 
     def run(self, stop: threading.Event | None = None) -> None:
-        """Act for the runs until `stop` (or `stop()`): a full pass every `resync` seconds,
-        the Leases renewed every `interval`, and in between the runs' objects and records
-        followed on shared streams (so a run's end is acted on when it is seen, not at the
-        next pass). On the way out the Leases are given up so another controller takes over
-        at once."""
+        """Act for the runs until `stop` (or `stop()`): the Lease renewed every `interval`
+        on its own thread, a full pass every `resync` seconds while leading, and in between
+        the runs' objects and records followed on shared streams. On the way out the turns
+        under way end and the Lease is given up, so another controller takes over at once."""
         stop = stop or self._stop
+        halt = threading.Event()
+        renewer = threading.Thread(target=self._renewing, args=(halt,), daemon=True)
+        renewer.start()
         hub: StreamHub | None = None
-        next_resync = 0.0
+        next_resync, led = 0.0, False
         try:
             while not stop.is_set() and not self._stop.is_set():
+                if not self.leading:
+                    if led:
+                        log.warning("controller %s stops acting: Lease not renewed", self.identity)
+                        self._forget()
+                    led, next_resync = False, 0.0
+                    _closed(hub)
+                    hub = None
+                    stop.wait(min(self.interval, self.elector.timing.retry_seconds))
+                    continue
+                led = True
                 try:
                     if time.monotonic() >= next_resync:
-                        self.reconcile_once()
-                        next_resync = time.monotonic() + self.resync
+                        # A pass that could not read a namespace is made again soon.
+                        full = self._pass()
+                        next_resync = time.monotonic() + (self.resync if full else self.interval)
                         self.resyncs += 1
-                    elif self._renew():
-                        next_resync = 0.0  # a namespace newly led: read all of it now
-                        continue
-                    led = [ns for ns, elector in self.electors.items() if elector.leading]
-                    hub = self._follow(hub, led)
+                    hub = self._follow(hub)
                     self._take_events(hub, min(self.interval, next_resync - time.monotonic()))
                 except GkemlError as exc:  # the API server is away: try again next pass
                     log.warning("controller %s: %s", self.identity, exc)
                     stop.wait(self.interval)
+                except Exception:  # damaged data read outside a run's turn: never an exit
+                    log.exception("controller %s: pass failed", self.identity)
+                    stop.wait(self.interval)
         finally:
-            if hub is not None:
-                hub.__exit__()
-            for elector in self.electors.values():
-                try:
-                    elector.release()
-                except GkemlError as exc:
-                    log.info("lease %s not released: %s", elector.name, exc)
+            _closed(hub)
+            halt.set()
+            renewer.join()
+            self.queue.close()
+            try:
+                self.elector.release()
+            except GkemlError as exc:
+                log.info("lease %s not released: %s", self.elector.name, exc)
 
     def stop(self) -> None:
         """Ask `run()` to end after the current pass."""
         self._stop.set()
 
-    def _reconcile(self, namespace: str, elector: LeaderElector) -> None:
+    def _renewing(self, halt: threading.Event) -> None:
+        while not halt.is_set():
+            self.elector.try_acquire_or_renew()
+            halt.wait(self.interval)
+
+    def _may_write(self, action: str) -> None:
+        self.elector.fence()  # LeaseLost unless the last renewal is within the deadline
+        self.before_write(action)
+
+    def _pass(self) -> bool:
+        """Read every record and attempt object of the led namespaces and give each run a
+        full turn; False when a namespace could not be read (tried again soon)."""
+        ok = True
+        for namespace in self.namespaces:
+            try:
+                self._pass_namespace(namespace)
+            except ClusterError as exc:
+                log.warning("controller %s: %s: %s", self.identity, namespace, exc)
+                ok = False
+        return ok
+
+    def _pass_namespace(self, namespace: str) -> None:
         records, unreadable = self.backend.records.scan(namespace)
         records = self.vouchers.admit(namespace, records, unreadable)
-        self.unreadable = {k: v for k, v in self.unreadable.items() if not k.startswith(namespace)}
-        self.unreadable.update({f"{namespace}/{n}": str(why) for n, why in unreadable.items()})
-        for record in records:
-            key = (namespace, record.name)
-            run = self.runs.get(key)
-            if run is None or record.submitted_at != run.record.submitted_at:
-                run = self.backend.resume(record)
-                run.lifecycle = RunLifecycle(self.backend, run, fence=elector.fence)
-                self.runs[key] = run
-            elif record.cancelled and not run.record.cancelled:
-                run.record = record  # a person cancelled it: nothing more to do
-            if run.done():
+        objects = self._attempt_objects(namespace)
+        with self._lock:
+            self.unreadable = {
+                k: v for k, v in self.unreadable.items() if not k.startswith(f"{namespace}/")
+            }
+            self.unreadable.update({f"{namespace}/{n}": str(why) for n, why in unreadable.items()})
+            for record in records:
+                key = (namespace, record.name)
+                if self._refused_at.get(key) == record.resource_version:
+                    continue  # refused as it is: looked at again once it changes
+                self._refused_at.pop(key, None)
+                self.refused.pop(f"{namespace}/{record.name}", None)
+                run = self.runs.get(key)
+                # A record someone else changed (a cancel, a new submission) is taken as read.
+                if run is None or (record != run.record and not self.queue.busy(key)):
+                    self._resume(key, record)
+                self._full[key] = objects.get(record.name, [])
+                self.queue.add(key)
+            known = {r.name for r in records}
+            for key in [k for k in self.runs if k[0] == namespace and k[1] not in known]:
+                del self.runs[key]  # its record was deleted
+
+    def _attempt_objects(self, namespace: str) -> dict[str, list[Obj]]:
+        """Every JobSet and Job of a gkeml run in the namespace, by run (two lists)."""
+        by_run: dict[str, list[Obj]] = {}
+        for res in (JOBSETS, JOBS):
+            try:
+                found, _ = self.backend.kube.list(res, namespace, label_selector=RUN_ID_LABEL)
+            except NotFoundError:  # a kind this cluster does not serve (JobSet not installed)
                 continue
-            run.lifecycle.ensure_attempt()  # type: ignore[union-attr]
-            self.backend.snapshot(run)
-            run.act(time.time())
-        known = {r.name for r in records}
-        for key in [k for k in self.runs if k[0] == namespace and k[1] not in known]:
-            del self.runs[key]  # its record was deleted
+            for obj in found:
+                run = str(((obj.get("metadata") or {}).get("labels") or {})[RUN_ID_LABEL])
+                by_run.setdefault(run, []).append(obj)
+        return by_run
 
-    def _renew(self) -> bool:
-        """Renew every Lease; True when one namespace is newly led (it needs a full pass)."""
-        gained = False
-        for namespace, elector in self.electors.items():
-            was = elector.leading
-            if not elector.try_acquire_or_renew():
-                self._forget(namespace)
-            elif not was:
-                gained = True
-        return gained
+    def _resume(self, key: Key, record: RunRecord) -> KubeRun:
+        run = self.backend.resume(record)
+        run.lifecycle = RunLifecycle(self.backend, run)
+        self.runs[key] = run
+        return run
 
-    def _follow(self, hub: StreamHub | None, namespaces: list[str]) -> StreamHub:
-        """The hub of the streams the led namespaces' runs need; a new one joins before the
-        old one leaves, so streams in both stay open (and are not listed again)."""
-        specs = [StreamSpec(CONFIG_MAPS, ns, f"{RECORD_LABEL}=true") for ns in namespaces]
-        live = [r for r in self.runs.values() if r.namespace in namespaces and not r.done()]
-        specs += [s for s in stream_specs(live) if s not in specs]
+    def _turn(self, key: Hashable) -> None:
+        """One run's turn on a worker: the events seen for it, a full read when the pass asked
+        for one, then whatever is due. Nothing that goes wrong here leaves this run."""
+        assert isinstance(key, tuple)
+        with self._lock:
+            run = self.runs.get(key)
+            events = self._inbox.pop(key, [])
+            found = self._full.pop(key, None)
+        if run is None:
+            return
+        try:
+            for event in events:
+                run.observe(event, time.time())
+            if found is not None:
+                self._repair(run, found)
+            if not run.done():
+                # A recorded attempt not created yet (its creator died, or its name was held
+                # by a dying object) is created now: no request when it exists.
+                run.lifecycle.ensure_attempt()  # type: ignore[union-attr]
+                if found is not None:
+                    self.backend.snapshot(run)
+                run.act(time.time())
+        except LeaseLost as exc:
+            log.warning("controller %s stops acting: %s", self.identity, exc)
+            self._forget()
+        except RecordConflict as exc:
+            log.info("run %s/%s: %s; reading it again", key[0], key[1], exc)
+            self._reread(key, run)
+        except ClusterError as exc:
+            # The API refused or is away, or the next attempt's name is still held: what this
+            # turn believed is dropped, and the next pass reads the run from its record.
+            log.warning("run %s/%s: %s", key[0], key[1], exc)
+            with self._lock:
+                if self.runs.get(key) is run:
+                    del self.runs[key]
+        except Exception as exc:  # damaged data or a bug: this run is refused, no other
+            log.exception("run %s/%s refused", key[0], key[1])
+            with self._lock:
+                if self.runs.get(key) is run:
+                    del self.runs[key]
+                self.refused[f"{key[0]}/{key[1]}"] = f"{type(exc).__name__}: {exc}"
+                self._refused_at[key] = run.record.resource_version
+
+    def _repair(self, run: KubeRun, found: list[Obj]) -> None:
+        """Delete the run's objects that are no attempt of its record (level-triggered: a
+        late write of a replaced leader is undone here), each only as it was read."""
+        res = job_resource(run.record)
+        for obj in strays(run.record, [o for o in found if o.get("kind") == res.kind]):
+            name = obj["metadata"]["name"]
+            log.warning("run %s: deleting %s %s: no attempt of it", run.name, res.kind, name)
+            self.backend.kube.delete(res, name, run.namespace, uid=uid(obj))
+
+    def _reread(self, key: Key, stale: KubeRun) -> None:
+        """Someone else wrote the record: what this process believed of the run is dropped
+        and the record read again (never the same write retried over it)."""
+        with self._lock:
+            if self.runs.get(key) is stale:
+                del self.runs[key]
+        try:
+            record = self.backend.records.find(key[1], key[0])
+        except GkemlError as exc:  # away, or no longer readable: the next pass says which
+            log.warning("run %s/%s: %s", key[0], key[1], exc)
+            return
+        if record is None:
+            return
+        with self._lock:
+            if key not in self.runs:
+                self._resume(key, record)
+                self._full[key] = []
+        self.queue.add(key)
+
+    def _follow(self, hub: StreamHub | None) -> StreamHub:
+        """The hub of the streams the runs need; a new one joins before the old one leaves,
+        so streams in both stay open (and are not listed again)."""
+        specs = [StreamSpec(CONFIG_MAPS, ns, f"{RECORD_LABEL}=true") for ns in self.namespaces]
+        specs += [s for s in stream_specs([r for _, r in self._live(None)]) if s not in specs]
         if hub is not None and hub.specs == specs and not any(i.failed for i in hub.informers):
             return hub  # (a stream that failed, e.g. on a 403, is opened anew)
         fresh = StreamHub(self.backend.streams, specs).__enter__()
-        if hub is not None:
-            hub.__exit__()
+        _closed(hub)
         return fresh
 
     def _take_events(self, hub: StreamHub, seconds: float) -> None:
-        """Feed what the streams show for `seconds` to the runs, acting when one is due;
-        back early when a new run needs streams of its own."""
+        """Hand what the streams show for `seconds` to the runs' turns, and give a turn to
+        each run that is due; back early when a new run needs streams of its own, or when
+        this process stops leading."""
         end = time.monotonic() + max(0.0, seconds)
-        while (left := end - time.monotonic()) > 0:
+        while (left := end - time.monotonic()) > 0 and self.leading:
             now = time.time()
-            due = [r.seconds_to_next_action(now) for r in self.runs.values() if not r.done()]
+            # A run in its turn now is looked at again after it (no spinning on it meanwhile).
+            live = [(k, r) for k, r in self._live(None) if not self.queue.busy(k)]
+            due = [r.seconds_to_next_action(now) for _, r in live]
             event = hub.next(timeout=min([left, *due]))
-            now = time.time()
             if event is not None and event.kind == "ConfigMap":
                 if self._record_seen(event):
                     return
             elif event is not None:
                 namespace = event.obj.get("metadata", {}).get("namespace")
-                for run in self._live(namespace):
-                    self._guarded(run, partial(run.observe, event, now))
-            for run in self._live(None):
-                self._guarded(run, partial(run.act, now))
+                for key, _ in self._live(namespace):
+                    with self._lock:
+                        self._inbox.setdefault(key, []).append(event)
+                    self.queue.add(key)
+            now = time.time()
+            for key, run in live:
+                if run.seconds_to_next_action(now) <= 0:
+                    self.queue.add(key)
 
     def _record_seen(self, event: Event) -> bool:
         """A run submitted since the last pass (or a finished one's name submitted again) is
@@ -196,11 +351,11 @@ class RunController:
         meta = event.obj["metadata"]
         namespace, labels = meta.get("namespace", ""), meta.get("labels") or {}
         name = str(labels.get(RUN_ID_LABEL) or "")
-        known = self.runs.get((namespace, name))
+        key = (namespace, name)
+        known = self.runs.get(key)
         if event.type == "DELETED" or not name or (known is not None and not known.done()):
             return False
-        elector = self.electors.get(namespace)
-        if elector is None or not elector.leading:
+        if namespace not in self.namespaces:
             return False
         try:
             record = self.backend.records.read(event.obj)
@@ -210,27 +365,27 @@ class RunController:
             return False
         if known is not None and known.record.submitted_at == record.submitted_at:
             return False  # the finished run's own record
-        run = self.backend.resume(record)
-        run.lifecycle = RunLifecycle(self.backend, run, fence=elector.fence)
-        self.runs[(namespace, record.name)] = run
-        self._guarded(run, run.lifecycle.ensure_attempt)
+        with self._lock:
+            self._resume(key, record)  # its objects are followed on the streams from now
+        self.queue.add(key)
         return True
 
-    def _live(self, namespace: str | None) -> Iterator[KubeRun]:
-        """The runs not final yet (in `namespace`, or all), as long as they are still led."""
-        for key, run in list(self.runs.items()):
-            led = self.runs.get(key) is run
-            if led and (namespace is None or key[0] == namespace) and not run.done():
-                yield run
+    def _live(self, namespace: str | None) -> Iterator[tuple[Key, KubeRun]]:
+        """The runs not final yet (in `namespace`, or all)."""
+        with self._lock:
+            runs = list(self.runs.items())
+        for key, run in runs:
+            if (namespace is None or key[0] == namespace) and not run.done():
+                yield key, run
 
-    def _guarded(self, run: KubeRun, act: Callable[[], object]) -> None:
-        try:
-            act()
-        except LeaseLost as exc:
-            log.warning("controller %s stops acting in %s: %s", self.identity, run.namespace, exc)
-            self._forget(run.namespace)
-
-    def _forget(self, namespace: str) -> None:
+    def _forget(self) -> None:
         # Whoever leads next starts from the records, not from what this process believed.
-        for key in [k for k in self.runs if k[0] == namespace]:
-            del self.runs[key]
+        with self._lock:
+            self.runs.clear()
+            self._inbox.clear()
+            self._full.clear()
+
+
+def _closed(hub: StreamHub | None) -> None:
+    if hub is not None:
+        hub.__exit__()

@@ -1,9 +1,10 @@
 """Every write of the standby manager, fenced by its Lease: `LeaderElector.fence()` first
-(which reads the Lease and raises `LeaseLost` unless we hold it), then the write carries the
-resourceVersion of the object read after that fence, so a write prepared by a leader that
-has since been replaced is a 409 Conflict; on a conflict we fence and read again. Routes and
-the status carry the leadership's term (`leaseTransitions`): a new leader's first write of
-each changes its resourceVersion, so even a request of the old leader still in flight fails."""
+(`LeaseLost` unless our last renewal is within the renew deadline; no request), then the
+write carries the resourceVersion of the object read after that fence, so a write prepared
+by a leader that has since been replaced is a 409 Conflict; on a conflict we fence and read
+again. Routes and the status carry the leadership's term (`leaseTransitions`): a new
+leader's first write of each changes its resourceVersion, so even a request of the old leader
+still in flight fails."""
 
 from __future__ import annotations
 
