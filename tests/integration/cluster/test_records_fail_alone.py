@@ -110,6 +110,7 @@ def test_a_leftover_cancel_marker_does_not_cancel_a_later_submission(cluster):
 def two(kube_api_factory: Any) -> Any:
     """A cluster with two team namespaces, `ml` and `team-b`, each with its queue."""
     server = kube_api_factory(namespaces=NAMESPACES)
+    server.create_namespace("gkeml-system")  # the run controller's own (its Lease)
     for namespace in NAMESPACES[1:]:
         server.store.put(queue("team-a", namespace))
     return server
@@ -227,5 +228,5 @@ def test_a_controller_process_outlives_every_damage_and_gkeml_runs_lists_it(two,
 
 
 def _holder(server: Any) -> str:
-    lease = server.store.get("leases", "ml", "gkeml-run-controller")
+    lease = server.store.get("leases", "gkeml-system", "gkeml-run-controller")
     return str(((lease or {}).get("spec") or {}).get("holderIdentity") or "")
