@@ -141,12 +141,11 @@ COSTS = {
         "tiny-llama-1b",
         [
             ("PUT", "configmaps"),
-            ("PATCH", "deployments"),  # 1 -> 2
-            ("POST", "pods"),  # POST .../pods/POD:8000/proxy/wake_up
-            ("PATCH", "pods"),  # annotation: awake
-            ("POST", "events"),
-            ("GET", "virtualservices"),  # once the woken standby is seen awake
+            ("POST", "pods"),  # POST .../pods/POD:8000/proxy/wake_up, before the route moves
+            ("GET", "virtualservices"),
             ("PUT", "virtualservices"),
+            ("PATCH", "deployments"),  # 1 -> 2
+            ("POST", "events"),
             ("POST", "events"),
         ],
     ),
@@ -171,7 +170,7 @@ def frozen_clock() -> float:
 
 @pytest.mark.parametrize("tenant", sorted(COSTS))
 def test_what_one_failover_costs_in_api_requests(cluster: Any, tenant: str) -> None:
-    server, tenants, _ = cluster
+    server, tenants, kubelet = cluster
     model, expected = COSTS[tenant]
     the_tenant = next(t for t in tenants if t.name == tenant)
     settings = KubernetesSettings(
@@ -191,12 +190,7 @@ def test_what_one_failover_costs_in_api_requests(cluster: Any, tenant: str) -> N
         wait(lambda: status(server, tenant).get("ready_seen"))
         wait(lambda: len([p for p in pods() if p["status"].get("conditions")]) == running, 20)
         if asleep:  # the warm standby is put to sleep before the count starts
-            wait(
-                lambda: all(
-                    p["metadata"].get("annotations", {}).get("gkeml.dev/asleep") == "true"
-                    for p in pods()
-                )
-            )
+            wait(lambda: all(kubelet.sleeping[(tenant, p["metadata"]["name"])] for p in pods()))
         wait(lambda: worker().clean and m.elector.leading)
         before = time.monotonic()
         lose_primaries(server, tenant, model)  # the test plays the kubelet: not a request

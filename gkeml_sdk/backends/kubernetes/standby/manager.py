@@ -1,9 +1,11 @@
 """`StandbyManager`: watches the tenants' pods and Deployments and, while it holds the
 leader Lease, reconciles every tenant whenever something changes and on a bounded periodic
 resync; each tenant in its own worker thread, poked in tier recovery-priority order, and every
-write fenced by the Lease (`standby.fenced`). Copies that do not lead keep their watches
-synced, so a successor acts as soon as the Lease (short, `STANDBY_LEASE`) lets it. Run it in a
-thread of your platform (`start()` / `stop()`) or as `gkeml tenant manage FILE`."""
+write conditional on what it read and sent only while leading (`standby.fenced`). A tenant
+whose status does not read is refused alone (`refused`, the log); the others go on. Copies
+that do not lead keep their watches synced, so a successor acts as soon as the Lease (short,
+`STANDBY_LEASE`) lets it. Run it in a thread of your platform (`start()` / `stop()`) or as
+`gkeml tenant manage FILE`."""
 
 from __future__ import annotations
 
@@ -20,11 +22,11 @@ from gkeml_sdk.backends.kubernetes.config import KubernetesSettings, connect
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.lease import STANDBY_LEASE, LeaderElector, LeaseTiming
 from gkeml_sdk.backends.kubernetes.standby.failover import DEPLOYMENTS, PODS, Reconciler
-from gkeml_sdk.backends.kubernetes.standby.fenced import FencedWrites
+from gkeml_sdk.backends.kubernetes.standby.fenced import FencedWrites, WriteHook
 from gkeml_sdk.backends.kubernetes.standby.rbac import LEASE_NAME
 from gkeml_sdk.backends.kubernetes.standby.tenant_status import StatusBook, TenantStatus
 from gkeml_sdk.backends.kubernetes.standby.view import Key
-from gkeml_sdk.backends.kubernetes.standby.workers import TenantWorker
+from gkeml_sdk.backends.kubernetes.standby.workers import TenantWorker, unforeseen
 from gkeml_sdk.backends.kubernetes.streams import Event, StreamHub, StreamSpec
 from gkeml_sdk.backends.kubernetes.transport import Transport
 from gkeml_sdk.core.objects import Obj
@@ -43,8 +45,9 @@ RESYNC_SECONDS = 10.0
 class StandbyManager:
     """Keeps standbys per tenant and tier and fails lost primaries over. Safe to run in
     several copies: only the holder of the Lease `gkeml-standby-manager` writes, and each
-    write is fenced by it. `clock` paces the resync and the allocation writes (tests pass
-    their own).
+    write is conditional on what it read. `clock` paces the resync, the allocation writes
+    and the Lease's deadlines (tests pass their own); `before_write(point, namespace)` runs
+    right before each write, after its Lease check (tests pause a manager there).
 
     Example:
         >>> from gkeml_sdk import KubernetesSettings, StandbyManager, load_specs
@@ -64,6 +67,7 @@ class StandbyManager:
         lease: LeaseTiming | None = None,
         resync_seconds: float = RESYNC_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        before_write: WriteHook | None = None,
     ) -> None:
         check_tenants(tenants)
         settings = settings or KubernetesSettings()
@@ -78,9 +82,9 @@ class StandbyManager:
         self.tenants = sorted(tenants, key=lambda t: (-t.tier.recovery_priority, t.name))
         self.identity = identity or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.elector = LeaderElector(
-            self.kube, lease_namespace, LEASE_NAME, self.identity, lease or STANDBY_LEASE
+            self.kube, lease_namespace, LEASE_NAME, self.identity, lease or STANDBY_LEASE, clock
         )
-        self.reconciler = Reconciler(FencedWrites(self.kube, self.elector), clock)
+        self.reconciler = Reconciler(FencedWrites(self.kube, self.elector, before_write), clock)
         self.watch_seconds = settings.watch_seconds
         self.resync_seconds, self._clock = resync_seconds, clock
         self.resyncs = 0  # periodic resyncs started while leading
@@ -88,7 +92,8 @@ class StandbyManager:
         self.deployments: dict[Key, Obj] = {}
         self.changed = threading.Condition()  # notified after each loop (drills wait on it)
         self.error: GkemlError | None = None  # why a `start()`ed manager stopped by itself
-        self.ready = threading.Event()  # caches synced and the leader (us or another) acting
+        self.refused: dict[str, GkemlError] = {}  # tenant -> why its last pass was refused
+        self.ready = threading.Event()  # caches synced, the leader acting, no tenant refused
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.workers: list[TenantWorker] = []
@@ -129,6 +134,31 @@ class StandbyManager:
         log.error("standby manager stopped: %s", exc)
         self._stop.set()
 
+    def _refused(self, tenant: Tenant, exc: GkemlError | None) -> None:
+        """A worker's word on its tenant: refused (`exc`) or reconciled again (None)."""
+        if exc is None:
+            if self.refused.pop(tenant.name, None) is not None:
+                log.info("tenant %s: reconciled again", tenant.name)
+            return
+        self.ready.clear()
+        if str(self.refused.get(tenant.name)) != str(exc):  # once, not at every poke
+            log.error("tenant %s refused: %s", tenant.name, exc)
+        self.refused[tenant.name] = exc
+
+    def _worker(self, tenant: Tenant) -> TenantWorker:
+        worker = TenantWorker(tenant, self._reconcile_one, self._stop, self._refused)
+        worker.start()
+        return worker
+
+    def _revive(self) -> None:
+        """A worker thread that ended while the manager runs is said and replaced."""
+        for i, worker in enumerate(self.workers):
+            if not worker.is_alive() and not self._stop.is_set():
+                self._refused(
+                    worker.tenant, unforeseen(worker.tenant, SystemError("its thread ended"))
+                )
+                self.workers[i] = self._worker(worker.tenant)
+
     def run(self) -> None:
         """Watch and reconcile until `stop()`; raises what stops the watches (a 403...)."""
         specs = [
@@ -136,11 +166,7 @@ class StandbyManager:
             StreamSpec(DEPLOYMENTS, "", label_selector=TENANT_LABEL),
         ]
         retry = self.elector.timing.retry_seconds
-        self.workers = [
-            TenantWorker(t, self._reconcile_one, self._stop, self._failed) for t in self.tenants
-        ]
-        for worker in self.workers:
-            worker.start()
+        self.workers = [self._worker(t) for t in self.tenants]
         with StreamHub(self.kube, specs, watch_seconds=self.watch_seconds) as hub:
             next_lease, next_resync, dirty = 0.0, self._clock() + self.resync_seconds, True
             while not self._stop.is_set():
@@ -162,20 +188,23 @@ class StandbyManager:
                     next_resync = self._clock() + self.resync_seconds
                     self.resyncs += int(self.leading)
                 pending = self.reconciler.pending_allocations
+                self._revive()
                 if synced and self.leading:
                     for worker in self.workers:  # in tier order
                         if dirty or resync or worker.tenant.name in pending:
                             worker.poke(resync=resync, changed=dirty or resync)
                     dirty = False
-                if synced and (
-                    (self.leading and all(w.clean for w in self.workers))
-                    or self.elector.holder not in ("", self.identity)
+                if (
+                    synced
+                    and not self.refused
+                    and (
+                        (self.leading and all(w.clean for w in self.workers))
+                        or self.elector.holder not in ("", self.identity)
+                    )
                 ):
                     self.ready.set()
                 with self.changed:
                     self.changed.notify_all()
-        if self.error is not None:  # a worker stopped us: say why (`gkeml tenant manage`)
-            raise self.error
 
     def apply(self) -> list[str]:
         """Server-side apply every compiled object of the tenants; `Kind/name` of each."""
