@@ -64,6 +64,7 @@ class Reconciler:
         self._routed: dict[str, frozenset[str]] = {}  # tenant -> models routed to standby
         # (namespace, pod, uid) -> its engine sleeps, as last asked or set; a resync asks again.
         self._asleep: dict[tuple[str, str, str], bool] = {}
+        self._reported: set[str] = set()  # tenants whose failovers we reported since leading
         self._allocated_at: dict[str, float] = {}
         self.pending_allocations: set[str] = set()  # tenants whose allocations wait to be written
 
@@ -72,6 +73,7 @@ class Reconciler:
         have acted)."""
         self._routed.clear()
         self._asleep.clear()
+        self._reported.clear()
         self.book = StatusBook(self.kube, self.writes.check)
 
     def tenant(
@@ -92,6 +94,11 @@ class Reconciler:
                 del self._asleep[key]
         views = {m.name: ModelView.of(tenant, m, pods, deployments) for m in tenant.models}
         status, events = self._record(tenant, views, pods)
+        if tenant.name not in self._reported:  # a replaced leader may have recorded, not said
+            said = {name for name, reason, _ in events if reason == "PrimaryLost"}
+            for name in sorted(status.failing_over - said):
+                events.append((name, "PrimaryLost", f"{name}: no ready primary; failing over"))
+            self._reported.add(tenant.name)
         # Woken before the route moves: traffic never reaches a sleeping engine.
         awake = {
             m.name: self._awake(tenant, m, views[m.name], pods, m.name in status.failing_over)
