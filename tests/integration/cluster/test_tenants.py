@@ -18,8 +18,6 @@ from gkeml_sdk.backends.kubernetes.standby.drill import DrillReport
 from gkeml_sdk.backends.kubernetes.standby.manager import StandbyManager
 from gkeml_sdk.backends.kubernetes.standby.tenant_apply import apply_tenants
 from gkeml_sdk.backends.kubernetes.transport import Transport
-from gkeml_sdk.errors import ConfigError
-from gkeml_sdk.version import __version__
 from tests.integration.cluster.conftest import FAST_RETRY
 from tests.kubeapi import KubeAPIServer
 from tests.kubeapi.kubelet import FakeKubelet
@@ -287,24 +285,6 @@ def test_a_status_written_before_schemas_keeps_its_count_and_gains_a_schema(clus
         m.stop()
     assert m.error is None
     assert (data["failover_count"], data["last_failover"]) == ("2", "2026-01-01T00:00:00Z")
-
-
-def test_a_manager_stops_rather_than_overwrite_a_status_of_a_newer_schema(cluster: Any) -> None:
-    server, tenants, _ = cluster
-    newer = {"schema": "2", "failovers": "[]"}  # a layout this SDK does not know
-    server.store.put(status_configmap("tenant-b", newer))
-    m = manager(server, tenants, "one").start()
-    try:
-        wait(lambda: m.error is not None)
-    finally:
-        m.stop()
-    assert isinstance(m.error, ConfigError)
-    assert str(m.error) == (
-        f"tenant status ConfigMap tenant-b/gkeml-tenant-status has schema 2, but gkeml "
-        f"{__version__} reads schema 1 (and records written without one): a newer gkeml wrote "
-        "it. Upgrade gkeml (pip install -U gkeml) to read it"
-    )
-    assert status(server, "tenant-b") == newer
 
 
 def test_a_drill_through_the_inference_gateway_moves_the_httproute(

@@ -100,9 +100,13 @@ def run_drill(
     the moment the last primary goes (a drill that kills the leading manager with it)."""
     models = [tenant.model_named(model)] if model else list(tenant.models)
     end = time.monotonic() + timeout
-    while not manager.ready.wait(0.2):
+    while not manager.acting_for(tenant.name):
         if manager.error is not None:
             raise manager.error
+        if tenant.name in manager.refused:
+            raise manager.refused[tenant.name]
+        with manager.changed:
+            manager.changed.wait(0.2)
         if time.monotonic() > end:
             raise RunTimeoutError(f"drill: no standby manager leading within {timeout:.0f} s")
     specs = [

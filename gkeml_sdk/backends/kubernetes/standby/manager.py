@@ -94,6 +94,8 @@ class StandbyManager:
         self.error: GkemlError | None = None  # why a `start()`ed manager stopped by itself
         self.refused: dict[str, GkemlError] = {}  # tenant -> why its last pass was refused
         self.ready = threading.Event()  # caches synced, the leader acting, no tenant refused
+        self._refusals = threading.Lock()  # `ready` is never set beside a new refusal
+        self.synced = False  # every watch cache listed
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.workers: list[TenantWorker] = []
@@ -140,10 +142,11 @@ class StandbyManager:
             if self.refused.pop(tenant.name, None) is not None:
                 log.info("tenant %s: reconciled again", tenant.name)
             return
-        self.ready.clear()
         if str(self.refused.get(tenant.name)) != str(exc):  # once, not at every poke
             log.error("tenant %s refused: %s", tenant.name, exc)
-        self.refused[tenant.name] = exc
+        with self._refusals:
+            self.refused[tenant.name] = exc
+            self.ready.clear()
 
     def _worker(self, tenant: Tenant) -> TenantWorker:
         worker = TenantWorker(tenant, self._reconcile_one, self._stop, self._refused)
@@ -155,7 +158,7 @@ class StandbyManager:
         for i, worker in enumerate(self.workers):
             if not worker.is_alive() and not self._stop.is_set():
                 self._refused(
-                    worker.tenant, unforeseen(worker.tenant, SystemError("its thread ended"))
+                    worker.tenant, unforeseen(worker.tenant, SystemError("its worker thread ended"))
                 )
                 self.workers[i] = self._worker(worker.tenant)
 
@@ -182,7 +185,7 @@ class StandbyManager:
                     self._cache(event)
                     dirty = True
                     event = hub.next(timeout=0)
-                synced = all(i.connections for i in hub.informers)
+                synced = self.synced = all(i.connections for i in hub.informers)
                 resync = self._clock() >= next_resync
                 if resync:
                     next_resync = self._clock() + self.resync_seconds
@@ -194,17 +197,32 @@ class StandbyManager:
                         if dirty or resync or worker.tenant.name in pending:
                             worker.poke(resync=resync, changed=dirty or resync)
                     dirty = False
-                if (
-                    synced
-                    and not self.refused
-                    and (
-                        (self.leading and all(w.clean for w in self.workers))
-                        or self.elector.holder not in ("", self.identity)
-                    )
-                ):
-                    self.ready.set()
+                with self._refusals:
+                    if (
+                        synced
+                        and not self.refused
+                        and (
+                            (self.leading and all(w.clean for w in self.workers))
+                            or self.elector.holder not in ("", self.identity)
+                        )
+                    ):
+                        self.ready.set()
                 with self.changed:
                     self.changed.notify_all()
+
+    def acting_for(self, tenant: str) -> bool:
+        """True when a leader acts for `tenant`: another copy, or this one with the caches
+        synced and the tenant's last pass clean (`ready` also waits for every other tenant)."""
+        if self.ready.is_set():
+            return True
+        worker = next((w for w in self.workers if w.tenant.name == tenant), None)
+        return (
+            self.synced
+            and self.leading
+            and tenant not in self.refused
+            and worker is not None
+            and worker.clean
+        )
 
     def apply(self) -> list[str]:
         """Server-side apply every compiled object of the tenants; `Kind/name` of each."""
