@@ -9,11 +9,13 @@ reasserts readiness at its next status sync, which ends the drill's outage."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.resources import resource
 from gkeml_sdk.backends.kubernetes.standby.failover import PODS, promoted
 from gkeml_sdk.backends.kubernetes.standby.user_traffic import UserTraffic
@@ -27,8 +29,17 @@ from gkeml_sdk.serving.catalog import SERVE_LABEL
 from gkeml_sdk.tenancy import names
 from gkeml_sdk.tenancy.model import Tenant, TenantModel
 
-if TYPE_CHECKING:
-    from gkeml_sdk.backends.kubernetes.standby.manager import StandbyManager
+
+class Drilled(Protocol):
+    """What a drill needs of the manager it drills (`StandbyManager`)."""
+
+    kube: KubeClient
+    error: GkemlError | None
+    refused: dict[str, GkemlError]
+    changed: threading.Condition
+
+    def acting_for(self, tenant: str) -> bool: ...
+
 
 ROUTERS = {
     "istio": resource(kinds.ISTIO_NETWORKING, "VirtualService"),
@@ -107,7 +118,7 @@ class DrillReport:
 
 
 def run_drill(
-    manager: StandbyManager,
+    manager: Drilled,
     tenant: Tenant,
     model: str | None,
     timeout: float,
@@ -181,7 +192,7 @@ class _Watched:
 
 
 def _drill(
-    manager: StandbyManager,
+    manager: Drilled,
     tenant: Tenant,
     model: TenantModel,
     seen: _Watched,
@@ -245,7 +256,7 @@ class _Try:
     endpoint) whose engine is awake; a warm standby's engine is asked (`/is_sleeping`)."""
 
     def __init__(
-        self, manager: StandbyManager, tenant: Tenant, model: TenantModel, seen: _Watched
+        self, manager: Drilled, tenant: Tenant, model: TenantModel, seen: _Watched
     ) -> None:
         self.manager, self.tenant, self.model, self.seen = manager, tenant, model, seen
         sleep = model.model.engine_row.sleep_mode
@@ -268,7 +279,7 @@ class _Try:
         return isinstance(answer, dict) and answer.get("is_sleeping") is False
 
 
-def _set_ready(manager: StandbyManager, tenant: Tenant, pod: str, *, ready: bool) -> None:
+def _set_ready(manager: Drilled, tenant: Tenant, pod: str, *, ready: bool) -> None:
     current = manager.kube.get(PODS, pod, tenant.namespace)
     value = "True" if ready else "False"
     conditions = [
