@@ -62,8 +62,9 @@ class Reconciler:
         self.writes, self.kube, self._clock = writes, writes.kube, clock
         self.book = StatusBook(self.kube, writes.check)
         self._routed: dict[str, frozenset[str]] = {}  # tenant -> models routed to standby
-        # (namespace, pod, uid) -> its engine sleeps, as last asked or set; a resync asks again.
-        self._asleep: dict[tuple[str, str, str], bool] = {}
+        # tenant -> (pod, uid) -> its engine sleeps, as last asked or set; a resync asks
+        # again. One dict per tenant: each is only touched by its tenant's worker.
+        self._asleep: dict[str, dict[tuple[str, str], bool]] = {}
         self._reported: set[str] = set()  # tenants whose failovers we reported since leading
         self._allocated_at: dict[str, float] = {}
         self.pending_allocations: set[str] = set()  # tenants whose allocations wait to be written
@@ -90,8 +91,7 @@ class Reconciler:
         if resync:
             self.book.reread(tenant)
             self._routed.pop(tenant.name, None)
-            for key in [k for k in self._asleep if k[0] == tenant.namespace]:
-                del self._asleep[key]
+            self._asleep.pop(tenant.name, None)
         views = {m.name: ModelView.of(tenant, m, pods, deployments) for m in tenant.models}
         status, events = self._record(tenant, views, pods)
         if tenant.name not in self._reported:  # a replaced leader may have recorded, not said
@@ -220,8 +220,8 @@ class Reconciler:
         self, tenant: Tenant, model: TenantModel, pods: dict[Key, Obj], pod: str
     ) -> bool | None:
         """Whether the pod's engine sleeps (asked once per resync); None when it is gone."""
-        key = _pod_key(tenant, pods, pod)
-        if key not in self._asleep:
+        key, known = _pod_key(tenant, pods, pod), self._asleep.setdefault(tenant.name, {})
+        if key not in known:
             sleep = model.model.engine_row.sleep_mode
             assert sleep is not None  # only warm standbys of engines that sleep are asked
             try:
@@ -231,8 +231,8 @@ class Reconciler:
                 )
             except NotFoundError:
                 return None
-            self._asleep[key] = _is_sleeping(answer)
-        return self._asleep[key]
+            known[key] = _is_sleeping(answer)
+        return known[key]
 
     def _engine(
         self, tenant: Tenant, model: TenantModel, pods: dict[Key, Obj], pod: str, *, asleep: bool
@@ -252,14 +252,14 @@ class Reconciler:
         except NotFoundError:
             log.info("pod %s/%s is gone (scaled down)", tenant.namespace, pod)
             return False
-        self._asleep[_pod_key(tenant, pods, pod)] = asleep
+        self._asleep.setdefault(tenant.name, {})[_pod_key(tenant, pods, pod)] = asleep
         return True
 
 
-def _pod_key(tenant: Tenant, pods: dict[Key, Obj], pod: str) -> tuple[str, str, str]:
+def _pod_key(tenant: Tenant, pods: dict[Key, Obj], pod: str) -> tuple[str, str]:
     """A pod by name and uid: a pod created again under its name starts with a new engine."""
     meta = (pods.get((tenant.namespace, pod)) or {}).get("metadata") or {}
-    return tenant.namespace, pod, str(meta.get("uid", ""))
+    return pod, str(meta.get("uid", ""))
 
 
 def _proxy(tenant: Tenant, model: TenantModel, pod: str, route: str) -> str:
