@@ -11,7 +11,13 @@ from typing import Any
 from gkeml_sdk.backends.kubernetes.standby.user_traffic import pick, route_split
 from gkeml_sdk.tenancy.routes import RETRY_ATTEMPTS
 from tests.bench.traffic import Router, get
-from tests.integration.cluster.test_tenants import cluster, lose_primaries, wait
+from tests.integration.cluster.test_tenants import (
+    FAST_LEASE,
+    cluster,
+    lose_primaries,
+    manager,
+    wait,
+)
 
 __all__ = ["cluster"]
 MODEL, STANDBY = "llama-2-7b", "llama-2-7b-standby"
@@ -55,3 +61,23 @@ def test_a_route_at_a_sleeping_standby_fails_until_it_is_woken(cluster: Any) -> 
         assert get(router.port(model), "/")[0] == 503
         kubelet.sleeping[pod] = False
         assert get(router.port(model), "/") == (200, b"standby")
+
+
+def test_a_drill_with_the_leader_killed_counts_the_requests_failed_during_the_takeover(
+    cluster: Any,
+) -> None:
+    server, tenants, _ = cluster
+    leader = manager(server, tenants, "one", FAST_LEASE).start()
+    wait(lambda: leader.leading and leader.ready.is_set())
+    survivor = manager(server, tenants, "two", FAST_LEASE).start()
+    try:
+        wait(lambda: survivor.ready.is_set())
+        killed = lambda: leader.stop(release=False, wait=False)  # noqa: E731 - a crash
+        row = survivor.drill("tenant-b", "tiny-llama-1b", timeout=30, on_loss=killed).rows[0]
+    finally:
+        leader.stop(release=False)
+        survivor.stop()
+    assert row.met and survivor.elector.holder == "two"
+    # Tier B routes nothing to its standby until the survivor took the Lease and woke it:
+    # the requests of that time failed, retries and all.
+    assert 1 <= row.failed <= row.requests

@@ -130,6 +130,9 @@ class StandbyManager:
             self.run()
         except GkemlError as exc:  # e.g. 403 on a watch: keep it for the embedding platform
             self._failed(exc)
+        except Exception as exc:  # a bug: never a thread that ends without a word
+            log.exception("standby manager stopped")
+            self._failed(GkemlError(f"the standby manager stopped: {type(exc).__name__}: {exc}"))
 
     def _failed(self, exc: GkemlError) -> None:
         self.error = exc
