@@ -251,6 +251,7 @@ REQUEST = {  # what each write point sends
     "sleep": ("POST", "/proxy/sleep"),
 }
 WARM, STANDBY_POD = "tenant-b", "tiny-llama-1b-standby-0"
+LOADED = 60.0  # seconds a step may take on a loaded machine (a bound, never a pace)
 
 
 @pytest.mark.parametrize("point", (*FAILOVER_POINTS, "create", "sleep"))
@@ -267,14 +268,14 @@ def test_a_leader_paused_at_a_write_point_changes_nothing_once_the_lease_moved(
     one = named_manager(server, tenants, "one", STEADY, clock=clock_one, before_write=pause).start()
     two = None
     try:
-        wait(lambda: one.leading)
+        wait(lambda: one.leading, LOADED)
         two = named_manager(server, tenants, "two", STEADY, clock=clock_two).start()
-        wait(lambda: two.ready.is_set())
+        wait(lambda: two.ready.is_set(), LOADED)
         if point in FAILOVER_POINTS:  # a steady state first: the warm standby asleep
-            wait(lambda: kubelet.sleeping.get((WARM, STANDBY_POD)) and one.ready.is_set())
+            wait(lambda: kubelet.sleeping.get((WARM, STANDBY_POD)) and one.ready.is_set(), LOADED)
             pause.armed = True
             lose_primaries(server, WARM, "tiny-llama-1b")
-        assert pause.reached.wait(30)
+        assert pause.reached.wait(LOADED)
         worker = next(w for w in one.workers if w.tenant.name == WARM)
         paused_passes = worker.ended
         # The Lease moves to two while one waits between its check and its write...
@@ -285,14 +286,14 @@ def test_a_leader_paused_at_a_write_point_changes_nothing_once_the_lease_moved(
         if point not in FAILOVER_POINTS:
             lose_primaries(server, WARM, "tiny-llama-1b")
         # ...and two routes all of tenant-b to its awake standby.
-        wait(lambda: two.leading and weights(server, WARM, "tiny-llama-1b") == [0, 100], 20)
-        wait(lambda: not kubelet.sleeping[(WARM, STANDBY_POD)])
+        wait(lambda: two.leading and weights(server, WARM, "tiny-llama-1b") == [0, 100], LOADED)
+        wait(lambda: not kubelet.sleeping[(WARM, STANDBY_POD)], LOADED)
         two_worker = next(w for w in two.workers if w.tenant.name == WARM)
-        wait(lambda: two_worker.clean)
+        wait(lambda: two_worker.clean, LOADED)
         before = status(server, WARM)
         resumed = time.monotonic()
         pause.resume.set()
-        wait(lambda: worker.ended > paused_passes)
+        wait(lambda: worker.ended > paused_passes, LOADED)
         late = [r for r in tenant_writes(server, "one") if r.started >= moved]
         # One's paused request went out; its next write stopped at the Lease check.
         assert [r.started >= resumed for r in late] == [True]
@@ -312,7 +313,7 @@ def test_a_leader_paused_at_a_write_point_changes_nothing_once_the_lease_moved(
             # watches changed, so only its resync finds out, and wakes it.
             assert kubelet.sleeping[(WARM, STANDBY_POD)]
             clock_two.now += two.resync_seconds
-            wait(lambda: not kubelet.sleeping[(WARM, STANDBY_POD)])
+            wait(lambda: not kubelet.sleeping[(WARM, STANDBY_POD)], LOADED)
             assert two.resyncs == 1
         assert not kubelet.sleeping[(WARM, STANDBY_POD)]
         assert one.refused == {} and two.refused == {}
