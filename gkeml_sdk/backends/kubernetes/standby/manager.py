@@ -16,11 +16,11 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from gkeml_sdk.backends.kubernetes.config import KubernetesSettings, connect
 from gkeml_sdk.backends.kubernetes.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.lease import STANDBY_LEASE, LeaderElector, LeaseTiming
+from gkeml_sdk.backends.kubernetes.standby.drill import DrillReport, run_drill
 from gkeml_sdk.backends.kubernetes.standby.failover import DEPLOYMENTS, PODS, Reconciler
 from gkeml_sdk.backends.kubernetes.standby.fenced import FencedWrites, WriteHook
 from gkeml_sdk.backends.kubernetes.standby.rbac import LEASE_NAME
@@ -34,9 +34,6 @@ from gkeml_sdk.errors import GkemlError, SpecError
 from gkeml_sdk.tenancy.model import Tenant
 from gkeml_sdk.tenancy.names import MODEL_LABEL, TENANT_LABEL
 from gkeml_sdk.tenancy.rules import check_tenants
-
-if TYPE_CHECKING:
-    from gkeml_sdk.backends.kubernetes.standby.drill import DrillReport
 
 log = logging.getLogger(__name__)
 RESYNC_SECONDS = 10.0
@@ -246,8 +243,6 @@ class StandbyManager:
     ) -> DrillReport:
         """Take the primary's readiness away and measure recovery (`standby.drill`);
         `on_loss` runs as the primary goes (e.g. kill the leading copy)."""
-        from gkeml_sdk.backends.kubernetes.standby.drill import run_drill
-
         return run_drill(self, self.tenant(tenant), model, timeout, on_loss)
 
     def tenant(self, name: str) -> Tenant:
