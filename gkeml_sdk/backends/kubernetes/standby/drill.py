@@ -24,7 +24,7 @@ from gkeml_sdk.backends.kubernetes.streams import StreamHub, StreamSpec
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.core.rules import slug
-from gkeml_sdk.errors import GkemlError, RunTimeoutError
+from gkeml_sdk.errors import ClusterError, GkemlError, RunTimeoutError
 from gkeml_sdk.serving.catalog import SERVE_LABEL
 from gkeml_sdk.tenancy import names
 from gkeml_sdk.tenancy.model import Tenant, TenantModel
@@ -224,6 +224,8 @@ def _drill(
             timeout,
             f"the route of {model.name} pointing at a ready standby",
         )
+    if users.error is not None:
+        raise users.error
     requests, failed = users.failover(lost, recovered)
     left = max(len(seen.ready(standby)) - promoted(tenant), 0)
     need = promoted(tenant) + tenant.tier.standbys
@@ -274,7 +276,9 @@ class _Try:
         path = PODS.path(self.tenant.namespace, f"{pod}:{port}", "proxy") + self.state_path
         try:
             answer = self.manager.kube.raw(path, action=f"ask the engine of pod {pod}")
-        except GkemlError:
+        except ClusterError as exc:
+            if exc.status in (401, 403):  # the drill's account may not ask: say so, not count
+                raise
             return False  # no answer: no user request would have been served either
         return isinstance(answer, dict) and answer.get("is_sleeping") is False
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.core.rules import slug
+from gkeml_sdk.errors import GkemlError
 
 FAILED = "failed"
 
@@ -93,6 +94,7 @@ class UserTraffic:
     seed: int = 0
     clock: Callable[[], float] = time.monotonic
     outcomes: list[tuple[float, str]] = field(default_factory=list)
+    error: GkemlError | None = None  # what stopped the users (a try that could not be sent)
     _stop: threading.Event = field(default_factory=threading.Event)
     _rng: random.Random = field(init=False)
 
@@ -122,7 +124,11 @@ class UserTraffic:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.request()
+            try:
+                self.request()
+            except GkemlError as exc:
+                self.error = exc
+                return
             self._stop.wait(self.interval)
 
     def failover(self, lost: float, recovered: float) -> tuple[int, int]:

@@ -5,6 +5,8 @@ moves, however many retries the route has."""
 from __future__ import annotations
 
 import random
+import threading
+import time
 from collections import Counter
 
 from gkeml_sdk import load_specs
@@ -15,6 +17,7 @@ from gkeml_sdk.backends.kubernetes.standby.user_traffic import (
     route_split,
     route_tries,
 )
+from gkeml_sdk.errors import ClusterError
 from gkeml_sdk.tenancy.routes import RETRY_ATTEMPTS, http_route, virtual_service
 
 A = load_specs("examples/tenants.yaml")[0]
@@ -77,3 +80,20 @@ def test_the_failover_window_counts_requests_between_loss_and_recovery() -> None
     outcomes = [users.request() for _ in range(10)]
     requests, failed = users.failover(2.0, 5.0)
     assert (requests, failed) == (4, outcomes[2:6].count(FAILED))
+
+
+def test_a_try_that_cannot_be_sent_stops_the_users_and_is_kept() -> None:
+    refused = ClusterError("ask the engine of pod p", status=403, reason="Forbidden")
+    tried = threading.Event()
+
+    def send(destination: str) -> bool:
+        tried.set()
+        raise refused
+
+    users = UserTraffic(lambda: virtual_service(A, failed_over=[MODEL]), MODEL, send)
+    with users:
+        assert tried.wait(10)
+        end = time.monotonic() + 10
+        while users.error is None and time.monotonic() < end:
+            tried.wait(0.01)
+    assert users.error is refused and users.outcomes == []
