@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from gkeml_sdk import (
+    ConfigError,
     KubernetesSettings,
     SpecError,
     StandbyManager,
@@ -99,8 +100,14 @@ def _apply(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     manager = _manager(args)
+    refused = 0
     for tenant in manager.tenants:
-        s = manager.status(tenant)
+        try:
+            s = manager.status(tenant)
+        except ConfigError as exc:  # one damaged status: said on its row, the others go on
+            print(f"{tenant.name}: tier {tenant.tier.name}, UNREADABLE: {exc}")
+            refused += 1
+            continue
         failing = ", ".join(sorted(s.failing_over)) or "none"
         print(
             f"{tenant.name}: tier {tenant.tier.name}, failovers {s.failover_count}, last "
@@ -111,7 +118,7 @@ def _status(args: argparse.Namespace) -> int:
                 f"  {row['pod']}: {row['model']} ({row['role']}) {row['gpus']} x {row['gpu']} "
                 f"on {row['node'] or '-'}, {row['memory_gb'] or '-'} GB, {row['status']}"
             )
-    return 0
+    return 1 if refused else 0
 
 
 def _manage(args: argparse.Namespace) -> int:

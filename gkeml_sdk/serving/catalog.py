@@ -132,6 +132,7 @@ class SleepMode:
     env: tuple[tuple[str, str], ...]  # the sleep/wake endpoints are development endpoints
     sleep_path: str
     wake_path: str
+    state_path: str  # GET: `{"is_sleeping": bool}`
 
 
 @dataclass(frozen=True)
@@ -258,6 +259,7 @@ ENGINES: tuple[Engine, ...] = (
             env=(("VLLM_SERVER_DEV_MODE", "1"),),
             sleep_path="/sleep?level=1",
             wake_path="/wake_up",
+            state_path="/is_sleeping",
         ),
         cache_env=(("HF_HOME", f"{CACHE_MOUNT}/huggingface"),),
         gateway_engine_type="vllm",

@@ -5,10 +5,12 @@ Two copies of the manager run (the short standby Lease); per tier the last prima
 readiness is taken away (1) with the leader alive and (2) with the leader killed at the same
 moment, so the standby copy must take the Lease and fail over; then (3) tier A again with the
 leader killed while tier C's route writes fail. Each row: the tier's RTO, the time until the
-route points at a ready standby, and, when HAProxy is installed, requests sent every 20 ms
-through HAProxy fed from the compiled route: time to the first served request after the
-loss and how many failed / were served by the primary / by the standby until the standby
-served after the route moved.
+route points at a ready standby, the failed requests `gkeml tenant drill` reports (its own
+users, routed as the route routes them, each try asked of the cluster), and requests sent
+every 20 ms over HTTP through a loopback router that routes as the compiled route does
+(`tests/bench/traffic.py`: destination picked once by weight, retries stay with it): time to
+the first request the standby served after the loss and how many failed / were served by the
+primary / by the standby from the loss until the route moved.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from gkeml_sdk.backends.kubernetes.standby.drill import DrillRow
 from gkeml_sdk.backends.kubernetes.standby.manager import StandbyManager
 from gkeml_sdk.backends.kubernetes.standby.tenant_apply import apply_tenants
 from gkeml_sdk.backends.kubernetes.transport import Transport
-from tests.bench.traffic import Proxy, Traffic, haproxy
+from tests.bench.traffic import Router, Traffic
 from tests.kubeapi import KubeAPIServer, shared_crds_dir
 from tests.kubeapi.kubelet import FakeKubelet
 
@@ -83,8 +85,8 @@ class Managers:
 
 
 def drill(
-    managers: Managers, proxy: Proxy | None, tenant: str, model: str, kill: bool
-) -> tuple[DrillRow, dict[str, Any] | None]:
+    managers: Managers, router: Router, tenant: str, model: str, kill: bool
+) -> tuple[DrillRow, dict[str, Any]]:
     survivor = managers.survivor() if kill else managers.leader()
     lost: list[float] = []
 
@@ -93,19 +95,10 @@ def drill(
         if kill:
             managers.kill_leader()
 
-    traffic = Traffic(proxy.port(model)) if proxy is not None else None
-    if traffic is not None:
-        traffic.__enter__()
-    try:
+    with Traffic(router.port(model)) as traffic:
         row = survivor.drill(tenant, model, timeout=60, on_loss=on_loss).rows[0]
-    finally:
-        if traffic is not None:
-            traffic.__exit__()
     managers.replace_killed()
-    counts = None
-    if traffic is not None:
-        counts = traffic.since(lost[0], lost[0] + row.recovery_seconds)
-    return row, counts
+    return row, traffic.since(lost[0], lost[0] + row.recovery_seconds)
 
 
 def main() -> None:
@@ -116,13 +109,13 @@ def main() -> None:
         kubelet.start()
         managers = Managers(srv, tenants)
         models = [(t.name, t.models[0].name) for t in tenants]
-        proxy = Proxy(srv, models).__enter__() if haproxy() else None
+        router = Router(kubelet, models).__enter__()
         rows = []
         try:
             for kill in (False, True):
                 for t in tenants:
                     case = "leader killed" if kill else "leader alive"
-                    rows.append((case, t, *drill(managers, proxy, t.name, t.models[0].name, kill)))
+                    rows.append((case, t, *drill(managers, router, t.name, t.models[0].name, kill)))
             # Tier C's route writes fail from now on; its primary is lost meanwhile.
             srv.faults.inject("500", count=None, match=("PUT", "/tenant-c/virtualservices"))
             for pod in srv.store.list("pods", "tenant-c", "gkeml.dev/serve=qwen-7b"):
@@ -130,19 +123,17 @@ def main() -> None:
                 srv.store.patch("pods", "tenant-c", pod["metadata"]["name"], lost)
             a = tenants[0]
             case = "killed, C failing"
-            rows.append((case, a, *drill(managers, proxy, a.name, a.models[0].name, True)))
+            rows.append((case, a, *drill(managers, router, a.name, a.models[0].name, True)))
         finally:
-            if proxy is not None:
-                proxy.__exit__()
+            router.__exit__()
             managers.stop()
             kubelet.stop()
-    print(table(rows, proxy is not None))
+    print(table(rows))
 
 
-def table(rows: list[Any], traffic: bool) -> str:
-    head = ["tier", "case", "RTO", "route moved", "met"]
-    if traffic:
-        head += ["first served", "failed", "primary", "standby"]
+def table(rows: list[Any]) -> str:
+    head = ["tier", "case", "RTO", "route moved", "met", "drill failed"]
+    head += ["first served", "failed", "primary", "standby"]
     lines = []
     for case, tenant, row, counts in rows:
         line = [
@@ -151,15 +142,15 @@ def table(rows: list[Any], traffic: bool) -> str:
             f"{row.objective_seconds:g} s",
             f"{row.recovery_seconds:.2f} s",
             "yes" if row.met else "NO",
+            f"{row.failed}/{row.requests}",
         ]
-        if counts is not None:
-            first = counts["first_served"]
-            line += [
-                "-" if first is None else f"{first:.2f} s",
-                str(counts["failed"]),
-                str(counts["primary"]),
-                str(counts["standby"]),
-            ]
+        first = counts["first_served"]
+        line += [
+            "-" if first is None else f"{first:.2f} s",
+            str(counts["failed"]),
+            str(counts["primary"]),
+            str(counts["standby"]),
+        ]
         lines.append(line)
     widths = [max(len(r[i]) for r in [head, *lines]) for i in range(len(head))]
     return "\n".join(

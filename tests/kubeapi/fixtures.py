@@ -33,7 +33,8 @@ def require_shared_crds() -> Path:
 def kube_api_factory() -> Iterator[Callable[..., KubeAPIServer]]:
     """Build extra started servers: `make(exclude_crds=["jobset.x-k8s.io"], validate=False)`.
 
-    Defaults: every CRD from shared/crds (pass crd_dir=None for none), namespaces default, kube-system and ml.
+    Defaults: every CRD from shared/crds (pass crd_dir=None for none), namespaces default,
+    kube-system and ml.
     All servers are stopped at teardown, and a bug inside the fake server fails the test.
     """
     servers: list[KubeAPIServer] = []
@@ -55,7 +56,8 @@ def kube_api_factory() -> Iterator[Callable[..., KubeAPIServer]]:
 
 @pytest.fixture
 def kube_api(kube_api_factory: Callable[..., KubeAPIServer]) -> KubeAPIServer:
-    """Started server with all shared CRDs, validation on, namespaces `default`, `kube-system` and `ml`."""
+    """Started server with all shared CRDs, validation on, namespaces `default`,
+    `kube-system` and `ml`."""
     return kube_api_factory()
 
 

@@ -1,8 +1,9 @@
 """`FakeKubelet`: plays the ReplicaSet controller and the kubelet for Deployments in some
 namespaces, so that a standby manager sees pods come and go: `replicas` pods per Deployment,
 Ready after `start_seconds(deployment)`, the excess deleted newest first. Pods whose engine
-runs with vLLM's `--enable-sleep-mode` answer POST /sleep and /wake_up through `pods/proxy`
-(others 404, as vLLM does without the flag)."""
+runs with vLLM's `--enable-sleep-mode` answer POST /sleep and /wake_up and GET /is_sleeping
+(`{"is_sleeping": bool}`) through `pods/proxy`, as vLLM's server does; others 404, as vLLM
+does without the flag. An engine starts awake, as vLLM does."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ class FakeKubelet(threading.Thread):
         self._due: dict[tuple[str, str], float] = {}  # pod -> when it turns Ready
         self._ips = itertools.count(2)
         self.engine_calls: list[tuple[str, str]] = []  # (pod, path) of sleep/wake requests
+        self.sleeping: dict[tuple[str, str], bool] = {}  # (namespace, pod) -> engine asleep
 
     def stop(self) -> None:
         self._stop_event.set()
@@ -91,19 +93,25 @@ class FakeKubelet(threading.Thread):
             self._due[(ns, pod_name)] = time.monotonic() + delay
         container = template["spec"]["containers"][0]
         for port in container.get("ports") or []:
-            engine = self._engine(pod_name, container.get("args") or [])
+            self.sleeping[(ns, pod_name)] = False
+            engine = self._engine(ns, pod_name, container.get("args") or [])
             self.server.pod_proxy.serve(ns, pod_name, port["containerPort"], engine)
 
-    def _engine(self, pod: str, args: list[str]) -> Callable[[str, str, bytes], tuple[int, Any]]:
+    def _engine(
+        self, ns: str, pod: str, args: list[str]
+    ) -> Callable[[str, str, bytes], tuple[int, Any]]:
+        routes = {("POST", "/sleep"), ("POST", "/wake_up"), ("GET", "/is_sleeping")}
+
         def answer(method: str, path: str, body: bytes) -> tuple[int, Any]:
             route = path.split("?")[0]
-            if method != "POST" or route not in ("/sleep", "/wake_up"):
+            if (method, route) not in routes or "--enable-sleep-mode" not in args:
                 return 404, {"detail": "Not Found"}
-            if "--enable-sleep-mode" not in args:
-                return 404, {"detail": "Not Found"}
+            if route == "/is_sleeping":
+                return 200, {"is_sleeping": self.sleeping[(ns, pod)]}
             self.engine_calls.append((pod, path))
             if route == "/wake_up":
                 time.sleep(self.wake_seconds)
+            self.sleeping[(ns, pod)] = route == "/sleep"
             return 200, {}
 
         return answer

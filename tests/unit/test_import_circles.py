@@ -25,7 +25,6 @@ NOT_YET = {
     # The Kubernetes backend is regrouped into rooms (controller, standby -> runs, serving, setup
     # -> api) by the controller work that follows issue 33.
     "gkeml_sdk.backends.kubernetes": "the backend's rooms are not drawn yet",
-    "gkeml_sdk.backends.kubernetes.standby": "the drill and the manager call each other",
 }
 SERVING_MODULES = 15
 

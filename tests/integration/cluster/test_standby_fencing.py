@@ -4,8 +4,11 @@ never both write, and one tenant's failing route writes never hold another's fai
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
+
+import pytest
 
 from gkeml_sdk import KubernetesSettings
 from gkeml_sdk.backends.kubernetes.lease import LeaseTiming
@@ -210,3 +213,112 @@ def test_a_tenant_whose_route_writes_fail_never_delays_another(cluster: Any) -> 
         assert c_routes and all(r.status is None for r in c_routes)
     finally:
         m.stop()
+
+
+class Pause:
+    """A `before_write` hook: once armed, stops the first write of `point` in `namespace`
+    after its Lease check, until the test resumes it."""
+
+    def __init__(self, point: str, namespace: str, *, armed: bool) -> None:
+        self.point, self.namespace, self.armed = point, namespace, armed
+        self.reached, self.resume = threading.Event(), threading.Event()
+
+    def __call__(self, point: str, namespace: str) -> None:
+        if self.armed and (point, namespace) == (self.point, self.namespace):
+            self.armed = False
+            self.reached.set()
+            assert self.resume.wait(60)
+
+
+def move_lease(server: KubeAPIServer, to: str) -> None:
+    """What a takeover writes: another holder, one more transition."""
+    lease = server.store.get("leases", "default", "gkeml-standby-manager")
+    spec = lease["spec"]
+    spec["holderIdentity"], spec["leaseTransitions"] = to, spec["leaseTransitions"] + 1
+    server.store.put(lease)
+
+
+# Where a failover of tenant-b (warm) writes, in order; "create" and "sleep" are written before
+# any failover (a standby Deployment deleted by hand, a standby that started awake).
+FAILOVER_POINTS = ("status", "wake", "route", "replicas", "event")
+REQUEST = {  # what each write point sends
+    "status": ("PUT", "/configmaps/gkeml-tenant-status"),
+    "wake": ("POST", "/proxy/wake_up"),
+    "route": ("PUT", "/virtualservices/tenant-b-models"),
+    "replicas": ("PATCH", "/deployments/tiny-llama-1b-standby"),
+    "event": ("POST", "/events"),
+    "create": ("POST", "/deployments"),
+    "sleep": ("POST", "/proxy/sleep"),
+}
+WARM, STANDBY_POD = "tenant-b", "tiny-llama-1b-standby-0"
+LOADED = 60.0  # seconds a step may take on a loaded machine (a bound, never a pace)
+
+
+@pytest.mark.parametrize("point", (*FAILOVER_POINTS, "create", "sleep"))
+def test_a_leader_paused_at_a_write_point_changes_nothing_once_the_lease_moved(
+    cluster: Any, point: str
+) -> None:
+    server, tenants, kubelet = cluster
+    if point == "create":
+        server.store.delete("deployments", WARM, "tiny-llama-1b-standby")
+        for pod in server.store.list("pods", WARM, "gkeml.dev/serve=tiny-llama-1b-standby"):
+            server.store.delete("pods", WARM, pod["metadata"]["name"])
+    clock_one, clock_two = Clock(), Clock()
+    pause = Pause(point, WARM, armed=point not in FAILOVER_POINTS)
+    one = named_manager(server, tenants, "one", STEADY, clock=clock_one, before_write=pause).start()
+    two = None
+    try:
+        wait(lambda: one.leading, LOADED)
+        two = named_manager(server, tenants, "two", STEADY, clock=clock_two).start()
+        wait(lambda: two.ready.is_set(), LOADED)
+        if point in FAILOVER_POINTS:  # a steady state first: the warm standby asleep
+            wait(lambda: kubelet.sleeping.get((WARM, STANDBY_POD)) and one.ready.is_set(), LOADED)
+            pause.armed = True
+            lose_primaries(server, WARM, "tiny-llama-1b")
+        assert pause.reached.wait(LOADED)
+        worker = next(w for w in one.workers if w.tenant.name == WARM)
+        paused_passes = worker.ended
+        # The Lease moves to two while one waits between its check and its write...
+        moved = time.monotonic()
+        move_lease(server, "two")
+        clock_one.now += STEADY.renew_deadline_seconds  # one's renewals stopped succeeding
+        assert not one.leading
+        if point not in FAILOVER_POINTS:
+            lose_primaries(server, WARM, "tiny-llama-1b")
+        # ...and two routes all of tenant-b to its awake standby.
+        wait(lambda: two.leading and weights(server, WARM, "tiny-llama-1b") == [0, 100], LOADED)
+        wait(lambda: not kubelet.sleeping[(WARM, STANDBY_POD)], LOADED)
+        two_worker = next(w for w in two.workers if w.tenant.name == WARM)
+        wait(lambda: two_worker.clean, LOADED)
+        before = status(server, WARM)
+        resumed = time.monotonic()
+        pause.resume.set()
+        wait(lambda: worker.ended > paused_passes, LOADED)
+        late = [r for r in tenant_writes(server, "one") if r.started >= moved]
+        # One's paused request went out; its next write stopped at the Lease check.
+        assert [r.started >= resumed for r in late] == [True]
+        (request,) = late
+        method, path = REQUEST[point]
+        assert request.method == method and request.path.endswith(path), request.path
+        if point in ("wake", "sleep"):  # pods/proxy: no precondition, it lands
+            assert (request.method, request.status) == ("POST", 200)
+        else:  # conditional on what one read, which two changed; an Event two sent first
+            assert request.status == 409, (request.method, request.path, request.status)
+        assert status(server, WARM) == before and before["failover_count"] == "1"
+        assert weights(server, WARM, "tiny-llama-1b") == [0, 100]
+        reasons = [e["reason"] for e in server.store.list("events", WARM)]
+        assert sorted(reasons) == ["FailedOver", "PrimaryLost"]  # each once
+        if point == "sleep":
+            # One's late /sleep put the standby carrying all traffic to sleep: nothing two
+            # watches changed, so only its resync finds out, and wakes it.
+            assert kubelet.sleeping[(WARM, STANDBY_POD)]
+            clock_two.now += two.resync_seconds
+            wait(lambda: not kubelet.sleeping[(WARM, STANDBY_POD)], LOADED)
+            assert two.resyncs == 1
+        assert not kubelet.sleeping[(WARM, STANDBY_POD)]
+        assert one.refused == {} and two.refused == {}
+    finally:
+        pause.resume.set()
+        one.stop(release=False)
+        if two is not None:
+            two.stop()

@@ -26,7 +26,8 @@ def test_apply_drill_and_status(
     table = capsys.readouterr().out
     print(table)
     assert table.splitlines()[0].split() == [
-        "tier", "model", "objective", "measured", "met", "left", "restored", "restore",
+        "tier", "model", "objective", "measured", "met", "failed", "left", "restored",
+        "restore",
     ]  # fmt: skip
     assert table.splitlines()[1].split()[:5][:2] == ["A", "tenant-a/llama-2-7b"]
     assert " yes " in table

@@ -3,7 +3,10 @@ standbys (create what is missing, scale, put warm ones to sleep), fail a lost pr
 (wake a warm standby, scale up a cold one, route to the standby once it is ready) and fail
 back when the primary is ready again. Level-triggered: run after a restart, it finishes
 what a stopped manager began. Every write goes through `FencedWrites`; a resync pass also
-reads the route back and restores it when someone changed it."""
+reads the route and the status back, and asks every warm standby's engine again whether it
+sleeps (vLLM `GET /is_sleeping`): an engine put to sleep behind our back (a late `/sleep` of
+a manager that lost its Lease) while its standby carries traffic is woken within one
+resync."""
 
 from __future__ import annotations
 
@@ -16,12 +19,7 @@ from urllib.parse import parse_qsl
 from gkeml_sdk.backends.kubernetes.resources import resource
 from gkeml_sdk.backends.kubernetes.standby.fenced import FencedWrites
 from gkeml_sdk.backends.kubernetes.standby.tenant_status import StatusBook, TenantStatus, now_text
-from gkeml_sdk.backends.kubernetes.standby.view import (
-    ASLEEP_ANNOTATION,
-    Key,
-    ModelView,
-    allocations,
-)
+from gkeml_sdk.backends.kubernetes.standby.view import Key, ModelView, allocations
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import NotFoundError
@@ -62,15 +60,22 @@ class Reconciler:
 
     def __init__(self, writes: FencedWrites, clock: Callable[[], float] = time.monotonic) -> None:
         self.writes, self.kube, self._clock = writes, writes.kube, clock
-        self.book = StatusBook(self.kube, writes.fence)
+        self.book = StatusBook(self.kube, writes.check)
         self._routed: dict[str, frozenset[str]] = {}  # tenant -> models routed to standby
+        # tenant -> (pod, uid) -> its engine sleeps, as last asked or set; a resync asks
+        # again. One dict per tenant: each is only touched by its tenant's worker.
+        self._asleep: dict[str, dict[tuple[str, str], bool]] = {}
+        self._reported: set[str] = set()  # tenants whose failovers we reported since leading
         self._allocated_at: dict[str, float] = {}
         self.pending_allocations: set[str] = set()  # tenants whose allocations wait to be written
 
     def forget(self) -> None:
-        """Newly leading: re-read status and re-write routes (another manager may have acted)."""
+        """Newly leading: re-read status and engines, re-write routes (another manager may
+        have acted)."""
         self._routed.clear()
-        self.book = StatusBook(self.kube, self.writes.fence)
+        self._asleep.clear()
+        self._reported.clear()
+        self.book = StatusBook(self.kube, self.writes.check)
 
     def tenant(
         self,
@@ -86,14 +91,20 @@ class Reconciler:
         if resync:
             self.book.reread(tenant)
             self._routed.pop(tenant.name, None)
+            self._asleep.pop(tenant.name, None)
         views = {m.name: ModelView.of(tenant, m, pods, deployments) for m in tenant.models}
         status, events = self._record(tenant, views, pods)
-        level = tenant.tier.standby_level
-        routed = frozenset(
-            name
-            for name in status.failing_over & views.keys()
-            if (views[name].standby_awake if level == "warm" else views[name].standby_ready)
-        )
+        if tenant.name not in self._reported:  # a replaced leader may have recorded, not said
+            said = {name for name, reason, _ in events if reason == "PrimaryLost"}
+            for name in sorted(status.failing_over - said):
+                events.append((name, "PrimaryLost", f"{name}: no ready primary; failing over"))
+            self._reported.add(tenant.name)
+        # Woken before the route moves: traffic never reaches a sleeping engine.
+        awake = {
+            m.name: self._awake(tenant, m, views[m.name], pods, m.name in status.failing_over)
+            for m in tenant.models
+        }
+        routed = frozenset(name for name in status.failing_over & views.keys() if awake[name])
         before = self._routed.get(tenant.name)
         if before != routed:
             self.writes.put(router(tenant, routed))
@@ -102,7 +113,10 @@ class Reconciler:
                 events.append((name, "FailedOver", f"{name}: traffic routed to its standby"))
         for model in tenant.models:
             failed_over = model.name in status.failing_over
-            self._keep_standbys(tenant, model, views[model.name], failed_over, deployments, pods)
+            self._keep_standbys(tenant, model, views[model.name], failed_over, deployments)
+            if not failed_over:  # after the route moved back: sleep what carries no traffic
+                for pod in awake[model.name] if self._sleeps(tenant, model) else ():
+                    self._engine(tenant, model, pods, pod, asleep=True)
         for name, reason, message in events:
             self.book.event(tenant, name, reason, message)
         self._refresh_allocations(tenant, pods)
@@ -156,7 +170,6 @@ class Reconciler:
         view: ModelView,
         failed_over: bool,
         deployments: dict[Key, Obj],
-        pods: dict[Key, Obj],
     ) -> None:
         want = standby_replicas(tenant, failed_over)
         standby, reserve = names.standby_name(model.name), names.reserve_name(model.name)
@@ -175,36 +188,87 @@ class Reconciler:
             patch = {"spec": {"replicas": want}}
             seen = deployments.get((tenant.namespace, standby))
             self.writes.patch(DEPLOYMENTS, standby, tenant.namespace, patch, seen)
-        sleep = model.model.engine_row.sleep_mode
-        if tenant.tier.standby_level != "warm" or sleep is None:
-            return
-        if failed_over:
-            for pod in sorted(set(view.standby_ready) - set(view.standby_awake)):
-                self._engine(tenant, model, pods, pod, sleep.wake_path, asleep=False)
-        else:
-            for pod in view.standby_awake:
-                self._engine(tenant, model, pods, pod, sleep.sleep_path, asleep=True)
 
-    def _engine(
+    @staticmethod
+    def _sleeps(tenant: Tenant, model: TenantModel) -> bool:
+        """True when the model's standbys are kept asleep (warm tier, an engine that can)."""
+        engine = model.model.engine_row
+        return tenant.tier.standby_level == "warm" and engine.sleep_mode is not None
+
+    def _awake(
         self,
         tenant: Tenant,
         model: TenantModel,
+        view: ModelView,
         pods: dict[Key, Obj],
-        pod: str,
-        path: str,
-        *,
-        asleep: bool,
-    ) -> None:
-        route, _, query = path.partition("?")
-        port = model.model.engine_row.port
-        patch = {"metadata": {"annotations": {ASLEEP_ANNOTATION: "true" if asleep else "false"}}}
+        failing_over: bool,
+    ) -> tuple[str, ...]:
+        """The model's ready standbys whose engines are awake; while it fails over, the
+        sleeping ones are woken first."""
+        if not self._sleeps(tenant, model):
+            return view.standby_ready
+        awake = []
+        for pod in view.standby_ready:
+            asleep = self._engine_sleeps(tenant, model, pods, pod)
+            if asleep and failing_over:
+                asleep = not self._engine(tenant, model, pods, pod, asleep=False)
+            if asleep is False:
+                awake.append(pod)
+        return tuple(awake)
+
+    def _engine_sleeps(
+        self, tenant: Tenant, model: TenantModel, pods: dict[Key, Obj], pod: str
+    ) -> bool | None:
+        """Whether the pod's engine sleeps (asked once per resync); None when it is gone."""
+        key, known = _pod_key(tenant, pods, pod), self._asleep.setdefault(tenant.name, {})
+        if key not in known:
+            sleep = model.model.engine_row.sleep_mode
+            assert sleep is not None  # only warm standbys of engines that sleep are asked
+            try:
+                answer = self.writes.read(
+                    _proxy(tenant, model, pod, sleep.state_path),
+                    action=f"ask the engine of pod {pod} whether it sleeps",
+                )
+            except NotFoundError:
+                return None
+            known[key] = _is_sleeping(answer)
+        return known[key]
+
+    def _engine(
+        self, tenant: Tenant, model: TenantModel, pods: dict[Key, Obj], pod: str, *, asleep: bool
+    ) -> bool:
+        """Put the pod's engine to sleep or wake it; False when the pod is gone."""
+        sleep = model.model.engine_row.sleep_mode
+        assert sleep is not None
+        route, _, query = (sleep.sleep_path if asleep else sleep.wake_path).partition("?")
         try:
             self.writes.post(
-                PODS.path(tenant.namespace, f"{pod}:{port}", "proxy") + route,
+                _proxy(tenant, model, pod, route),
+                tenant.namespace,
+                point="sleep" if asleep else "wake",
                 action=f"{'sleep' if asleep else 'wake'} engine of pod {pod}",
                 query=parse_qsl(query),
             )
-            seen = pods.get((tenant.namespace, pod))
-            self.writes.patch(PODS, pod, tenant.namespace, patch, seen)
         except NotFoundError:
             log.info("pod %s/%s is gone (scaled down)", tenant.namespace, pod)
+            return False
+        self._asleep.setdefault(tenant.name, {})[_pod_key(tenant, pods, pod)] = asleep
+        return True
+
+
+def _pod_key(tenant: Tenant, pods: dict[Key, Obj], pod: str) -> tuple[str, str]:
+    """A pod by name and uid: a pod created again under its name starts with a new engine."""
+    meta = (pods.get((tenant.namespace, pod)) or {}).get("metadata") or {}
+    return pod, str(meta.get("uid", ""))
+
+
+def _proxy(tenant: Tenant, model: TenantModel, pod: str, route: str) -> str:
+    """The path of `route` on the pod's engine, through the API server's `pods/proxy`."""
+    port = model.model.engine_row.port
+    return PODS.path(tenant.namespace, f"{pod}:{port}", "proxy") + route
+
+
+def _is_sleeping(answer: object) -> bool:
+    """vLLM's `GET /is_sleeping` answer, `{"is_sleeping": true}`; anything else (an engine
+    that does not say) counts as asleep, so a standby that must carry traffic is woken."""
+    return not (isinstance(answer, dict) and answer.get("is_sleeping") is False)

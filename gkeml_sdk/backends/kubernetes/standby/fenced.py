@@ -1,14 +1,26 @@
-"""Every write of the standby manager, fenced by its Lease: `LeaderElector.fence()` first
-(`LeaseLost` unless our last renewal is within the renew deadline; no request), then the
-write carries the resourceVersion of the object read after that fence, so a write prepared
-by a leader that has since been replaced is a 409 Conflict; on a conflict we fence and read
-again. Routes and the status carry the leadership's term (`leaseTransitions`): a new
-leader's first write of each changes its resourceVersion, so even a request of the old leader
-still in flight fails."""
+"""Every write of the standby manager, conditional on what it read, so that a manager that
+lost its Lease while a write was on its way changes nothing:
+
+- routes and the status ConfigMap are read, then updated with that resourceVersion (a 409
+  Conflict means someone else wrote: read again, check the Lease again);
+- standby counts are merge patches carrying the resourceVersion of the Deployment as read;
+- missing Deployments are created, which is conditional by nature (409 AlreadyExists);
+- Events are named after the failover they report, so one report from two leaders is one
+  object;
+- what cannot carry a precondition, an engine's `/sleep` and `/wake_up` through `pods/proxy`,
+  is repaired level-triggered: each resync asks every warm standby `/is_sleeping` again
+  (`standby.failover`), so a late `/sleep` of a replaced leader is undone within one resync.
+
+Right before each write, `check()` asks the elector whether we still lead (`LeaseLost`
+otherwise; a local check of our last renewal against the renew deadline, no request). Routes and
+the status carry the leadership's term (`leaseTransitions`): a new leader's first write of each
+changes its resourceVersion, so a request of the old leader still in flight fails."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import Any
 
 from gkeml_sdk.backends.kubernetes.kube import FIELD_MANAGER, KubeClient
 from gkeml_sdk.backends.kubernetes.lease import LeaderElector, LeaseLost
@@ -19,10 +31,13 @@ log = logging.getLogger(__name__)
 TERM_ANNOTATION = "gkeml.dev/leader-term"
 # Conflicts in a row before a write is left to the next pass (someone else keeps writing).
 MAX_CONFLICTS = 5
+# Called with (write point, namespace) after the Lease check, right before the request goes
+# out: "route", "status", "create", "replicas", "sleep", "wake", "event".
+WriteHook = Callable[[str, str], None]
 
 
 class FencedWrites:
-    """The manager's writes, each after a fence check.
+    """The manager's writes, each conditional on what it read and sent only while leading.
 
     Example:
         >>> writes = FencedWrites(kube, elector)  # doctest: +SKIP
@@ -30,8 +45,10 @@ class FencedWrites:
         True
     """
 
-    def __init__(self, kube: KubeClient, elector: LeaderElector) -> None:
-        self.kube, self.elector = kube, elector
+    def __init__(
+        self, kube: KubeClient, elector: LeaderElector, before_write: WriteHook | None = None
+    ) -> None:
+        self.kube, self.elector, self.before_write = kube, elector, before_write
         # What we patched, by (kind, namespace, name): (resourceVersion we patched, answer).
         # Until the watch shows a newer version, a cache still holding the old one is stale.
         self._patched: dict[tuple[str, str, str], tuple[str, Obj]] = {}
@@ -49,22 +66,24 @@ class FencedWrites:
                 self._patched.pop((k, ns, name), None)
         return cache
 
-    def fence(self) -> str:
-        """The Lease's resourceVersion while we hold it; `LeaseLost` otherwise."""
-        return self.elector.fence()
+    def check(self, point: str, namespace: str) -> None:
+        """Raise `LeaseLost` unless we lead; called right before each write is sent."""
+        self.elector.fence()
+        if self.before_write is not None:
+            self.before_write(point, namespace)
 
-    def put(self, desired: Obj) -> bool:
+    def put(self, desired: Obj, point: str = "route") -> bool:
         """Make the object's spec (or data) what `desired` says, stamped with our term: read
-        it under the Lease, PUT with that resourceVersion, or create it when absent. True
-        when something was written."""
+        it, PUT with that resourceVersion, or create it when absent. True when something was
+        written."""
         res = resource_of(desired)
         meta = desired["metadata"]
         for _ in range(MAX_CONFLICTS):
-            self.fence()
             current = self.kube.find(res, meta["name"], meta.get("namespace"))
             body = self._stamped(desired, current)
             if current is not None and _same(current, body):
                 return False
+            self.check(point, str(meta.get("namespace", "")))
             if self.kube.write_over(body, current) is not None:
                 return True
             log.info("%s %s changed while we wrote it: reading it again", res.kind, meta["name"])
@@ -72,17 +91,25 @@ class FencedWrites:
 
     def create(self, obj: Obj) -> bool:
         """Create `obj` unless it exists (a create is conditional by nature). True if created."""
-        self.fence()
+        self.check("create", str(obj["metadata"].get("namespace", "")))
         return self.kube.create(obj) is not None
 
-    def patch(self, res: Resource, name: str, namespace: str, patch: Obj, seen: Obj | None) -> None:
+    def patch(
+        self,
+        res: Resource,
+        name: str,
+        namespace: str,
+        patch: Obj,
+        seen: Obj | None,
+        point: str = "replicas",
+    ) -> None:
         """Merge-patch `patch` onto the object as `seen` (its resourceVersion is the
         precondition); on a conflict read it again and patch that."""
         for _ in range(MAX_CONFLICTS):
-            self.fence()
             current = seen if seen is not None else self.kube.get(res, name, namespace)
             rv = current["metadata"]["resourceVersion"]
             body = {**patch, "metadata": {**patch.get("metadata", {}), "resourceVersion": rv}}
+            self.check(point, namespace)
             answer = self.kube.transport.call(
                 "PATCH",
                 res.path(namespace, name),
@@ -97,10 +124,17 @@ class FencedWrites:
                 return
             seen = None
 
-    def post(self, path: str, *, action: str, query: list[tuple[str, str]]) -> None:
-        """A POST to a pod's server through `pods/proxy` (no object to precondition)."""
-        self.fence()
+    def post(
+        self, path: str, namespace: str, *, point: str, action: str, query: list[tuple[str, str]]
+    ) -> None:
+        """A POST to a pod's server through `pods/proxy`: no object to precondition, so
+        what it changes is checked again on every resync."""
+        self.check(point, namespace)
         self.kube.post(path, action=action, query=query)
+
+    def read(self, path: str, *, action: str) -> Any:
+        """A GET of a pod's server through `pods/proxy` (a read: no Lease check)."""
+        return self.kube.raw(path, action=action)
 
     def _stamped(self, desired: Obj, current: Obj | None) -> Obj:
         meta = {k: v for k, v in desired["metadata"].items() if k != "resourceVersion"}
@@ -120,4 +154,4 @@ def _same(current: Obj, body: Obj) -> bool:
     return mine == theirs and all(current.get(k) == body[k] for k in content)
 
 
-__all__ = ["TERM_ANNOTATION", "FencedWrites", "LeaseLost"]
+__all__ = ["TERM_ANNOTATION", "FencedWrites", "LeaseLost", "WriteHook"]

@@ -49,9 +49,9 @@ def standby_manager_rules(tenant: TenantFields) -> list[dict[str, list[str]]]:
     else:
         route = {"apiGroups": [kinds.GATEWAY.split("/")[0]], "resources": ["httproutes"]}
     return [
-        # The watch caches of the tenant's pods; get and patch after a conflict, and the warm
-        # standbys' "asleep" annotation.
-        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "patch"]},
+        # The watch caches of the tenant's pods (whether a warm standby sleeps is asked of its
+        # engine, never written on the pod).
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
         # Sleep and wake a warm standby's engine through the API server's pod proxy (POST),
         # and ask it whether it sleeps (vLLM's GET /is_sleeping).
         {"apiGroups": [""], "resources": ["pods/proxy"], "verbs": ["create", "get"]},

@@ -1,5 +1,6 @@
 """What the manager sees of one tenant's model: its primary's and standbys' pods, which are
-ready, which standbys sleep, and the standby Deployment's replica count."""
+ready, and the standby Deployment's replica count. Which standbys sleep is not in the pods:
+the manager asks their engines (`standby.failover`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from gkeml_sdk.serving.catalog import SERVE_LABEL
 from gkeml_sdk.tenancy import names
 from gkeml_sdk.tenancy.model import Tenant, TenantModel
 
-ASLEEP_ANNOTATION = "gkeml.dev/asleep"  # "true" while a warm standby's engine sleeps
 Key = tuple[str, str]
 
 
@@ -27,19 +27,12 @@ def ready(pod: Obj) -> bool:
     return is_true(pod, "Ready") and not (pod.get("metadata") or {}).get("deletionTimestamp")
 
 
-def asleep(pod: Obj) -> bool:
-    """True when the manager put this warm standby's engine to sleep."""
-    annotations = (pod.get("metadata") or {}).get("annotations") or {}
-    return annotations.get(ASLEEP_ANNOTATION) == "true"
-
-
 @dataclass(frozen=True)
 class ModelView:
     """One model's pods and standby Deployment, as last seen."""
 
     primary_ready: int
     standby_ready: tuple[str, ...]  # names of ready standby pods
-    standby_awake: tuple[str, ...]  # ready and not asleep
     standby_replicas: int | None  # the Deployment's spec.replicas; None when it is missing
     reserve_present: bool
 
@@ -65,7 +58,6 @@ class ModelView:
         return cls(
             primary_ready=len(primary),
             standby_ready=tuple(p["metadata"]["name"] for p in standbys),
-            standby_awake=tuple(p["metadata"]["name"] for p in standbys if not asleep(p)),
             standby_replicas=replicas,
             reserve_present=(ns, names.reserve_name(model.name)) in deployments,
         )
