@@ -30,7 +30,7 @@ from gkeml_sdk.backends.local.local_run import CANCEL_MARGIN_SECONDS, LocalRun, 
 from gkeml_sdk.backends.local.local_volumes import volume_folders
 from gkeml_sdk.backends.local.run_files import write_run
 from gkeml_sdk.backends.local.run_state import LocalRunState
-from gkeml_sdk.backends.local.run_store import STATE, RunDir
+from gkeml_sdk.backends.local.run_store import RunDir
 from gkeml_sdk.backends.local.submit_lock import submission
 from gkeml_sdk.errors import (
     ClusterError,
@@ -193,7 +193,7 @@ class LocalBackend:
         check_store_name("name", name)
         for namespace in self._namespaces():
             path = run_path(self.root, namespace.name, name)
-            if (path / STATE).is_file():
+            if RunDir(path).holds_state:
                 try:
                     return LocalRun.of(path)
                 except NotFoundError:
@@ -238,7 +238,7 @@ class LocalBackend:
         submit of the same name runs before or after, never into a directory being removed."""
         path = self.get_run(name).path
         with submission(path):
-            if not (path / STATE).is_file():
+            if not RunDir(path).holds_state:
                 raise NotFoundError(
                     f"delete local run {name!r}",
                     status=404,
@@ -267,7 +267,7 @@ class LocalBackend:
         path = run_path(self.root, namespace, name)
         # No state, or no supervisor while we hold the submission lock: a submission that
         # died half way (its lock went with it); nothing runs there.
-        if not (path / STATE).is_file() or RunDir(path).read_supervisor() is None:
+        if not RunDir(path).holds_state or RunDir(path).read_supervisor() is None:
             if path.exists():
                 remove_run_dir(self.root, namespace, name)
             return

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 import os
 import signal
@@ -15,7 +16,7 @@ from typing import IO
 from gkeml_sdk.backends.local.launch_plan import DEFAULT_GRACE_SECONDS
 from gkeml_sdk.backends.local.procs import ProcessId, alive, stop_groups, wait_exit
 from gkeml_sdk.backends.local.run_state import LocalRunState
-from gkeml_sdk.backends.local.run_store import STATE, RunDir
+from gkeml_sdk.backends.local.run_store import RunDir
 from gkeml_sdk.backends.local.submit_lock import submission, submission_in_progress
 from gkeml_sdk.errors import GkemlError, NotFoundError, RunTimeoutError
 from gkeml_sdk.runs.explain.explanation import Explanation
@@ -271,7 +272,7 @@ class LocalRun(Run):
             try:
                 return self.stop_locked()
             except NotFoundError:
-                if self._submitted is not None and (self.path / STATE).is_file():
+                if self._submitted is not None and self._dir.holds_state:
                     return False  # replaced: this handle's submission ended before
                 raise
 
@@ -338,6 +339,8 @@ class _LineReader:
                 self._fh = self.path.open("rb")
             except FileNotFoundError:
                 return []
+            except OSError as exc:  # one log that cannot be read leaves the others readable
+                self._fh = io.BytesIO(f"gkeml: cannot read this log ({exc.strerror})\n".encode())
         data = self._partial + self._fh.read()
         *lines, self._partial = data.split(b"\n")
         return [line.decode(errors="replace") for line in lines]

@@ -48,6 +48,7 @@ SUPERVISOR = "supervisor.json"
 RESERVE = "state.reserve"
 RESERVE_BYTES = 64 * 1024
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+_ABSENT = object()  # what `_load` returns for a missing file (a file may hold JSON null)
 # The layout version of each file (its `schema` field; state.json's is in run_state); 1 is also
 # what a file written before they carried a schema holds. Launch 2: the plan made at submit (1
 # held LocalOptions only).
@@ -98,7 +99,7 @@ class RunDir:
         (deleted, or being replaced), `UnreadableRunError` when it is damaged."""
         path = self.file(STATE)
         data = self._load(STATE)
-        if data is None:
+        if data is _ABSENT:
             # Removed under us: deleted, or replaced by a new submission of the name.
             raise NotFoundError(
                 f"read local run {self.name!r}",
@@ -144,7 +145,7 @@ class RunDir:
         """What `write_launch` wrote (`schema` checked)."""
         path = self.file(LAUNCH)
         data = self._load(LAUNCH)
-        if data is None:
+        if data is _ABSENT:
             raise _damaged(path, "it is missing")
         what = f"local run launch file {path}"
         found = record_schema(what, data, LAUNCH_SCHEMA)
@@ -168,7 +169,7 @@ class RunDir:
         """The supervisor's identity, written by its launcher; None before it started."""
         path = self.file(SUPERVISOR)
         data = self._load(SUPERVISOR)
-        if data is None:
+        if data is _ABSENT:
             return None
         record_schema(f"local run supervisor file {path}", data, SUPERVISOR_SCHEMA)
         try:
@@ -198,10 +199,10 @@ class RunDir:
             raise _damaged(self.file(JOB), f"it is no UTF-8 text ({exc.reason})") from None
 
     def _load(self, name: str) -> object:
-        """The JSON of the run's file `name`; None when the file is missing."""
+        """The JSON of the run's file `name`; `_ABSENT` when the file is missing."""
         raw = self._read_bytes(name)
         if raw is None:
-            return None
+            return _ABSENT
         try:
             return parse_json(raw)
         except ShapeError as exc:
@@ -224,6 +225,12 @@ class RunDir:
                 return fh.read(MAX_FILE_BYTES + 1)
         except OSError as exc:
             raise _damaged(path, exc.strerror or str(exc)) from None
+
+    @property
+    def holds_state(self) -> bool:
+        """True when the directory has a `state.json`, readable or not (a damaged one, even a
+        directory or a link in its place, still marks a run: one to list and to delete)."""
+        return os.path.lexists(self.file(STATE))
 
     @property
     def cancel_requested(self) -> bool:
