@@ -14,8 +14,14 @@ from gkeml_sdk.errors import SpecError, excerpt
 # and keeps a mistaken path (a dataset, /dev/zero's cousins) from filling memory.
 MAX_SPEC_BYTES = 4 * 1024 * 1024
 # Aliases may repeat a few shared blocks; an "alias bomb" (each level repeating the last
-# nine times) expands to 9**N nodes from a few hundred bytes.
+# nine times) expands to 9**N nodes from a few hundred bytes, and one long string aliased
+# thousands of times to gigabytes: both are counted as written out, nodes and characters.
 MAX_ALIAS_NODES = 10_000
+MAX_EXPANDED_CHARS = MAX_SPEC_BYTES
+# Kubernetes objects nest about 15 levels; libyaml composes recursively in C, where a
+# document nested 100,000 levels deep ends the process instead of raising.
+MAX_DEPTH = 100
+_OPENERS = ("[", "{", "-", ":", "?")  # each level of nesting starts with one of these
 
 
 def load_yaml(text: str, where: str) -> Any:
@@ -87,6 +93,7 @@ def _parse(text: str, where: str, read: Callable[[Any], Any]) -> Any:
     if len(text) > MAX_SPEC_BYTES:
         raise _too_large(where)
     fast, pure = _loader_classes()
+    _check_depth(text, where, fast)
     if fast is not pure:
         try:
             return _read(fast, text, read)
@@ -138,6 +145,33 @@ def _explain(where: str, loader_class: type[Any], text: str, read: Callable[[Any
         ) from None
 
 
+def _check_depth(text: str, where: str, loader_class: type[Any]) -> None:
+    """Refuse YAML nested deeper than `MAX_DEPTH`, from libyaml's events (which it reads with
+    a stack of its own, not by recursion), before anything composes it."""
+    if sum(text.count(mark) for mark in _OPENERS) <= MAX_DEPTH:
+        return  # cannot be that deep: no second reading of an ordinary spec
+    import yaml
+
+    loader = loader_class(text)
+    depth = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise SpecError(
+                        f"{where}: YAML nested more than {MAX_DEPTH} levels deep",
+                        fix="a spec is a flat mapping of fields with short lists and mappings",
+                    )
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # broken before it got that deep: the reading says where
+    finally:
+        loader.dispose()
+
+
 def _too_large(where: str) -> SpecError:
     return SpecError(
         f"{where}: larger than {MAX_SPEC_BYTES // (1024 * 1024)} MiB",
@@ -177,11 +211,12 @@ class _AskThePureReader(ValueError):
 
 
 def _check_composed(root: Any, libyaml: bool = False) -> None:
-    """Refuse, before anything is constructed, a document whose aliases expand beyond
-    `MAX_ALIAS_NODES` extra nodes or refer to themselves, and text no API server stores (lone
-    UTF-16 surrogates from `"\\ud800"` escapes). Linear in the nodes as written: each shared
-    node's expanded size is counted once."""
-    expanded: dict[int, int] = {}
+    """Refuse, before anything is constructed, a document whose aliases expand it beyond
+    `MAX_ALIAS_NODES` extra nodes or `MAX_EXPANDED_CHARS` characters of values, or refer to
+    themselves; a mapping that repeats a key (YAML readers disagree on which one wins); and
+    text no API server stores (lone UTF-16 surrogates from `"\\ud800"` escapes). Linear in
+    the nodes as written: each shared node's expanded size is counted once."""
+    expanded: dict[int, tuple[int, int]] = {}  # node -> (nodes, characters) written out
     unique = 0
     stack: list[tuple[Any, bool]] = [(root, False)]
     open_nodes: set[int] = set()
@@ -190,7 +225,8 @@ def _check_composed(root: Any, libyaml: bool = False) -> None:
         key = id(node)
         if children_done:
             open_nodes.discard(key)
-            expanded[key] = 1 + sum(expanded[id(child)] for child in _children(node))
+            sizes = [expanded[id(child)] for child in _children(node)]
+            expanded[key] = (1 + sum(n for n, _ in sizes), sum(c for _, c in sizes))
             continue
         if key in expanded:
             continue
@@ -204,13 +240,38 @@ def _check_composed(root: Any, libyaml: bool = False) -> None:
                 # `key: !` is '' through libyaml and None through PyYAML (`!!str` is '' in
                 # both): PyYAML's answer, so that both readers give the same results.
                 raise _AskThePureReader
-            expanded[key] = 1
+            expanded[key] = (1, len(node.value))
             continue
+        if node.value and isinstance(node.value[0], tuple):
+            _check_keys_once(node)
         open_nodes.add(key)
         stack.append((node, True))
         stack.extend((child, False) for child in _children(node) if id(child) not in expanded)
-    if expanded[id(root)] - unique > MAX_ALIAS_NODES:
-        raise _alias_error(root, f"aliases expand it by {expanded[id(root)] - unique} nodes")
+    nodes, chars = expanded[id(root)]
+    if nodes - unique > MAX_ALIAS_NODES:
+        raise _alias_error(root, f"aliases expand it by {nodes - unique} nodes")
+    if chars > MAX_EXPANDED_CHARS:
+        raise _alias_error(root, f"aliases expand its values to {chars:,} characters")
+
+
+def _check_keys_once(mapping: Any) -> None:
+    """Refuse a mapping that names a key twice (`<<` merges may repeat: explicit keys win)."""
+    seen: dict[tuple[str, str], Any] = {}
+    for key_node, _ in mapping.value:
+        if not isinstance(key_node.value, str) or key_node.tag.endswith(":merge"):
+            continue
+        found = (key_node.tag, key_node.value)
+        if found in seen:
+            first = seen[found].start_mark.line + 1
+            raise SpecError(
+                f"YAML mapping at line {mapping.start_mark.line + 1}: key "
+                f"{excerpt(key_node.value)!r} appears twice (lines {first} and "
+                f"{key_node.start_mark.line + 1})",
+                rule="a key names one field; YAML readers disagree on which repeat wins, so "
+                "gkeml reads neither",
+                fix=f"keep one {excerpt(key_node.value)}: line",
+            )
+        seen[found] = key_node
 
 
 def _children(node: Any) -> list[Any]:
@@ -225,7 +286,8 @@ def _alias_error(node: Any, what: str) -> SpecError:
     mark = node.start_mark
     return SpecError(
         f"YAML document at line {mark.line + 1}: {what}",
-        rule=f"aliases (*name) may add at most {MAX_ALIAS_NODES} nodes to a document",
+        rule=f"aliases (*name) may add at most {MAX_ALIAS_NODES} nodes to a document, and its "
+        f"values, written out, hold at most {MAX_EXPANDED_CHARS:,} characters",
         fix="write the repeated values out, or repeat fewer of them",
     )
 

@@ -108,7 +108,7 @@ def _field_damage(required: tuple[str, ...], optional: tuple[str, ...]) -> dict[
     for key in required + optional:
         found[f"{key} wrong type"] = _json_edit(lambda d, k=key: {**d, k: [{"x": None}]})
     for key in required:
-        found[f"{key} missing"] = _json_edit(lambda d, k=key: {**d, k: None} | {k: _DROP})
+        found[f"{key} missing"] = _json_edit(lambda d, k=key: {**d, k: _DROP})
     return found
 
 
