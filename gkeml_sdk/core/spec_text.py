@@ -67,7 +67,12 @@ def read_spec_file(path: str | Path, fix: str) -> tuple[Path, str]:
     file = Path(path)
     try:
         if not file.is_file():
-            raise SpecError(f"{excerpt(str(file))}: no such file", fix=fix)
+            what = "no such file"
+            if file.is_dir():
+                what = "a directory, not a file"
+            elif file.exists():
+                what = "not a regular file (a device, pipe or socket)"
+            raise SpecError(f"{excerpt(str(file))}: {what}", fix=fix)
         with file.open("rb") as stream:
             # Read one byte past the limit: a size from stat() can lie (/proc, growing files).
             data = stream.read(MAX_SPEC_BYTES + 1)
