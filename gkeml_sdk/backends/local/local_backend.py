@@ -31,7 +31,7 @@ from gkeml_sdk.backends.local.local_volumes import volume_folders
 from gkeml_sdk.backends.local.run_files import write_run
 from gkeml_sdk.backends.local.run_state import LocalRunState
 from gkeml_sdk.backends.local.run_store import RunDir
-from gkeml_sdk.backends.local.submit_lock import submission
+from gkeml_sdk.backends.local.submit_lock import lock_path, submission
 from gkeml_sdk.errors import (
     ClusterError,
     ConfigError,
@@ -236,24 +236,32 @@ class LocalBackend:
         """Cancel the run if it is active, then remove its directory (logs, checkpoints). A
         run whose files are damaged is deleted too. Holds the name's submission lock, so a
         submit of the same name runs before or after, never into a directory being removed."""
-        path = self.get_run(name).path
-        with submission(path):
-            if not RunDir(path).holds_state:
-                raise NotFoundError(
-                    f"delete local run {name!r}",
-                    status=404,
-                    reason="NotFound",
-                    message=f"{path} no longer holds a run (deleted meanwhile)",
-                    hint="list the runs with Client(backend='local').runs()",
-                )
-            run = LocalRun(path)
-            try:
-                run.stop_locked()
-            except NotFoundError:
-                pass  # its state went with a delete that ran meanwhile: nothing to stop
-            except GkemlError:
-                _stop_unreadable(RunDir(path))
-            remove_run_dir(self.root, path.parent.name, name)
+        check_store_name("name", name)
+        for namespace in self._namespaces():
+            path = run_path(self.root, namespace.name, name)
+            if not (path.exists() or lock_path(path).exists()):
+                continue
+            # Looked at under the lock: a submission in progress is waited for, then deleted.
+            with submission(path):
+                if RunDir(path).holds_state:
+                    self._delete_locked(path)
+                    return
+        raise NotFoundError(
+            f"delete local run {name!r}",
+            status=404,
+            reason="NotFound",
+            message=f"no run of that name under {self.root}",
+            hint="list the runs with Client(backend='local').runs()",
+        )
+
+    def _delete_locked(self, path: Path) -> None:
+        try:
+            LocalRun(path).stop_locked()
+        except NotFoundError:
+            pass  # no state left to say what runs: nothing gkeml can stop
+        except GkemlError:
+            _stop_unreadable(RunDir(path))
+        remove_run_dir(self.root, path.parent.name, path.name)
 
     def _namespaces(self) -> list[Path]:
         if self.namespace is not None:

@@ -281,8 +281,12 @@ class LocalRun(Run):
         record = self._record(locked=True)
         supervisor = self._dir.read_supervisor()
         if record.status.terminal:
-            if supervisor is None or not alive(supervisor):
-                stop_groups(_unfinished(record), grace=0)
+            if supervisor is not None and alive(supervisor):
+                # It recorded the outcome and is tidying up (its reserve) before it exits:
+                # what follows (a delete, a replacement) starts once it is gone.
+                _wait_gone(supervisor, CANCEL_MARGIN_SECONDS)
+                stop_groups([supervisor], grace=0)
+            stop_groups(_unfinished(record), grace=0)
             return False
         self._dir.request_cancel()
         if supervisor is not None:
@@ -310,11 +314,15 @@ def stop_supervisor(supervisor: ProcessId, timeout: float) -> None:
         return
     with contextlib.suppress(ProcessLookupError):
         os.kill(supervisor.pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while alive(supervisor) and time.monotonic() < deadline:
-        wait_exit(supervisor, min(POLL_SECONDS * 10, max(0.0, deadline - time.monotonic())))
+    _wait_gone(supervisor, timeout)
     if alive(supervisor):
         stop_groups([supervisor], grace=0)
+
+
+def _wait_gone(proc: ProcessId, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while alive(proc) and time.monotonic() < deadline:
+        wait_exit(proc, min(POLL_SECONDS * 10, max(0.0, deadline - time.monotonic())))
 
 
 def _unfinished(record: LocalRunState) -> list[ProcessId]:
