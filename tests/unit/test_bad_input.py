@@ -3,11 +3,13 @@ dependency, an unbounded error message, or an object the API server refuses."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from gkeml_sdk import NodePool, SpecError, Tier, TrainingJob
+from gkeml_sdk import NodePool, SpecError, Team, Tier, TrainingJob
 from gkeml_sdk.cli.main import main
 from gkeml_sdk.core import spec_text
 from gkeml_sdk.core.rules import check_plain_env
@@ -224,3 +226,22 @@ def test_terminal_escapes_in_a_file_name_are_quoted(
         path = spec(tmp_path, "name: [", name)
         err = _one_line_error(["validate", str(path)], capsys)
         assert "\x1b" not in err and "not valid YAML" in err
+
+
+@pytest.mark.parametrize(
+    ("build", "where"),
+    [
+        (lambda: Team(name="a", quota={"nvidia-l4": 10**5000}), "Team.quota.nvidia-l4"),
+        (lambda: job(nodes=10**5000), "TrainingJob.nodes"),
+        (lambda: job(max_runtime=2**63), "TrainingJob.max_runtime"),
+    ],
+)
+def test_whole_numbers_beyond_64_bits_are_refused_at_construction(
+    build: Callable[[], object], where: str
+) -> None:
+    # Built, such a model could be neither printed nor written: repr() and to_yaml() raised
+    # Python's "Exceeds the limit (4300 digits)".
+    with pytest.raises(SpecError, match=rf"{re.escape(where)}: a whole number of \d+ bits"):
+        build()
+    team = Team(name="a", quota={"nvidia-l4": 2**63 - 1})
+    assert "9223372036854775807" in repr(team) and "9223372036854775807" in team.to_yaml()
