@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gkeml_sdk.core.credentials import check_argv, check_texts
 from gkeml_sdk.core.environment import ATTEMPT_SEPARATOR
 from gkeml_sdk.core.model import DNS1123_LABEL, DNS1123_SUBDOMAIN, fail
 from gkeml_sdk.core.quantity import check_quantity
@@ -203,4 +204,7 @@ def _check_env_and_labels(job: TrainingJobFields) -> None:
             )
     check_secret_env(job.secret_env, job.env)
     check_plain_env(job.env)
+    check_argv(job.command or [], "command")
+    check_argv(job.args, "args")
+    check_texts(job.files.items(), "files")
     check_labels(job.labels, job.annotations)
