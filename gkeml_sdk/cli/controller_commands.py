@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 
@@ -80,12 +81,12 @@ def _run(args: argparse.Namespace) -> int:
 
 def _install(args: argparse.Namespace) -> int:
     from gkeml_sdk import KubernetesSettings, controller_manifests, install_controller
-    from gkeml_sdk.core.spec_text import read_spec_file
 
     tenants_yaml = None
     if args.tenants:
-        _tenants(args.tenants)  # refuse a file the manager could not read, before applying
-        _, tenants_yaml = read_spec_file(args.tenants, fix="pass the tenants' YAML file")
+        # Read once it was loaded: a file, of a bounded size, that the manager can read.
+        _tenants(args.tenants)
+        tenants_yaml = Path(args.tenants).read_text(encoding="utf-8")
     image = {"image": args.image} if args.image else {}
     manifests = controller_manifests(
         args.namespace,
@@ -105,9 +106,8 @@ def _install(args: argparse.Namespace) -> int:
 
 def _tenants(file: str) -> list[Any]:
     from gkeml_sdk import SpecError, Tenant, load_specs
-    from gkeml_sdk.errors import excerpt
 
     tenants = [s for s in load_specs(file) if isinstance(s, Tenant)]
     if not tenants:
-        raise SpecError(f"{excerpt(file)}: no Tenant", fix="add documents with `kind: Tenant`")
+        raise SpecError(f"{file}: no Tenant", fix="add documents with `kind: Tenant`")
     return tenants
