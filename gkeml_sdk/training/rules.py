@@ -23,6 +23,7 @@ from gkeml_sdk.scheduling import spot
 from gkeml_sdk.scheduling.capacity_order import check_capacity_order
 from gkeml_sdk.scheduling.placement import check_placement
 from gkeml_sdk.scheduling.rules import check_provisioning_mode
+from gkeml_sdk.training.record_size import check_record_size
 from gkeml_sdk.training.secret_env import check_secret_env
 
 if TYPE_CHECKING:
@@ -87,6 +88,7 @@ def check_job(job: TrainingJobFields) -> None:
         from gkeml_sdk.training.code import check_files
 
         check_files(job.files)
+    check_record_size(job)
 
 
 def checkpoint_problem(job: TrainingJobFields, resubmits: bool = False) -> SpecError | None:
