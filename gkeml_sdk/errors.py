@@ -22,7 +22,7 @@ MESSAGE_PART_CHARS = 2_000
 
 
 def excerpt(value: Any, limit: int = EXCERPT_CHARS) -> str:
-    """`value` (its `repr` unless a string) cut to `limit` characters, saying how many were left
+    r"""`value` (its `repr` unless a string) cut to `limit` characters, saying how many were left
     out, for messages that quote user input.
 
     Example:
@@ -30,11 +30,23 @@ def excerpt(value: Any, limit: int = EXCERPT_CHARS) -> str:
         'xxxxxxxxxx… (290 more characters)'
         >>> excerpt(["a"])
         "['a']"
+        >>> excerpt("job\x1b[31m.yaml")  # a terminal escape, quoted
+        'job\\x1b[31m.yaml'
     """
     text = value if isinstance(value, str) else _safe_repr(value)
+    text = text.translate(_CONTROLS)
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+# Characters a terminal acts on instead of showing (escape sequences, line breaks, bidi
+# overrides): quoted as escapes, so quoted input can neither restyle the terminal nor
+# spread one error over several lines.
+_CONTROLS = {
+    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    for code in (*range(0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+}
 
 
 def _safe_repr(value: Any) -> str:

@@ -66,17 +66,20 @@ def python_objects(path: str | Path, kind: type[T]) -> list[T]:
 def _existing(path: str | Path) -> Path:
     file = Path(path)
     try:
-        found, directory = file.is_file(), file.is_dir()
+        found, directory, exists = file.is_file(), file.is_dir(), file.exists()
     except OSError:  # a name longer than the file system allows, and the like
-        found = directory = False
+        found = directory = exists = False
     if directory:
         raise SpecError(
             f"{excerpt(str(file))}: a directory, not a file",
             fix="pass a .yaml spec or a .py file inside it",
         )
     if not found:
+        missing = "no such file"
+        if exists:  # /dev/zero, a FIFO: reading it might never end
+            missing = "not a regular file (a device, pipe or socket)"
         raise SpecError(
-            f"{excerpt(str(file))}: no such file",
+            f"{excerpt(str(file))}: {missing}",
             fix="pass a .yaml spec or a .py file that defines a job",
         )
     return file

@@ -91,9 +91,13 @@ def _run(args: argparse.Namespace) -> int:
 def _install(args: argparse.Namespace) -> int:
     from gkeml_sdk import KubernetesSettings, controller_manifests, install_controller
 
-    tenants_yaml = Path(args.tenants).read_text() if args.tenants else None
-    # Parsed before anything is applied: a file the manager could not read is refused here.
-    tenants = _tenants(args.tenants) if args.tenants else []
+    tenants_yaml = None
+    tenants = []
+    if args.tenants:
+        # Parsed before anything is applied (a file, of a bounded size, that the manager can
+        # read), then read once more as the text the manager gets.
+        tenants = _tenants(args.tenants)
+        tenants_yaml = Path(args.tenants).read_text(encoding="utf-8")
     manifests = controller_manifests(
         args.namespace,
         image=args.image,

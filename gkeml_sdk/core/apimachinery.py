@@ -123,6 +123,24 @@ def config_map_key_errors(value: str) -> list[str]:
     return errors
 
 
+def volume_item_path_errors(path: str) -> list[str]:
+    """`validateLocalNonReservedPath` for a ConfigMap volume item's path: relative, no '..'
+    element, and not starting with '..' (the kubelet keeps its `..data` links there).
+
+    Example:
+        >>> volume_item_path_errors("pkg/..x.py"), volume_item_path_errors("..data")
+        ([], ["must not start with '..'"])
+    """
+    errors = []
+    if path.startswith("/"):
+        errors.append("must be a relative path")
+    if ".." in path.split("/"):
+        errors.append("must not contain '..'")
+    elif path.startswith(".."):
+        errors.append("must not start with '..'")
+    return errors
+
+
 def annotations_size(annotations: Mapping[str, str]) -> int:
     """What `ValidateAnnotationsSize` counts: the bytes of every key and value.
 

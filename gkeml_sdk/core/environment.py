@@ -56,6 +56,10 @@ CODE_MOUNT = "/gkeml/code"
 # code shares its ConfigMap with the run record (spec, attempts, history), hence the room.
 CONFIGMAP_MAX_BYTES = 1024 * 1024
 CODE_METADATA_ALLOWANCE = 128 * 1024
+# Of the record's 1 MiB, what its attempts and history may take (the history is capped at
+# RECORD_HISTORY_MAX_BYTES, oldest entries dropped first); code and spec get the rest.
+RECORD_STATE_ALLOWANCE = 96 * 1024
+RECORD_HISTORY_MAX_BYTES = 64 * 1024
 
 # TPU slices (what the TPU runtime and JAX's megascale read)
 TPU_WORKER_ID = "TPU_WORKER_ID"

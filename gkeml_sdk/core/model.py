@@ -38,6 +38,7 @@ class SpecModel(BaseModel):
         """Validate the fields, raising `SpecError` on invalid input."""
         # pydantic also calls this for a nested model given as a mapping, so a mistake inside
         # it reaches the outer model as the nested model's own SpecError, which it re-raises.
+        _check_numbers(type(self), data)
         try:
             super().__init__(**data)
         except ValidationError as exc:
@@ -84,6 +85,32 @@ class SpecModel(BaseModel):
             )
         data.pop("kind", None)
         return cls.model_validate(data)
+
+
+# Kubernetes stores whole numbers as 64-bit integers; beyond those, Python cannot even print
+# some (more than 4,300 digits), so repr() and to_yaml() of the model would fail.
+INT_MAX = 2**63 - 1
+
+
+def _check_numbers(cls: type[BaseModel], data: dict[str, Any]) -> None:
+    """Refuse a whole number beyond `INT_MAX` anywhere in `data` (lists and mappings too)."""
+    stack: list[tuple[str, Any]] = list(data.items())
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, int) and not isinstance(value, bool):
+            if -INT_MAX - 1 <= value <= INT_MAX:
+                continue
+            raise SpecError(
+                f"{cls.__name__}.{excerpt(where, 80)}: a whole number of "
+                f"{value.bit_length()} bits, beyond any number Kubernetes stores",
+                rule=f"whole numbers are 64-bit: from {-INT_MAX - 1} to {INT_MAX}",
+                fix="use the number you mean, within that range",
+                field=where.split(".", 1)[0].split("[", 1)[0],
+            )
+        if isinstance(value, dict):
+            stack.extend((f"{where}.{k}", v) for k, v in value.items())
+        elif isinstance(value, (list, tuple)):
+            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(value))
 
 
 def _with_attributes(doc: str, fields: dict[str, FieldInfo]) -> str:

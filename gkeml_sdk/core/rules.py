@@ -13,20 +13,12 @@ from gkeml_sdk.core.apimachinery import (
     label_value_errors,
     qualified_name_errors,
 )
+from gkeml_sdk.core.credentials import check_texts, credential_reason
 from gkeml_sdk.core.environment import ATTEMPT_NAME_ALLOWANCE, REPLICATED_JOB
 from gkeml_sdk.core.model import DNS1035_LABEL, fail
 from gkeml_sdk.errors import excerpt
 
 ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*\Z")
-# Formats credentials are issued in: Hugging Face, OpenAI/Anthropic, GitHub, GitLab, Slack,
-# AWS access keys, Google API keys and OAuth tokens, PEM private keys. Compiled (by re's cache)
-# when a value is first checked: most specs have none.
-_CREDENTIAL = (
-    r"^(hf_[A-Za-z0-9]{30,}|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}"
-    r"|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}"
-    r"|(AKIA|ASIA)[A-Z0-9]{16}|AIza[0-9A-Za-z_-]{35}|ya29\.[0-9A-Za-z_-]{20,})\Z"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
-)
 # Env names that say they hold one (split on '_': TOKENIZERS_PARALLELISM is no token).
 _SECRET_WORDS = {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "CREDENTIALS"}
 _SECRET_PAIRS = {("API", "KEY"), ("ACCESS", "KEY"), ("PRIVATE", "KEY"), ("SECRET", "KEY")}
@@ -199,6 +191,9 @@ def check_labels(labels: Mapping[str, str], annotations: Mapping[str, str] = {})
             fix="keep large values in a ConfigMap or a bucket and annotate a reference",
             field="annotations",
         )
+    # A value the cluster stores and shows to everyone who lists the object.
+    check_texts(labels.items(), "labels")
+    check_texts(annotations.items(), "annotations")
 
 
 def check_env_name(key: str) -> None:
@@ -251,7 +246,7 @@ def slug(text: str, *, empty: str) -> str:
 
 
 def _looks_secret(name: str, value: str) -> bool:
-    if re.search(_CREDENTIAL, value):
+    if credential_reason(value, name) is not None:  # a token's shape, or named and random
         return True
     words = name.upper().split("_")
     named = bool(_SECRET_WORDS & set(words)) or any(

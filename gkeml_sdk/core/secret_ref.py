@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
+from gkeml_sdk.core.credentials import NUMBER, credential_reason
 from gkeml_sdk.core.model import DNS1123_SUBDOMAIN, SpecModel, fail
 
 # A local run reads the value from the caller's environment variable of the same name, and
@@ -112,9 +113,13 @@ def looks_secret(name: str, value: str) -> bool:
     Example:
         >>> looks_secret("OPENAI_API_KEY", "x"), looks_secret("MODE", "hf_abc")
         (True, True)
-        >>> looks_secret("LR", "1")
-        False
+        >>> looks_secret("LR", "1"), looks_secret("MAX_TOKEN_COUNT", "4096")
+        (False, False)
     """
+    if credential_reason(value, name) is not None:  # a token's shape, or named and random
+        return True
+    if NUMBER.fullmatch(value.strip()):  # MAX_TOKENS=4096: a name alone never refuses a number
+        return False
     return any(word in name.upper() for word in SECRET_LIKE_NAMES) or value.startswith(
         SECRET_LIKE_VALUES
     )

@@ -14,17 +14,14 @@ from gkeml_sdk.errors import SpecError, excerpt
 # and keeps a mistaken path (a dataset, /dev/zero's cousins) from filling memory.
 MAX_SPEC_BYTES = 4 * 1024 * 1024
 # Aliases may repeat a few shared blocks; an "alias bomb" (each level repeating the last
-# nine times) expands to 9**N nodes from a few hundred bytes.
+# nine times) expands to 9**N nodes from a few hundred bytes, and one long string aliased
+# thousands of times to gigabytes: both are counted as written out, nodes and characters.
 MAX_ALIAS_NODES = 10_000
-# libyaml composes nested collections by recursing in C, where Python's recursion limit does
-# not reach: a document nested some 30,000 deep (60 KB of "[") overflows the stack and the
-# process dies, whatever catches exceptions around it; PyYAML's own scanner takes time
-# quadratic in the depth. Every level of nesting takes one of `_NESTING_MARKS`, so a text
-# with at most `MAX_FAST_NESTING` of them is read at once, and any other only once libyaml's
-# parser (a loop, not a recursion) found it no deeper than `MAX_NESTING`.
-_NESTING_MARKS = "[{-:?"
-MAX_FAST_NESTING = 1_000
-MAX_NESTING = 100
+MAX_EXPANDED_CHARS = MAX_SPEC_BYTES
+# Kubernetes objects nest about 15 levels; libyaml composes recursively in C, where a
+# document nested 100,000 levels deep ends the process instead of raising.
+MAX_DEPTH = 100
+_OPENERS = ("[", "{", "-", ":", "?")  # each level of nesting starts with one of these
 
 
 def load_yaml(text: str, where: str) -> Any:
@@ -70,7 +67,12 @@ def read_spec_file(path: str | Path, fix: str) -> tuple[Path, str]:
     file = Path(path)
     try:
         if not file.is_file():
-            raise SpecError(f"{excerpt(str(file))}: no such file", fix=fix)
+            what = "no such file"
+            if file.is_dir():
+                what = "a directory, not a file"
+            elif file.exists():
+                what = "not a regular file (a device, pipe or socket)"
+            raise SpecError(f"{excerpt(str(file))}: {what}", fix=fix)
         with file.open("rb") as stream:
             # Read one byte past the limit: a size from stat() can lie (/proc, growing files).
             data = stream.read(MAX_SPEC_BYTES + 1)
@@ -96,9 +98,8 @@ def _parse(text: str, where: str, read: Callable[[Any], Any]) -> Any:
     if len(text) > MAX_SPEC_BYTES:
         raise _too_large(where)
     fast, pure = _loader_classes()
+    _check_depth(text, where, fast)
     if fast is not pure:
-        if sum(map(text.count, _NESTING_MARKS)) > MAX_FAST_NESTING and _deeper(fast, text):
-            raise _too_deep(where)
         try:
             return _read(fast, text, read)
         except (yaml.YAMLError, ValueError, OverflowError, RecursionError):
@@ -146,9 +147,19 @@ def _explain(where: str, loader_class: type[Any], text: str, read: Callable[[Any
         raise _too_deep(where) from None
 
 
-def _deeper(loader_class: type[Any], text: str) -> bool:
-    """Whether `text` nests collections more than `MAX_NESTING` deep before any error (which
-    the caller's reading reports), read event by event."""
+def _too_deep(where: str) -> SpecError:
+    return SpecError(
+        f"{where}: YAML nested more than {MAX_DEPTH} levels deep",
+        rule=f"values nest at most {MAX_DEPTH} lists or mappings deep",
+        fix="a spec is a flat mapping of fields with short lists and mappings",
+    )
+
+
+def _check_depth(text: str, where: str, loader_class: type[Any]) -> None:
+    """Refuse YAML nested deeper than `MAX_DEPTH`, from libyaml's events (which it reads with
+    a stack of its own, not by recursion), before anything composes it."""
+    if sum(text.count(mark) for mark in _OPENERS) <= MAX_DEPTH:
+        return  # cannot be that deep: no second reading of an ordinary spec
     import yaml
 
     loader = loader_class(text)
@@ -158,23 +169,14 @@ def _deeper(loader_class: type[Any], text: str) -> bool:
             event = loader.get_event()
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
-                if depth > MAX_NESTING:
-                    return True
+                if depth > MAX_DEPTH:
+                    raise _too_deep(where)
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
     except yaml.YAMLError:
-        return False
+        return  # broken before it got that deep: the reading says where
     finally:
         loader.dispose()
-    return False
-
-
-def _too_deep(where: str) -> SpecError:
-    return SpecError(
-        f"{where}: YAML nested too deeply to read",
-        rule=f"values nest at most {MAX_NESTING} lists or mappings deep",
-        fix="a spec is a flat mapping of fields with short lists and mappings",
-    )
 
 
 def _too_large(where: str) -> SpecError:
@@ -216,11 +218,12 @@ class _AskThePureReader(ValueError):
 
 
 def _check_composed(root: Any, libyaml: bool = False) -> None:
-    """Refuse, before anything is constructed, a document whose aliases expand beyond
-    `MAX_ALIAS_NODES` extra nodes or refer to themselves, and text no API server stores (lone
-    UTF-16 surrogates from `"\\ud800"` escapes). Linear in the nodes as written: each shared
-    node's expanded size is counted once."""
-    expanded: dict[int, int] = {}
+    """Refuse, before anything is constructed, a document whose aliases expand it beyond
+    `MAX_ALIAS_NODES` extra nodes or `MAX_EXPANDED_CHARS` characters of values, or refer to
+    themselves; a mapping that repeats a key (YAML readers disagree on which one wins); and
+    text no API server stores (lone UTF-16 surrogates from `"\\ud800"` escapes). Linear in
+    the nodes as written: each shared node's expanded size is counted once."""
+    expanded: dict[int, tuple[int, int]] = {}  # node -> (nodes, characters) written out
     unique = 0
     stack: list[tuple[Any, bool]] = [(root, False)]
     open_nodes: set[int] = set()
@@ -229,7 +232,8 @@ def _check_composed(root: Any, libyaml: bool = False) -> None:
         key = id(node)
         if children_done:
             open_nodes.discard(key)
-            expanded[key] = 1 + sum(expanded[id(child)] for child in _children(node))
+            sizes = [expanded[id(child)] for child in _children(node)]
+            expanded[key] = (1 + sum(n for n, _ in sizes), sum(c for _, c in sizes))
             continue
         if key in expanded:
             continue
@@ -243,13 +247,38 @@ def _check_composed(root: Any, libyaml: bool = False) -> None:
                 # `key: !` is '' through libyaml and None through PyYAML (`!!str` is '' in
                 # both): PyYAML's answer, so that both readers give the same results.
                 raise _AskThePureReader
-            expanded[key] = 1
+            expanded[key] = (1, len(node.value))
             continue
+        if node.value and isinstance(node.value[0], tuple):
+            _check_keys_once(node)
         open_nodes.add(key)
         stack.append((node, True))
         stack.extend((child, False) for child in _children(node) if id(child) not in expanded)
-    if expanded[id(root)] - unique > MAX_ALIAS_NODES:
-        raise _alias_error(root, f"aliases expand it by {expanded[id(root)] - unique} nodes")
+    nodes, chars = expanded[id(root)]
+    if nodes - unique > MAX_ALIAS_NODES:
+        raise _alias_error(root, f"aliases expand it by {nodes - unique} nodes")
+    if chars > MAX_EXPANDED_CHARS:
+        raise _alias_error(root, f"aliases expand its values to {chars:,} characters")
+
+
+def _check_keys_once(mapping: Any) -> None:
+    """Refuse a mapping that names a key twice (`<<` merges may repeat: explicit keys win)."""
+    seen: dict[tuple[str, str], Any] = {}
+    for key_node, _ in mapping.value:
+        if not isinstance(key_node.value, str) or key_node.tag.endswith(":merge"):
+            continue
+        found = (key_node.tag, key_node.value)
+        if found in seen:
+            first = seen[found].start_mark.line + 1
+            raise SpecError(
+                f"YAML mapping at line {mapping.start_mark.line + 1}: key "
+                f"{excerpt(key_node.value)!r} appears twice (lines {first} and "
+                f"{key_node.start_mark.line + 1})",
+                rule="a key names one field; YAML readers disagree on which repeat wins, so "
+                "gkeml reads neither",
+                fix=f"keep one {excerpt(key_node.value)}: line",
+            )
+        seen[found] = key_node
 
 
 def _children(node: Any) -> list[Any]:
@@ -264,7 +293,8 @@ def _alias_error(node: Any, what: str) -> SpecError:
     mark = node.start_mark
     return SpecError(
         f"YAML document at line {mark.line + 1}: {what}",
-        rule=f"aliases (*name) may add at most {MAX_ALIAS_NODES} nodes to a document",
+        rule=f"aliases (*name) may add at most {MAX_ALIAS_NODES} nodes to a document, and its "
+        f"values, written out, hold at most {MAX_EXPANDED_CHARS:,} characters",
         fix="write the repeated values out, or repeat fewer of them",
     )
 

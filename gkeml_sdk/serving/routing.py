@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from gkeml_sdk.core.model import DNS1123_LABEL, DNS1123_SUBDOMAIN, SpecModel, fail
+from gkeml_sdk.serving.istio_hosts import virtual_service_host_errors
 
 MAX_WEIGHT = 1_000_000  # HTTPRoute backendRef weight limit
 MAX_RETRIES = 5
@@ -152,6 +153,15 @@ class Routing(SpecModel):
                     rule="Istio routes to the Service; the endpoint picker belongs to an "
                     "InferencePool",
                     fix="drop them, or via='inference-gateway'",
+                )
+            refused = virtual_service_host_errors(self.hosts)
+            if refused:
+                raise fail(
+                    f"hosts: {refused[0]}",
+                    rule="istiod refuses a VirtualService whose hosts are not DNS names (a '*' "
+                    "only as the first label), IP addresses, or that repeat a host",
+                    fix="hosts=['chat.example.com'], or leave hosts empty for the Service's name",
+                    field="hosts",
                 )
             if self.retries is not None and not 0 <= self.retries <= MAX_RETRIES:
                 raise fail(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from gkeml_sdk.core.credentials import check_argv
 from gkeml_sdk.core.lookup import UnknownName
 from gkeml_sdk.core.model import DNS1123_LABEL, DNS1123_SUBDOMAIN, fail
 from gkeml_sdk.core.rules import ENV_NAME, check_labels, check_name
@@ -296,6 +297,7 @@ def check_serving_env(svc: ServeFields) -> None:
     engine_env = {name for name, _ in svc.engine_row.cache_env}
     reserved = engine_env | (set(TOKEN_ENV) if svc.hf_token_secret else set())
     check_secret_names(svc.secret_env, svc.env, reserved, "the engine's token and cache variables")
+    check_argv(svc.extra_args, "extra_args")
     for name, value in svc.env.items():
         if name in svc.not_secret or not looks_secret(name, value):
             continue

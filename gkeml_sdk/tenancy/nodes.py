@@ -7,6 +7,7 @@ time-sharing, the accelerator's own); a preemptible tier shares a Spot pool per 
 from __future__ import annotations
 
 import copy
+import hashlib
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.objects import Obj
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 
 DEDICATED_KEY = "gkeml.dev/dedicated-to"  # node label and taint key; the value is the tenant
 POOL_NAME_MAX = 40
+_DIGEST_CHARS = 6  # ends a name cut to fit: 16 million to one against two cut names meeting
 
 
 def dedicated(tenant: TenantFields) -> bool:
@@ -66,7 +68,16 @@ def pool_name(tenant: TenantFields, model: TenantModel) -> str:
         name = f"gkeml-shared-nvidia-{gpu}-{part}" if part else f"gkeml-shared-nvidia-{gpu}"
     else:
         name = f"gkeml-{'spot' if model.model.spot else 'preemptible'}-nvidia-{gpu}"
-    return slug(name, empty="pool")[:POOL_NAME_MAX].rstrip("-")
+    return _fitted(slug(name, empty="pool"))
+
+
+def _fitted(name: str) -> str:
+    """`name` within `POOL_NAME_MAX`: a longer one is cut and ends in a digest of all of it,
+    so two tenants whose names share the first characters never share a "dedicated" pool."""
+    if len(name) <= POOL_NAME_MAX:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:_DIGEST_CHARS]
+    return f"{name[: POOL_NAME_MAX - _DIGEST_CHARS - 1].rstrip('-')}-{digest}"
 
 
 def node_pools(tenant: TenantFields) -> list[NodePool]:

@@ -15,7 +15,11 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from gkeml_sdk.core.apimachinery import DNS1123_SUBDOMAIN_MAX, config_map_key_errors
+from gkeml_sdk.core.apimachinery import (
+    DNS1123_SUBDOMAIN_MAX,
+    config_map_key_errors,
+    volume_item_path_errors,
+)
 from gkeml_sdk.core.environment import CODE_METADATA_ALLOWANCE, CONFIGMAP_MAX_BYTES
 from gkeml_sdk.core.model import fail
 from gkeml_sdk.errors import excerpt
@@ -46,6 +50,15 @@ def check_files(files: Mapping[str, str]) -> None:
                 rule="code files are relative paths of letters, digits, '-', '_', '.' below "
                 "the code directory",
                 fix="e.g. files={'main.py': ..., 'pkg/util.py': ...}",
+                field="files",
+            )
+        refused = volume_item_path_errors(path)
+        if refused:
+            raise fail(
+                f"file path {excerpt(repr(path), 80)} {'; '.join(refused)}",
+                rule="code files are mounted as ConfigMap volume items, whose paths the API "
+                "server refuses when they start with '..' (the kubelet's own '..data' links)",
+                fix="rename it without the leading '..'",
                 field="files",
             )
         key = config_map_key(path)

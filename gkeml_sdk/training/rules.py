@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gkeml_sdk.core.credentials import check_argv, check_texts
 from gkeml_sdk.core.environment import ATTEMPT_SEPARATOR
 from gkeml_sdk.core.model import DNS1123_LABEL, DNS1123_SUBDOMAIN, fail
 from gkeml_sdk.core.quantity import check_quantity
@@ -22,6 +23,7 @@ from gkeml_sdk.scheduling import spot
 from gkeml_sdk.scheduling.capacity_order import check_capacity_order
 from gkeml_sdk.scheduling.placement import check_placement
 from gkeml_sdk.scheduling.rules import check_provisioning_mode
+from gkeml_sdk.training.record_size import check_record_size
 from gkeml_sdk.training.secret_env import check_secret_env
 
 if TYPE_CHECKING:
@@ -86,6 +88,7 @@ def check_job(job: TrainingJobFields) -> None:
         from gkeml_sdk.training.code import check_files
 
         check_files(job.files)
+    check_record_size(job)
 
 
 def checkpoint_problem(
@@ -207,4 +210,7 @@ def _check_env_and_labels(job: TrainingJobFields) -> None:
             )
     check_secret_env(job.secret_env, job.env)
     check_plain_env(job.env)
+    check_argv(job.command or [], "command")
+    check_argv(job.args, "args")
+    check_texts(job.files.items(), "files")
     check_labels(job.labels, job.annotations)

@@ -84,7 +84,8 @@ class GkeAPIServer:
         self, method: str, path: str, how: str, times: int = 1, status: int = 502
     ) -> None:
         """Answer the next `times` matching requests below the API (`Fault.transport`):
-        "html" (a Google front end's error page, as GFE sends for a 502), "drop" or "hang"."""
+        "html" (a Google front end's error page, as GFE sends for a 502), "drop", "hang" or
+        "trickle" (a slow link or proxy: the body a byte every 20 ms until `State.release`)."""
         error = ApiError(status if status in (429, 500, 503) else 503, "")
         self.state.faults.append(Fault(method, path, error, times, transport=how, status=status))
 
@@ -216,6 +217,12 @@ class _Handler(BaseHTTPRequestHandler):
         return self.state.advance(name)
 
     def _break(self, fault: Fault) -> None:
+        if fault.transport == "trickle":
+            self.state.lock.release()  # other requests go on while this one trickles
+            try:
+                return self._trickle()
+            finally:
+                self.state.lock.acquire()
         if fault.transport == "hang":
             self.state.lock.release()  # other requests go on while this one hangs
             try:
@@ -232,6 +239,22 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(page)))
         self.end_headers()
         self.wfile.write(page)
+
+    def _trickle(self) -> None:
+        body = b"{" + b" " * 100_000 + b"}"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json; charset=UTF-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        for byte in body:
+            if self.state.release.wait(0.02):
+                break  # the test is over: stop, the answer unfinished
+            try:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+            except OSError:
+                break  # the client gave up and closed the connection
+        self.close_connection = True
 
     def _reply(self, code: int, body: dict[str, Any]) -> None:
         data = json.dumps(body).encode()

@@ -41,7 +41,8 @@ class Fault:
     after: bool = False  # the request takes effect and then the answer is lost
     # How the answer goes wrong below the API: "" an API error, "html" a front end's HTML
     # page (a load balancer's 502, a captive portal's 200), "drop" the connection closed
-    # without an answer, "hang" no answer until the test sets `State.release`.
+    # without an answer, "hang" no answer until the test sets `State.release`, "trickle" the
+    # answer's body a byte at a time (each sooner than any read timeout) until it does.
     transport: str = ""
     status: int = 502  # the HTTP status of an "html" answer
 

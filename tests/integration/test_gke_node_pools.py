@@ -255,6 +255,22 @@ def test_a_request_without_an_answer_is_retried_then_a_gke_timeout(
     assert _calls(gke_api, "GET") == 2
 
 
+def test_an_answer_that_trickles_in_is_bounded_as_a_whole(gke_api: GkeAPIServer) -> None:
+    # A byte every 20 ms keeps every read within the transport's own 0.2 s timeout, for the
+    # 33 minutes the 100 kB answer would take; the whole request is what is bounded.
+    gke_api.break_transport("GET", rf"/v1/{CLUSTER}/nodePools/h100", "trickle", times=100)
+    gke = GkeClient(
+        "ml-proj", "us-central1", "train", client=gke_api.client(), sleep=lambda s: None,
+        attempts=2, request_timeout_seconds=0.2,
+    )  # fmt: skip
+    try:
+        with pytest.raises(GkeError, match=r"TIMEOUT: no answer from the GKE API within 0\.2 s"):
+            gke.get("h100")
+        assert _calls(gke_api, "GET") == 2
+    finally:
+        gke_api.state.release.set()  # the abandoned requests' trickles end
+
+
 def test_the_fake_refuses_what_gke_refuses(gke: GkeClient, gke_api: GkeAPIServer) -> None:
     # A queued-provisioning pool on Spot, sent past NodePool's own checks.
     (message,) = node_pool_messages(H100)

@@ -135,10 +135,16 @@ def test_a_sigkilled_supervisor_takes_whole_process_groups_down(tmp_path: Path) 
     assert supervisor is not None
     os.kill(supervisor.pid, signal.SIGKILL)
     _until(lambda: not alive(supervisor))
-    status = run.state  # the next read reconciles
+    before = (run.path / "state.json").read_bytes()
+    status = run.state  # the next read sees the supervisor gone
     assert (status.state, status.reason) == (RunState.FAILED, "SupervisorLost")
     assert status.cause is FailureCause.INFRASTRUCTURE
-    assert "0: still running, killed" in status.message
+    assert "0: no exit code recorded" in status.message
+    # A reader neither writes nor signals: the processes that ignored SIGTERM still run.
+    assert (run.path / "state.json").read_bytes() == before
+    assert all(group_alive(leader) for leader in leaders)
+    # Cancel stops what the lost supervisor left; the run had already ended, so it says False.
+    assert run.cancel() is False
     assert not any(group_alive(leader) for leader in leaders)
     assert not any(alive(ProcessId(pid)) for pid in children)
 

@@ -18,6 +18,7 @@ import pytest
 
 from gkeml_sdk import RunState, TrainingJob
 from gkeml_sdk.backends.local import LocalBackend, detach, local_backend, run_files
+from gkeml_sdk.errors import ConfigError
 
 REPORTING = """
 import json, os, sys
@@ -114,10 +115,10 @@ def test_a_submit_that_fails_while_writing_stops_its_launcher(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(run_files, "plan_launch", broken)
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(ConfigError, match=r"the disk holding it is full \(No space left"):
         LocalBackend(run_dir=tmp_path).submit(TrainingJob(name="full", command=["true"]))
     run_path = str(tmp_path / "default" / "full")
-    assert not (tmp_path / "default" / "full" / "supervisor.json").exists()
+    assert not (tmp_path / "default" / "full").exists()  # removed: its space is given back
     assert [pid for pid in _pids() if run_path in _cmdline(pid)] == []
 
 

@@ -4,13 +4,15 @@ dependency, an unbounded error message, or an object the API server refuses."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from gkeml_sdk import NodePool, SpecError, Tier, TrainingJob
+from gkeml_sdk import NodePool, SpecError, Team, Tier, TrainingJob
 from gkeml_sdk.cli.main import main
 from gkeml_sdk.core import spec_text
 from gkeml_sdk.core.rules import check_plain_env
@@ -125,12 +127,12 @@ def test_yaml_nested_beyond_the_c_stack_is_refused_not_a_crash(nested: str) -> N
         [sys.executable, "-c", code], input=nested, capture_output=True, text=True, env=env
     )
     assert done.returncode == 0, done.stderr[-500:]
-    assert done.stdout.startswith("SpecError run record spec.yaml: YAML nested too deeply")
+    assert done.stdout.startswith("SpecError run record spec.yaml: YAML nested more than 100")
 
 
 def test_a_spec_with_many_nesting_marks_reads_the_same_through_either_parser() -> None:
     text = JOB + "env:\n" + "".join(f"  V{i}: 'a-b:c'\n" for i in range(400))
-    assert sum(map(text.count, "[{-:?")) > spec_text.MAX_FAST_NESTING  # its depth is checked
+    assert sum(map(text.count, "[{-:?")) > spec_text.MAX_DEPTH  # its depth is checked
     loaded = TrainingJob.from_yaml(text)
     assert loaded.env["V399"] == "a-b:c" and len(loaded.env) == 400
 
@@ -187,3 +189,88 @@ def test_a_file_name_longer_than_the_file_system_allows(
 ) -> None:
     assert main(["render", "x" * 300]) == 1  # found by tests/bench/bench_fuzz.py
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def _one_line_error(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(args) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("gkeml: error: ") and err.count("\n") == 1
+    assert len(err) < 10_000
+    return err
+
+
+def test_one_long_string_aliased_thousands_of_times_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 3.6 MB written, 3.6 GB once expanded: counted in characters, not in nodes.
+    text = JOB + 'big: &s "' + "y" * 400_000 + '"\nl: [' + ",".join(["*s"] * 9_000) + "]\n"
+    err = _one_line_error(["validate", str(spec(tmp_path, text))], capsys)
+    assert "aliases expand its values to 3,600,4" in err
+    a_few = JOB + 'labels: &l {team: "' + "v" * 60 + '"}\nannotations: *l\n'
+    assert load_specs(spec(tmp_path, a_few))[0].annotations == {"team": "v" * 60}
+
+
+def test_a_key_written_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = JOB + "command: [python, other.py]\n"
+    err = _one_line_error(["validate", str(spec(tmp_path, text))], capsys)
+    assert "key 'command' appears twice (lines 3 and 4)" in err
+    with pytest.raises(SpecError, match="key 'b' appears twice"):
+        spec_text.load_yaml("a: {b: 1, b: 2}\n", "x.yaml")
+    # A merge key may be overridden: that is what merging is for.
+    assert spec_text.load_yaml("<<: {a: 1}\na: 2\n", "x.yaml") == {"a": 2}
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000, "- " * 100_000 + "x", "{a: " * 100_000])
+def test_yaml_nested_beyond_any_spec_is_refused_without_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    # libyaml composes recursively in C: read through it, these ended the process.
+    err = _one_line_error(["validate", str(spec(tmp_path, text))], capsys)
+    assert "YAML nested more than 100 levels deep" in err
+
+
+@pytest.mark.parametrize(
+    ("path", "said"),
+    [
+        ("/dev/zero", "not a regular file (a device, pipe or socket)"),
+        ("/", "a directory, not a file"),
+        ("/nonexistent/tenants.yaml", "no such file"),
+    ],
+)
+def test_files_that_are_no_spec_files_are_one_line(
+    capsys: pytest.CaptureFixture[str], path: str, said: str
+) -> None:
+    assert said in _one_line_error(["validate", path], capsys)
+    install = ["controller", "install", "--namespace", "ml", "--tenants", path, "--dry-run"]
+    assert said in _one_line_error(install, capsys)
+
+
+def test_terminal_escapes_in_a_file_name_are_quoted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("red\x1b[31m.yaml", "two\nlines.yaml"):
+        err = _one_line_error(["validate", str(tmp_path / name)], capsys)
+        assert "\x1b" not in err
+        assert ("red\\x1b[31m.yaml" if "red" in name else "two\\x0alines.yaml") in err
+        path = spec(tmp_path, "name: [", name)
+        err = _one_line_error(["validate", str(path)], capsys)
+        assert "\x1b" not in err and "not valid YAML" in err
+
+
+@pytest.mark.parametrize(
+    ("build", "where"),
+    [
+        (lambda: Team(name="a", quota={"nvidia-l4": 10**5000}), "Team.quota.nvidia-l4"),
+        (lambda: job(nodes=10**5000), "TrainingJob.nodes"),
+        (lambda: job(max_runtime=2**63), "TrainingJob.max_runtime"),
+    ],
+)
+def test_whole_numbers_beyond_64_bits_are_refused_at_construction(
+    build: Callable[[], object], where: str
+) -> None:
+    # Built, such a model could be neither printed nor written: repr() and to_yaml() raised
+    # Python's "Exceeds the limit (4300 digits)".
+    with pytest.raises(SpecError, match=rf"{re.escape(where)}: a whole number of \d+ bits"):
+        build()
+    team = Team(name="a", quota={"nvidia-l4": 2**63 - 1})
+    assert "9223372036854775807" in repr(team) and "9223372036854775807" in team.to_yaml()

@@ -28,6 +28,11 @@ _STOCKOUT_HINT = (
 )
 
 
+class WholeRequestTimeout(TimeoutError):
+    """A request whose answer did not arrive whole within its timeout (`GkeClient` bounds
+    the whole request; the transport bounds each wait for bytes)."""
+
+
 def is_transient(exc: BaseException) -> bool:
     """True for failures worth retrying: 429 rate limits, 5xx, dropped connections."""
     from google.api_core import exceptions as api
@@ -42,6 +47,7 @@ def is_transient(exc: BaseException) -> bool:
         api.DeadlineExceeded,
         http.ConnectionError,
         http.Timeout,
+        WholeRequestTimeout,
     )
     return isinstance(exc, transient)
 
@@ -53,7 +59,7 @@ def as_gke_error(action: str, exc: BaseException, timeout: float = 0) -> GkeErro
     from google.protobuf import json_format
     from requests import exceptions as http
 
-    if isinstance(exc, http.Timeout) or _timed_out(exc):
+    if isinstance(exc, http.Timeout | WholeRequestTimeout) or _timed_out(exc):
         return GkeError(
             action,
             reason="TIMEOUT",

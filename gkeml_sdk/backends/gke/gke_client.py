@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from tenacity import (
     RetryCallState,
@@ -17,7 +18,12 @@ from tenacity import (
 )
 from tenacity.stop import stop_base
 
-from gkeml_sdk.backends.gke.api_errors import as_gke_error, is_transient, operation_error
+from gkeml_sdk.backends.gke.api_errors import (
+    WholeRequestTimeout,
+    as_gke_error,
+    is_transient,
+    operation_error,
+)
 from gkeml_sdk.errors import ConfigError, GkeError, SpecError
 
 if TYPE_CHECKING:
@@ -246,7 +252,7 @@ class GkeClient:
         wait overshoots `timeout_seconds` by one request's timeout at most)."""
 
         def send() -> T:
-            return request(self.request_timeout_seconds)
+            return within(self.request_timeout_seconds, request)
 
         retrying = Retrying(
             retry=retry_if_exception(is_transient),
@@ -262,6 +268,35 @@ class GkeClient:
             if error is None:
                 raise
             raise error from None
+
+
+def within(seconds: float, request: Callable[[float], T]) -> T:
+    """`request(seconds)`, given `seconds` in all: the transport's timeout bounds each wait
+    for bytes, so an answer trickling in a byte at a time would hold the caller for as long
+    as it trickles. The request runs in a daemon thread, left to end on its own when late.
+
+    Example:
+        >>> within(5.0, lambda timeout: f"answered within {timeout:g} s")
+        'answered within 5 s'
+    """
+    done = threading.Event()
+    outcome: list[tuple[bool, Any]] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, request(seconds)))
+        except BaseException as exc:  # handed to the caller, whatever it is
+            outcome.append((False, exc))
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="gke-request", daemon=True).start()
+    if not done.wait(seconds):
+        raise WholeRequestTimeout(f"the answer did not arrive whole within {seconds:g} s")
+    answered, value = outcome[0]
+    if answered:
+        return cast(T, value)
+    raise value
 
 
 class _PastDeadline(stop_base):

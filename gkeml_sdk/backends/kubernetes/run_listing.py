@@ -16,10 +16,10 @@ from gkeml_sdk.backends.kubernetes.queue_reads import list_pages
 from gkeml_sdk.backends.kubernetes.resources import Resource
 from gkeml_sdk.backends.kubernetes.shared_reads import SharedReads
 from gkeml_sdk.backends.kubernetes.snapshots import PODS, WORKLOADS, attempt_missing
-from gkeml_sdk.backends.kubernetes.unreadable_run import UnreadableRun
 from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL
 from gkeml_sdk.core.objects import Obj, labels, uid
 from gkeml_sdk.errors import ClusterError
+from gkeml_sdk.runs.unreadable import UnreadableRun
 from gkeml_sdk.scheduling.kueue import JOB_UID_LABEL
 
 if TYPE_CHECKING:

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from pydantic import TypeAdapter, ValidationError
 
 from gkeml_sdk.core import kinds
+from gkeml_sdk.core.environment import RECORD_HISTORY_MAX_BYTES
 from gkeml_sdk.core.labels import RUN_ID_LABEL, attempt_name, record_name, sdk_labels
 from gkeml_sdk.core.record_schema import SCHEMA_KEY, record_schema
 from gkeml_sdk.errors import SpecError, excerpt
@@ -165,7 +166,7 @@ class RunRecord:
             "code.configmap": record_name(self.name) if self.job.files else "",
             "retry.yaml": self.retry.to_yaml() if self.retry else "",
             "attempts.json": json.dumps([a.__dict__ for a in self.attempts]),
-            "history.json": json.dumps([_transition_dict(t) for t in self.history]),
+            "history.json": _history_json(self.history),
             "submitted_at": repr(self.submitted_at),
             "cancelled": "true" if self.cancelled else "false",
             **({"spec_digest": self.spec_digest} if self.spec_digest else {}),
@@ -331,6 +332,20 @@ def _attempts(run: str, found: list[AttemptRecord]) -> tuple[AttemptRecord, ...]
         if attempt.outcome not in ends:
             raise ValueError(f"{at}.outcome {excerpt(attempt.outcome)!r} is no run state")
     return tuple(found)
+
+
+def _history_json(history: tuple[Transition, ...]) -> str:
+    """The history as JSON within `RECORD_HISTORY_MAX_BYTES` (what the record's size rule
+    leaves it, `training.record_size`): the oldest transitions go first, the newest stay."""
+    kept: list[str] = []
+    size = 2
+    for transition in reversed(history):
+        entry = json.dumps(_transition_dict(transition))
+        size += len(entry.encode()) + 2
+        if size > RECORD_HISTORY_MAX_BYTES:
+            break
+        kept.append(entry)
+    return "[" + ", ".join(reversed(kept)) + "]"
 
 
 def _spec_yaml(job: TrainingJob) -> str:

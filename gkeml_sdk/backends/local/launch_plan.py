@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from gkeml_sdk.backends.local.json_fields import Fields
 from gkeml_sdk.backends.local.local_environment import slot_env, slots
 
 if TYPE_CHECKING:
@@ -64,12 +65,22 @@ class LaunchPlan:
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> LaunchPlan:
-        """Read what `to_json` wrote."""
-        names = {f.name for f in fields(cls)}
-        known = {k: v for k, v in data.items() if k in names}
-        known["slots"] = [(s["slot"], s["env"]) for s in data["slots"]]
-        return cls(**known)
+    def from_json(cls, data: object, where: str = "launch.json") -> LaunchPlan:
+        """Read what `to_json` wrote (to the file `where`); `ShapeError` when it is not that."""
+        plan = Fields(data, where)
+        return cls(
+            argv=plan.texts("argv"),
+            cwd=plan.text("cwd"),
+            slots=[(s.text("slot"), s.text_map("env")) for s in plan.objects("slots")],
+            env=plan.text_map("env"),
+            secret_names=plan.texts("secret_names"),
+            gang=plan.flag("gang"),
+            max_restarts=plan.whole("max_restarts"),
+            max_runtime=plan.optional_number("max_runtime"),
+            grace_seconds=plan.number("grace_seconds"),
+            chaos_after=plan.optional_number("chaos_after"),
+            chaos_times=plan.whole("chaos_times"),
+        )
 
 
 def plan_launch(

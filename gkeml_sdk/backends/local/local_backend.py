@@ -3,6 +3,8 @@ environment contract as on GKE, in run directories that outlive the Python proce
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import logging
 import os
 import time
@@ -17,18 +19,19 @@ from gkeml_sdk.backends.local.confined import (
     run_path,
 )
 from gkeml_sdk.backends.local.detach import supervisor_launch
+from gkeml_sdk.backends.local.launch_plan import DEFAULT_GRACE_SECONDS
 from gkeml_sdk.backends.local.local_environment import (
     check_secrets_stay_out_of_argv,
     secret_values,
     slots,
 )
 from gkeml_sdk.backends.local.local_options import LocalOptions, resolve_run_root
-from gkeml_sdk.backends.local.local_run import LocalRun
+from gkeml_sdk.backends.local.local_run import CANCEL_MARGIN_SECONDS, LocalRun, stop_supervisor
 from gkeml_sdk.backends.local.local_volumes import volume_folders
 from gkeml_sdk.backends.local.run_files import write_run
 from gkeml_sdk.backends.local.run_state import LocalRunState
-from gkeml_sdk.backends.local.run_store import STATE, RunDir, UnreadableRunError
-from gkeml_sdk.backends.local.submit_lock import submission
+from gkeml_sdk.backends.local.run_store import RunDir
+from gkeml_sdk.backends.local.submit_lock import lock_path, submission
 from gkeml_sdk.errors import (
     ConfigError,
     GkemlError,
@@ -36,11 +39,13 @@ from gkeml_sdk.errors import (
     RunExistsError,
     RunTimeoutError,
     SpecError,
+    excerpt,
 )
 from gkeml_sdk.runs.explain.explanation import Preview
 from gkeml_sdk.runs.explain.local_reasons import preview_local
 from gkeml_sdk.runs.handle import FailureCause, Run, RunState, RunStatus
 from gkeml_sdk.runs.retry import RetryPolicy
+from gkeml_sdk.runs.unreadable import UnreadableRun
 from gkeml_sdk.training.model import TrainingJob
 
 if TYPE_CHECKING:
@@ -117,9 +122,12 @@ class LocalBackend:
         path = run_path(self.root, namespace, job.name)
         # One submission per name at a time: a second waits here, then finds this run active
         # (a 409) or finished (replaced), never a half-written directory.
-        with submission(path):
-            self._submit_locked(job, namespace, path, secrets, folders, options)
-        return LocalRun(path)
+        try:
+            with submission(path):
+                submitted = self._submit_locked(job, namespace, path, secrets, folders, options)
+        except OSError as exc:
+            raise _disk_error(f"submit local run {job.name!r}", path, exc) from None
+        return LocalRun(path, submitted)
 
     def _submit_locked(
         self,
@@ -129,7 +137,8 @@ class LocalBackend:
         secrets: dict[str, str],
         folders: dict[str, str],
         options: LocalOptions | None,
-    ) -> None:
+    ) -> float:
+        """Write and start the run; returns when it was submitted (its state's `created`)."""
         self._replace_finished(namespace, job.name)
         run = RunDir(path)
         record: LocalRunState | None = None
@@ -146,31 +155,51 @@ class LocalBackend:
             )
             run.write(record)
             raise
+        except OSError:
+            # A directory this submit could not finish (a full disk): nothing runs in it, and
+            # removing it gives the space back.
+            with contextlib.suppress(OSError, GkemlError):
+                remove_run_dir(self.root, namespace, job.name)
+            raise
+        return record.created
 
     def preview(self, job: TrainingJob) -> Preview:
         """Locally a job never queues: it starts at once as processes on this machine."""
         return preview_local(len(slots(job, self.options.spawn_procs)))
 
     def runs(self) -> list[Run]:
-        """Every local run (of this backend's namespace, or all), newest first."""
+        """Every local run (of this backend's namespace, or all), newest first; a run whose
+        files cannot be read is listed last, as UNREADABLE with why."""
         found: list[tuple[float, LocalRun]] = []
+        unreadable: list[Run] = []
         for namespace in self._namespaces():
             for path in _entries(namespace):
                 try:
-                    created = RunDir(path).read().created  # refuses a newer state.json
-                except (NotFoundError, UnreadableRunError, OSError, KeyError, TypeError):
+                    run = LocalRun.of(path)
+                    run.record()  # what its state needs: state.json, supervisor.json
+                except NotFoundError:
                     continue  # being created or replaced, or not a run directory
-                found.append((created, LocalRun(path)))
+                except GkemlError as exc:  # damaged, or written by a newer gkeml
+                    unreadable.append(UnreadableRun(path.name, namespace.name, exc))
+                    continue
+                found.append((run.submitted or 0.0, run))
         found.sort(key=lambda item: item[0], reverse=True)
-        return [run for _, run in found]
+        return [run for _, run in found] + unreadable
 
     def get_run(self, name: str) -> LocalRun:
-        """The run called `name`; raises `NotFoundError` when there is none."""
+        """The run called `name`; raises `NotFoundError` when there is none. The handle names
+        this submission of the name (see `LocalRun`); when its state cannot be read, the
+        handle's reads raise why, and `delete(name)` still removes it."""
         check_store_name("name", name)
         for namespace in self._namespaces():
             path = run_path(self.root, namespace.name, name)
-            if (path / STATE).is_file():
-                return LocalRun(path)
+            if RunDir(path).holds_state:
+                try:
+                    return LocalRun.of(path)
+                except NotFoundError:
+                    continue  # removed since the check
+                except GkemlError:
+                    return LocalRun(path)
         raise NotFoundError(
             f"get local run {name!r}",
             message=f"no run of that name under {self.root}",
@@ -202,10 +231,35 @@ class LocalBackend:
         )
 
     def delete(self, name: str) -> None:
-        """Cancel the run if it is active, then remove its directory (logs, checkpoints)."""
-        run = self.get_run(name)
-        run.cancel()
-        remove_run_dir(self.root, run.namespace, run.name)
+        """Cancel the run if it is active, then remove its directory (logs, checkpoints). A
+        run whose files are damaged is deleted too. Holds the name's submission lock, so a
+        submit of the same name runs before or after, never into a directory being removed."""
+        check_store_name("name", name)
+        for namespace in self._namespaces():
+            path = run_path(self.root, namespace.name, name)
+            if not (path.exists() or lock_path(path).exists()):
+                continue
+            # Looked at under the lock: a submission in progress is waited for, then deleted.
+            with submission(path):
+                if RunDir(path).holds_state:
+                    self._delete_locked(path)
+                    return
+        raise NotFoundError(
+            f"delete local run {name!r}",
+            status=404,
+            reason="NotFound",
+            message=f"no run of that name under {self.root}",
+            hint="list the runs with Client(backend='local').runs()",
+        )
+
+    def _delete_locked(self, path: Path) -> None:
+        try:
+            LocalRun(path).stop_locked()
+        except NotFoundError:
+            pass  # no state left to say what runs: nothing gkeml can stop
+        except GkemlError:
+            _stop_unreadable(RunDir(path))
+        remove_run_dir(self.root, path.parent.name, path.name)
 
     def _namespaces(self) -> list[Path]:
         if self.namespace is not None:
@@ -219,7 +273,7 @@ class LocalBackend:
         path = run_path(self.root, namespace, name)
         # No state, or no supervisor while we hold the submission lock: a submission that
         # died half way (its lock went with it); nothing runs there.
-        if not (path / STATE).is_file() or RunDir(path).read_supervisor() is None:
+        if not RunDir(path).holds_state or RunDir(path).read_supervisor() is None:
             if path.exists():
                 remove_run_dir(self.root, namespace, name)
             return
@@ -232,10 +286,33 @@ class LocalBackend:
                 hint=f"wait for it, cancel it with Client(backend='local').get_run({name!r})"
                 ".cancel(), or choose another name",
             )
+        existing.stop_locked()  # what a lost supervisor left running goes with its directory
         remove_run_dir(self.root, namespace, name)
 
     def __repr__(self) -> str:
         return f"LocalBackend(run_dir={str(self.root)!r})"
+
+
+def _stop_unreadable(run: RunDir) -> None:
+    """Stop the supervisor of a run whose state cannot be read, if its own file names a live
+    one: it stops the processes it started (their records are in the unreadable state)."""
+    try:
+        supervisor = run.read_supervisor()
+    except GkemlError:
+        return  # nothing proves which process is its supervisor: none is signalled
+    if supervisor is not None:
+        run.request_cancel()
+        stop_supervisor(supervisor, DEFAULT_GRACE_SECONDS + CANCEL_MARGIN_SECONDS)
+
+
+def _disk_error(action: str, path: Path, exc: OSError) -> ConfigError:
+    """A run directory this machine could not write, as a `ConfigError` naming its disk."""
+    full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    why = "the disk holding it is full" if full else "it cannot be written"
+    return ConfigError(
+        f"{action}: {why} ({exc.strerror}, {excerpt(str(exc.filename or path))}); free space "
+        f"on the file system of {path.parent.parent} or choose another run_dir (GKEML_RUN_DIR)"
+    )
 
 
 def _cluster_only(job: TrainingJob) -> str:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
 import os
 import signal
@@ -12,11 +14,11 @@ from pathlib import Path
 from typing import IO
 
 from gkeml_sdk.backends.local.launch_plan import DEFAULT_GRACE_SECONDS
-from gkeml_sdk.backends.local.procs import alive, stop_groups, wait_exit
+from gkeml_sdk.backends.local.procs import ProcessId, alive, stop_groups, wait_exit
 from gkeml_sdk.backends.local.run_state import LocalRunState
-from gkeml_sdk.backends.local.run_store import JOB, RunDir
-from gkeml_sdk.backends.local.submit_lock import submission_in_progress
-from gkeml_sdk.errors import ConfigError, RunTimeoutError
+from gkeml_sdk.backends.local.run_store import RunDir
+from gkeml_sdk.backends.local.submit_lock import submission, submission_in_progress
+from gkeml_sdk.errors import GkemlError, NotFoundError, RunTimeoutError
 from gkeml_sdk.runs.explain.explanation import Explanation
 from gkeml_sdk.runs.explain.local_reasons import explain_local
 from gkeml_sdk.runs.handle import (
@@ -52,11 +54,26 @@ class LocalRun(Run):
         (<RunState.SUCCEEDED: 'Succeeded'>, 1)
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, submitted: float | None = None) -> None:
         self._path = path
         self._dir = RunDir(path)
         self.name = path.name
         self.namespace = path.parent.name
+        # The submission this handle names (its state's `created`): once the name is submitted
+        # again, this handle reads NotFound and its cancel changes nothing. None: whichever.
+        self._submitted = submitted
+
+    @classmethod
+    def of(cls, path: Path) -> LocalRun:
+        """The handle of the submission the run directory `path` holds now; `NotFoundError`
+        when it holds none, `UnreadableRunError` when its state is damaged."""
+        return cls(path, RunDir(path).read().created)
+
+    @property
+    def submitted(self) -> float | None:
+        """When the submission this handle names was made (seconds since the epoch); None for
+        a handle that follows whichever submission of the name is there."""
+        return self._submitted
 
     @property
     def path(self) -> Path:
@@ -71,17 +88,22 @@ class LocalRun(Run):
     @property
     def job(self) -> TrainingJob:
         """The job this run executes."""
-        return TrainingJob.from_yaml((self.path / JOB).read_text())
+        return TrainingJob.from_yaml(self._dir.read_job())
 
     def record(self) -> LocalRunState:
-        """The run's state on disk, after reconciling a supervisor that died without
-        recording an outcome (then the run is FAILED, or CANCELLED if a cancel was asked)."""
-        record = self._dir.read()
+        """The run's state on disk, with the outcome of a supervisor that died without
+        recording one (FAILED, or CANCELLED if a cancel was asked). Reads only: it neither
+        writes nor signals, whatever the files say."""
+        return self._record(locked=False)
+
+    def _record(self, *, locked: bool) -> LocalRunState:
+        # locked: this process holds the name's submission lock, so no submission is going on.
+        record = self._read()
         if record.status.terminal:
             return record
         supervisor = self._dir.read_supervisor()
         if supervisor is None:
-            if submission_in_progress(self.path):
+            if not locked and submission_in_progress(self.path):
                 return record
             record.move(
                 RunStatus(
@@ -91,19 +113,26 @@ class LocalRun(Run):
                     FailureCause.INFRASTRUCTURE,
                 )
             )
-            self._dir.write(record)
             return record
         if alive(supervisor):
             return record
         # It may have written its outcome just before exiting: read again before judging.
+        record = self._read()
+        if not record.status.terminal:
+            record.move(self._outcome_after_crash(record, supervisor.pid))
+        return record
+
+    def _read(self) -> LocalRunState:
         record = self._dir.read()
-        if record.status.terminal:
-            return record
-        # Its processes were told to stop when it died (SIGTERM); any that ignored that, and
-        # everything they started in their groups, are killed now.
-        stop_groups([p.id for p in record.processes], grace=0)
-        record.move(self._outcome_after_crash(record, supervisor.pid))
-        self._dir.write(record)
+        if self._submitted is not None and record.created != self._submitted:
+            raise NotFoundError(
+                f"read local run {self.name!r}",
+                status=404,
+                reason="NotFound",
+                message="the submission this handle names was replaced by a newer one of "
+                "the same name",
+                hint=f"Client(backend='local').get_run({self.name!r}) follows the new one",
+            )
         return record
 
     def _outcome_after_crash(self, record: LocalRunState, pid: int) -> RunStatus:
@@ -118,14 +147,14 @@ class LocalRun(Run):
                 f"every process exited 0 (recorded before the local supervisor, pid {pid}, ended)",
             )
         seen = ", ".join(
-            f"{slot}: {'still running, killed' if code is None else f'exit code {code}'}"
+            f"{slot}: {'no exit code recorded' if code is None else f'exit code {code}'}"
             for slot, code in codes.items()
         )
         return RunStatus(
             RunState.FAILED,
             "SupervisorLost",
             f"the local supervisor (pid {pid}) ended without recording an outcome; "
-            f"processes {seen or 'none started'}",
+            f"processes {seen or 'none started'} (cancel or delete the run to stop any left)",
             FailureCause.INFRASTRUCTURE,
         )
 
@@ -236,28 +265,72 @@ class LocalRun(Run):
 
     def cancel(self) -> bool:
         """Stop every process of the run (each one's whole process group) and wait until they
-        are gone; the run ends CANCELLED. Cancelling a finished run does nothing (False)."""
-        if self.state.terminal:
+        are gone; the run ends CANCELLED. True when this call stopped the run; False when it
+        had already finished (processes a lost supervisor left behind are stopped too) or the
+        name was submitted again since this handle was made (the new run is left alone)."""
+        with submission(self.path):
+            try:
+                return self.stop_locked()
+            except NotFoundError:
+                if self._submitted is not None and self._dir.holds_state:
+                    return False  # replaced: this handle's submission ended before
+                raise
+
+    def stop_locked(self) -> bool:
+        """`cancel()` for a caller holding the name's submission lock (`LocalBackend.delete`)."""
+        record = self._record(locked=True)
+        supervisor = self._dir.read_supervisor()
+        if record.status.terminal:
+            if supervisor is not None and alive(supervisor):
+                # It recorded the outcome and is tidying up (its reserve) before it exits:
+                # what follows (a delete, a replacement) starts once it is gone.
+                _wait_gone(supervisor, CANCEL_MARGIN_SECONDS)
+                stop_groups([supervisor], grace=0)
+            stop_groups(_unfinished(record), grace=0)
             return False
         self._dir.request_cancel()
-        supervisor = self._dir.read_supervisor()
-        if supervisor is not None and alive(supervisor):
-            os.kill(supervisor.pid, signal.SIGTERM)
-            try:
-                self.wait(timeout=self._grace() + CANCEL_MARGIN_SECONDS)
-                return True
-            except RunTimeoutError:
-                # A supervisor that does not answer is stopped with its processes.
-                stop_groups([supervisor], grace=0)
-        self.record()
+        if supervisor is not None:
+            stop_supervisor(supervisor, self._grace() + CANCEL_MARGIN_SECONDS)
+        # What a supervisor that died, or did not answer, left running.
+        stop_groups(_unfinished(self._dir.read()), grace=0)
         return True
 
     def _grace(self) -> float:
         """The grace the supervisor stops the processes with: LocalOptions', else the job's."""
         try:
             return self._dir.read_launch().grace_seconds
-        except (OSError, ValueError, ConfigError):  # no plan of this layout: an older gkeml's run
+        except GkemlError:  # no plan of this layout: an older gkeml's run, or a damaged one
+            pass
+        try:
             return self.job.termination_grace_seconds or DEFAULT_GRACE_SECONDS
+        except GkemlError:
+            return DEFAULT_GRACE_SECONDS
+
+
+def stop_supervisor(supervisor: ProcessId, timeout: float) -> None:
+    """Ask a run's supervisor to stop (SIGTERM: it stops its processes and records the
+    outcome) and wait up to `timeout` seconds; one that does not answer is killed."""
+    if not alive(supervisor):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(supervisor.pid, signal.SIGTERM)
+    _wait_gone(supervisor, timeout)
+    if alive(supervisor):
+        stop_groups([supervisor], grace=0)
+
+
+def _wait_gone(proc: ProcessId, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while alive(proc) and time.monotonic() < deadline:
+        wait_exit(proc, min(POLL_SECONDS * 10, max(0.0, deadline - time.monotonic())))
+
+
+def _unfinished(record: LocalRunState) -> list[ProcessId]:
+    """The recorded processes without an exit code, as far as gkeml can prove they are its own:
+    where /proc gives start times gkeml always recorded one, so an entry without it (start 0)
+    was not written by gkeml and is never signalled."""
+    proven = not os.path.isdir("/proc")
+    return [p.id for p in record.processes if p.exit_code is None and (p.start > 0 or proven)]
 
 
 class _LineReader:
@@ -274,6 +347,8 @@ class _LineReader:
                 self._fh = self.path.open("rb")
             except FileNotFoundError:
                 return []
+            except OSError as exc:  # one log that cannot be read leaves the others readable
+                self._fh = io.BytesIO(f"gkeml: cannot read this log ({exc.strerror})\n".encode())
         data = self._partial + self._fh.read()
         *lines, self._partial = data.split(b"\n")
         return [line.decode(errors="replace") for line in lines]

@@ -57,6 +57,7 @@ def write_run(
         checkpoint_dir=run.checkpoints,
     )
     run.write_launch(plan)
+    run.reserve_space()
     record = LocalRunState(job.name, namespace, time.time())
     record.move(RunStatus(RunState.PENDING, message=f"run directory {path}"))
     run.write(record)

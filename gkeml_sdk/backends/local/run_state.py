@@ -7,6 +7,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from gkeml_sdk.backends.local.json_fields import Fields, ShapeError
 from gkeml_sdk.backends.local.procs import ProcessId
 from gkeml_sdk.core.record_schema import SCHEMA_KEY, record_schema
 from gkeml_sdk.runs.states import FailureCause, RunCounters, RunState, RunStatus, Transition
@@ -96,23 +97,41 @@ class LocalRunState:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], where: str = "state.json") -> LocalRunState:
+    def from_json(cls, data: object, where: str = "state.json") -> LocalRunState:
         """Read what `to_json` wrote (to the file `where`); data without `schema` (written
-        before it carried one) reads as before, a newer schema is a `ConfigError`."""
+        before it carried one) reads as before, a newer schema is a `ConfigError`, and data
+        that is not what gkeml writes a `ShapeError` naming the field."""
         record_schema(f"local run state {where}", data, STATE_SCHEMA)
+        state = Fields(data, where)
+        counters = state.nested("counters")
         return cls(
-            name=data["name"],
-            namespace=data["namespace"],
-            created=data["created"],
-            status=_status_in(data["status"]),
+            name=state.text("name"),
+            namespace=state.text("namespace"),
+            created=state.number("created"),
+            status=_status_in(state.nested("status")),
             history=[
-                Transition(_status_in(t), t["attempt"], t["at"], t.get("detail", ""))
-                for t in data.get("history", [])
+                Transition(_status_in(t), t.whole("attempt"), t.number("at"), t.text("detail", ""))
+                for t in state.objects("history")
             ],
-            counters=RunCounters(**data.get("counters", {})),
-            attempt=data.get("attempt", 1),
-            processes=[ProcessRecord(**p) for p in data.get("processes", [])],
-            finished=data.get("finished"),
+            counters=RunCounters(
+                preemptions=counters.whole("preemptions", 0),
+                disruptions=counters.whole("disruptions", 0),
+                user_restarts=counters.whole("user_restarts", 0),
+                resubmissions=counters.whole("resubmissions", 0),
+                extra=counters.whole_map("extra"),
+            ),
+            attempt=state.whole("attempt", 1),
+            processes=[
+                ProcessRecord(
+                    p.text("slot"),
+                    p.whole("pid"),
+                    p.whole("start"),
+                    p.whole("attempt"),
+                    None if p.data.get("exit_code") is None else p.whole("exit_code"),
+                )
+                for p in state.objects("processes")
+            ],
+            finished=state.optional_number("finished"),
         )
 
 
@@ -125,11 +144,16 @@ def _status_out(status: RunStatus) -> dict[str, Any]:
     }
 
 
-def _status_in(data: dict[str, Any]) -> RunStatus:
-    cause = data.get("cause")
-    return RunStatus(
-        RunState(data["state"]),
-        data.get("reason", ""),
-        data.get("message", ""),
-        None if cause is None else FailureCause(cause),
-    )
+def _status_in(status: Fields) -> RunStatus:
+    cause = status.optional_text("cause")
+    if status.data.get("state") == RunState.UNREADABLE.value:  # only ever a listing's word
+        raise ShapeError(f"{status.where}: state {RunState.UNREADABLE.value!r} is never written")
+    try:
+        return RunStatus(
+            RunState(status.text("state")),
+            status.text("reason", ""),
+            status.text("message", ""),
+            None if cause is None else FailureCause(cause),
+        )
+    except ValueError as exc:  # a state or cause this gkeml does not know
+        raise ShapeError(f"{status.where}: {exc}") from None

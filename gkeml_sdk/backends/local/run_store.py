@@ -12,6 +12,7 @@ Layout of `<run root>/<namespace>/<name>/`:
     supervisor.json pid and start time of the detached supervisor
     supervisor.log  the supervisor's own errors
     cancel          present once a cancel was requested
+    state.reserve   room set aside for writing state.json on a full disk, until the outcome
 
 `state.json`, `launch.json` and `supervisor.json` each carry `schema` (the version of their
 layout, constants below); one written before they carried it reads as before, and one of a
@@ -23,10 +24,13 @@ Directories are 0700 and files 0600 (code 0400) whatever the umask (`confined`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import stat
 
-from gkeml_sdk.backends.local.confined import FILE_MODE, write_private
+from gkeml_sdk.backends.local.confined import FILE_MODE, open_private, write_private
+from gkeml_sdk.backends.local.json_fields import MAX_FILE_BYTES, Fields, ShapeError, parse_json
 from gkeml_sdk.backends.local.launch_plan import LaunchPlan
 from gkeml_sdk.backends.local.procs import ProcessId
 from gkeml_sdk.backends.local.run_state import LocalRunState
@@ -39,6 +43,12 @@ LAUNCH = "launch.json"
 CANCEL = "cancel"
 SUPERVISOR_LOG = "supervisor.log"
 SUPERVISOR = "supervisor.json"
+# Room set aside at submit for the state writes of a run until its outcome is written: a full
+# disk (filled by the run itself, often) must not turn an outcome that happened into a lost one.
+RESERVE = "state.reserve"
+RESERVE_BYTES = 64 * 1024
+_DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+_ABSENT = object()  # what `_load` returns for a missing file (a file may hold JSON null)
 # The layout version of each file (its `schema` field; state.json's is in run_state); 1 is also
 # what a file written before they carried a schema holds. Launch 2: the plan made at submit (1
 # held LocalOptions only).
@@ -47,7 +57,7 @@ SUPERVISOR_SCHEMA = 1
 
 
 class UnreadableRunError(ConfigError):
-    """A `state.json` that is no JSON (being written by an older gkeml, or damaged)."""
+    """A run file that is not what gkeml writes (damaged, or edited by hand or another tool)."""
 
 
 class RunDir:
@@ -85,33 +95,56 @@ class RunDir:
         return [self.log_path(slot) for slot in slots]
 
     def read(self) -> LocalRunState:
-        """The run's state as last written."""
+        """The run's state as last written; `NotFoundError` when the directory holds none
+        (deleted, or being replaced), `UnreadableRunError` when it is damaged."""
         path = self.file(STATE)
-        try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except FileNotFoundError:
+        data = self._load(STATE)
+        if data is _ABSENT:
             # Removed under us: deleted, or replaced by a new submission of the name.
             raise NotFoundError(
                 f"read local run {self.name!r}",
                 message=f"{self.path} no longer holds a run (deleted or being replaced)",
                 hint="list the runs with Client(backend='local').runs()",
-            ) from None
-        except (OSError, ValueError) as exc:
-            raise UnreadableRunError(
-                f"cannot read local run state {path}: {excerpt(str(exc))}"
-            ) from None
-        return LocalRunState.from_json(data, path)
+            )
+        try:
+            return LocalRunState.from_json(data, path)
+        except ShapeError as exc:
+            raise _damaged(path, str(exc)) from None
 
     def write(self, record: LocalRunState) -> None:
-        """Replace `state.json` atomically (write a temporary file, then rename)."""
-        write_atomic(self.file(STATE), json.dumps(record.to_json(), indent=1))
+        """Replace `state.json` atomically (write a temporary file, then rename). On a full
+        disk the space `reserve_space` set aside is given up for it; once the outcome is
+        written the reserve goes."""
+        text = json.dumps(record.to_json(), indent=1)
+        try:
+            write_atomic(self.file(STATE), text)
+        except OSError as exc:
+            if exc.errno not in _DISK_FULL or not self._release_reserve():
+                raise
+            write_atomic(self.file(STATE), text)
+        if record.status.terminal:
+            self._release_reserve()
+
+    def reserve_space(self) -> None:
+        """Set aside `RESERVE_BYTES` for the writes of `state.json` a full disk would refuse.
+        Random bytes: zeros take no room on a compressing file system."""
+        fd = open_private(self.file(RESERVE), os.O_WRONLY | os.O_TRUNC)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(os.urandom(RESERVE_BYTES))
+
+    def _release_reserve(self) -> bool:
+        try:
+            os.unlink(self.file(RESERVE))
+        except FileNotFoundError:
+            return False
+        return True
 
     def read_launch(self) -> LaunchPlan:
         """What `write_launch` wrote (`schema` checked)."""
         path = self.file(LAUNCH)
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+        data = self._load(LAUNCH)
+        if data is _ABSENT:
+            raise _damaged(path, "it is missing")
         what = f"local run launch file {path}"
         found = record_schema(what, data, LAUNCH_SCHEMA)
         if found < LAUNCH_SCHEMA:
@@ -120,7 +153,10 @@ class RunDir:
                 f"{what} has schema {found}: an older gkeml wrote it for its own supervisor, "
                 "which read the job itself; submit the job again to run it with this one"
             )
-        return LaunchPlan.from_json(data)
+        try:
+            return LaunchPlan.from_json(data, path)
+        except ShapeError as exc:
+            raise _damaged(path, str(exc)) from None
 
     def write_launch(self, plan: LaunchPlan) -> None:
         """Write `launch.json`: the plan the supervisor follows."""
@@ -130,18 +166,69 @@ class RunDir:
     def read_supervisor(self) -> ProcessId | None:
         """The supervisor's identity, written by its launcher; None before it started."""
         path = self.file(SUPERVISOR)
-        try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except FileNotFoundError:
+        data = self._load(SUPERVISOR)
+        if data is _ABSENT:
             return None
         record_schema(f"local run supervisor file {path}", data, SUPERVISOR_SCHEMA)
-        return ProcessId(data["pid"], data["start"])
+        try:
+            fields = Fields(data, path)
+            proc = ProcessId(fields.whole("pid"), fields.whole("start"))
+        except ShapeError as exc:
+            raise _damaged(path, str(exc)) from None
+        if proc.pid <= 0 or proc.start < 0:
+            raise _damaged(path, f"pid {proc.pid}, start {proc.start} name no process")
+        return proc
 
     def write_supervisor(self, proc: ProcessId) -> None:
         """Record the supervisor's identity (by the launcher, before submit returns)."""
         body = {SCHEMA_KEY: SUPERVISOR_SCHEMA, "pid": proc.pid, "start": proc.start}
         write_atomic(self.file(SUPERVISOR), json.dumps(body))
+
+    def read_job(self) -> str:
+        """The text of `job.yaml` (bounded, never through a link)."""
+        raw = self._read_bytes(JOB)
+        if raw is None:
+            raise _damaged(self.file(JOB), "it is missing")
+        if len(raw) > MAX_FILE_BYTES:
+            raise _damaged(self.file(JOB), f"more than the {MAX_FILE_BYTES:,} bytes gkeml writes")
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _damaged(self.file(JOB), f"it is no UTF-8 text ({exc.reason})") from None
+
+    def _load(self, name: str) -> object:
+        """The JSON of the run's file `name`; `_ABSENT` when the file is missing."""
+        raw = self._read_bytes(name)
+        if raw is None:
+            return _ABSENT
+        try:
+            return parse_json(raw)
+        except ShapeError as exc:
+            raise _damaged(self.file(name), str(exc)) from None
+
+    def _read_bytes(self, name: str) -> bytes | None:
+        """The run's file `name`, at most `MAX_FILE_BYTES` + 1 bytes of it, never through a
+        link or from anything but a regular file; None when it is missing."""
+        path = self.file(name)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise _damaged(path, exc.strerror or str(exc)) from None
+        try:
+            with os.fdopen(fd, "rb") as fh:
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    raise _damaged(path, "it is no regular file")
+                return fh.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise _damaged(path, exc.strerror or str(exc)) from None
+
+    @property
+    def holds_state(self) -> bool:
+        """True when the directory has a `state.json`, readable or not (a damaged one, even a
+        directory or a link in its place, still marks a run: one to list and to delete)."""
+        return os.path.lexists(self.file(STATE))
 
     @property
     def cancel_requested(self) -> bool:
@@ -151,6 +238,13 @@ class RunDir:
     def request_cancel(self) -> None:
         """Leave the marker that tells the supervisor a stop is a cancel."""
         write_private(self.file(CANCEL), "")
+
+
+def _damaged(path: str, why: str) -> UnreadableRunError:
+    return UnreadableRunError(
+        f"cannot read the local run file {excerpt(path)}: {excerpt(why)}. It was damaged or "
+        "edited by hand; delete the run (Client(backend='local').delete(name)) and submit it again"
+    )
 
 
 def write_atomic(path: str, text: str) -> None:

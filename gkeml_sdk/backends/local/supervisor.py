@@ -9,6 +9,7 @@ deadline is due, instead of polling."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import select
 import signal
@@ -22,11 +23,13 @@ from gkeml_sdk.backends.local.local_environment import (
 )
 from gkeml_sdk.backends.local.procs import ProcessId, free_ports, stop_groups
 from gkeml_sdk.backends.local.run_state import ProcessRecord
-from gkeml_sdk.backends.local.run_store import RunDir
+from gkeml_sdk.backends.local.run_store import STATE, RunDir
 from gkeml_sdk.backends.local.spawn import Child, start_in_group
 from gkeml_sdk.runs.states import FailureCause, RunState, RunStatus
 
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+# How often a state the disk had no room for is written again.
+SAVE_RETRY_SECONDS = 1.0
 
 
 class Supervisor:
@@ -47,6 +50,7 @@ class Supervisor:
         self.attempt_started = time.monotonic()
         self.unstartable: dict[str, int] = {}  # slots whose command could not be executed
         self.unsaved = False  # the record holds exit codes state.json does not
+        self.retry_save_at: float | None = None  # when to write it again after a full disk
         # Handed over by the launcher in this process's environment; kept in memory only.
         self.secrets = {name: os.environ[name] for name in self.plan.secret_names}
 
@@ -57,6 +61,10 @@ class Supervisor:
             signal.signal(sig, self._on_signal)
         try:
             self._supervise(wake)
+            while self.unsaved:  # the outcome waits in memory until the disk has room for it
+                self._save()
+                if self.unsaved:
+                    wake.wait_until(self.retry_save_at)
         finally:
             wake.close()
 
@@ -91,7 +99,7 @@ class Supervisor:
                 return self._move(RunState.SUCCEEDED, "Completed", "every process exited 0")
             if self.unsaved:
                 self._save()  # the exit codes just collected, before sleeping
-            wake.wait_until(deadline, self._chaos_at())
+            wake.wait_until(deadline, self._chaos_at(), self.retry_save_at)
 
     def _reap(self) -> bool:
         """Collect exited processes; True once the run reached a terminal state."""
@@ -245,8 +253,20 @@ class Supervisor:
         self.unsaved = True
 
     def _save(self) -> None:
-        self.run.write(self.record)
+        try:
+            self.run.write(self.record)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            # A supervisor that died here would leave its run to be read as lost, whatever its
+            # processes did: keep the record and write it once the disk has room.
+            self.unsaved = True
+            self.retry_save_at = time.monotonic() + SAVE_RETRY_SECONDS
+            with contextlib.suppress(OSError):  # the log is on the same full disk
+                print(f"gkeml: cannot write {STATE} ({exc.strerror}); retrying", flush=True)
+            return
         self.unsaved = False
+        self.retry_save_at = None
 
     def _restart(self, reason: str, message: str) -> None:
         self.record.attempt += 1

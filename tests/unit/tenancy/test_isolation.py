@@ -154,6 +154,21 @@ def test_node_pools_per_tier() -> None:
     assert pool_c["name"] == "gkeml-spot-nvidia-l4" and pool_c["config"]["spot"] is True
 
 
+def test_tenants_whose_names_share_40_characters_get_pools_of_their_own() -> None:
+    a = tenants()[0]
+    # 40 characters each, the longest tenant name; alike up to the last one.
+    first = renamed(a, name="research-team-alpha-vision-models-east-a")
+    second = renamed(a, name="research-team-alpha-vision-models-east-b")
+    (pool_1,) = [p.to_dict()["nodePools"][0] for p in first.node_pools()]
+    (pool_2,) = [p.to_dict()["nodePools"][0] for p in second.node_pools()]
+    assert pool_1["name"] != pool_2["name"]
+    for pool in (pool_1, pool_2):
+        assert len(pool["name"]) <= 40 and pool["name"].startswith("research-team-alpha-")
+    assert pool_1["config"]["labels"] == {DEDICATED_KEY: "research-team-alpha-vision-models-east-a"}
+    # Deterministic: the same tenant compiles to the same pool every time.
+    assert next(p.to_dict() for p in first.node_pools())["nodePools"][0] == pool_1
+
+
 def test_egress_goes_to_dns_google_apis_and_declared_weight_sources_only() -> None:
     a = renamed(tenants()[0], weight_sources=["203.0.113.0/24"])
     policy = next(

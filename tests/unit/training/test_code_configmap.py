@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from gkeml_sdk import Accelerator, TrainingJob
+import re
+
+import pytest
+
+from gkeml_sdk import Accelerator, SpecError, TrainingJob
 from gkeml_sdk.core.environment import CODE_MOUNT
 from tests.schemas import validate_object
 
@@ -45,3 +49,14 @@ def test_deterministic_and_absent_without_files() -> None:
     plain = TrainingJob(name="p", image="img", command=["python", "t.py"]).compile()
     assert [o["kind"] for o in plain.objects] == ["Job"]
     assert "workingDir" not in plain.main["spec"]["template"]["spec"]["containers"][0]
+
+
+def test_file_paths_the_api_server_refuses_as_volume_items() -> None:
+    # ValidateKeyToPath -> validateLocalNonReservedPath: an item path must not start with '..'
+    # (the kubelet's '..data' and '..<timestamp>' links live there); deeper, it may.
+    for path in ("..x.py", "..data"):
+        with pytest.raises(SpecError, match=rf"file path '{re.escape(path)}' must not start"):
+            job().with_changes(files={"main.py": "", path: ""})
+    accepted = job().with_changes(files={"main.py": "", "pkg/..x.py": "", ".env.py": ""})
+    for obj in accepted.compile().objects:
+        validate_object(obj)

@@ -201,15 +201,17 @@ def test_state_of_an_unknown_older_schema_is_refused(tmp_path: Path) -> None:
         RunDir(tmp_path).read()
 
 
-def test_listing_local_runs_refuses_a_run_of_a_newer_schema(tmp_path: Path) -> None:
-    path = tmp_path / "default" / "hello"
-    path.mkdir(parents=True)
-    (path / STATE).write_text(UNVERSIONED_STATE)
+def test_listing_local_runs_shows_a_run_of_a_newer_schema_as_unreadable(tmp_path: Path) -> None:
+    for name in ("hello", "other"):
+        (tmp_path / "default" / name).mkdir(parents=True)
+        (tmp_path / "default" / name / STATE).write_text(UNVERSIONED_STATE)
     backend = LocalBackend(run_dir=tmp_path)
-    assert [r.name for r in backend.runs()] == ["hello"]
-    (path / STATE).write_text('{"schema": 2}')
-    with pytest.raises(ConfigError, match="Upgrade gkeml"):
-        backend.runs()
+    assert sorted(r.name for r in backend.runs()) == ["hello", "other"]
+    (tmp_path / "default" / "hello" / STATE).write_text('{"schema": 2}')
+    listed = {r.name: r.state for r in backend.runs()}
+    assert listed["other"].state is not RunState.UNREADABLE
+    assert listed["hello"].state is RunState.UNREADABLE
+    assert "Upgrade gkeml" in listed["hello"].message
 
 
 def test_a_state_file_that_is_no_mapping_is_refused_without_a_traceback(tmp_path: Path) -> None:

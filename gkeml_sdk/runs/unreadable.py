@@ -1,5 +1,5 @@
-"""`UnreadableRun`: what `runs()` lists for a run whose record cannot be read, so one damaged
-or foreign record never hides the namespace's other runs."""
+"""`UnreadableRun`: what `runs()` lists for a run whose record cannot be read (a cluster's run
+record, a local run's files), so one damaged or foreign record never hides the other runs."""
 
 from __future__ import annotations
 

@@ -1,0 +1,74 @@
+"""The run record's size rule, checked against the API server's own ConfigMap limit: every job
+`validate` accepts has a record the API server accepts, whatever its history grows to."""
+
+from __future__ import annotations
+
+import pytest
+
+from gkeml_sdk import SpecError, TrainingJob
+from gkeml_sdk.backends.kubernetes.run_record import RunRecord
+from gkeml_sdk.core.apimachinery import CONFIG_MAP_MAX_SIZE, object_errors
+from gkeml_sdk.core.environment import RECORD_HISTORY_MAX_BYTES
+from gkeml_sdk.runs.handle import RunState, RunStatus, Transition
+
+
+def job(**changes: object) -> TrainingJob:
+    return TrainingJob(**{"name": "big", "image": "img", "command": ["python", "t.py"], **changes})
+
+
+def data_bytes(record: RunRecord) -> int:
+    return sum(len(v.encode()) for v in record.to_configmap()["data"].values())
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"env": {f"V{i}": "x" * 100_000 for i in range(11)}},
+        {"args": ["--prompt=" + "y" * 600_000, "--other=" + "z" * 400_000]},
+        {
+            "annotations": {"a": "x" * (128 * 1024), "b": "y" * (120 * 1024)},
+            "command": ["python", "main.py"],
+            "files": {"main.py": "z" * (700 * 1024)},
+        },
+    ],
+)
+def test_a_spec_whose_record_the_api_server_refuses_is_refused(changes: dict[str, object]) -> None:
+    # Each was accepted before: the code allowance counted the files only.
+    with pytest.raises(SpecError, match=r"the run record of 'big' would hold \d+ KiB"):
+        job(**changes)
+
+
+def largest_accepted_env() -> TrainingJob:
+    low, high = 0, CONFIG_MAP_MAX_SIZE
+    while high - low > 64:
+        middle = (low + high) // 2
+        try:
+            job(env={"BIG": "x" * middle})
+        except SpecError:
+            high = middle
+        else:
+            low = middle
+    return job(env={"BIG": "x" * low})
+
+
+def test_the_largest_accepted_job_keeps_a_record_the_api_server_accepts() -> None:
+    accepted = largest_accepted_env()
+    # A run that went through 20,000 transitions (chaos, restarts): far beyond what fits.
+    history = tuple(
+        Transition(RunStatus(RunState.RUNNING, "Running", f"attempt {i}"), i, float(i))
+        for i in range(20_000)
+    )
+    record = RunRecord(job=accepted, submitted_at=1.0, history=history)
+    configmap = record.to_configmap()
+    assert object_errors(configmap) == []  # ValidateConfigMap: data values <= 1 MiB
+    assert data_bytes(record) <= CONFIG_MAP_MAX_SIZE
+    kept = RunRecord.from_configmap(configmap).history
+    assert 0 < len(kept) < len(history)
+    assert kept[-1] == history[-1] and kept == history[-len(kept) :]  # the newest stay
+    assert len(configmap["data"]["history.json"].encode()) <= RECORD_HISTORY_MAX_BYTES
+
+
+def test_a_short_history_is_kept_whole() -> None:
+    history = tuple(Transition(RunStatus(RunState.RUNNING, "Running"), 1, 0.5) for _ in range(3))
+    record = RunRecord(job=job(), submitted_at=1.0, history=history)
+    assert RunRecord.from_configmap(record.to_configmap()).history == history
