@@ -33,6 +33,7 @@ NAMESPACES = ("default", "ml", "team-b")
 def two(kube_api_factory: Any) -> Any:
     """A cluster with two team namespaces, `ml` (team a) and `team-b`, each with its queue."""
     server = kube_api_factory(namespaces=NAMESPACES)
+    server.create_namespace("gkeml-system")  # the run controller's own (its Lease)
     for namespace in NAMESPACES[1:]:
         server.store.put(queue("team-a", namespace))
     return server

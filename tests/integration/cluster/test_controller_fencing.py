@@ -16,6 +16,7 @@ from gkeml_sdk import RetryPolicy
 from gkeml_sdk.backends.kubernetes.attempts import SUBMISSION_ANNOTATION
 from gkeml_sdk.backends.kubernetes.controller.process import RunController
 from gkeml_sdk.backends.kubernetes.lease import LeaseTiming
+from gkeml_sdk.backends.kubernetes.run_record import SPEC_DIGEST_ANNOTATION, spec_digest
 from gkeml_sdk.backends.kubernetes.run_records import RecordConflict
 from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
 
@@ -121,13 +122,16 @@ def test_a_paused_leader_resumed_after_the_lease_moved_changes_nothing(cluster, 
     assert a.reconcile_once() == {"ml": False} and not a.runs  # b holds it: a lets go
 
 
-def stray(server: Any, name: str, attempt: int, submitted_at: float) -> str:
+def stray(server: Any, name: str, attempt: int, submitted_at: float, digest: str = "") -> str:
     """A JobSet labelled as an attempt of run `train`, made by the submission of
-    `submitted_at`, as a late create of a writer that lost its Lease would leave one."""
+    `submitted_at`, as a late create of a writer that lost its Lease would leave one (such a
+    writer copies the record's spec `digest` onto it)."""
     obj = gang(namespace="ml").compile(attempt=attempt).main
     meta = obj["metadata"]
     meta["name"] = name
     meta["annotations"] = {SUBMISSION_ANNOTATION: repr(submitted_at)}
+    if digest:
+        meta["annotations"][SPEC_DIGEST_ANNOTATION] = digest
     created = make_client(server)._backend.kube.create(obj)  # type: ignore[attr-defined]
     return str(created["metadata"]["uid"])
 
@@ -188,7 +192,8 @@ def test_a_late_attempt_of_a_cancelled_run_is_deleted_by_the_next_pass(cluster):
     run.cancel()  # ... when the run is cancelled: every object of it is deleted
     cluster.wait_for(lambda: jobsets(cluster) == [])
     # The writer that reserved attempt 2, paused meanwhile, creates it after the cancel.
-    stray(cluster, "train--r2", 2, run.record.submitted_at)  # type: ignore[attr-defined]
+    record = run.record  # type: ignore[attr-defined]
+    stray(cluster, "train--r2", 2, record.submitted_at, spec_digest(record))
     a = controller(cluster, "a", Clock())
     assert a.reconcile_once() == {"ml": True}
     cluster.wait_for(lambda: jobsets(cluster) == [])
