@@ -1,6 +1,5 @@
 """The checks of a `ServeModel` besides its hardware fit: names, engine options, where weights,
-tokens and env come from, replicas, routing, the canary and the Spot mix.
-"""
+tokens and env come from, replicas, routing, the canary and the Spot mix."""
 
 from __future__ import annotations
 

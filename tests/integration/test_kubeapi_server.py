@@ -744,5 +744,5 @@ def test_kubeconfig(kube_api: KubeAPIServer, tmp_path: Path):
     path = kube_api.kubeconfig(tmp_path / "kubeconfig", namespace="ml")
     api = config.new_client_from_config(config_file=str(path))
     names = [n.metadata.name for n in client.CoreV1Api(api).list_namespace().items]
-    assert names == ["default", "ml"]
+    assert names == ["default", "kube-system", "ml"]
     api.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gkeml_sdk import SpecError, TrainingJob
-from gkeml_sdk.backends.kubernetes.run_record import RunRecord
+from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
 from gkeml_sdk.core.apimachinery import CONFIG_MAP_MAX_SIZE, object_errors
 from gkeml_sdk.core.environment import RECORD_HISTORY_MAX_BYTES
 from gkeml_sdk.runs.handle import RunState, RunStatus, Transition
@@ -56,9 +56,10 @@ def test_the_largest_accepted_job_keeps_a_record_the_api_server_accepts() -> Non
     # A run that went through 20,000 transitions (chaos, restarts): far beyond what fits.
     history = tuple(
         Transition(RunStatus(RunState.RUNNING, "Running", f"attempt {i}"), i, float(i))
-        for i in range(20_000)
+        for i in range(1, 20_001)
     )
-    record = RunRecord(job=accepted, submitted_at=1.0, history=history)
+    first = (AttemptRecord(1, accepted.name, False),)  # every record holds its first attempt
+    record = RunRecord(job=accepted, submitted_at=1.0, attempts=first, history=history)
     configmap = record.to_configmap()
     assert object_errors(configmap) == []  # ValidateConfigMap: data values <= 1 MiB
     assert data_bytes(record) <= CONFIG_MAP_MAX_SIZE
@@ -70,5 +71,6 @@ def test_the_largest_accepted_job_keeps_a_record_the_api_server_accepts() -> Non
 
 def test_a_short_history_is_kept_whole() -> None:
     history = tuple(Transition(RunStatus(RunState.RUNNING, "Running"), 1, 0.5) for _ in range(3))
-    record = RunRecord(job=job(), submitted_at=1.0, history=history)
+    first = (AttemptRecord(1, job().name, False),)
+    record = RunRecord(job=job(), submitted_at=1.0, attempts=first, history=history)
     assert RunRecord.from_configmap(record.to_configmap()).history == history
