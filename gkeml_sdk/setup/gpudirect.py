@@ -95,7 +95,6 @@ def device_injector_daemonset(accelerators: list[str]) -> Obj:
     """
     match = [{"key": ACCELERATOR_LABEL, "operator": "In", "values": accelerators}]
     host = {"dev": "/dev", "nri": NRI_SOCKET_DIR}
-    labels = {"k8s-app": DEVICE_INJECTOR}
     container = {
         "name": DEVICE_INJECTOR,
         "image": DEVICE_INJECTOR_IMAGE,
@@ -103,27 +102,8 @@ def device_injector_daemonset(accelerators: list[str]) -> Obj:
         "securityContext": {"privileged": True},
         "volumeMounts": [{"name": n, "mountPath": p} for n, p in host.items()],
     }
-    pod = {
-        "priorityClassName": "system-node-critical",
-        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [{"matchExpressions": match}]}}},
-        "tolerations": [{"operator": "Exists"}],
-        "hostNetwork": True,
-        "hostPID": True,
-        "containers": [container],
-        "volumes": [{"name": n, "hostPath": {"path": p}} for n, p in host.items()],
-    }  # fmt: skip
-    return {
-        "apiVersion": kinds.APPS,
-        "kind": "DaemonSet",
-        "metadata": {"name": DEVICE_INJECTOR, "namespace": "kube-system",
-                     "labels": {**labels, **sdk_labels()}},
-        "spec": {
-            "selector": {"matchLabels": labels},
-            "updateStrategy": {"type": "RollingUpdate"},
-            "template": {"metadata": {"labels": labels}, "spec": pod},
-        },
-    }  # fmt: skip
+    volumes = [{"name": n, "hostPath": {"path": p}} for n, p in host.items()]
+    return _node_daemonset(DEVICE_INJECTOR, match, volumes, {"containers": [container]})
 
 
 def vpc_names(stack: NetworkStack, prefix: str) -> list[tuple[str, str, str]]:
@@ -167,7 +147,14 @@ def installer_daemonset(row: NcclInstaller) -> Obj:
     init.append({"name": "install", "image": row.image, "command": ["/bin/sh", "-c"],
                  "args": [row.steps], "resources": {"requests": {"cpu": "150m"}},
                  "securityContext": privileged, "volumeMounts": mounts})  # fmt: skip
-    labels = {"k8s-app": row.name}
+    containers = {"initContainers": init, "containers": [{"name": "pause", "image": PAUSE_IMAGE}]}
+    return _node_daemonset(row.name, match, volumes, containers)
+
+
+def _node_daemonset(name: str, match: list[Obj], volumes: list[Obj], containers: Obj) -> Obj:
+    """A privileged, node-critical DaemonSet in kube-system on the nodes `match` selects, on
+    the host's network and PID namespace, tolerating every taint (GPU nodes are tainted)."""
+    labels = {"k8s-app": name}
     pod = {
         "priorityClassName": "system-node-critical",
         "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
@@ -176,13 +163,12 @@ def installer_daemonset(row: NcclInstaller) -> Obj:
         "hostNetwork": True,
         "hostPID": True,
         "volumes": volumes,
-        "initContainers": init,
-        "containers": [{"name": "pause", "image": PAUSE_IMAGE}],
+        **containers,
     }  # fmt: skip
     return {
         "apiVersion": kinds.APPS,
         "kind": "DaemonSet",
-        "metadata": {"name": row.name, "namespace": "kube-system",
+        "metadata": {"name": name, "namespace": "kube-system",
                      "labels": {**labels, **sdk_labels()}},
         "spec": {
             "selector": {"matchLabels": labels},
