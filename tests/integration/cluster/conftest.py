@@ -51,3 +51,16 @@ def client(cluster: Any) -> Iterator[Client]:
 
 
 FAST_NO_RETRY = ApiRetrySettings(attempts=1)
+
+
+NAMESPACES = ("default", "ml", "team-b")  # of `two`
+
+
+@pytest.fixture
+def two(kube_api_factory: Any) -> Any:
+    """A cluster with two team namespaces, `ml` (team a) and `team-b`, each with its queue."""
+    server = kube_api_factory(namespaces=NAMESPACES)
+    server.create_namespace("gkeml-system")  # the run controller's own (its Lease)
+    for namespace in NAMESPACES[1:]:
+        server.store.put(queue("team-a", namespace))
+    return server

@@ -22,21 +22,9 @@ from gkeml_sdk.backends.kubernetes.run_record import (
 from gkeml_sdk.errors import ClusterError
 from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
 
-from .conftest import make_client, queue
+from .conftest import NAMESPACES, make_client
 from .replay import Replayer
 from .test_scenarios import gang
-
-NAMESPACES = ("default", "ml", "team-b")
-
-
-@pytest.fixture
-def two(kube_api_factory: Any) -> Any:
-    """A cluster with two team namespaces, `ml` (team a) and `team-b`, each with its queue."""
-    server = kube_api_factory(namespaces=NAMESPACES)
-    server.create_namespace("gkeml-system")  # the run controller's own (its Lease)
-    for namespace in NAMESPACES[1:]:
-        server.store.put(queue("team-a", namespace))
-    return server
 
 
 def controller(server: Any, identity: str = "a") -> RunController:

@@ -20,12 +20,11 @@ from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
 from gkeml_sdk.errors import ClusterError, ConfigError
 from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
 
-from .conftest import FAST_RETRY, make_client, queue
+from .conftest import FAST_RETRY, NAMESPACES, make_client
 from .replay import Replayer
 from .test_scenarios import gang
 
 ROOT = Path(__file__).resolve().parents[3]
-NAMESPACES = ("default", "ml", "team-b")
 MISSING = None
 DEEP_JSON = "[" * 100_000 + "]" * 100_000
 # The damage the issue found (each ended the controller, or made `gkeml runs` print a
@@ -104,16 +103,6 @@ def test_a_leftover_cancel_marker_does_not_cancel_a_later_submission(cluster):
     assert second.wait(timeout=30).state is RunState.SUCCEEDED
     thread.join()
     assert make_client(cluster).get_run("train").state.state is RunState.SUCCEEDED
-
-
-@pytest.fixture
-def two(kube_api_factory: Any) -> Any:
-    """A cluster with two team namespaces, `ml` and `team-b`, each with its queue."""
-    server = kube_api_factory(namespaces=NAMESPACES)
-    server.create_namespace("gkeml-system")  # the run controller's own (its Lease)
-    for namespace in NAMESPACES[1:]:
-        server.store.put(queue("team-a", namespace))
-    return server
 
 
 def damaged(run: str, damage: str, namespace: str = "team-b") -> dict[str, Any]:
