@@ -26,7 +26,7 @@ _EXPORTS = {
     "Capacity": "gkeml_sdk.setup.capacity_model",
     "Team": "gkeml_sdk.setup.model",
     "WorkerCluster": "gkeml_sdk.setup.multikueue",
-    "SetupPlan": "gkeml_sdk.backends.kubernetes.setup_apply",
+    "SetupPlan": "gkeml_sdk.backends.kubernetes.setup.setup_apply",
     "ServeModel": "gkeml_sdk.serving.model",
     "Autoscaling": "gkeml_sdk.serving.rollout",
     "Rollout": "gkeml_sdk.serving.rollout",
@@ -49,16 +49,16 @@ _EXPORTS = {
     "PriceBook": "gkeml_sdk.pricing.catalog",
     "Manifests": "gkeml_sdk.core.manifests",
     "Client": "gkeml_sdk.client",
-    "KubernetesSettings": "gkeml_sdk.backends.kubernetes.config",
-    "ApiRetrySettings": "gkeml_sdk.backends.kubernetes.transport",
+    "KubernetesSettings": "gkeml_sdk.backends.kubernetes.api.config",
+    "ApiRetrySettings": "gkeml_sdk.backends.kubernetes.api.transport",
     "LocalSettings": "gkeml_sdk.backends.local.local_options",
     "LocalOptions": "gkeml_sdk.backends.local.local_options",
-    "ServeHandle": "gkeml_sdk.backends.kubernetes.serve_handle",
+    "ServeHandle": "gkeml_sdk.backends.kubernetes.serving.serve_handle",
     "StandbyManager": "gkeml_sdk.backends.kubernetes.standby.manager",
-    "run_controller": "gkeml_sdk.backends.kubernetes.run_controller",
-    "controller_manifests": "gkeml_sdk.backends.kubernetes.run_controller",
-    "install_controller": "gkeml_sdk.backends.kubernetes.run_controller",
-    "LeaseTiming": "gkeml_sdk.backends.kubernetes.lease",
+    "run_controller": "gkeml_sdk.backends.kubernetes.controller.run_controller",
+    "controller_manifests": "gkeml_sdk.backends.kubernetes.controller.run_controller",
+    "install_controller": "gkeml_sdk.backends.kubernetes.controller.run_controller",
+    "LeaseTiming": "gkeml_sdk.backends.kubernetes.api.lease",
     "DrillReport": "gkeml_sdk.backends.kubernetes.standby.drill",
     "load_specs": "gkeml_sdk.files",
     "python_objects": "gkeml_sdk.files",
@@ -181,18 +181,18 @@ __all__ = [
 if TYPE_CHECKING:
     from gkeml_sdk.backends.gke.gke_client import GkeClient
     from gkeml_sdk.backends.gke.messages import node_pool_messages, node_pool_requests
-    from gkeml_sdk.backends.kubernetes.config import KubernetesSettings
-    from gkeml_sdk.backends.kubernetes.lease import LeaseTiming
-    from gkeml_sdk.backends.kubernetes.run_controller import (
+    from gkeml_sdk.backends.kubernetes.api.config import KubernetesSettings
+    from gkeml_sdk.backends.kubernetes.api.lease import LeaseTiming
+    from gkeml_sdk.backends.kubernetes.api.transport import ApiRetrySettings
+    from gkeml_sdk.backends.kubernetes.controller.run_controller import (
         controller_manifests,
         install_controller,
         run_controller,
     )
-    from gkeml_sdk.backends.kubernetes.serve_handle import ServeHandle
-    from gkeml_sdk.backends.kubernetes.setup_apply import SetupPlan
+    from gkeml_sdk.backends.kubernetes.serving.serve_handle import ServeHandle
+    from gkeml_sdk.backends.kubernetes.setup.setup_apply import SetupPlan
     from gkeml_sdk.backends.kubernetes.standby.drill import DrillReport
     from gkeml_sdk.backends.kubernetes.standby.manager import StandbyManager
-    from gkeml_sdk.backends.kubernetes.transport import ApiRetrySettings
     from gkeml_sdk.backends.local.local_options import LocalOptions, LocalSettings
     from gkeml_sdk.client import Client
     from gkeml_sdk.core.manifests import Manifests

@@ -3,20 +3,21 @@ same kind of run handle."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from gkeml_sdk.errors import ConfigError
 from gkeml_sdk.runs.explain.explanation import Preview
 from gkeml_sdk.runs.handle import Run, RunStatus
 from gkeml_sdk.runs.retry import RetryPolicy
+from gkeml_sdk.runs.service import RunService, RunSnapshot
 from gkeml_sdk.training.model import TrainingJob
 
 if TYPE_CHECKING:
-    from gkeml_sdk.backends.kubernetes.config import KubernetesSettings
-    from gkeml_sdk.backends.kubernetes.kube import KubeClient
-    from gkeml_sdk.backends.kubernetes.serve_handle import ServeHandle
-    from gkeml_sdk.backends.kubernetes.setup_apply import SetupPlan
+    from gkeml_sdk.backends.kubernetes.api.config import KubernetesSettings
+    from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
+    from gkeml_sdk.backends.kubernetes.serving.serve_handle import ServeHandle
+    from gkeml_sdk.backends.kubernetes.setup.setup_apply import SetupPlan
     from gkeml_sdk.backends.local.local_options import LocalSettings
     from gkeml_sdk.serving.model import ServeModel
     from gkeml_sdk.setup.model import ClusterSetup
@@ -26,15 +27,17 @@ BACKENDS: tuple[BackendName, ...] = ("kubernetes", "local")
 
 
 class Backend(Protocol):
-    """What every backend offers; `Client` delegates to one of these."""
+    """What every backend offers; `Client` delegates to one of these and makes the `Run`
+    handles over its `service` from the snapshots it returns."""
 
-    def submit(self, job: TrainingJob, retry: RetryPolicy | None) -> Run: ...
+    @property
+    def service(self) -> RunService: ...
 
-    def runs(self) -> list[Run]: ...
+    def submit(self, job: TrainingJob, retry: RetryPolicy | None) -> RunSnapshot | Run: ...
 
-    def get_run(self, name: str) -> Run: ...
+    def runs(self) -> Sequence[RunSnapshot | Run]: ...
 
-    def wait_all(self, runs: list[Run], timeout: float | None) -> list[RunStatus]: ...
+    def get_run(self, name: str) -> RunSnapshot | Run: ...
 
     def serve(self, svc: ServeModel) -> ServeHandle: ...
 
@@ -78,14 +81,15 @@ class Client:
             from gkeml_sdk.backends.local.local_options import LocalSettings
 
             settings = local or LocalSettings()
-            self._backend = LocalBackend(
+            # Until the local backend has its RunService (the transition of issue 34).
+            self._backend = LocalBackend(  # type: ignore[assignment]
                 settings.run_dir,
                 settings.namespace,
                 options=settings.options,
                 volumes=settings.volumes,
             )
         else:
-            from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend
+            from gkeml_sdk.backends.kubernetes.backend import KubernetesBackend
 
             self._backend = KubernetesBackend(kubernetes)
 
@@ -95,7 +99,7 @@ class Client:
         job that can lose its pods needs durable checkpoints (`TrainingJob.check_checkpoints`)."""
         if self.backend_name == "kubernetes":
             job.check_checkpoints(retry)
-        return self._backend.submit(job, retry)
+        return self._handle(self._backend.submit(job, retry))
 
     def preview(self, job: TrainingJob) -> Preview:
         """What Kueue would do with `job` if submitted now (fits, borrows, preempts whom, waits
@@ -109,11 +113,11 @@ class Client:
 
     def runs(self) -> list[Run]:
         """Runs submitted by gkeml (in the namespace, or the local run directory), newest first."""
-        return self._backend.runs()
+        return [self._handle(made) for made in self._backend.runs()]
 
     def get_run(self, name: str) -> Run:
         """The run called `name`; raises `NotFoundError` when there is none."""
-        return self._backend.get_run(name)
+        return self._handle(self._backend.get_run(name))
 
     def serve(self, svc: ServeModel) -> ServeHandle:
         """Deploy a model server and return its handle (Kubernetes only: the local backend
@@ -122,11 +126,16 @@ class Client:
 
     def wait_all(self, runs: list[Run], timeout: float | None = None) -> list[RunStatus]:
         """Wait for several runs at once (sharing watch streams on Kubernetes)."""
-        return self._backend.wait_all(runs, timeout)
+        if self.backend_name == "local":  # until the local backend has its RunService
+            return self._backend.wait_all(runs, timeout)  # type: ignore[attr-defined,no-any-return]
+        return self._backend.service.wait([r.ref for r in runs], timeout)
+
+    def _handle(self, made: RunSnapshot | Run) -> Run:
+        return made if isinstance(made, Run) else Run(self._backend.service, made.ref)
 
     def plan_setup(self, setup: ClusterSetup) -> SetupPlan:
         """What applying `setup` would create or change on the cluster (reads only)."""
-        from gkeml_sdk.backends.kubernetes.setup_apply import plan_setup
+        from gkeml_sdk.backends.kubernetes.setup.setup_apply import plan_setup
 
         return plan_setup(self._kube("plan_setup"), setup)
 
@@ -136,7 +145,7 @@ class Client:
         """Server-side apply `setup`'s Kueue objects that differ from the cluster's;
         `worker_kubeconfigs` (MultiKueue worker name -> kubeconfig text) become the Secrets
         the manager's MultiKueueClusters read."""
-        from gkeml_sdk.backends.kubernetes.setup_apply import apply_setup
+        from gkeml_sdk.backends.kubernetes.setup.setup_apply import apply_setup
 
         return apply_setup(self._kube("apply_setup"), setup, worker_kubeconfigs or {})
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
+from gkeml_sdk.backends.kubernetes.runs.run_record import AttemptRecord, RunRecord
 from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus, Transition
 from gkeml_sdk.runs.retry import RetryPolicy
 from gkeml_sdk.training.model import TrainingJob

@@ -13,13 +13,13 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.errors import RunTimeoutError
 from gkeml_sdk.runs.log_lines import log_prefix, log_slot
+from gkeml_sdk.runs.service import ProgressCallback, RunRef, RunService, RunSnapshot
 from gkeml_sdk.runs.states import FailureCause, RunCounters, RunState, RunStatus, Transition
 
 if TYPE_CHECKING:
@@ -30,16 +30,19 @@ __all__ = [
     "ProgressCallback",
     "Run",
     "RunCounters",
+    "RunRef",
+    "RunSnapshot",
     "RunState",
     "RunStatus",
     "Transition",
 ]
 
-ProgressCallback = Callable[[RunStatus], None]
 
-
-class Run(ABC):
+class Run:
     """A submitted run. `Client(...).submit(job)` returns one for every backend.
+
+    It holds the backend's `RunService` and the `RunRef` of its submission; every property and
+    verb asks the service (each read is a fresh `RunSnapshot`).
 
     Example:
         >>> from gkeml_sdk import Client, TrainingJob  # doctest: +SKIP
@@ -49,42 +52,101 @@ class Run(ABC):
         <RunState.SUCCEEDED: 'Succeeded'>
     """
 
-    name: str
-    namespace: str
+    def __init__(self, service: RunService, ref: RunRef) -> None:
+        self._service, self._ref = service, ref
 
     @property
-    @abstractmethod
+    def name(self) -> str:
+        """The run's name (its job's)."""
+        return self._ref.name
+
+    @property
+    def namespace(self) -> str:
+        """The namespace (on the local backend: the run directory's namespace folder)."""
+        return self._ref.namespace
+
+    @property
+    def ref(self) -> RunRef:
+        """Which submission this handle names."""
+        return self._ref
+
+    def snapshot(self, fresh: bool = True) -> RunSnapshot:
+        """Everything known about the run now, read once (`state`, `history`, ... each read
+        again); `fresh=False`: what is known, reading only a run never read.
+
+        Example:
+            >>> snap = Client().get_run("llama-ft").snapshot()  # doctest: +SKIP
+            >>> snap.status.state, snap.attempt  # doctest: +SKIP
+            (<RunState.RUNNING: 'Running'>, 2)
+        """
+        return self._service.snapshot(self._ref, fresh)
+
+    @property
     def state(self) -> RunStatus:
-        """The current status (refreshed from the backend)."""
+        """The current status (read from the backend now)."""
+        return self.snapshot().status
 
     @property
-    @abstractmethod
     def history(self) -> list[Transition]:
-        """Every transition across all attempts, oldest first."""
+        """Every transition across all attempts, oldest first (what is known: the backend is
+        read only when this run was never read)."""
+        return list(self.snapshot(fresh=False).history)
 
     @property
-    @abstractmethod
     def counters(self) -> RunCounters:
         """Preemptions, disruptions, user-code restarts and resubmissions so far."""
+        return self.snapshot().counters
 
-    @abstractmethod
+    @property
+    def attempt(self) -> int:
+        """The current attempt (1 until a resubmission, a local restart or preemption)."""
+        return self.snapshot().attempt
+
+    @property
+    def preemptions(self) -> int:
+        """Preemptions so far, across attempts."""
+        return self.counters.preemptions
+
+    @property
+    def dispatched_to(self) -> str | None:
+        """The MultiKueue worker cluster running the current attempt (None: it runs here, or
+        no worker admitted it yet; always None locally)."""
+        return self.snapshot().dispatched_to
+
+    @property
+    def exit_codes(self) -> dict[str, int | None]:
+        """Exit code of each process of the latest attempt, by slot (None while it runs)."""
+        return dict(self.snapshot().exit_codes)
+
     def wait(
         self, timeout: float | None = None, progress: bool | ProgressCallback = False
     ) -> RunStatus:
-        """Block until the run is terminal; raise `RunTimeoutError` after `timeout` seconds."""
+        """Block until the run is terminal; raise `RunTimeoutError` after `timeout` seconds.
+        `progress=True` shows each transition; a callable receives each new status."""
+        return self._service.wait([self._ref], timeout, progress)[0]
 
-    @abstractmethod
     def logs(self, follow: bool = False) -> Iterator[str]:
         """Log lines of every process/pod of the run, prefixed by node rank."""
+        return self._service.logs(self._ref, follow)
 
-    @abstractmethod
     def cancel(self) -> bool:
         """Stop this submission of the run and everything it started: True when this call
         stopped it, False when it had already finished (nothing is changed then)."""
+        return self._service.cancel(self._ref)
 
-    @abstractmethod
     def explain(self) -> Explanation:
         """Why the run is where it is: one sentence (cause, next action), category, evidence."""
+        return self._service.explain(self._ref)
+
+    def worker_logs(self, worker: object, follow: bool = False) -> Iterator[str]:
+        """Log lines of the current attempt's pods on the MultiKueue worker it was dispatched
+        to (`dispatched_to`); `worker` reaches that cluster (its `KubernetesSettings`, e.g. a
+        kubeconfig context).
+
+        Example:
+            >>> run.worker_logs(KubernetesSettings(context="worker-1"))  # doctest: +SKIP
+        """
+        return self._service.worker_logs(self._ref, worker, follow)
 
     def follow(self, timeout: float | None = None) -> Iterator[str | RunStatus]:
         """Log lines (`str`, prefixed by rank) and each new `RunStatus` as one stream, until
@@ -149,11 +211,11 @@ class Run(ABC):
         self, timeout: float | None, progress: ProgressCallback, stop: threading.Event
     ) -> RunStatus:
         """`wait` for `follow`; a backend holding connections ends early once `stop` is set."""
-        return self.wait(timeout=timeout, progress=progress)
+        return self._service.wait([self._ref], timeout, progress, stop)[0]
 
     def _follow_logs(self, stop: threading.Event) -> Iterator[str]:
         """`logs(follow=True)` for `follow`; ends early once `stop` is set where it can."""
-        return self.logs(follow=True)
+        return self._service.logs(self._ref, True, stop)
 
     log_prefix = staticmethod(log_prefix)
     log_slot = staticmethod(log_slot)
@@ -164,12 +226,13 @@ class Run(ABC):
         from gkeml_sdk.pictures.svg import esc, state_colour
         from gkeml_sdk.pictures.timeline import Step, timeline_svg
 
-        status = self.state
+        snap = self.snapshot()
+        status = snap.status
         steps = [
             Step(t.attempt, t.at, t.status.state.value, _detail(t.status.reason, t.status.message))
-            for t in self.history
+            for t in snap.history
         ]
-        colour, counters = state_colour(status.state.value), self.counters
+        colour, counters = state_colour(status.state.value), snap.counters
         attempt = max((s.attempt for s in steps), default=1)
         head = (
             f"<div><b>{esc(self.name)}</b> ({esc(self.namespace)}) <span style='color:{colour}'>"
@@ -190,7 +253,7 @@ class Run(ABC):
         return f"<div data-run='{esc(self.name)}'>{head}{timeline}{history}</div>"
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.namespace}/{self.name}>"
+        return f"<Run {self.namespace}/{self.name}>"
 
 
 def runs_html(
@@ -208,7 +271,8 @@ def runs_html(
 
     rows = []
     for i, run in enumerate(runs):
-        status, history = run.state if states is None else states[i], run.history
+        snap = run.snapshot(fresh=states is None)  # given the states, the history is known
+        status, history = snap.status if states is None else states[i], snap.history
         seconds = history[-1].at if history else None
         attempts = max((t.attempt for t in history), default=1)
         rows.append(

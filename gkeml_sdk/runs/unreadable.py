@@ -15,6 +15,7 @@ from gkeml_sdk.runs.handle import (
     RunStatus,
     Transition,
 )
+from gkeml_sdk.runs.service import RunRef
 
 if TYPE_CHECKING:
     from gkeml_sdk.runs.explain.explanation import Explanation
@@ -32,7 +33,7 @@ class UnreadableRun(Run):
     """
 
     def __init__(self, name: str, namespace: str, error: GkemlError) -> None:
-        self.name, self.namespace, self.error = name, namespace, error
+        self._ref, self.error = RunRef(name, namespace), error
 
     @property
     def state(self) -> RunStatus:

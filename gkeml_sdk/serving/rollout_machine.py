@@ -125,8 +125,8 @@ def start(
     """The first state and actions of a rollout from `previous` to `version`.
 
     `advance()` then takes what the cluster shows and returns the next state and the actions
-    an executor performs (`backends/kubernetes/rollout_executor.py`; the in-cluster controller
-    may run the same machine). The table of transitions is in docs/serving-rollouts.md.
+    an executor performs (`backends/kubernetes/serving/rollout_executor.py`; the in-cluster
+    controller may run the same machine). The table of transitions is in docs/serving-rollouts.md.
     """
     state = RolloutState(
         strategy=rollout.strategy,

@@ -24,11 +24,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from gkeml_sdk import ApiRetrySettings, KubernetesSettings, load_specs
-from gkeml_sdk.backends.kubernetes.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.api.transport import Transport
 from gkeml_sdk.backends.kubernetes.standby.drill import DrillRow
 from gkeml_sdk.backends.kubernetes.standby.manager import StandbyManager
 from gkeml_sdk.backends.kubernetes.standby.tenant_apply import apply_tenants
-from gkeml_sdk.backends.kubernetes.transport import Transport
 from tests.bench.traffic import Router, Traffic
 from tests.kubeapi import KubeAPIServer, shared_crds_dir
 from tests.kubeapi.kubelet import FakeKubelet

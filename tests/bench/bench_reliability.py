@@ -85,7 +85,7 @@ def slowness(api: KubeAPIServer) -> float:
     median of 30 reads of the fake server against IDLE_ROUND_TRIP. Every timeout of the bench
     scales with it, so a loaded machine measures the same figures instead of giving up."""
     kube = client(api, request_timeout=60.0)._backend.kube  # type: ignore[attr-defined]
-    from gkeml_sdk.backends.kubernetes.resources import resource
+    from gkeml_sdk.backends.kubernetes.api.resources import resource
 
     config_maps = resource("v1", "ConfigMap")
     took = []

@@ -29,12 +29,13 @@ from tests.integration.cluster.replay import Replayer
 from tests.integration.cluster.test_scenarios import gang
 from tests.kubeapi import KubeAPIServer, shared_crds_dir
 
-BACKEND = ("cluster_backend.py", "snapshots.py")
-HANDLE = ("kube_run.py",)
+BACKEND = str(Path(__file__).resolve().parents[2] / "gkeml_sdk" / "backends" / "kubernetes")
+HANDLE = str(Path(__file__).resolve().parents[2] / "gkeml_sdk" / "runs" / "handle.py")
 
 
 class Calls:
-    """Counts calls that cross between the backend's and the handle's modules."""
+    """Counts calls that cross between the backend's modules (every module under
+    `backends/kubernetes/`) and the run handle's (`runs/handle.py`)."""
 
     def __init__(self) -> None:
         self.counts: collections.Counter[str] = collections.Counter()
@@ -42,13 +43,12 @@ class Calls:
     def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
         if event != "call" or frame.f_back is None:
             return
-        callee = Path(frame.f_code.co_filename).name
-        caller = Path(frame.f_back.f_code.co_filename).name
-        if "gkeml_sdk" not in frame.f_code.co_filename:
+        callee, caller = frame.f_code.co_filename, frame.f_back.f_code.co_filename
+        if "gkeml_sdk" not in callee:
             return
-        if caller in BACKEND and callee in HANDLE:
+        if caller.startswith(BACKEND) and callee == HANDLE:
             self.counts["backend -> handle"] += 1
-        elif caller in HANDLE and callee in BACKEND:
+        elif caller == HANDLE and callee.startswith(BACKEND):
             self.counts["handle -> backend"] += 1
         if frame.f_code.co_name == "_check" and frame.f_code.co_filename.endswith(
             "training/model.py"
@@ -83,7 +83,7 @@ def two_attempt_run() -> dict[str, int]:
             threading.setprofile(None)  # type: ignore[arg-type]
         thread.join()
         assert final.state is RunState.SUCCEEDED and run.attempt == 2
-        record_writes = api.count(method="PATCH", path_re=r"/configmaps/train-gkeml-run$")
+        record_writes = api.count(method="PUT", path_re=r"/configmaps/train-gkeml-run$")
         lines = []
         with tempfile.TemporaryDirectory() as tmp:
             kubeconfig = str(api.kubeconfig(Path(tmp) / "kubeconfig", namespace="ml"))

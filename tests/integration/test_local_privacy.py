@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gkeml_sdk import ConfigError, RunState, TrainingJob
-from gkeml_sdk.backends.kubernetes.run_record import RunRecord
+from gkeml_sdk.backends.kubernetes.runs.run_record import RunRecord
 from gkeml_sdk.backends.local import LocalBackend, LocalOptions
 
 FAST = LocalOptions(grace_seconds=0.5)

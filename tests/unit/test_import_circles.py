@@ -22,9 +22,6 @@ NOT_YET = {
     # scheduling's job-wide checks (capacity order, placement, provisioning mode) annotate with
     # training's fields, and training builds on scheduling: they belong in training/.
     "gkeml_sdk": "scheduling's job checks take a TrainingJob",
-    # The Kubernetes backend is regrouped into rooms (controller, standby -> runs, serving, setup
-    # -> api) by the controller work that follows issue 33.
-    "gkeml_sdk.backends.kubernetes": "the backend's rooms are not drawn yet",
 }
 SERVING_MODULES = 15
 
@@ -123,3 +120,37 @@ def test_serving_is_a_few_modules() -> None:
         if (path.suffix == ".py" and path.name != "__init__.py") or (path / "__init__.py").exists()
     )
     assert len(modules) <= SERVING_MODULES, f"serving/ has {len(modules)} modules: {modules}"
+
+
+KUBERNETES = ROOT / "gkeml_sdk" / "backends" / "kubernetes"
+ROOM_MODULES = 15
+
+
+@pytest.mark.parametrize(
+    "folder",
+    [p.parent for p in sorted(KUBERNETES.rglob("__init__.py"))],
+    ids=lambda p: str(p.relative_to(KUBERNETES.parent)),
+)
+def test_every_room_of_the_kubernetes_backend_is_a_few_modules(folder: Path) -> None:
+    modules = sorted(
+        path.name
+        for path in folder.iterdir()
+        if (path.suffix == ".py" and path.name != "__init__.py") or (path / "__init__.py").exists()
+    )
+    assert len(modules) <= ROOM_MODULES, f"{folder.name}/ has {len(modules)} modules: {modules}"
+
+
+def test_the_kubernetes_backend_never_names_the_backend_or_a_handle_for_types_only(
+    graph: grimp.ImportGraph,
+) -> None:
+    """Issue 34: the per-run state lives in the run service; nothing in the backend imports
+    the backend facade or the run handle under `if TYPE_CHECKING:` (a dependency it hides)."""
+    plain = grimp.build_graph("gkeml_sdk", exclude_type_checking_imports=True, cache_dir=None)
+    hidden = [
+        f"{module} -> {imported}"
+        for module in graph.find_descendants("gkeml_sdk.backends.kubernetes")
+        for imported in graph.find_modules_directly_imported_by(module)
+        if imported in ("gkeml_sdk.backends.kubernetes.backend", "gkeml_sdk.runs.handle")
+        and imported not in plain.find_modules_directly_imported_by(module)
+    ]
+    assert hidden == []

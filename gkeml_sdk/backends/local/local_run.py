@@ -31,6 +31,7 @@ from gkeml_sdk.runs.handle import (
     Transition,
 )
 from gkeml_sdk.runs.log_lines import log_prefix
+from gkeml_sdk.runs.service import RunRef
 from gkeml_sdk.training.model import TrainingJob
 
 log = logging.getLogger(__name__)
@@ -57,8 +58,7 @@ class LocalRun(Run):
     def __init__(self, path: Path, submitted: float | None = None) -> None:
         self._path = path
         self._dir = RunDir(path)
-        self.name = path.name
-        self.namespace = path.parent.name
+        self._ref = RunRef(path.name, path.parent.name, submitted)
         # The submission this handle names (its state's `created`): once the name is submitted
         # again, this handle reads NotFound and its cancel changes nothing. None: whichever.
         self._submitted = submitted

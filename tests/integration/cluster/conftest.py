@@ -64,3 +64,14 @@ def two(kube_api_factory: Any) -> Any:
     for namespace in NAMESPACES[1:]:
         server.store.put(queue("team-a", namespace))
     return server
+
+
+def track_of(run: Any) -> Any:
+    """What the client's run service keeps for the submission `run` names (its `RunTrack`):
+    tests look at the record it read and whether it acts for the run."""
+    return run._service.track(run.ref)
+
+
+def record_of(run: Any) -> Any:
+    """The run record of `run` as its client's service last read it."""
+    return track_of(run).record

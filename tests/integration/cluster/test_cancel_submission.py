@@ -8,6 +8,7 @@ from typing import Any
 
 from gkeml_sdk import RunState
 from gkeml_sdk.cli.main import main
+from tests.integration.cluster.conftest import record_of
 from tests.kubeapi.faults import RequestInfo
 
 from .conftest import make_client
@@ -130,13 +131,15 @@ def test_a_resubmission_of_a_finished_run_nobody_followed_never_reports_it(clust
 
     new = make_client(cluster).submit(gang())
 
-    assert new.record.submitted_at != old.record.submitted_at
+    assert record_of(new).submitted_at != record_of(old).submitted_at
     current = cluster.store.get("jobsets", "ml", "train")
-    assert current["metadata"]["uid"] == new.record.current.uid != old_uid
+    assert current["metadata"]["uid"] == record_of(new).current.uid != old_uid
     assert new.state.state is RunState.PENDING
     assert all(old_uid not in t.key for t in new.history)
     old.state  # noqa: B018 - the old handle reads too ...
-    assert all(new.record.current.uid not in t.key for t in old.history)  # ... never the new run
+    assert all(
+        record_of(new).current.uid not in t.key for t in old.history
+    )  # ... never the new run
 
 
 def test_a_jobset_deleted_by_hand_reads_as_lost_and_frees_its_name(cluster, client):
@@ -153,9 +156,9 @@ def test_a_jobset_deleted_by_hand_reads_as_lost_and_frees_its_name(cluster, clie
     assert writes(cluster) == 0  # a reader writes nothing
     assert read.cancel() is False  # lost already: nothing to stop
     other = make_client(cluster).submit(gang(max_restarts=5))  # another spec, same name
-    assert other.record.job.max_restarts == 5
+    assert record_of(other).job.max_restarts == 5
     jobset = cluster.store.get("jobsets", "ml", "train")
-    assert jobset["metadata"]["uid"] == other.record.current.uid
+    assert jobset["metadata"]["uid"] == record_of(other).current.uid
 
 
 def test_a_handle_that_finds_its_job_deleted_by_anothers_cancel_reads_cancelled(cluster, client):

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from gkeml_sdk import RetryPolicy
-from gkeml_sdk.backends.kubernetes.attempts import JOBSETS
 from gkeml_sdk.backends.kubernetes.controller.process import RunController
-from gkeml_sdk.backends.kubernetes.run_record import (
+from gkeml_sdk.backends.kubernetes.runs.attempts import JOBSETS
+from gkeml_sdk.backends.kubernetes.runs.run_record import (
     SPEC_DIGEST_ANNOTATION,
     AttemptRecord,
     RunRecord,

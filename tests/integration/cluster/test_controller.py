@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 
 from gkeml_sdk import RetryPolicy, RunState
-from gkeml_sdk.backends.kubernetes.controller.lifecycle import RunLifecycle
-from gkeml_sdk.backends.kubernetes.controller.liveness import LEASE_NAME, ControllerWatch
+from gkeml_sdk.backends.kubernetes.api.lease import LeaseLost
 from gkeml_sdk.backends.kubernetes.controller.process import RunController
-from gkeml_sdk.backends.kubernetes.lease import LeaseLost
+from gkeml_sdk.backends.kubernetes.runs.lifecycle import RunLifecycle
+from gkeml_sdk.backends.kubernetes.runs.liveness import LEASE_NAME, ControllerWatch
 from gkeml_sdk.cli.main import main
 from gkeml_sdk.runs.handle import FailureCause
+from tests.integration.cluster.conftest import track_of
 from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
 
 from .conftest import make_client
@@ -147,11 +148,12 @@ def test_a_write_is_refused_once_the_renew_deadline_passed(cluster):
     controller = RunController(backend, ["ml"], identity="a", clock=clock)
     assert controller.reconcile_once() == {"ml": True}
     clock.now += 11  # no renewal for longer than the 10 s deadline: it may not write
-    run.lifecycle = RunLifecycle(backend, run)
+    track = track_of(run)
+    track.lifecycle = RunLifecycle(backend.service, track)
     Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", pause=0)
     before = cluster.count(method="PUT")
     with pytest.raises(LeaseLost):
-        backend.snapshot(run)  # the run succeeded: its record would be written
+        backend.service.read(track)  # the run succeeded: its record would be written
     assert cluster.count(method="PUT") == before
 
 
@@ -160,8 +162,8 @@ def test_a_follower_defers_to_a_live_controller(cluster):
     run = client.submit(gang(), retry=RetryPolicy(max_resubmits=1, backoff_seconds=0.0))
     controller = RunController(make_client(cluster)._backend, ["ml"], identity="a")  # type: ignore[attr-defined]
     assert controller.reconcile_once() == {"ml": True}
-    client._backend.take_part(run)  # type: ignore[attr-defined]
-    assert run.lifecycle is None  # the controller acts, this client only reads
+    client._backend.service.take_part(track_of(run))  # type: ignore[attr-defined]
+    assert track_of(run).lifecycle is None  # the controller acts, this client only reads
 
 
 def test_a_follower_and_a_controller_resubmit_once(cluster):
@@ -193,7 +195,7 @@ def test_a_follower_and_a_controller_resubmit_once(cluster):
         acting.join(timeout=30)
     played.join(timeout=30)
     assert final.state is RunState.SUCCEEDED and run.attempt == 2
-    assert run.lifecycle is None  # it only followed
+    assert track_of(run).lifecycle is None  # it only followed
     creates = [r for r in cluster.request_log if r.method == "POST" and "jobsets" in r.path]
     assert len([r for r in creates if r.status == 201]) == 2
     assert [t.attempt for t in run.history if t.status.reason == "Resubmitted"] == [2]

@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 
 from gkeml_sdk import RetryPolicy
-from gkeml_sdk.backends.kubernetes.attempts import SUBMISSION_ANNOTATION
+from gkeml_sdk.backends.kubernetes.api.lease import LeaseTiming
 from gkeml_sdk.backends.kubernetes.controller.process import RunController
-from gkeml_sdk.backends.kubernetes.lease import LeaseTiming
-from gkeml_sdk.backends.kubernetes.run_record import SPEC_DIGEST_ANNOTATION, spec_digest
-from gkeml_sdk.backends.kubernetes.run_records import RecordConflict
+from gkeml_sdk.backends.kubernetes.runs.attempts import SUBMISSION_ANNOTATION
+from gkeml_sdk.backends.kubernetes.runs.run_record import SPEC_DIGEST_ANNOTATION, spec_digest
+from gkeml_sdk.backends.kubernetes.runs.run_records import RecordConflict
+from tests.integration.cluster.conftest import record_of
 from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
 
 from .conftest import make_client
@@ -138,7 +139,7 @@ def stray(server: Any, name: str, attempt: int, submitted_at: float, digest: str
 
 def test_each_pass_deletes_what_is_no_attempt_of_the_record(cluster):
     run = make_client(cluster).submit(gang(), retry=RetryPolicy(max_resubmits=3))
-    submitted = run.record.submitted_at  # type: ignore[attr-defined]
+    submitted = record_of(run).submitted_at  # type: ignore[attr-defined]
     stray(cluster, "train--r4", 4, submitted)  # a name the record never reserved
     stray(cluster, "train--r2", 2, submitted - 60)  # an earlier submission's attempt
     stray(cluster, "train--r3", 3, submitted + 60)  # a newer submission, being submitted now
@@ -153,7 +154,7 @@ def test_a_paused_repair_deletes_nothing_made_since(cluster):
     """The leader read a stray and is held before deleting it; meanwhile the stray went and
     the run's own attempt 2 took its name: the delete's uid precondition refuses."""
     run = make_client(cluster).submit(gang(), retry=RetryPolicy(max_resubmits=3, backoff_seconds=0))
-    stray(cluster, "train--r2", 2, run.record.submitted_at - 60)  # type: ignore[attr-defined]
+    stray(cluster, "train--r2", 2, record_of(run).submitted_at - 60)  # type: ignore[attr-defined]
     clock_a, clock_b = Clock(), Clock()
     a, b = controller(cluster, "a", clock_a), controller(cluster, "b", clock_b)
     hold = a.before_write = PauseAt(1)
@@ -192,7 +193,7 @@ def test_a_late_attempt_of_a_cancelled_run_is_deleted_by_the_next_pass(cluster):
     run.cancel()  # ... when the run is cancelled: every object of it is deleted
     cluster.wait_for(lambda: jobsets(cluster) == [])
     # The writer that reserved attempt 2, paused meanwhile, creates it after the cancel.
-    record = run.record  # type: ignore[attr-defined]
+    record = record_of(run)
     stray(cluster, "train--r2", 2, record.submitted_at, spec_digest(record))
     a = controller(cluster, "a", Clock())
     assert a.reconcile_once() == {"ml": True}
@@ -203,12 +204,12 @@ def test_a_record_save_whose_answer_was_lost_finds_its_own_write(cluster):
     client = make_client(cluster)
     run = client.submit(gang(), retry=RetryPolicy(max_resubmits=3))
     backend = client._backend  # type: ignore[attr-defined]
-    record = run.record  # type: ignore[attr-defined]
+    record = record_of(run)
     # The update lands, its answer is lost, the retried update is a 409 (the version moved).
     cluster.faults.inject("reset-after-write", match=("PUT", "/configmaps/train-gkeml-run$"))
-    saved = backend.save(record.with_attempt(replace(record.current, outcome="Failed")))
+    saved = backend.service.save(record.with_attempt(replace(record.current, outcome="Failed")))
     assert cluster.count("PUT", path_re="/configmaps/train-gkeml-run$", status=409) == 1
     assert saved.current.outcome == "Failed" and saved.resource_version != record.resource_version
     assert attempts(cluster)[0]["outcome"] == "Failed"
     with pytest.raises(RecordConflict):  # the old version is stale: someone else's now
-        backend.save(replace(record, cancelled=True))
+        backend.service.save(replace(record, cancelled=True))

@@ -10,9 +10,9 @@ from datetime import datetime
 from typing import Any
 
 from gkeml_sdk import RetryPolicy, RunState
-from gkeml_sdk.backends.kubernetes.controller.liveness import LEASE_NAME, ControllerWatch
+from gkeml_sdk.backends.kubernetes.api.lease import LeaseTiming
 from gkeml_sdk.backends.kubernetes.controller.process import RunController
-from gkeml_sdk.backends.kubernetes.lease import LeaseTiming
+from gkeml_sdk.backends.kubernetes.runs.liveness import LEASE_NAME, ControllerWatch
 from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
 
 from .conftest import make_client

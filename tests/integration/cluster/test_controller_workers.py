@@ -9,8 +9,8 @@ import threading
 from typing import Any
 
 from gkeml_sdk import RetryPolicy
-from gkeml_sdk.backends.kubernetes.attempts import JOBSETS, SUBMISSION_ANNOTATION
 from gkeml_sdk.backends.kubernetes.controller.process import RunController
+from gkeml_sdk.backends.kubernetes.runs.attempts import JOBSETS, SUBMISSION_ANNOTATION
 from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL
 from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
 
@@ -90,7 +90,7 @@ def test_a_run_that_breaks_the_controller_is_refused_alone(cluster, monkeypatch)
     assert controller.reconcile_once() == {"ml": True}
     lose_first_attempt(cluster, "broken")
     lose_first_attempt(cluster, "other")
-    from gkeml_sdk.backends.kubernetes.controller import lifecycle
+    from gkeml_sdk.backends.kubernetes.runs import lifecycle
 
     real = lifecycle.spot_losses
 

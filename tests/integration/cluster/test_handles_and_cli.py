@@ -12,6 +12,7 @@ from gkeml_sdk import Client, RunState, TrainingJob
 from gkeml_sdk.cli.main import main
 from gkeml_sdk.errors import ConfigError, NotFoundError
 from gkeml_sdk.version import __version__
+from tests.integration.cluster.conftest import record_of
 from tests.stored_records import CODE, UNVERSIONED_RUN_RECORD, expected_run_record
 
 from .conftest import make_client
@@ -159,10 +160,10 @@ def test_a_finished_run_of_the_same_name_is_replaced(cluster, client):
     Replayer(cluster, "ml", "train", 1, "train").play("jobset-succeeded", "train", pause=0)
     assert run.wait(timeout=10).state is RunState.SUCCEEDED
     again = client.submit(gang(max_restarts=2))
-    assert again.record.job.max_restarts == 2
+    assert record_of(again).job.max_restarts == 2
     # Nothing of the first run: its history reads the new JobSet only.
     assert [t.status.state for t in again.history] == [RunState.PENDING]
-    assert again.history[0].key.startswith(again.record.current.uid)
+    assert again.history[0].key.startswith(record_of(again).current.uid)
     jobset = cluster.store.get("jobsets", "ml", "train")
     assert jobset["spec"]["failurePolicy"]["maxRestarts"] == 2
     assert "status" not in jobset or not jobset["status"]
@@ -178,8 +179,8 @@ def test_code_shipped_with_a_job_is_restored_from_its_configmap_by_a_new_client(
     assert [k for k, v in record["data"].items() if "print('hello')" in v] == ["file.main.py"]
     assert cluster.store.get("configmaps", "ml", "cell-code") is None
     resumed = make_client(cluster).get_run("cell")
-    assert resumed.record.job.files == job.files
-    assert resumed.record.job == job.with_changes(namespace="ml")
+    assert record_of(resumed).job.files == job.files
+    assert record_of(resumed).job == job.with_changes(namespace="ml")
 
 
 def test_a_dra_job_creates_its_claim_template_before_the_jobset(cluster, client):
@@ -203,16 +204,16 @@ def test_a_run_record_written_before_schemas_is_resumed_and_rewritten_with_one(c
     cluster.store.put(UNVERSIONED_RUN_RECORD)
     run = make_client(cluster).get_run("ft")
     expected = expected_run_record()
-    assert (run.record.job, run.record.retry) == (expected.job, expected.retry)
-    assert run.record.attempts[0] == expected.attempts[0]
-    assert run.record.history[:2] == expected.history
+    assert (record_of(run).job, record_of(run).retry) == (expected.job, expected.retry)
+    assert record_of(run).attempts[0] == expected.attempts[0]
+    assert record_of(run).history[:2] == expected.history
     # Its attempt's Job is gone, so the attempt is lost; a reader writes nothing ...
     assert (run.state.state, run.state.reason) == (RunState.FAILED, "JobDeleted")
     assert "schema" not in cluster.store.get("configmaps", "ml", "ft-gkeml-run")["data"]
     # ... the one that acts for it records the end, with the schema.
     assert run.wait(timeout=30).state is RunState.FAILED
-    assert run.record.attempts[1] == replace(
-        expected.attempts[1], outcome="Failed", counters=run.record.attempts[1].counters
+    assert record_of(run).attempts[1] == replace(
+        expected.attempts[1], outcome="Failed", counters=record_of(run).attempts[1].counters
     )
     rewritten = cluster.store.get("configmaps", "ml", "ft-gkeml-run")["data"]
     assert rewritten["schema"] == "3"

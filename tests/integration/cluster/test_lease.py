@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from gkeml_sdk.backends.kubernetes.kube import KubeClient
-from gkeml_sdk.backends.kubernetes.lease import LEASES, LeaderElector, LeaseLost, LeaseTiming
-from gkeml_sdk.backends.kubernetes.transport import Transport
+from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.api.lease import LEASES, LeaderElector, LeaseLost, LeaseTiming
+from gkeml_sdk.backends.kubernetes.api.transport import Transport
 from tests.integration.cluster.conftest import FAST_RETRY
 
 

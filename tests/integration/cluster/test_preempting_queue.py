@@ -100,7 +100,7 @@ def test_a_queue_the_user_may_not_read_takes_the_job_and_says_why_it_may_lose_th
     api = cluster.api_client()
     api.set_default_header("Authorization", "Bearer user-token")
     settings = KubernetesSettings(api_client=api, namespace="ml", api_retry=FAST_RETRY)
-    with caplog.at_level(logging.WARNING, logger="gkeml_sdk.backends.kubernetes.preflight"):
+    with caplog.at_level(logging.WARNING, logger="gkeml_sdk.backends.kubernetes.setup.preflight"):
         assert Client(kubernetes=settings).submit(job()).name == "ft"
     (warning,) = [r.getMessage() for r in caplog.records]
     assert (

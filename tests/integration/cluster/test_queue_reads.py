@@ -7,10 +7,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from gkeml_sdk.backends.kubernetes.diagnosis import WORKLOADS
-from gkeml_sdk.backends.kubernetes.kube import KubeClient
-from gkeml_sdk.backends.kubernetes.queue_reads import list_pages, quota_holders
-from gkeml_sdk.backends.kubernetes.transport import Transport
+from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.api.queue_reads import list_pages, quota_holders
+from gkeml_sdk.backends.kubernetes.api.transport import Transport
+from gkeml_sdk.backends.kubernetes.explain.diagnosis import WORKLOADS
 from tests.kubeapi import KubeAPIServer
 from tests.kubeapi.crds import load_crd_dir
 from tests.kubeapi.fixtures import require_shared_crds

@@ -11,6 +11,7 @@ import pytest
 
 from gkeml_sdk import RetryPolicy, RunState, TrainingJob
 from gkeml_sdk.errors import ClusterError
+from tests.integration.cluster.conftest import record_of
 from tests.kubeapi.faults import RequestInfo
 
 from .conftest import make_client
@@ -167,7 +168,9 @@ def test_a_retried_create_never_suspends_what_kueue_just_admitted(cluster, clien
     run = client.submit(gang())
     thread.join()
     assert cluster.store.get("jobsets", "ml", "train")["spec"]["suspend"] is False
-    assert run.record.current.uid == cluster.store.get("jobsets", "ml", "train")["metadata"]["uid"]
+    assert (
+        record_of(run).current.uid == cluster.store.get("jobsets", "ml", "train")["metadata"]["uid"]
+    )
 
 
 def test_a_code_config_map_that_is_not_the_runs_is_never_overwritten(cluster, client):

@@ -16,7 +16,7 @@ import pytest
 
 from gkeml_sdk import Client, KubernetesSettings, RetryPolicy, RunState
 from gkeml_sdk.backends.kubernetes.controller.process import RunController
-from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
+from gkeml_sdk.backends.kubernetes.runs.run_record import AttemptRecord, RunRecord
 from gkeml_sdk.errors import ClusterError, ConfigError
 from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
 

@@ -21,7 +21,7 @@ from gkeml_sdk import (
 from gkeml_sdk.errors import ClusterError, ConfigError
 from gkeml_sdk.runs.handle import FailureCause
 
-from .conftest import FAST_NO_RETRY, make_client
+from .conftest import FAST_NO_RETRY, make_client, record_of
 from .replay import FIXTURES, Replayer
 
 # One watch per kind: JobSet (or Job), Workload, Pod.
@@ -315,8 +315,8 @@ def test_queued_provisioning_waits_for_capacity_then_runs(cluster, client):
     ]
     created = cluster.store.get("jobsets", "ml", "train")
     annotations = dict(created["metadata"]["annotations"])
-    assert annotations.pop("gkeml.dev/submission") == repr(run.record.submitted_at)
-    assert annotations.pop("gkeml.dev/spec-digest") == run.record.spec_digest
+    assert annotations.pop("gkeml.dev/submission") == repr(record_of(run).submitted_at)
+    assert annotations.pop("gkeml.dev/spec-digest") == record_of(run).spec_digest
     assert annotations == {"provreq.kueue.x-k8s.io/maxRunDurationSeconds": "3600"}
     assert jobsets(cluster) == ["train"]
 

@@ -9,8 +9,8 @@ import threading
 from typing import Any
 
 from gkeml_sdk import RunState, RunStatus
-from gkeml_sdk.backends.kubernetes.resources import resource
-from gkeml_sdk.backends.kubernetes.streams import Event, SharedStreams, StreamSpec
+from gkeml_sdk.backends.kubernetes.api.resources import resource
+from gkeml_sdk.backends.kubernetes.api.streams import Event, SharedStreams, StreamSpec
 
 from .conftest import make_client
 from .test_scenarios import WATCHERS, gang

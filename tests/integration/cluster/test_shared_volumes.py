@@ -18,8 +18,8 @@ from gkeml_sdk import (
     ServeModel,
     TrainingJob,
 )
-from gkeml_sdk.backends.kubernetes.attempts import Attempts
-from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
+from gkeml_sdk.backends.kubernetes.runs.attempts import Attempts
+from gkeml_sdk.backends.kubernetes.runs.run_record import AttemptRecord, RunRecord
 from gkeml_sdk.errors import ClusterError
 from tests.gke_crds import GCP_DATA_SOURCE
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from gkeml_sdk import KubernetesSettings
-from gkeml_sdk.backends.kubernetes.lease import LeaseTiming
+from gkeml_sdk.backends.kubernetes.api.lease import LeaseTiming
 from gkeml_sdk.backends.kubernetes.standby.fenced import TERM_ANNOTATION
 from gkeml_sdk.backends.kubernetes.standby.manager import StandbyManager
 from tests.integration.cluster.conftest import FAST_RETRY

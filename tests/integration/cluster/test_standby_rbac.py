@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from gkeml_sdk import KubernetesSettings
-from gkeml_sdk.backends.kubernetes.lease import LeaseTiming
+from gkeml_sdk.backends.kubernetes.api.lease import LeaseTiming
 from gkeml_sdk.backends.kubernetes.standby.manager import StandbyManager
 from gkeml_sdk.backends.kubernetes.standby.rbac import standby_manager_rbac
 from gkeml_sdk.files import load_specs

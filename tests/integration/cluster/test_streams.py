@@ -8,8 +8,8 @@ import random
 import time
 from typing import Any
 
-from gkeml_sdk.backends.kubernetes.resources import resource
-from gkeml_sdk.backends.kubernetes.streams import Backoff, Event, StreamHub, StreamSpec
+from gkeml_sdk.backends.kubernetes.api.resources import resource
+from gkeml_sdk.backends.kubernetes.api.streams import Backoff, Event, StreamHub, StreamSpec
 
 from .conftest import make_client
 

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from gkeml_sdk import KubernetesSettings, compile_tenants, load_specs
-from gkeml_sdk.backends.kubernetes.kube import KubeClient
-from gkeml_sdk.backends.kubernetes.lease import LeaseTiming
+from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.api.lease import LeaseTiming
+from gkeml_sdk.backends.kubernetes.api.transport import Transport
 from gkeml_sdk.backends.kubernetes.standby.drill import DrillReport
 from gkeml_sdk.backends.kubernetes.standby.manager import StandbyManager
 from gkeml_sdk.backends.kubernetes.standby.tenant_apply import apply_tenants
-from gkeml_sdk.backends.kubernetes.transport import Transport
 from tests.integration.cluster.conftest import FAST_RETRY
 from tests.kubeapi import KubeAPIServer
 from tests.kubeapi.kubelet import FakeKubelet

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from gkeml_sdk import Tenant, load_specs
-from gkeml_sdk.backends.kubernetes.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.api.transport import Transport
 from gkeml_sdk.backends.kubernetes.standby.tenant_apply import apply_tenants
-from gkeml_sdk.backends.kubernetes.transport import Transport
 from gkeml_sdk.errors import ClusterError
 from tests.integration.cluster.conftest import FAST_RETRY
 from tests.integration.cluster.test_tenants import EXAMPLE

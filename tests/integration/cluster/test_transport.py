@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gkeml_sdk.backends.kubernetes.kube import KubeClient
-from gkeml_sdk.backends.kubernetes.resources import resource
-from gkeml_sdk.backends.kubernetes.transport import ApiRetrySettings, Transport
+from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.api.resources import resource
+from gkeml_sdk.backends.kubernetes.api.transport import ApiRetrySettings, Transport
 from gkeml_sdk.errors import ClusterError, NotFoundError
 
 CONFIG_MAPS = resource("v1", "ConfigMap")

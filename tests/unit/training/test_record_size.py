@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gkeml_sdk import SpecError, TrainingJob
-from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
+from gkeml_sdk.backends.kubernetes.runs.run_record import AttemptRecord, RunRecord
 from gkeml_sdk.core.apimachinery import CONFIG_MAP_MAX_SIZE, object_errors
 from gkeml_sdk.core.environment import RECORD_HISTORY_MAX_BYTES
 from gkeml_sdk.runs.handle import RunState, RunStatus, Transition

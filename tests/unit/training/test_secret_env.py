@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gkeml_sdk import Accelerator, SecretRef, SpecError, TpuSlice, TrainingJob
-from gkeml_sdk.backends.kubernetes.run_record import AttemptRecord, RunRecord
+from gkeml_sdk.backends.kubernetes.runs.run_record import AttemptRecord, RunRecord
 from tests.schemas import validate_object
 
 REFS = {"WANDB_API_KEY": SecretRef("wandb", "api-key"), "HF_TOKEN": SecretRef("hf", "token")}

@@ -8,7 +8,7 @@ claims (docs/controller.md, "RBAC")."""
 
 from __future__ import annotations
 
-from gkeml_sdk.backends.kubernetes.controller.liveness import LEASE_NAME
+from gkeml_sdk.backends.kubernetes.runs.liveness import LEASE_NAME
 
 READ = ["get", "list", "watch"]
 _LEASES = {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"]}

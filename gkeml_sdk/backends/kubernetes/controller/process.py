@@ -22,30 +22,27 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from typing import TYPE_CHECKING
 
-from gkeml_sdk.backends.kubernetes.attempts import JOBS, JOBSETS, job_resource, strays
-from gkeml_sdk.backends.kubernetes.controller.lifecycle import RunLifecycle
-from gkeml_sdk.backends.kubernetes.controller.liveness import (
+from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.api.lease import LeaderElector, LeaseLost, LeaseTiming
+from gkeml_sdk.backends.kubernetes.api.streams import Event, StreamHub, StreamSpec
+from gkeml_sdk.backends.kubernetes.backend import KubernetesBackend
+from gkeml_sdk.backends.kubernetes.controller.vouch import Vouchers
+from gkeml_sdk.backends.kubernetes.controller.workqueue import RunQueue
+from gkeml_sdk.backends.kubernetes.runs.attempts import JOBS, JOBSETS, job_resource, strays
+from gkeml_sdk.backends.kubernetes.runs.following import stream_specs
+from gkeml_sdk.backends.kubernetes.runs.lifecycle import RunLifecycle
+from gkeml_sdk.backends.kubernetes.runs.liveness import (
     CONTROLLER_NAMESPACE,
     LEASE_NAME,
     MANAGED_ANNOTATION,
 )
-from gkeml_sdk.backends.kubernetes.controller.vouch import Vouchers
-from gkeml_sdk.backends.kubernetes.controller.workqueue import RunQueue
-from gkeml_sdk.backends.kubernetes.following import stream_specs
-from gkeml_sdk.backends.kubernetes.kube import KubeClient
-from gkeml_sdk.backends.kubernetes.lease import LeaderElector, LeaseLost, LeaseTiming
-from gkeml_sdk.backends.kubernetes.run_record import RECORD_LABEL, RunRecord
-from gkeml_sdk.backends.kubernetes.run_records import CONFIG_MAPS, RecordConflict
-from gkeml_sdk.backends.kubernetes.streams import Event, StreamHub, StreamSpec
+from gkeml_sdk.backends.kubernetes.runs.run_record import RECORD_LABEL, RunRecord
+from gkeml_sdk.backends.kubernetes.runs.run_records import CONFIG_MAPS, RecordConflict
+from gkeml_sdk.backends.kubernetes.runs.track import RunTrack
 from gkeml_sdk.core.labels import RUN_ID_LABEL
 from gkeml_sdk.core.objects import Obj, uid
 from gkeml_sdk.errors import ClusterError, GkemlError, NotFoundError
-
-if TYPE_CHECKING:
-    from gkeml_sdk.backends.kubernetes.cluster_backend import KubernetesBackend
-    from gkeml_sdk.backends.kubernetes.kube_run import KubeRun
 
 log = logging.getLogger(__name__)
 Key = tuple[str, str]  # (namespace, run name)
@@ -96,7 +93,7 @@ class RunController:
         self.before_write: Callable[[str], None] = lambda action: None
         backend.kube.guard = self._may_write
         backend.attempts.wait_for_dying = False  # a dying name is looked at again, not waited
-        self.runs: dict[Key, KubeRun] = {}
+        self.runs: dict[Key, RunTrack] = {}
         self.unreadable: dict[str, str] = {}  # record ConfigMap -> why it cannot be read
         self.vouchers = Vouchers(backend.kube)  # acts only for records a submitter vouched for
         self.refused: dict[str, str] = {}  # run -> why acting for it failed (until it changes)
@@ -231,9 +228,9 @@ class RunController:
                 by_run.setdefault(run, []).append(obj)
         return by_run
 
-    def _resume(self, key: Key, record: RunRecord) -> KubeRun:
-        run = self.backend.resume(record)
-        run.lifecycle = RunLifecycle(self.backend, run)
+    def _resume(self, key: Key, record: RunRecord) -> RunTrack:
+        run = self.backend.service.resume(record)
+        run.lifecycle = RunLifecycle(self.backend.service, run)
         self.runs[key] = run
         return run
 
@@ -249,16 +246,18 @@ class RunController:
             return
         try:
             for event in events:
-                run.observe(event, time.time())
+                self.backend.service.observe(run, event, time.time())
             if found is not None:
                 self._repair(run, found)
             if not run.done():
                 # A recorded attempt not created yet (its creator died, or its name was held
                 # by a dying object) is created now: no request when it exists.
-                run.lifecycle.ensure_attempt()  # type: ignore[union-attr]
+                lifecycle = run.lifecycle
+                assert lifecycle is not None  # every run this controller keeps has one
+                lifecycle.ensure_attempt()
                 if found is not None:
-                    self.backend.snapshot(run)
-                run.act(time.time())
+                    self.backend.service.read(run)
+                lifecycle.act(time.time())
         except LeaseLost as exc:
             log.warning("controller %s stops acting: %s", self.identity, exc)
             self._forget()
@@ -280,7 +279,7 @@ class RunController:
                 self.refused[f"{key[0]}/{key[1]}"] = f"{type(exc).__name__}: {exc}"
                 self._refused_at[key] = run.record.resource_version
 
-    def _repair(self, run: KubeRun, found: list[Obj]) -> None:
+    def _repair(self, run: RunTrack, found: list[Obj]) -> None:
         """Delete the run's objects that are no attempt of its record (level-triggered: a
         late write of a replaced leader is undone here), each only as it was read."""
         res = job_resource(run.record)
@@ -289,7 +288,7 @@ class RunController:
             log.warning("run %s: deleting %s %s: no attempt of it", run.name, res.kind, name)
             self.backend.kube.delete(res, name, run.namespace, uid=uid(obj))
 
-    def _reread(self, key: Key, stale: KubeRun) -> None:
+    def _reread(self, key: Key, stale: RunTrack) -> None:
         """Someone else wrote the record: what this process believed of the run is dropped
         and the record read again (never the same write retried over it)."""
         with self._lock:
@@ -370,7 +369,7 @@ class RunController:
         self.queue.add(key)
         return True
 
-    def _live(self, namespace: str | None) -> Iterator[tuple[Key, KubeRun]]:
+    def _live(self, namespace: str | None) -> Iterator[tuple[Key, RunTrack]]:
         """The runs not final yet (in `namespace`, or all)."""
         with self._lock:
             runs = list(self.runs.items())

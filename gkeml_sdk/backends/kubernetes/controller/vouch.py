@@ -13,11 +13,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from gkeml_sdk.backends.kubernetes.attempts import job_resource
-from gkeml_sdk.backends.kubernetes.kube import KubeClient
-from gkeml_sdk.backends.kubernetes.queue_reads import list_pages
-from gkeml_sdk.backends.kubernetes.resources import Resource
-from gkeml_sdk.backends.kubernetes.run_record import (
+from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.api.queue_reads import list_pages
+from gkeml_sdk.backends.kubernetes.api.resources import Resource
+from gkeml_sdk.backends.kubernetes.runs.attempts import job_resource
+from gkeml_sdk.backends.kubernetes.runs.run_record import (
     SPEC_DIGEST_ANNOTATION,
     RunRecord,
     record_name,

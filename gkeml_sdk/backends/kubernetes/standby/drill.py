@@ -15,12 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from gkeml_sdk.backends.kubernetes.kube import KubeClient
-from gkeml_sdk.backends.kubernetes.resources import resource
+from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.api.resources import resource
+from gkeml_sdk.backends.kubernetes.api.streams import StreamHub, StreamSpec
 from gkeml_sdk.backends.kubernetes.standby.failover import PODS, promoted
 from gkeml_sdk.backends.kubernetes.standby.user_traffic import UserTraffic
 from gkeml_sdk.backends.kubernetes.standby.view import Key, ready
-from gkeml_sdk.backends.kubernetes.streams import StreamHub, StreamSpec
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.core.rules import slug

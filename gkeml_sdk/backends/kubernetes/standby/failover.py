@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from urllib.parse import parse_qsl
 
-from gkeml_sdk.backends.kubernetes.resources import resource
+from gkeml_sdk.backends.kubernetes.api.resources import resource
 from gkeml_sdk.backends.kubernetes.standby.fenced import FencedWrites
 from gkeml_sdk.backends.kubernetes.standby.tenant_status import StatusBook, TenantStatus, now_text
 from gkeml_sdk.backends.kubernetes.standby.view import Key, ModelView, allocations

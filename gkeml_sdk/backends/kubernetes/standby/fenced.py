@@ -22,9 +22,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from gkeml_sdk.backends.kubernetes.kube import FIELD_MANAGER, KubeClient
-from gkeml_sdk.backends.kubernetes.lease import LeaderElector, LeaseLost
-from gkeml_sdk.backends.kubernetes.resources import Resource, resource_of
+from gkeml_sdk.backends.kubernetes.api.kube import FIELD_MANAGER, KubeClient
+from gkeml_sdk.backends.kubernetes.api.lease import LeaderElector, LeaseLost
+from gkeml_sdk.backends.kubernetes.api.resources import Resource, resource_of
 from gkeml_sdk.core.objects import Obj
 
 log = logging.getLogger(__name__)

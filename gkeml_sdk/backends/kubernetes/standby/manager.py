@@ -17,9 +17,11 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 
-from gkeml_sdk.backends.kubernetes.config import KubernetesSettings, connect
-from gkeml_sdk.backends.kubernetes.kube import KubeClient
-from gkeml_sdk.backends.kubernetes.lease import STANDBY_LEASE, LeaderElector, LeaseTiming
+from gkeml_sdk.backends.kubernetes.api.config import KubernetesSettings, connect
+from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.api.lease import STANDBY_LEASE, LeaderElector, LeaseTiming
+from gkeml_sdk.backends.kubernetes.api.streams import Event, StreamHub, StreamSpec
+from gkeml_sdk.backends.kubernetes.api.transport import Transport
 from gkeml_sdk.backends.kubernetes.standby.drill import DrillReport, run_drill
 from gkeml_sdk.backends.kubernetes.standby.failover import DEPLOYMENTS, PODS, Reconciler
 from gkeml_sdk.backends.kubernetes.standby.fenced import FencedWrites, WriteHook
@@ -27,8 +29,6 @@ from gkeml_sdk.backends.kubernetes.standby.rbac import LEASE_NAME
 from gkeml_sdk.backends.kubernetes.standby.tenant_status import StatusBook, TenantStatus
 from gkeml_sdk.backends.kubernetes.standby.view import Key
 from gkeml_sdk.backends.kubernetes.standby.workers import TenantWorker, unforeseen
-from gkeml_sdk.backends.kubernetes.streams import Event, StreamHub, StreamSpec
-from gkeml_sdk.backends.kubernetes.transport import Transport
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import GkemlError, SpecError
 from gkeml_sdk.tenancy.model import Tenant

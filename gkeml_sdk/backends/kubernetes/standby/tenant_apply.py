@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gkeml_sdk.backends.kubernetes.kube import KubeClient
-from gkeml_sdk.backends.kubernetes.resources import resource_of
-from gkeml_sdk.backends.kubernetes.shared_apply import differences
+from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.api.resources import resource_of
+from gkeml_sdk.backends.kubernetes.api.shared_apply import differences
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import ClusterError
 from gkeml_sdk.tenancy.manifests import compile_tenants

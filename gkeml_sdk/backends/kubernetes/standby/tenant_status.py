@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-from gkeml_sdk.backends.kubernetes.kube import KubeClient
-from gkeml_sdk.backends.kubernetes.resources import resource
+from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.api.resources import resource
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import sdk_labels
 from gkeml_sdk.core.objects import Obj

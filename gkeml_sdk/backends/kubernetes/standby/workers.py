@@ -10,7 +10,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from gkeml_sdk.backends.kubernetes.lease import LeaseLost
+from gkeml_sdk.backends.kubernetes.api.lease import LeaseLost
 from gkeml_sdk.errors import ClusterError, GkemlError, excerpt
 from gkeml_sdk.tenancy.model import Tenant
 

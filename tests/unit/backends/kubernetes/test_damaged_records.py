@@ -14,18 +14,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gkeml_sdk import RetryPolicy, TrainingJob
-from gkeml_sdk.backends.kubernetes.controller.lifecycle import (
+from gkeml_sdk.backends.kubernetes.runs.lifecycle import (
     next_attempt,
     run_counters,
     spot_losses,
 )
-from gkeml_sdk.backends.kubernetes.run_record import (
+from gkeml_sdk.backends.kubernetes.runs.run_record import (
     MAX_RECORD_CHARS,
     AttemptRecord,
     RunRecord,
     spec_digest,
 )
-from gkeml_sdk.backends.kubernetes.run_records import RunRecords
+from gkeml_sdk.backends.kubernetes.runs.run_records import RunRecords
 from gkeml_sdk.errors import ClusterError, ConfigError, excerpt
 from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus, Transition
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gkeml_sdk.backends.kubernetes.diagnosis import EVENT_PODS, _subjects
+from gkeml_sdk.backends.kubernetes.explain.diagnosis import EVENT_PODS, _subjects
 
 
 def pod(name: str, phase: str, ready: bool | None = None) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gkeml_sdk.backends.kubernetes.run_record import RUN_RECORD_SCHEMA, RunRecord
+from gkeml_sdk.backends.kubernetes.runs.run_record import RUN_RECORD_SCHEMA, RunRecord
 from gkeml_sdk.backends.kubernetes.standby.tenant_status import TENANT_STATUS_SCHEMA, TenantStatus
 from gkeml_sdk.errors import ConfigError
 from gkeml_sdk.version import __version__

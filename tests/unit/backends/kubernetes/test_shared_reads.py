@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gkeml_sdk.backends.kubernetes.shared_reads import SharedReads
+from gkeml_sdk.backends.kubernetes.api.shared_reads import SharedReads
 from gkeml_sdk.errors import ClusterError
 
 
