@@ -74,8 +74,18 @@ class Run(ABC):
         """Block until the run is terminal; raise `RunTimeoutError` after `timeout` seconds."""
 
     @abstractmethod
-    def logs(self, follow: bool = False) -> Iterator[str]:
-        """Log lines of every process/pod of the run, prefixed by node rank."""
+    def logs(self, follow: bool = False, *, by_time: bool = False) -> Iterator[str]:
+        """Log lines of every process/pod of the run, prefixed by node rank, process after
+        process; `by_time=True` merges them in time order, each line after its time (RFC 3339,
+        UTC, nanoseconds; lines of one time in rank order). `follow=True` keeps yielding new
+        lines until the run ends.
+
+        Example:
+            >>> for line in run.logs(by_time=True):  # doctest: +SKIP
+            ...     print(line)
+            2026-12-07T19:53:25.120000000Z [0] step 1
+            2026-12-07T19:53:25.310000000Z [1] step 1
+        """
 
     @abstractmethod
     def cancel(self) -> bool:

@@ -224,11 +224,17 @@ class KubernetesBackend:
             callback(status)
 
     def logs(
-        self, run: KubeRun, follow: bool, stop: threading.Event | None = None
+        self,
+        run: KubeRun,
+        follow: bool,
+        stop: threading.Event | None = None,
+        *,
+        by_time: bool = False,
     ) -> Iterator[str]:
-        """Pod logs of the current attempt, each line prefixed by its node rank. Following
-        picks up pods as they start (from a watch) and ends once the attempt is final."""
-        return run_logs(self.streams, run, follow, stop)
+        """Pod logs of the current attempt, each line prefixed by its node rank (`by_time`:
+        merged in time order, each after its time). Following picks up pods as they start
+        (from a watch) and ends once the attempt is final."""
+        return run_logs(self.streams, run, follow, stop, by_time=by_time)
 
     def _drain(
         self, hub: StreamHub, runs: list[KubeRun], left: Any, stop: threading.Event | None

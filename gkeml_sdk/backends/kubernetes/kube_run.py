@@ -132,9 +132,10 @@ class KubeRun(Run):
     def _follow_logs(self, stop: threading.Event) -> Iterator[str]:
         return self._backend.logs(self, True, stop=stop)
 
-    def logs(self, follow: bool = False) -> Iterator[str]:
-        """Log lines of every pod of the current attempt, prefixed by node rank."""
-        return self._backend.logs(self, follow)
+    def logs(self, follow: bool = False, *, by_time: bool = False) -> Iterator[str]:
+        """Log lines of every pod of the current attempt, prefixed by node rank; `by_time`:
+        merged in time order, each after its time (`Run.logs`)."""
+        return self._backend.logs(self, follow, by_time=by_time)
 
     def worker_logs(self, worker: KubernetesSettings, follow: bool = False) -> Iterator[str]:
         """Log lines of the current attempt's pods on the MultiKueue worker it was dispatched
