@@ -1,6 +1,7 @@
 """The detached process that runs a local job: starts one process per slot with the
 environment contract, restarts the gang on failure or simulated preemption, enforces
-max_runtime, and records every transition in the run directory. `detach` starts it.
+max_runtime, and records every transition in the run directory; each process's output goes to
+its log through a pipe, with the time of each line (`log_pump`). `detach` starts it.
 
 It follows the `LaunchPlan` of `launch.json` and never reads the `TrainingJob`, so it imports
 neither pydantic nor the spec layer, and it sleeps until a process exits, a signal comes or a
@@ -14,7 +15,6 @@ import os
 import select
 import signal
 import time
-from typing import TYPE_CHECKING
 
 from gkeml_sdk.backends.local.local_environment import (
     expand_references,
@@ -28,9 +28,6 @@ from gkeml_sdk.backends.local.run_store import STATE, RunDir
 from gkeml_sdk.backends.local.spawn import Child, start_in_group
 from gkeml_sdk.runs.states import FailureCause, RunState, RunStatus
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 # How often a state the disk had no room for is written again.
 SAVE_RETRY_SECONDS = 1.0
@@ -39,11 +36,9 @@ SAVE_RETRY_SECONDS = 1.0
 class Supervisor:
     """Runs the job of one run directory to a terminal state (see module docstring)."""
 
-    def __init__(
-        self, run: RunDir, child_umask: int = -1, clock: Callable[[], int] = time.time_ns
-    ) -> None:
+    def __init__(self, run: RunDir, child_umask: int = -1) -> None:
         self.run = run
-        self.logs = LogPump(run, clock)  # `clock`: the log lines' times, in nanoseconds
+        self.logs = LogPump(run)  # each process's output, and when each line of it came
         self.child_umask = child_umask  # -1: the processes inherit this one's umask
         self.plan = run.read_launch()
         self.slots = dict(self.plan.slots)  # label -> its contract variables kept at every start
