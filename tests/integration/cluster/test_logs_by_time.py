@@ -5,6 +5,9 @@ RFC 3339 time with nine fraction digits), merged across pods in time order, ties
 from __future__ import annotations
 
 import threading
+from functools import partial
+
+from kubernetes.client import CoreV1Api
 
 from gkeml_sdk.cli.main import main
 from gkeml_sdk.runs.log_lines import log_time
@@ -39,6 +42,11 @@ def test_the_fake_kubelet_prefixes_each_entry_with_its_time_as_kubelet_does(
     ]
     calls = [r.query for r in cluster.request_log if r.path.endswith(f"/pods/{pods[0]}/log")]
     assert calls == [{}, {"timestamps": "true"}]
+    # limitBytes counts the times too; tailLines counts the runtime's entries.
+    core = CoreV1Api(cluster.api_client())
+    read = partial(core.read_namespaced_pod_log, pods[0], "ml", timestamps=True)
+    assert read(limit_bytes=33) == "2025-12-07T19:53:25.000000005Z on"
+    assert read(tail_lines=1) == "2025-12-07T19:53:26.000000000Z o\n"
 
 
 def test_by_time_merges_the_pods_in_time_order_ties_by_rank(cluster, client) -> None:
