@@ -85,11 +85,12 @@ class GkeMagics:
             return self._show(WhyView(ns.name, self._run(ns.name, ns.local).explain()))
 
     def gke_logs(self, line: str) -> None:
-        """Print a run's logs prefixed by rank: `%gke_logs NAME [--follow] [--rank 0]`."""
+        """Print a run's logs prefixed by rank:
+        `%gke_logs NAME [--follow] [--by-time] [--rank 0]`."""
         with _usage_errors():
             ns = p.parse(p.parsers()["gke_logs"], line)
             run = self._run(ns.name, ns.local)
-            lines = run.logs(follow=ns.follow)
+            lines = run.logs(follow=ns.follow, by_time=ns.by_time)
             if ns.rank is not None:  # every backend prefixes lines alike (Run.log_prefix)
                 lines = (text for text in lines if Run.log_slot(text) == ns.rank)
             try:

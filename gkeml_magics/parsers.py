@@ -230,6 +230,11 @@ def run_parser(prog: str, description: str, *, name: str = "required") -> MagicP
     if prog == "%gke_logs":
         parser.add_argument("--follow", action="store_true", help="stream until the run ends")
         parser.add_argument(
+            "--by-time",
+            action="store_true",
+            help="every rank's lines merged in time order, each after its time",
+        )
+        parser.add_argument(
             "--rank", metavar="SLOT", type=slot, help="one process only, e.g. 0 or 1"
         )
     return parser

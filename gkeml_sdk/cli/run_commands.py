@@ -48,6 +48,11 @@ def register(commands: Any) -> None:
     logs = commands.add_parser("logs", help="logs of a run's pods, prefixed by node rank")
     logs.add_argument("name", help="run name")
     logs.add_argument("-f", "--follow", action="store_true", help="stream until the run ends")
+    logs.add_argument(
+        "--by-time",
+        action="store_true",
+        help="every rank's lines merged in time order, each after its time (RFC 3339, UTC)",
+    )
     logs.set_defaults(handler=_logs)
     cancel = commands.add_parser("cancel", help="stop a run and delete its objects")
     cancel.add_argument("name", help="run name")
@@ -172,7 +177,7 @@ def _status(args: argparse.Namespace) -> int:
 
 def _logs(args: argparse.Namespace) -> int:
     run = run_named(args)
-    for line in run.logs(follow=args.follow):
+    for line in run.logs(follow=args.follow, by_time=args.by_time):
         print(line)
         sys.stdout.flush()
     return 0

@@ -125,9 +125,19 @@ class Run:
         `progress=True` shows each transition; a callable receives each new status."""
         return self._service.wait([self._ref], timeout, progress)[0]
 
-    def logs(self, follow: bool = False) -> Iterator[str]:
-        """Log lines of every process/pod of the run, prefixed by node rank."""
-        return self._service.logs(self._ref, follow)
+    def logs(self, follow: bool = False, *, by_time: bool = False) -> Iterator[str]:
+        """Log lines of every process/pod of the run, prefixed by node rank, process after
+        process; `by_time=True` merges them in time order, each line after its time (RFC 3339,
+        UTC, nanoseconds; lines of one time in rank order). `follow=True` keeps yielding new
+        lines until the run ends.
+
+        Example:
+            >>> for line in run.logs(by_time=True):  # doctest: +SKIP
+            ...     print(line)
+            2026-12-07T19:53:25.120000000Z [0] step 1
+            2026-12-07T19:53:25.310000000Z [1] step 1
+        """
+        return self._service.logs(self._ref, follow, by_time=by_time)
 
     def cancel(self) -> bool:
         """Stop this submission of the run and everything it started: True when this call

@@ -98,10 +98,15 @@ class RunService(Protocol):
         ...
 
     def logs(
-        self, ref: RunRef, follow: bool = False, stop: threading.Event | None = None
+        self,
+        ref: RunRef,
+        follow: bool = False,
+        stop: threading.Event | None = None,
+        *,
+        by_time: bool = False,
     ) -> Iterator[str]:
-        """Log lines of every process/pod, prefixed by rank; following ends with the run
-        (or once `stop` is set)."""
+        """Log lines of every process/pod, prefixed by rank (`by_time`: merged in time order,
+        each after its time); following ends with the run (or once `stop` is set)."""
         ...
 
     def cancel(self, ref: RunRef) -> bool:

@@ -56,7 +56,7 @@ class UnreadableRun(Run):
         """Raises why the record cannot be read."""
         self._refuse()
 
-    def logs(self, follow: bool = False) -> Iterator[str]:
+    def logs(self, follow: bool = False, *, by_time: bool = False) -> Iterator[str]:
         """Raises why the record cannot be read."""
         self._refuse()
 

@@ -29,6 +29,7 @@ class LogRequest:
     follow: bool
     tail_lines: int | None
     limit_bytes: int | None
+    timestamps: bool = False
 
 
 class Dispatcher:
@@ -161,4 +162,5 @@ class Dispatcher:
             parse_bool(call.q("follow")),
             int(tail) if tail else None,
             int(limit) if limit else None,
+            parse_bool(call.q("timestamps")),
         )

@@ -20,6 +20,7 @@ from .calls import Reply
 from .dispatch import LogRequest
 from .faults import Fault, RequestInfo
 from .objects import parse_bool
+from .podlogs import render
 from .watch import CUT, WatchStream
 
 if TYPE_CHECKING:
@@ -236,17 +237,18 @@ class Handler(BaseHTTPRequestHandler):
 
     def _stream_log(self, req: LogRequest, record: RequestRecord) -> None:
         logs = self.kube.pod_logs
-        text, closed = logs.read(req.namespace, req.pod, req.container)
-        if req.tail_lines is not None:
-            lines = text.splitlines(keepends=True)
-            text = "".join(lines[-req.tail_lines :] if req.tail_lines else [])
+        entries, closed = logs.read(req.namespace, req.pod, req.container)
+        sent = len(entries)
+        if req.tail_lines is not None:  # lines of the runtime's log file: its entries
+            entries = entries[-req.tail_lines :] if req.tail_lines else []
+        # kubelet counts the time prefixes in limitBytes too.
+        text = render(entries, req.timestamps)
         if req.limit_bytes is not None:
             text = text.encode()[: req.limit_bytes].decode(errors="ignore")
         if not req.follow:
             self._send(Reply(200, text), record)
             return
         record.status = 200
-        sent = len(logs.read(req.namespace, req.pod, req.container)[0])
         try:
             self._headers(200, "text/plain", {}, True)
             if text:
@@ -259,7 +261,7 @@ class Handler(BaseHTTPRequestHandler):
                 done = done or not self._client_alive()
                 current, closed = logs.read(req.namespace, req.pod, req.container)
                 if len(current) > sent:
-                    self._chunk(current[sent:].encode())
+                    self._chunk(render(current[sent:], req.timestamps).encode())
                     sent = len(current)
                 if done or closed:
                     break

@@ -238,14 +238,18 @@ class KubeAPIServer(Tracking):
 
     # ---- pod logs -------------------------------------------------------------------------
     def set_pod_log(
-        self, namespace: str, pod: str, text: str, container: str | None = None
-    ) -> None:
-        self.pod_logs.set(namespace, pod, text, container)
+        self, namespace: str, pod: str, text: str, container: str | None = None,
+        at: int | None = None,
+    ) -> None:  # fmt: skip
+        """Replace a pod's log; its lines arrived at `at` (ns since the epoch; default now)."""
+        self.pod_logs.set(namespace, pod, text, container, at)
 
     def append_pod_log(
-        self, namespace: str, pod: str, text: str, container: str | None = None
-    ) -> None:
-        self.pod_logs.append(namespace, pod, text, container)
+        self, namespace: str, pod: str, text: str, container: str | None = None,
+        at: int | None = None,
+    ) -> None:  # fmt: skip
+        """Add to a pod's log; its lines arrived at `at` (ns since the epoch; default now)."""
+        self.pod_logs.append(namespace, pod, text, container, at)
 
     def finish_pod_log(self, namespace: str, pod: str, container: str | None = None) -> None:
         self.pod_logs.close(namespace, pod, container)

@@ -1,4 +1,4 @@
-"""docs/notebooks.md and docs/environment.md cannot drift from the code."""
+"""docs/notebooks.md, docs/environment.md and docs/images cannot drift from the code."""
 
 from __future__ import annotations
 
@@ -36,3 +36,14 @@ def test_every_contract_variable_is_documented() -> None:
     assert not missing, f"document in docs/environment.md: {sorted(missing)}"
     for local_only in (TORCHRUN_RANK, TORCHRUN_LOCAL_RANK, TORCHRUN_LOCAL_WORLD_SIZE):
         assert f"`{local_only}`" in page
+
+
+def test_every_image_of_the_docs_is_a_screenshot_the_script_takes_again() -> None:
+    from tests.notebook_browser import PICTURES
+
+    images = {path.name for path in (DOCS / "images").iterdir()}
+    assert images == {f"notebook-{kind}.png" for kind in PICTURES}, (
+        "docs/images holds only what python -m tests.notebook_browser docs/images writes"
+    )
+    for page in (DOCS / "first-hour.md", DOCS.parent / "README.md"):
+        assert "python -m tests.notebook_browser docs/images" in page.read_text(), page

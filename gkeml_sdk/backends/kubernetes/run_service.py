@@ -161,12 +161,18 @@ class KubeRunService:
         return [t.status() for t in tracks]
 
     def logs(
-        self, ref: RunRef, follow: bool = False, stop: threading.Event | None = None
+        self,
+        ref: RunRef,
+        follow: bool = False,
+        stop: threading.Event | None = None,
+        *,
+        by_time: bool = False,
     ) -> Iterator[str]:
-        """Pod logs of the current attempt, each line prefixed by its node rank. Following
-        picks up pods as they start (from a watch) and ends once the attempt is final."""
+        """Pod logs of the current attempt, each line prefixed by its node rank (`by_time`:
+        merged in time order, each after its time). Following picks up pods as they start
+        (from a watch) and ends once the attempt is final."""
         self._refuse_unreadable(ref)
-        return run_logs(self.streams, self.track(ref), follow, stop)
+        return run_logs(self.streams, self.track(ref), follow, stop, by_time=by_time)
 
     def worker_logs(self, ref: RunRef, worker: Any, follow: bool = False) -> Iterator[str]:
         """Log lines of the current attempt's pods on the MultiKueue worker cluster `worker`

@@ -4,16 +4,15 @@
 from __future__ import annotations
 
 import contextlib
-import io
 import logging
 import os
 import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 from gkeml_sdk.backends.local.launch_plan import DEFAULT_GRACE_SECONDS
+from gkeml_sdk.backends.local.log_readers import SlotLogs, TimedLogs
 from gkeml_sdk.backends.local.procs import ProcessId, alive, stop_groups, wait_exit
 from gkeml_sdk.backends.local.run_state import LocalRunState
 from gkeml_sdk.backends.local.run_store import RunDir
@@ -30,7 +29,6 @@ from gkeml_sdk.runs.handle import (
     RunStatus,
     Transition,
 )
-from gkeml_sdk.runs.log_lines import log_prefix
 from gkeml_sdk.runs.service import RunRef
 from gkeml_sdk.training.model import TrainingJob
 
@@ -227,41 +225,38 @@ class LocalRun(Run):
         else:
             wait_exit(supervisor, seconds)
 
-    def logs(self, follow: bool = False, *, slot: str | None = None) -> Iterator[str]:
+    def logs(
+        self, follow: bool = False, *, slot: str | None = None, by_time: bool = False
+    ) -> Iterator[str]:
         """Output lines of every process, each prefixed by its slot: `[0] ...` for node rank 0
-        (`[0.3]` for local rank 3 with spawn_procs). All attempts are included, in order.
-        `follow=True` keeps yielding new lines until the run is terminal."""
-        readers: dict[str, _LineReader] = {}
+        (`[0.3]` for local rank 3 with spawn_procs), process after process; all attempts are
+        included, in order. `by_time=True` merges the processes' lines in the order they were
+        written, each after its time (`2026-12-07T19:53:25.000000001Z [1] ...`).
+        `follow=True` keeps yielding new lines until the run is terminal.
 
-        def drain() -> Iterator[str]:
-            for path in self._dir.log_paths():
-                reader = readers.setdefault(path, _LineReader(Path(path)))
-                if slot is not None and reader.path.stem != slot:
-                    continue
-                for line in reader.read():
-                    yield log_prefix(reader.path.stem) + line
-
+        Example:
+            >>> for line in run.logs(by_time=True):  # doctest: +SKIP
+            ...     print(line)
+            2026-12-07T19:53:25.120000000Z [0] step 1
+            2026-12-07T19:53:25.310000000Z [1] step 1
+        """
+        source = TimedLogs(self._dir, slot) if by_time else SlotLogs(self._dir, slot)
         try:
             if not follow:
-                yield from drain()
-                for reader in readers.values():
-                    yield from (log_prefix(reader.path.stem) + line for line in reader.rest())
+                yield from source.read()
+                yield from source.rest()
                 return
             while True:
                 terminal = self.state.terminal
-                got = False
-                for line in drain():
-                    got = True
-                    yield line
+                lines = source.read()
+                yield from lines
                 if terminal:
-                    for reader in readers.values():
-                        yield from (log_prefix(reader.path.stem) + line for line in reader.rest())
+                    yield from source.rest()
                     return
-                if not got:
+                if not lines:
                     self._pause(POLL_SECONDS)  # ends early when the run does
         finally:
-            for reader in readers.values():
-                reader.close()
+            source.close()
 
     def cancel(self) -> bool:
         """Stop every process of the run (each one's whole process group) and wait until they
@@ -331,35 +326,3 @@ def _unfinished(record: LocalRunState) -> list[ProcessId]:
     was not written by gkeml and is never signalled."""
     proven = not os.path.isdir("/proc")
     return [p.id for p in record.processes if p.exit_code is None and (p.start > 0 or proven)]
-
-
-class _LineReader:
-    """Complete lines appended to a file since the last read (a partial line waits)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fh: IO[bytes] | None = None
-        self._partial = b""
-
-    def read(self) -> list[str]:
-        if self._fh is None:
-            try:
-                self._fh = self.path.open("rb")
-            except FileNotFoundError:
-                return []
-            except OSError as exc:  # one log that cannot be read leaves the others readable
-                self._fh = io.BytesIO(f"gkeml: cannot read this log ({exc.strerror})\n".encode())
-        data = self._partial + self._fh.read()
-        *lines, self._partial = data.split(b"\n")
-        return [line.decode(errors="replace") for line in lines]
-
-    def rest(self) -> list[str]:
-        lines = self.read()
-        if self._partial:
-            lines.append(self._partial.decode(errors="replace"))
-            self._partial = b""
-        return lines
-
-    def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()

@@ -9,6 +9,7 @@ Layout of `<run root>/<namespace>/<name>/`:
     code/           the job's files (the working directory when there are any)
     checkpoints/    GKEML_CHECKPOINT_DIR; kept across restarts and preemptions
     logs/<slot>.log output of each process (node rank, or node.local_rank), all attempts
+    logs/times      when each line of those logs arrived, in arrival order (`log_pump`)
     supervisor.json pid and start time of the detached supervisor
     supervisor.log  the supervisor's own errors
     cancel          present once a cancel was requested
@@ -85,13 +86,18 @@ class RunDir:
         """Log file of the process in `slot`."""
         return os.path.join(self.logs, f"{slot}.log")
 
+    @property
+    def times_path(self) -> str:
+        """The index of when each log line arrived (`log_pump`)."""
+        return os.path.join(self.logs, "times")
+
     def log_paths(self) -> list[str]:
         """Every log file, in slot order (node rank, then local rank)."""
         try:
             names = os.listdir(self.logs)
         except (FileNotFoundError, NotADirectoryError):
             return []
-        slots = sorted((n[: -len(".log")] for n in names if n.endswith(".log")), key=_slot_key)
+        slots = sorted((n[: -len(".log")] for n in names if n.endswith(".log")), key=slot_key)
         return [self.log_path(slot) for slot in slots]
 
     def read(self) -> LocalRunState:
@@ -265,7 +271,13 @@ def write_atomic(path: str, text: str) -> None:
         raise
 
 
-def _slot_key(stem: str) -> tuple[int, ...]:
+def slot_key(stem: str) -> tuple[int, ...]:
+    """The order of slots: by node rank, then local rank.
+
+    Example:
+        >>> sorted(["10", "2", "0.3", "0.10"], key=slot_key)
+        ['0.3', '0.10', '2', '10']
+    """
     try:
         return tuple(int(part) for part in stem.split("."))
     except ValueError:

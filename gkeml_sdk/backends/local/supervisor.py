@@ -1,6 +1,7 @@
 """The detached process that runs a local job: starts one process per slot with the
 environment contract, restarts the gang on failure or simulated preemption, enforces
-max_runtime, and records every transition in the run directory. `detach` starts it.
+max_runtime, and records every transition in the run directory; each process's output goes to
+its log through a pipe, with the time of each line (`log_pump`). `detach` starts it.
 
 It follows the `LaunchPlan` of `launch.json` and never reads the `TrainingJob`, so it imports
 neither pydantic nor the spec layer, and it sleeps until a process exits, a signal comes or a
@@ -15,12 +16,12 @@ import select
 import signal
 import time
 
-from gkeml_sdk.backends.local.confined import open_log_on_a_new_line, open_private
 from gkeml_sdk.backends.local.local_environment import (
     expand_references,
     record_local_start,
     start_env,
 )
+from gkeml_sdk.backends.local.log_pump import LogPump
 from gkeml_sdk.backends.local.procs import ProcessId, free_ports, stop_groups
 from gkeml_sdk.backends.local.run_state import ProcessRecord
 from gkeml_sdk.backends.local.run_store import STATE, RunDir
@@ -37,6 +38,7 @@ class Supervisor:
 
     def __init__(self, run: RunDir, child_umask: int = -1) -> None:
         self.run = run
+        self.logs = LogPump(run)  # each process's output, and when each line of it came
         self.child_umask = child_umask  # -1: the processes inherit this one's umask
         self.plan = run.read_launch()
         self.slots = dict(self.plan.slots)  # label -> its contract variables kept at every start
@@ -119,6 +121,7 @@ class Supervisor:
             self._record_exit(label, code)
             # A pod's end takes every process in it along; so does a slot's end here.
             stop_groups([ProcessId(proc.pid)], grace=0)
+            self.logs.join(label)  # its last lines are in before the outcome is recorded
             if code == 0:
                 self.succeeded.add(label)
             elif self._failed(label, code):
@@ -218,16 +221,15 @@ class Supervisor:
             self.plan.argv, {k: v for k, v in declared.items() if k not in self.secrets}
         )
         try:
-            log_fd = open_log_on_a_new_line(self.run.log_path(label))
             proc = start_in_group(
-                argv, cwd=self.plan.cwd, env=env, log_fd=log_fd,
+                argv, cwd=self.plan.cwd, env=env, log_fd=self.logs.open(label),
                 umask=self.child_umask,  # user code creates files as it would elsewhere
             )  # fmt: skip
         except OSError as exc:
             # Like a container whose entrypoint is missing: exit code 127, a user error.
             # The plan's argv, not argv: an expanded $(SECRET) must not reach the log.
-            with os.fdopen(open_private(self.run.log_path(label)), "ab") as log:
-                log.write(f"gkeml: cannot start {self.plan.argv[0]!r}: {exc.strerror}\n".encode())
+            self.logs.join(label)  # the pipe ended with the failed start
+            self.logs.note(label, f"gkeml: cannot start {self.plan.argv[0]!r}: {exc.strerror}")
             self.unstartable[label] = 127
             self.record.processes = [p for p in self.record.processes if p.slot != label]
             self.record.processes.append(ProcessRecord(label, 0, -1, self.record.attempt))
@@ -243,6 +245,7 @@ class Supervisor:
         stop_groups([ProcessId(p.pid) for p in self.children.values()], self.plan.grace_seconds)
         for label, proc in list(self.children.items()):
             self._record_exit(label, proc.wait())
+            self.logs.join(label)
         self.children.clear()
         self._save()
 

@@ -206,12 +206,17 @@ class KubeClient:
             raise
         return WatchStream(response, res)
 
-    def pod_log(self, name: str, namespace: str, *, follow: bool) -> Iterator[str]:
-        """Log lines of a pod's container, following new lines when asked."""
+    def pod_log(
+        self, name: str, namespace: str, *, follow: bool, timestamps: bool = False
+    ) -> Iterator[str]:
+        """Log lines of a pod's container, following new lines when asked; `timestamps`:
+        each after the time the kubelet read it (RFC 3339, nanoseconds, and a space)."""
         from gkeml_sdk.backends.kubernetes.api.resources import resource
 
         pods = resource(kinds.CORE, "Pod")
         query = [("follow", "true")] if follow else []
+        if timestamps:
+            query.append(("timestamps", "true"))
         stream = self.transport.open_stream(
             pods.path(namespace, name, "log"),
             action=f"read log of pod {name}",

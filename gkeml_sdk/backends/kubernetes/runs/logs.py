@@ -1,9 +1,10 @@
-"""Log lines of one attempt's pods, prefixed by node rank (`Run.log_prefix`); when
-following, pods are picked up from the shared streams as they start, until the attempt is
-final."""
+"""Log lines of one attempt's pods, prefixed by node rank (`Run.log_prefix`), or merged in
+time order after their kubelet times (`by_time`); when following, pods are picked up from the
+shared streams as they start, until the attempt is final."""
 
 from __future__ import annotations
 
+import heapq
 import logging
 import threading
 from collections.abc import Callable, Iterator
@@ -18,7 +19,13 @@ from gkeml_sdk.backends.kubernetes.runs.attempts import job_resource
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import RUN_ID_LABEL
 from gkeml_sdk.core.objects import Obj, uid
-from gkeml_sdk.runs.log_lines import log_prefix
+from gkeml_sdk.runs.log_lines import (
+    UNTIMED,
+    log_prefix,
+    log_time,
+    split_kube_time,
+    timed_line,
+)
 from gkeml_sdk.runs.status import StatusTracker
 from gkeml_sdk.scheduling.kueue import JOB_COMPLETION_INDEX_ANNOTATION, JOBSET_JOB_INDEX_LABEL
 from gkeml_sdk.training.model import TrainingJob
@@ -36,30 +43,53 @@ class AttemptPods:
 
     `per_job` is the number of pods in each child Job (a TPU slice's hosts, else every node):
     a pod's node rank is its Job's index times `per_job` plus its completion index, the slot
-    the local backend gives the same process.
+    the local backend gives the same process. `by_time`: each line after its kubelet time.
     """
 
     kube: KubeClient
     namespace: str
     per_job: int
+    by_time: bool = False
 
     @classmethod
-    def of(cls, kube: KubeClient, job: TrainingJob) -> AttemptPods:
+    def of(cls, kube: KubeClient, job: TrainingJob, by_time: bool = False) -> AttemptPods:
         """The pods of `job`'s attempts (in its namespace)."""
-        return cls(kube, job.namespace, job.nodes // job.hardware.slices)
+        return cls(kube, job.namespace, job.nodes // job.hardware.slices, by_time)
+
+    def lines(self, pod: Obj, follow: bool) -> Iterator[tuple[tuple[int, int], str]]:
+        """((time in ns, node rank), the line as shown) of each line of `pod`'s log (time 0
+        without `by_time`)."""
+        rank = node_rank(pod, self.per_job)
+        name = pod["metadata"]["name"]
+        last = 0  # a line without a time (none from a kubelet) keeps its place after the last
+        for line in self.kube.pod_log(name, self.namespace, follow=follow, timestamps=self.by_time):
+            timed = split_kube_time(line) if self.by_time else None
+            if timed is not None:
+                last = timed[0]
+                yield (last, rank), timed_line(log_time(last), rank, timed[1])
+            elif self.by_time:
+                yield (last, rank), timed_line(UNTIMED, rank, line)
+            else:
+                yield (last, rank), log_prefix(rank) + line
 
 
 def run_logs(
-    streams: SharedStreams, run: RunTrack, follow: bool, stop: threading.Event | None = None
+    streams: SharedStreams,
+    run: RunTrack,
+    follow: bool,
+    stop: threading.Event | None = None,
+    *,
+    by_time: bool = False,
 ) -> Iterator[str]:
     """Log lines of `run`'s current attempt; following ends once the attempt is final. The
     attempt's Job/JobSet and pods come from the backend's shared streams (those `wait` uses).
+    `by_time`: merged in time order, each line after its time; following, as they arrive.
 
     Example:
         >>> lines = run_logs(backend.streams, run, follow=True)  # doctest: +SKIP
     """
     kube = streams.kube
-    where = AttemptPods.of(kube, run.record.job)
+    where = AttemptPods.of(kube, run.record.job, by_time)
     selector = run.pod_selector()
 
     def list_pods() -> list[Obj]:
@@ -78,15 +108,19 @@ def run_logs(
 
 
 def pod_logs(where: AttemptPods, pods: list[Obj]) -> Iterator[str]:
-    """Every line logged so far by `pods`, pod after pod in rank order.
+    """Every line logged so far by `pods`, pod after pod in rank order; with `by_time`, the
+    pods' lines merged by time (each pod's log is in time order), ties in rank order.
 
     Example:
         >>> lines = pod_logs(AttemptPods(kube, "ml", per_job=2), pods)  # doctest: +SKIP
     """
-    for pod in sorted(pods, key=lambda p: node_rank(p, where.per_job)):
-        prefix = log_prefix(node_rank(pod, where.per_job))
-        for line in where.kube.pod_log(pod["metadata"]["name"], where.namespace, follow=False):
-            yield prefix + line
+    ranked = sorted(pods, key=lambda p: node_rank(p, where.per_job))
+    if not where.by_time:
+        for pod in ranked:
+            yield from (line for _, line in where.lines(pod, follow=False))
+        return
+    merged = heapq.merge(*(where.lines(pod, follow=False) for pod in ranked), key=lambda x: x[0])
+    yield from (line for _, line in merged)
 
 
 def follow_logs(
@@ -178,15 +212,14 @@ class _Followers:
             return
         self.seen.add(key)
         self.active += 1
-        prefix = log_prefix(node_rank(pod, self.where.per_job))
-        threading.Thread(target=self._pump, args=(str(meta["name"]), prefix), daemon=True).start()
+        threading.Thread(target=self._pump, args=(pod,), daemon=True).start()
 
-    def _pump(self, name: str, prefix: str) -> None:
+    def _pump(self, pod: Obj) -> None:
         try:
-            for line in self.where.kube.pod_log(name, self.where.namespace, follow=True):
-                self.items.put(prefix + line)
+            for _, line in self.where.lines(pod, follow=True):
+                self.items.put(line)
         except Exception as exc:  # one pod's log failing (e.g. deleted) must not end the others
-            log.warning("stopped reading the log of pod %s: %s", name, exc)
+            log.warning("stopped reading the log of pod %s: %s", pod["metadata"]["name"], exc)
         finally:
             self.items.put(_LOG_ENDED)
 
