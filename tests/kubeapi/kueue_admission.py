@@ -1,0 +1,368 @@
+"""`KueueAdmission`: Kueue's job reconcilers and scheduler for the test API server, one
+deterministic pass per `step`, for jobs that queue-name a LocalQueue:
+- a Workload per suspended Job or JobSet (pod sets: the Job's parallelism, a JobSet's
+  replicatedJobs x replicas x parallelism), per gated pod of a Deployment (pod integration: one
+  pod, one Workload) and per LeaderWorkerSet group (its leader and workers pod sets), named and
+  owned as Kueue names and owns them (`job-<name>-<hash>`, recordings in ../shared/fixtures/
+  kueue-real);
+- admission in creation order: the LocalQueue's ClusterQueue must exist and select the namespace;
+  each pod set takes, in each resource group covering its resources, the first flavor (in the
+  queue's order) whose node labels its nodeSelector and required node affinity allow, whose
+  node taints it tolerates (with the flavor's own tolerations) and whose nominal quota still
+  holds it after the admitted Workloads; a resource no group covers, or quota nowhere, leaves
+  the Workload pending with Kueue's message (QuotaReserved=False/Pending);
+- on admission (QuotaReserved and Admitted true, status.admission as Kueue writes it) the job
+  starts with the flavor's node labels merged into its pods' nodeSelector and its tolerations
+  appended (podset.Merge): a Job or JobSet is unsuspended with its templates so changed, a
+  pod loses its `kueue.x-k8s.io/admission` and `kueue.x-k8s.io/topology` gates.
+Not modelled: cohorts' borrowing and preemption, priorities (first come, first admitted),
+admission checks, Topology-Aware Scheduling's per-pod placement (a pod set asking a topology is
+admitted on its flavor and left to the scheduler), DRA claims."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from .kueue_status import canonical, quantity
+from .scheduler import requests, unfit
+from .server import KubeAPIServer
+
+Obj = dict[str, Any]
+P = "kueue.x-k8s.io/"
+QUEUE = P + "queue-name"
+GATES = (P + "admission", P + "topology")
+LWS_NAME, LWS_GROUP = "leaderworkerset.sigs.k8s.io/name", "leaderworkerset.sigs.k8s.io/group-index"
+LWS_WORKER = "leaderworkerset.sigs.k8s.io/worker-index"
+_STAMP = "2026-01-01T00:00:00Z"
+
+
+class KueueAdmission:
+    """Kueue's Workload creation, admission and job start for one test API server.
+
+    Example:
+        >>> KueueAdmission.__name__
+        'KueueAdmission'
+    """
+
+    def __init__(self, server: KubeAPIServer) -> None:
+        self.server = server
+        self.admitted: list[tuple[str, str, str]] = []  # (namespace, Workload, ClusterQueue)
+
+    def step(self) -> int:
+        """Create the missing Workloads, admit what fits and start it; returns how many
+        Workloads it admitted."""
+        for owner, pod_sets, name in self._sources():
+            self._create_workload(owner, pod_sets, name)
+        admitted = 0
+        workloads = self.server.store.list("workloads")
+        for workload in sorted(workloads, key=lambda w: int(w["metadata"]["resourceVersion"])):
+            if (workload.get("status") or {}).get("admission"):
+                continue
+            assignment, why = self._assign(workload)
+            if why:
+                self._pending(workload, why)
+                continue
+            self._admit(workload, assignment)
+            admitted += 1
+        return admitted
+
+    # Workloads ---------------------------------------------------------------------------
+
+    def _sources(self) -> list[tuple[Obj, list[Obj], str]]:
+        """(owner object, pod sets, Workload name) of every queued job without a Workload."""
+        store = self.server.store
+        have = {(w["metadata"]["namespace"], w["metadata"]["name"]) for w in store.list("workloads")}
+        found: list[tuple[Obj, list[Obj], str]] = []
+        for job in store.list("jobs"):
+            spec = job.get("spec") or {}
+            if _queue(job) and spec.get("suspend"):
+                pod_sets = [_pod_set("main", int(spec.get("parallelism", 1)), spec["template"])]
+                found.append((job, pod_sets, _name("job", job)))
+        for jobset in store.list("jobsets"):
+            spec = jobset.get("spec") or {}
+            if _queue(jobset) and spec.get("suspend"):
+                pod_sets = [
+                    _pod_set(rj["name"], int(rj.get("replicas", 1))
+                             * int(rj["template"]["spec"].get("parallelism", 1)),
+                             rj["template"]["spec"]["template"])  # fmt: skip
+                    for rj in spec.get("replicatedJobs") or []
+                ]
+                found.append((jobset, pod_sets, _name("jobset", jobset)))
+        groups: dict[tuple[str, str, str], list[Obj]] = {}
+        for pod in store.list("pods"):
+            gates = {g.get("name") for g in (pod.get("spec") or {}).get("schedulingGates") or []}
+            if _queue(pod) and GATES[0] in gates:
+                labels = pod["metadata"].get("labels") or {}
+                key = (pod["metadata"]["namespace"], labels.get(LWS_NAME, ""),
+                       labels.get(LWS_GROUP, pod["metadata"]["name"]))  # fmt: skip
+                groups.setdefault(key, []).append(pod)
+        for (_, lws, _), pods in sorted(groups.items()):
+            pods.sort(key=lambda p: int((p["metadata"].get("labels") or {}).get(LWS_WORKER, 0)))
+            if lws:
+                pod_sets = [_pod_set("leader", 1, _template(pods[0]))]
+                if len(pods) > 1:
+                    pod_sets.append(_pod_set("workers", len(pods) - 1, _template(pods[1])))
+            else:
+                pod_sets = [_pod_set("main", 1, _template(pods[0]))]
+            found.append((pods[0], pod_sets, _name("pod", pods[0])))
+        return [
+            (owner, pod_sets, name)
+            for owner, pod_sets, name in found
+            if (owner["metadata"]["namespace"], name) not in have
+        ]
+
+    def _create_workload(self, owner: Obj, pod_sets: list[Obj], name: str) -> None:
+        meta = owner["metadata"]
+        api_version = owner.get("apiVersion") or "v1"
+        self.server.store.create(
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "Workload",
+                "metadata": {
+                    "name": name,
+                    "namespace": meta["namespace"],
+                    "labels": {P + "job-uid": meta["uid"]},
+                    "ownerReferences": [{"apiVersion": api_version, "kind": owner["kind"],
+                                         "name": meta["name"], "uid": meta["uid"],
+                                         "controller": True, "blockOwnerDeletion": True}],
+                    "finalizers": [P + "resource-in-use"],
+                },  # fmt: skip
+                "spec": {"active": True, "priority": 0, "queueName": _queue(owner),
+                         "podSets": pod_sets},  # fmt: skip
+            }
+        )
+
+    # Admission ---------------------------------------------------------------------------
+
+    def _assign(self, workload: Obj) -> tuple[Obj, str]:
+        """Status.admission for `workload`, or why Kueue leaves it pending."""
+        store = self.server.store
+        meta, spec = workload["metadata"], workload["spec"]
+        local = store.get("localqueues", meta["namespace"], spec["queueName"])
+        if local is None:
+            return {}, f"LocalQueue {spec['queueName']} doesn't exist"
+        cq_name = local["spec"]["clusterQueue"]
+        cq = store.get("clusterqueues", None, cq_name)
+        if cq is None:
+            return {}, f"ClusterQueue {cq_name} doesn't exist"
+        namespace = store.get("namespaces", None, meta["namespace"]) or {}
+        if not _selects(cq["spec"].get("namespaceSelector"), namespace):
+            return {}, f"Workload namespace doesn't match ClusterQueue selector"
+        used = self._usage(cq_name)
+        assignments = []
+        for pod_set in spec["podSets"]:
+            count = int(pod_set.get("count", 1))
+            per_pod = requests((pod_set.get("template") or {}).get("spec") or {})
+            total = {res: amount * count for res, amount in per_pod.items() if amount}
+            flavors: dict[str, str] = {}
+            for res in total:
+                if not any(res in g.get("coveredResources", []) for g in _groups(cq)):
+                    return {}, (
+                        f"couldn't assign flavors to pod set {pod_set['name']}: resource {res} "
+                        f"unavailable in ClusterQueue"
+                    )
+            for group in _groups(cq):
+                asked = {r: total[r] for r in group.get("coveredResources", []) if r in total}
+                if not asked:
+                    continue
+                flavor, why = self._flavor(pod_set, group, asked, used)
+                if why:
+                    return {}, f"couldn't assign flavors to pod set {pod_set['name']}: {why}"
+                flavors.update({res: flavor for res in asked})
+            for res, amount in total.items():
+                used[(flavors[res], res)] = used.get((flavors[res], res), Decimal(0)) + amount
+            assignments.append(
+                {"name": pod_set["name"], "count": count, "flavors": flavors,
+                 "resourceUsage": {res: canonical(v) for res, v in total.items()}}  # fmt: skip
+            )
+        return {"clusterQueue": cq_name, "podSetAssignments": assignments}, ""
+
+    def _flavor(
+        self, pod_set: Obj, group: Obj, asked: dict[str, Decimal], used: dict[Any, Decimal]
+    ) -> tuple[str, str]:
+        reasons = []
+        template = pod_set.get("template") or {}
+        store = self.server.store
+        flavors = {e["name"]: store.get("resourceflavors", None, e["name"]) for e in group["flavors"]}
+        # Kueue matches the pods' selectors on the node label keys of the group's flavors.
+        keys = {k for f in flavors.values() for k in ((f or {}).get("spec") or {}).get("nodeLabels") or {}}
+        for entry in group.get("flavors") or []:
+            flavor = flavors[entry["name"]]
+            if flavor is None:
+                reasons.append(f"flavor {entry['name']} not found")
+                continue
+            fspec = flavor.get("spec") or {}
+            as_node = {"metadata": {"name": "", "labels": fspec.get("nodeLabels") or {}},
+                       "spec": {"taints": fspec.get("nodeTaints") or []},
+                       "status": {"allocatable": {"pods": "1"}}}  # fmt: skip
+            pod_spec = dict(template.get("spec") or {})
+            pod_spec["tolerations"] = [*(pod_spec.get("tolerations") or []),
+                                       *(fspec.get("tolerations") or [])]  # fmt: skip
+            pod_spec["nodeSelector"] = {
+                k: v for k, v in (pod_spec.get("nodeSelector") or {}).items() if k in keys
+            }
+            pod_spec["affinity"] = _affinity_on(pod_spec, keys)
+            pod_spec["containers"] = []
+            why = unfit({"spec": pod_spec}, as_node, [])
+            if why:
+                reasons.append(f"flavor {entry['name']} doesn't match ({why})")
+                continue
+            quota = {r["name"]: quantity(r.get("nominalQuota", 0)) for r in entry["resources"]}
+            short = [
+                f"insufficient quota for {res} in flavor {entry['name']}, previously considered "
+                f"podsets requests (0) + current podset request ({canonical(amount)}) > maximum "
+                f"capacity ({canonical(quota.get(res, Decimal(0)) - used.get((entry['name'], res), Decimal(0)))})"
+                for res, amount in asked.items()
+                if used.get((entry["name"], res), Decimal(0)) + amount > quota.get(res, Decimal(0))
+            ]
+            if short:
+                reasons.append(short[0])
+                continue
+            return entry["name"], ""
+        return "", ", ".join(reasons)
+
+    def _usage(self, cq_name: str) -> dict[Any, Decimal]:
+        used: dict[Any, Decimal] = {}
+        for workload in self.server.store.list("workloads"):
+            admission = (workload.get("status") or {}).get("admission") or {}
+            if admission.get("clusterQueue") != cq_name:
+                continue
+            for ps in admission.get("podSetAssignments") or []:
+                for res, value in (ps.get("resourceUsage") or {}).items():
+                    key = (ps["flavors"][res], res)
+                    used[key] = used.get(key, Decimal(0)) + quantity(value)
+        return used
+
+    def _pending(self, workload: Obj, why: str) -> None:
+        reason = "Inadmissible" if "doesn't" in why else "Pending"
+        condition = {"type": "QuotaReserved", "status": "False", "reason": reason,
+                     "message": why, "lastTransitionTime": _STAMP}  # fmt: skip
+        held = (workload.get("status") or {}).get("conditions") or []
+        if any(c.get("message") == why for c in held):
+            return
+        self.server.store.update_status("workloads", workload["metadata"]["namespace"],
+                                        workload["metadata"]["name"], {"conditions": [condition]})  # fmt: skip
+
+    def _admit(self, workload: Obj, admission: Obj) -> None:
+        meta = workload["metadata"]
+        conditions = [
+            {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
+             "message": f"Quota reserved in ClusterQueue {admission['clusterQueue']}",
+             "lastTransitionTime": _STAMP},
+            {"type": "Admitted", "status": "True", "reason": "Admitted",
+             "message": "The workload is admitted", "lastTransitionTime": _STAMP},
+        ]  # fmt: skip
+        self.server.store.update_status("workloads", meta["namespace"], meta["name"],
+                                        {"admission": admission, "conditions": conditions})  # fmt: skip
+        self.admitted.append((meta["namespace"], meta["name"], admission["clusterQueue"]))
+        by_pod_set = {a["name"]: a for a in admission["podSetAssignments"]}
+        self._start(workload, by_pod_set)
+
+    def _start(self, workload: Obj, by_pod_set: Mapping[str, Obj]) -> None:
+        """Run the job with each pod set's flavor merged into its pods (podset.Merge)."""
+        store = self.server.store
+        owner = workload["metadata"]["ownerReferences"][0]
+        namespace = workload["metadata"]["namespace"]
+        if owner["kind"] in ("Job", "JobSet"):
+            plural = "jobs" if owner["kind"] == "Job" else "jobsets"
+            job = store.get(plural, namespace, owner["name"])
+            if job is None:
+                return
+            if owner["kind"] == "Job":
+                self._merge(job["spec"]["template"], by_pod_set["main"])
+            else:
+                for rj in job["spec"]["replicatedJobs"]:
+                    self._merge(rj["template"]["spec"]["template"], by_pod_set[rj["name"]])
+            job["spec"]["suspend"] = False
+            store.put(job, manager="kueue")
+            return
+        lead = store.get("pods", namespace, owner["name"]) or {}
+        labels = (lead.get("metadata") or {}).get("labels") or {}
+        members = [lead]
+        if labels.get(LWS_NAME):
+            members = [
+                p for p in store.list("pods", namespace)
+                if (p["metadata"].get("labels") or {}).get(LWS_NAME) == labels[LWS_NAME]
+                and p["metadata"]["labels"].get(LWS_GROUP) == labels.get(LWS_GROUP)
+            ]  # fmt: skip
+        for pod in members:
+            role = "main"
+            if labels.get(LWS_NAME):
+                leader = (pod["metadata"].get("labels") or {}).get(LWS_WORKER, "0") == "0"
+                role = "leader" if leader else "workers"
+            self._merge(pod, by_pod_set[role])
+            pod["spec"]["schedulingGates"] = [
+                g for g in pod["spec"].get("schedulingGates") or [] if g.get("name") not in GATES
+            ]
+            store.put(pod, manager="kueue")
+
+    def _merge(self, template: Obj, assignment: Obj) -> None:
+        spec = template.setdefault("spec", {})
+        for flavor_name in dict.fromkeys(assignment["flavors"].values()):
+            flavor = self.server.store.get("resourceflavors", None, flavor_name) or {}
+            fspec = flavor.get("spec") or {}
+            spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}),
+                                    **(fspec.get("nodeLabels") or {})}  # fmt: skip
+            tolerations = spec.setdefault("tolerations", [])
+            tolerations += [t for t in fspec.get("tolerations") or [] if t not in tolerations]
+
+
+def _groups(cq: Obj) -> list[Obj]:
+    return list((cq.get("spec") or {}).get("resourceGroups") or [])
+
+
+def _queue(obj: Obj) -> str:
+    return str(((obj.get("metadata") or {}).get("labels") or {}).get(QUEUE) or "")
+
+
+def _name(prefix: str, owner: Obj) -> str:
+    digest = hashlib.sha256(owner["metadata"]["uid"].encode()).hexdigest()[:5]
+    return f"{prefix}-{owner['metadata']['name']}-{digest}"
+
+
+def _template(pod: Obj) -> Obj:
+    return {"metadata": {"labels": dict(pod["metadata"].get("labels") or {})},
+            "spec": copy.deepcopy(pod["spec"])}  # fmt: skip
+
+
+def _pod_set(name: str, count: int, template: Obj) -> Obj:
+    template = copy.deepcopy(template)
+    template.get("spec", {}).pop("schedulingGates", None)
+    return {"name": name, "count": count, "template": template}
+
+
+def _affinity_on(pod_spec: Mapping[str, Any], keys: set[str]) -> Obj | None:
+    """The pod's required node affinity restricted to expressions on `keys`, as Kueue's flavor
+    assigner reads it (terms left empty by the restriction match every flavor)."""
+    required = (((pod_spec.get("affinity") or {}).get("nodeAffinity") or {})
+                .get("requiredDuringSchedulingIgnoredDuringExecution"))  # fmt: skip
+    if not required:
+        return None
+    terms = []
+    for term in required.get("nodeSelectorTerms") or []:
+        kept = [e for e in term.get("matchExpressions") or [] if e.get("key") in keys]
+        if not kept:
+            return None
+        terms.append({"matchExpressions": kept})
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+                             {"nodeSelectorTerms": terms}}}  # fmt: skip
+
+
+def _selects(selector: Mapping[str, Any] | None, namespace: Mapping[str, Any]) -> bool:
+    """A ClusterQueue's namespaceSelector (nil matches no namespace, {} every one)."""
+    if selector is None:
+        return False
+    labels = (namespace.get("metadata") or {}).get("labels") or {}
+    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
+        return False
+    for expr in selector.get("matchExpressions") or []:
+        have, values = labels.get(expr["key"]), expr.get("values") or []
+        ok = {"In": have in values, "NotIn": have not in values,
+              "Exists": have is not None, "DoesNotExist": have is None}[expr["operator"]]  # fmt: skip
+        if not ok:
+            return False
+    return True
