@@ -27,8 +27,12 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tenants.yaml"
 CELLS = [
     ("training", {"model": "t4", "count": 1}, False, "standard"),
     ("training", {"model": "p4", "count": 1}, True, "standard"),
-    ("training", {"model": "v100", "sharing": "time-sharing", "clients_per_gpu": 4}, False,
-     "standard"),
+    (
+        "training",
+        {"model": "v100", "sharing": "time-sharing", "clients_per_gpu": 4},
+        False,
+        "standard",
+    ),
     ("training", {"model": "p100", "sharing": "mps", "clients_per_gpu": 4}, True, "standard"),
     ("serving", {"model": "l4", "count": 1}, True, "standard"),
     ("training", {"model": "l4", "sharing": "mps", "clients_per_gpu": 4}, False, "queued"),
@@ -39,25 +43,34 @@ CELLS = [
     ("training", {"model": "h200", "mig": "1g.18gb"}, True, "standard"),
     ("training", {"model": "b200", "count": 8}, False, "standard"),
     ("serving", {"model": "gb200", "count": 4}, False, "standard"),
-    ("training", {"model": "gb300", "sharing": "time-sharing", "clients_per_gpu": 4}, True,
-     "standard"),
+    (
+        "training",
+        {"model": "gb300", "sharing": "time-sharing", "clients_per_gpu": 4},
+        True,
+        "standard",
+    ),
     ("serving", {"model": "rtx-pro-6000", "count": 1}, True, "standard"),
     ("training", {"tpu": "v4", "topology": "2x2x1"}, True, "standard"),
     ("training", {"tpu": "v5e", "topology": "4x4", "slices": 2}, False, "standard"),
     ("training", {"tpu": "v5p", "topology": "2x2x1"}, False, "flex-start"),
     ("training", {"tpu": "v6e", "topology": "1x1"}, False, "queued"),
     ("training", {"tpu": "tpu7x", "topology": "2x2x2"}, True, "standard"),
-]  # fmt: skip
-OTHER_MODE = {"standard": (True, "standard"), "spot": (False, "standard"),
-              "flex-start": (False, "standard"), "queued": (False, "standard")}  # fmt: skip
+]
+OTHER_MODE = {
+    "standard": (True, "standard"),
+    "spot": (False, "standard"),
+    "flex-start": (False, "standard"),
+    "queued": (False, "standard"),
+}
 
 
 def _mode(spot: bool, provisioning: str) -> str:
     return "spot" if spot else provisioning
 
 
-def _play(server: KubeAPIServer, kind: str, args: dict[str, Any], spot: bool,
-          provisioning: str) -> tuple[GkeCluster, Any]:  # fmt: skip
+def _play(
+    server: KubeAPIServer, kind: str, args: dict[str, Any], spot: bool, provisioning: str
+) -> tuple[GkeCluster, Any]:
     cell = compose(kind, args, spot, provisioning)
     pools, policies = list(cell.pools), dict(cell.policies)
     try:  # the same hardware in another mode: its nodes sort first and must take no pod
@@ -87,9 +100,13 @@ def test_each_cell_is_admitted_and_its_pods_run_on_its_pool(
 ) -> None:
     server = kube_api_factory(namespaces=("default", "kube-system"))
     cluster, cell = _play(server, kind, args, spot, provisioning)
-    answer = where_it_runs(cell.setup, cell.pools, cell.manifests.objects,
-                           workload=cell.manifests.workload,
-                           workload_policies=cell.policies)  # fmt: skip
+    answer = where_it_runs(
+        cell.setup,
+        cell.pools,
+        cell.manifests.objects,
+        workload=cell.manifests.workload,
+        workload_policies=cell.policies,
+    )
     assert answer.runs, answer.reason
     workloads = server.store.list("workloads")
     assert workloads and len(cluster.kueue.admitted) == len(workloads)

@@ -83,10 +83,10 @@ class GkeCluster:
             target = spec["scaleTargetRef"]
             deployment = store.get("deployments", ns, target["name"])
             least = int(spec.get("minReplicas", 1))
-            if target["kind"] == "Deployment" and deployment is not None:
-                if int(deployment["spec"].get("replicas", 1)) < least:
-                    deployment["spec"]["replicas"] = least
-                    store.put(deployment, manager="horizontal-pod-autoscaler")
+            below = deployment is not None and int(deployment["spec"].get("replicas", 1)) < least
+            if target["kind"] == "Deployment" and deployment is not None and below:
+                deployment["spec"]["replicas"] = least
+                store.put(deployment, manager="horizontal-pod-autoscaler")
 
     def _make_pods(self) -> None:
         store = self.server.store
@@ -94,8 +94,10 @@ class GkeCluster:
             if not job["spec"].get("suspend"):
                 template = job["spec"]["template"]
                 for i in range(int(job["spec"].get("parallelism", 1))):
-                    labels = {"batch.kubernetes.io/job-name": job["metadata"]["name"],
-                              "batch.kubernetes.io/job-completion-index": str(i)}  # fmt: skip
+                    labels = {
+                        "batch.kubernetes.io/job-name": job["metadata"]["name"],
+                        "batch.kubernetes.io/job-completion-index": str(i),
+                    }
                     self._pod(job, f"{job['metadata']['name']}-{i}", template, labels)
         for jobset in store.list("jobsets"):
             if jobset["spec"].get("suspend"):
@@ -105,10 +107,12 @@ class GkeCluster:
                 job_spec = rj["template"]["spec"]
                 for r in range(int(rj.get("replicas", 1))):
                     for i in range(int(job_spec.get("parallelism", 1))):
-                        labels = {"jobset.sigs.k8s.io/jobset-name": name,
-                                  "jobset.sigs.k8s.io/replicatedjob-name": rj["name"],
-                                  "jobset.sigs.k8s.io/job-index": str(r),
-                                  "batch.kubernetes.io/job-completion-index": str(i)}  # fmt: skip
+                        labels = {
+                            "jobset.sigs.k8s.io/jobset-name": name,
+                            "jobset.sigs.k8s.io/replicatedjob-name": rj["name"],
+                            "jobset.sigs.k8s.io/job-index": str(r),
+                            "batch.kubernetes.io/job-completion-index": str(i),
+                        }
                         pod_name = f"{name}-{rj['name']}-{r}-{i}"
                         self._pod(jobset, pod_name, job_spec["template"], labels)
         for deployment in store.list("deployments"):
@@ -120,8 +124,11 @@ class GkeCluster:
             group = spec["leaderWorkerTemplate"]
             for g in range(int(spec.get("replicas", 1))):
                 for w in range(int(group.get("size", 1))):
-                    template = group["leaderTemplate"] if w == 0 else group.get(
-                        "workerTemplate", group["leaderTemplate"])  # fmt: skip
+                    template = (
+                        group["leaderTemplate"]
+                        if w == 0
+                        else group.get("workerTemplate", group["leaderTemplate"])
+                    )
                     labels = {LWS_NAME: name, LWS_GROUP: str(g), LWS_WORKER: str(w)}
                     self._pod(lws, f"{name}-{g}" + (f"-{w}" if w else ""), template, labels)
 
@@ -138,10 +145,16 @@ class GkeCluster:
                 "namespace": namespace,
                 "labels": {**(meta.get("labels") or {}), **labels},
                 "annotations": dict(meta.get("annotations") or {}),
-                "ownerReferences": [{"apiVersion": owner["apiVersion"], "kind": owner["kind"],
-                                     "name": owner["metadata"]["name"],
-                                     "uid": owner["metadata"]["uid"], "controller": True}],
-            },  # fmt: skip
+                "ownerReferences": [
+                    {
+                        "apiVersion": owner["apiVersion"],
+                        "kind": owner["kind"],
+                        "name": owner["metadata"]["name"],
+                        "uid": owner["metadata"]["uid"],
+                        "controller": True,
+                    }
+                ],
+            },
             "spec": dict(template["spec"]),
         }
         code, body = send(self.server, "POST", f"/api/v1/namespaces/{namespace}/pods", pod)

@@ -28,7 +28,9 @@ MAX_PODS = "110"
 _STAMP = "2026-01-01T00:00:00Z"
 
 
-def node_objects(pool: Mapping[str, Any], workload_policies: Mapping[str, str] | None = None) -> list[Obj]:
+def node_objects(
+    pool: Mapping[str, Any], workload_policies: Mapping[str, str] | None = None
+) -> list[Obj]:
     """Every Node of one pool request, named `gke-<pool>-<i>`.
 
     Example:
@@ -50,8 +52,12 @@ def node_objects(pool: Mapping[str, Any], workload_policies: Mapping[str, str] |
     out = []
     for index in range(nodes.max_nodes):
         node_name = f"gke-{nodes.pool}-{index}"
-        own = {HOSTNAME_LABEL: node_name, LEVELS[2][1]: node_name,
-               LEVELS[0][1]: f"{nodes.pool}-block", LEVELS[1][1]: f"{nodes.pool}-subblock"}  # fmt: skip
+        own = {
+            HOSTNAME_LABEL: node_name,
+            LEVELS[2][1]: node_name,
+            LEVELS[0][1]: f"{nodes.pool}-block",
+            LEVELS[1][1]: f"{nodes.pool}-subblock",
+        }
         labels = {k: (own[k] if v == NODE_OWN_VALUE else v) for k, v in nodes.labels.items()}
         allocatable = {res: str(n) for res, n in extended.items()}
         allocatable.update({"ephemeral-storage": EPHEMERAL_STORAGE, "pods": MAX_PODS})
@@ -64,8 +70,14 @@ def node_objects(pool: Mapping[str, Any], workload_policies: Mapping[str, str] |
                 "status": {
                     "capacity": dict(allocatable),
                     "allocatable": allocatable,
-                    "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                                    "lastTransitionTime": _STAMP}],  # fmt: skip
+                    "conditions": [
+                        {
+                            "type": "Ready",
+                            "status": "True",
+                            "reason": "KubeletReady",
+                            "lastTransitionTime": _STAMP,
+                        }
+                    ],
                 },
             }
         )

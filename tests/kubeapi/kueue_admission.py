@@ -75,7 +75,9 @@ class KueueAdmission:
     def _sources(self) -> list[tuple[Obj, list[Obj], str]]:
         """(owner object, pod sets, Workload name) of every queued job without a Workload."""
         store = self.server.store
-        have = {(w["metadata"]["namespace"], w["metadata"]["name"]) for w in store.list("workloads")}
+        have = {
+            (w["metadata"]["namespace"], w["metadata"]["name"]) for w in store.list("workloads")
+        }
         found: list[tuple[Obj, list[Obj], str]] = []
         for job in store.list("jobs"):
             spec = job.get("spec") or {}
@@ -86,9 +88,12 @@ class KueueAdmission:
             spec = jobset.get("spec") or {}
             if _queue(jobset) and spec.get("suspend"):
                 pod_sets = [
-                    _pod_set(rj["name"], int(rj.get("replicas", 1))
-                             * int(rj["template"]["spec"].get("parallelism", 1)),
-                             rj["template"]["spec"]["template"])  # fmt: skip
+                    _pod_set(
+                        rj["name"],
+                        int(rj.get("replicas", 1))
+                        * int(rj["template"]["spec"].get("parallelism", 1)),
+                        rj["template"]["spec"]["template"],
+                    )
                     for rj in spec.get("replicatedJobs") or []
                 ]
                 found.append((jobset, pod_sets, _name("jobset", jobset)))
@@ -97,8 +102,11 @@ class KueueAdmission:
             gates = {g.get("name") for g in (pod.get("spec") or {}).get("schedulingGates") or []}
             if _queue(pod) and GATES[0] in gates:
                 labels = pod["metadata"].get("labels") or {}
-                key = (pod["metadata"]["namespace"], labels.get(LWS_NAME, ""),
-                       labels.get(LWS_GROUP, pod["metadata"]["name"]))  # fmt: skip
+                key = (
+                    pod["metadata"]["namespace"],
+                    labels.get(LWS_NAME, ""),
+                    labels.get(LWS_GROUP, pod["metadata"]["name"]),
+                )
                 groups.setdefault(key, []).append(pod)
         for (_, lws, _), pods in sorted(groups.items()):
             pods.sort(key=lambda p: int((p["metadata"].get("labels") or {}).get(LWS_WORKER, 0)))
@@ -126,13 +134,24 @@ class KueueAdmission:
                     "name": name,
                     "namespace": meta["namespace"],
                     "labels": {P + "job-uid": meta["uid"]},
-                    "ownerReferences": [{"apiVersion": api_version, "kind": owner["kind"],
-                                         "name": meta["name"], "uid": meta["uid"],
-                                         "controller": True, "blockOwnerDeletion": True}],
+                    "ownerReferences": [
+                        {
+                            "apiVersion": api_version,
+                            "kind": owner["kind"],
+                            "name": meta["name"],
+                            "uid": meta["uid"],
+                            "controller": True,
+                            "blockOwnerDeletion": True,
+                        }
+                    ],
                     "finalizers": [P + "resource-in-use"],
-                },  # fmt: skip
-                "spec": {"active": True, "priority": 0, "queueName": _queue(owner),
-                         "podSets": pod_sets},  # fmt: skip
+                },
+                "spec": {
+                    "active": True,
+                    "priority": 0,
+                    "queueName": _queue(owner),
+                    "podSets": pod_sets,
+                },
             }
         )
 
@@ -151,8 +170,9 @@ class KueueAdmission:
             return {}, f"ClusterQueue {cq_name} doesn't exist"
         namespace = store.get("namespaces", None, meta["namespace"]) or {}
         if not _selects(cq["spec"].get("namespaceSelector"), namespace):
-            return {}, f"Workload namespace doesn't match ClusterQueue selector"
+            return {}, "Workload namespace doesn't match ClusterQueue selector"
         used = self._usage(cq_name)
+        previous: dict[Any, Decimal] = {}  # this Workload's earlier pod sets
         assignments = []
         for pod_set in spec["podSets"]:
             count = int(pod_set.get("count", 1))
@@ -169,39 +189,59 @@ class KueueAdmission:
                 asked = {r: total[r] for r in group.get("coveredResources", []) if r in total}
                 if not asked:
                     continue
-                flavor, why = self._flavor(pod_set, group, asked, used)
+                flavor, why = self._flavor(pod_set, group, asked, used, previous)
                 if why:
                     return {}, f"couldn't assign flavors to pod set {pod_set['name']}: {why}"
                 flavors.update({res: flavor for res in asked})
             for res, amount in total.items():
-                used[(flavors[res], res)] = used.get((flavors[res], res), Decimal(0)) + amount
+                key = (flavors[res], res)
+                previous[key] = previous.get(key, Decimal(0)) + amount
             assignments.append(
-                {"name": pod_set["name"], "count": count, "flavors": flavors,
-                 "resourceUsage": {res: canonical(v) for res, v in total.items()}}  # fmt: skip
+                {
+                    "name": pod_set["name"],
+                    "count": count,
+                    "flavors": flavors,
+                    "resourceUsage": {res: canonical(v) for res, v in total.items()},
+                }
             )
         return {"clusterQueue": cq_name, "podSetAssignments": assignments}, ""
 
     def _flavor(
-        self, pod_set: Obj, group: Obj, asked: dict[str, Decimal], used: dict[Any, Decimal]
+        self,
+        pod_set: Obj,
+        group: Obj,
+        asked: dict[str, Decimal],
+        used: dict[Any, Decimal],
+        previous: dict[Any, Decimal],
     ) -> tuple[str, str]:
         reasons = []
         template = pod_set.get("template") or {}
         store = self.server.store
-        flavors = {e["name"]: store.get("resourceflavors", None, e["name"]) for e in group["flavors"]}
+        flavors = {
+            e["name"]: store.get("resourceflavors", None, e["name"]) for e in group["flavors"]
+        }
         # Kueue matches the pods' selectors on the node label keys of the group's flavors.
-        keys = {k for f in flavors.values() for k in ((f or {}).get("spec") or {}).get("nodeLabels") or {}}
+        keys = {
+            k
+            for f in flavors.values()
+            for k in ((f or {}).get("spec") or {}).get("nodeLabels") or {}
+        }
         for entry in group.get("flavors") or []:
             flavor = flavors[entry["name"]]
             if flavor is None:
                 reasons.append(f"flavor {entry['name']} not found")
                 continue
             fspec = flavor.get("spec") or {}
-            as_node = {"metadata": {"name": "", "labels": fspec.get("nodeLabels") or {}},
-                       "spec": {"taints": fspec.get("nodeTaints") or []},
-                       "status": {"allocatable": {"pods": "1"}}}  # fmt: skip
+            as_node = {
+                "metadata": {"name": "", "labels": fspec.get("nodeLabels") or {}},
+                "spec": {"taints": fspec.get("nodeTaints") or []},
+                "status": {"allocatable": {"pods": "1"}},
+            }
             pod_spec = dict(template.get("spec") or {})
-            pod_spec["tolerations"] = [*(pod_spec.get("tolerations") or []),
-                                       *(fspec.get("tolerations") or [])]  # fmt: skip
+            pod_spec["tolerations"] = [
+                *(pod_spec.get("tolerations") or []),
+                *(fspec.get("tolerations") or []),
+            ]
             pod_spec["nodeSelector"] = {
                 k: v for k, v in (pod_spec.get("nodeSelector") or {}).items() if k in keys
             }
@@ -211,16 +251,9 @@ class KueueAdmission:
             if why:
                 reasons.append(f"flavor {entry['name']} doesn't match ({why})")
                 continue
-            quota = {r["name"]: quantity(r.get("nominalQuota", 0)) for r in entry["resources"]}
-            short = [
-                f"insufficient quota for {res} in flavor {entry['name']}, previously considered "
-                f"podsets requests (0) + current podset request ({canonical(amount)}) > maximum "
-                f"capacity ({canonical(quota.get(res, Decimal(0)) - used.get((entry['name'], res), Decimal(0)))})"
-                for res, amount in asked.items()
-                if used.get((entry["name"], res), Decimal(0)) + amount > quota.get(res, Decimal(0))
-            ]
+            short = _short_of_quota(entry, asked, used, previous)
             if short:
-                reasons.append(short[0])
+                reasons.append(short)
                 continue
             return entry["name"], ""
         return "", ", ".join(reasons)
@@ -239,25 +272,47 @@ class KueueAdmission:
 
     def _pending(self, workload: Obj, why: str) -> None:
         reason = "Inadmissible" if "doesn't" in why else "Pending"
-        condition = {"type": "QuotaReserved", "status": "False", "reason": reason,
-                     "message": why, "lastTransitionTime": _STAMP}  # fmt: skip
+        condition = {
+            "type": "QuotaReserved",
+            "status": "False",
+            "reason": reason,
+            "message": why,
+            "lastTransitionTime": _STAMP,
+        }
         held = (workload.get("status") or {}).get("conditions") or []
         if any(c.get("message") == why for c in held):
             return
-        self.server.store.update_status("workloads", workload["metadata"]["namespace"],
-                                        workload["metadata"]["name"], {"conditions": [condition]})  # fmt: skip
+        self.server.store.update_status(
+            "workloads",
+            workload["metadata"]["namespace"],
+            workload["metadata"]["name"],
+            {"conditions": [condition]},
+        )
 
     def _admit(self, workload: Obj, admission: Obj) -> None:
         meta = workload["metadata"]
         conditions = [
-            {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
-             "message": f"Quota reserved in ClusterQueue {admission['clusterQueue']}",
-             "lastTransitionTime": _STAMP},
-            {"type": "Admitted", "status": "True", "reason": "Admitted",
-             "message": "The workload is admitted", "lastTransitionTime": _STAMP},
-        ]  # fmt: skip
-        self.server.store.update_status("workloads", meta["namespace"], meta["name"],
-                                        {"admission": admission, "conditions": conditions})  # fmt: skip
+            {
+                "type": "QuotaReserved",
+                "status": "True",
+                "reason": "QuotaReserved",
+                "message": f"Quota reserved in ClusterQueue {admission['clusterQueue']}",
+                "lastTransitionTime": _STAMP,
+            },
+            {
+                "type": "Admitted",
+                "status": "True",
+                "reason": "Admitted",
+                "message": "The workload is admitted",
+                "lastTransitionTime": _STAMP,
+            },
+        ]
+        self.server.store.update_status(
+            "workloads",
+            meta["namespace"],
+            meta["name"],
+            {"admission": admission, "conditions": conditions},
+        )
         self.admitted.append((meta["namespace"], meta["name"], admission["clusterQueue"]))
         by_pod_set = {a["name"]: a for a in admission["podSetAssignments"]}
         self._start(workload, by_pod_set)
@@ -285,10 +340,11 @@ class KueueAdmission:
         members = [lead]
         if labels.get(LWS_NAME):
             members = [
-                p for p in store.list("pods", namespace)
+                p
+                for p in store.list("pods", namespace)
                 if (p["metadata"].get("labels") or {}).get(LWS_NAME) == labels[LWS_NAME]
                 and p["metadata"]["labels"].get(LWS_GROUP) == labels.get(LWS_GROUP)
-            ]  # fmt: skip
+            ]
         for pod in members:
             role = "main"
             if labels.get(LWS_NAME):
@@ -305,10 +361,37 @@ class KueueAdmission:
         for flavor_name in dict.fromkeys(assignment["flavors"].values()):
             flavor = self.server.store.get("resourceflavors", None, flavor_name) or {}
             fspec = flavor.get("spec") or {}
-            spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}),
-                                    **(fspec.get("nodeLabels") or {})}  # fmt: skip
+            spec["nodeSelector"] = {
+                **(spec.get("nodeSelector") or {}),
+                **(fspec.get("nodeLabels") or {}),
+            }
             tolerations = spec.setdefault("tolerations", [])
             tolerations += [t for t in fspec.get("tolerations") or [] if t not in tolerations]
+
+
+def _short_of_quota(
+    entry: Obj, asked: dict[str, Decimal], used: dict[Any, Decimal], previous: dict[Any, Decimal]
+) -> str:
+    """Kueue's reason why a flavor's nominal quota cannot hold a pod set (flavorassigner):
+    more than the quota itself, or more than what the admitted Workloads leave of it."""
+    zero = Decimal(0)
+    quota = {r["name"]: quantity(r.get("nominalQuota", 0)) for r in entry["resources"]}
+    for res, amount in asked.items():
+        key, most = (entry["name"], res), quota.get(res, zero)
+        before = previous.get(key, zero)
+        if before + amount > most:
+            return (
+                f"insufficient quota for {res} in flavor {entry['name']}, previously considered "
+                f"podsets requests ({canonical(before)}) + current podset request "
+                f"({canonical(amount)}) > maximum capacity ({canonical(most)})"
+            )
+        more = used.get(key, zero) + before + amount - most
+        if more > 0:
+            return (
+                f"insufficient unused quota for {res} in flavor {entry['name']}, "
+                f"{canonical(more)} more needed"
+            )
+    return ""
 
 
 def _groups(cq: Obj) -> list[Obj]:
@@ -325,8 +408,10 @@ def _name(prefix: str, owner: Obj) -> str:
 
 
 def _template(pod: Obj) -> Obj:
-    return {"metadata": {"labels": dict(pod["metadata"].get("labels") or {})},
-            "spec": copy.deepcopy(pod["spec"])}  # fmt: skip
+    return {
+        "metadata": {"labels": dict(pod["metadata"].get("labels") or {})},
+        "spec": copy.deepcopy(pod["spec"]),
+    }
 
 
 def _pod_set(name: str, count: int, template: Obj) -> Obj:
@@ -338,8 +423,9 @@ def _pod_set(name: str, count: int, template: Obj) -> Obj:
 def _affinity_on(pod_spec: Mapping[str, Any], keys: set[str]) -> Obj | None:
     """The pod's required node affinity restricted to expressions on `keys`, as Kueue's flavor
     assigner reads it (terms left empty by the restriction match every flavor)."""
-    required = (((pod_spec.get("affinity") or {}).get("nodeAffinity") or {})
-                .get("requiredDuringSchedulingIgnoredDuringExecution"))  # fmt: skip
+    required = ((pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    )
     if not required:
         return None
     terms = []
@@ -348,8 +434,11 @@ def _affinity_on(pod_spec: Mapping[str, Any], keys: set[str]) -> Obj | None:
         if not kept:
             return None
         terms.append({"matchExpressions": kept})
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
-                             {"nodeSelectorTerms": terms}}}  # fmt: skip
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
+        }
+    }
 
 
 def _selects(selector: Mapping[str, Any] | None, namespace: Mapping[str, Any]) -> bool:
@@ -361,8 +450,12 @@ def _selects(selector: Mapping[str, Any] | None, namespace: Mapping[str, Any]) -
         return False
     for expr in selector.get("matchExpressions") or []:
         have, values = labels.get(expr["key"]), expr.get("values") or []
-        ok = {"In": have in values, "NotIn": have not in values,
-              "Exists": have is not None, "DoesNotExist": have is None}[expr["operator"]]  # fmt: skip
+        ok = {
+            "In": have in values,
+            "NotIn": have not in values,
+            "Exists": have is not None,
+            "DoesNotExist": have is None,
+        }[expr["operator"]]
         if not ok:
             return False
     return True

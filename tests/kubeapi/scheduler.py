@@ -78,8 +78,11 @@ class Scheduler:
     def _bind(self, pod: Obj, node: str) -> None:
         meta = pod["metadata"]
         pod["spec"]["nodeName"] = node
-        pod["status"] = {**(pod.get("status") or {}), "phase": "Pending",
-                         "conditions": [_condition("True", "", "")]}  # fmt: skip
+        pod["status"] = {
+            **(pod.get("status") or {}),
+            "phase": "Pending",
+            "conditions": [_condition("True", "", "")],
+        }
         self.server.store.put(pod)
         self.bound.append((meta["namespace"], meta["name"], node))
 
@@ -88,8 +91,11 @@ class Scheduler:
         held = [c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"]
         if held and held[0].get("message") == message:
             return  # nothing changed since the last attempt: no write, as the scheduler skips it
-        pod["status"] = {**status, "phase": "Pending",
-                         "conditions": [_condition("False", "Unschedulable", message)]}  # fmt: skip
+        pod["status"] = {
+            **status,
+            "phase": "Pending",
+            "conditions": [_condition("False", "Unschedulable", message)],
+        }
         self.server.store.put(pod)
 
 
@@ -100,6 +106,8 @@ def fit_error(total: int, reasons: Iterable[str]) -> str:
         >>> fit_error(3, [AFFINITY, AFFINITY, "Insufficient nvidia.com/gpu"])  # doctest: +ELLIPSIS
         "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) didn't match ..."
     """
+    if not total:
+        return "no nodes available to schedule pods"  # ErrNoNodesAvailable
     counted = Counter(reasons)
     message = f"0/{total} nodes are available:"
     if counted:
@@ -169,8 +177,9 @@ def _tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
 def _selected(spec: Mapping[str, Any], labels: Mapping[str, str], node_name: str) -> bool:
     if any(labels.get(k) != v for k, v in (spec.get("nodeSelector") or {}).items()):
         return False
-    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
-                .get("requiredDuringSchedulingIgnoredDuringExecution"))  # fmt: skip
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    )
     if required is None:
         return True
     # An empty term matches no node; the terms are ORed, a term's requirements ANDed; the
