@@ -23,7 +23,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .gke_nodes import node_objects
-from .kueue_admission import LWS_GROUP, LWS_NAME, LWS_WORKER, KueueAdmission
+from .kueue_admission import KueueAdmission
+from .kueue_workloads import LWS_GROUP, LWS_NAME, LWS_WORKER
 from .rawhttp import send
 from .scheduler import Scheduler
 from .server import KubeAPIServer

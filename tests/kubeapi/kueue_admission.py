@@ -1,10 +1,6 @@
 """`KueueAdmission`: Kueue's job reconcilers and scheduler for the test API server, one
 deterministic pass per `step`, for jobs that queue-name a LocalQueue:
-- a Workload per suspended Job or JobSet (pod sets: the Job's parallelism, a JobSet's
-  replicatedJobs x replicas x parallelism), per gated pod of a Deployment (pod integration: one
-  pod, one Workload) and per LeaderWorkerSet group (its leader and workers pod sets), named and
-  owned as Kueue names and owns them (`job-<name>-<hash>`, recordings in ../shared/fixtures/
-  kueue-real);
+- the Workloads of queued jobs that have none yet (`kueue_workloads.py`);
 - admission in creation order: the LocalQueue's ClusterQueue must exist and select the namespace;
   each pod set takes, in each resource group covering its resources, the first flavor (in the
   queue's order) whose node labels its nodeSelector and required node affinity allow, whose
@@ -21,22 +17,16 @@ admitted on its flavor and left to the scheduler), DRA claims."""
 
 from __future__ import annotations
 
-import copy
-import hashlib
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
 from .kueue_status import canonical, quantity
+from .kueue_workloads import GATES, LWS_GROUP, LWS_NAME, LWS_WORKER, new_workloads
 from .scheduler import requests, unfit
 from .server import KubeAPIServer
 
 Obj = dict[str, Any]
-P = "kueue.x-k8s.io/"
-QUEUE = P + "queue-name"
-GATES = (P + "admission", P + "topology")
-LWS_NAME, LWS_GROUP = "leaderworkerset.sigs.k8s.io/name", "leaderworkerset.sigs.k8s.io/group-index"
-LWS_WORKER = "leaderworkerset.sigs.k8s.io/worker-index"
 _STAMP = "2026-01-01T00:00:00Z"
 
 
@@ -55,8 +45,8 @@ class KueueAdmission:
     def step(self) -> int:
         """Create the missing Workloads, admit what fits and start it; returns how many
         Workloads it admitted."""
-        for owner, pod_sets, name in self._sources():
-            self._create_workload(owner, pod_sets, name)
+        for workload in new_workloads(self.server.store):
+            self.server.store.create(workload)
         admitted = 0
         workloads = self.server.store.list("workloads")
         for workload in sorted(workloads, key=lambda w: int(w["metadata"]["resourceVersion"])):
@@ -71,89 +61,6 @@ class KueueAdmission:
         return admitted
 
     # Workloads ---------------------------------------------------------------------------
-
-    def _sources(self) -> list[tuple[Obj, list[Obj], str]]:
-        """(owner object, pod sets, Workload name) of every queued job without a Workload."""
-        store = self.server.store
-        have = {
-            (w["metadata"]["namespace"], w["metadata"]["name"]) for w in store.list("workloads")
-        }
-        found: list[tuple[Obj, list[Obj], str]] = []
-        for job in store.list("jobs"):
-            spec = job.get("spec") or {}
-            if _queue(job) and spec.get("suspend"):
-                pod_sets = [_pod_set("main", int(spec.get("parallelism", 1)), spec["template"])]
-                found.append((job, pod_sets, _name("job", job)))
-        for jobset in store.list("jobsets"):
-            spec = jobset.get("spec") or {}
-            if _queue(jobset) and spec.get("suspend"):
-                pod_sets = [
-                    _pod_set(
-                        rj["name"],
-                        int(rj.get("replicas", 1))
-                        * int(rj["template"]["spec"].get("parallelism", 1)),
-                        rj["template"]["spec"]["template"],
-                    )
-                    for rj in spec.get("replicatedJobs") or []
-                ]
-                found.append((jobset, pod_sets, _name("jobset", jobset)))
-        groups: dict[tuple[str, str, str], list[Obj]] = {}
-        for pod in store.list("pods"):
-            gates = {g.get("name") for g in (pod.get("spec") or {}).get("schedulingGates") or []}
-            if _queue(pod) and GATES[0] in gates:
-                labels = pod["metadata"].get("labels") or {}
-                key = (
-                    pod["metadata"]["namespace"],
-                    labels.get(LWS_NAME, ""),
-                    labels.get(LWS_GROUP, pod["metadata"]["name"]),
-                )
-                groups.setdefault(key, []).append(pod)
-        for (_, lws, _), pods in sorted(groups.items()):
-            pods.sort(key=lambda p: int((p["metadata"].get("labels") or {}).get(LWS_WORKER, 0)))
-            if lws:
-                pod_sets = [_pod_set("leader", 1, _template(pods[0]))]
-                if len(pods) > 1:
-                    pod_sets.append(_pod_set("workers", len(pods) - 1, _template(pods[1])))
-            else:
-                pod_sets = [_pod_set("main", 1, _template(pods[0]))]
-            found.append((pods[0], pod_sets, _name("pod", pods[0])))
-        return [
-            (owner, pod_sets, name)
-            for owner, pod_sets, name in found
-            if (owner["metadata"]["namespace"], name) not in have
-        ]
-
-    def _create_workload(self, owner: Obj, pod_sets: list[Obj], name: str) -> None:
-        meta = owner["metadata"]
-        api_version = owner.get("apiVersion") or "v1"
-        self.server.store.create(
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "Workload",
-                "metadata": {
-                    "name": name,
-                    "namespace": meta["namespace"],
-                    "labels": {P + "job-uid": meta["uid"]},
-                    "ownerReferences": [
-                        {
-                            "apiVersion": api_version,
-                            "kind": owner["kind"],
-                            "name": meta["name"],
-                            "uid": meta["uid"],
-                            "controller": True,
-                            "blockOwnerDeletion": True,
-                        }
-                    ],
-                    "finalizers": [P + "resource-in-use"],
-                },
-                "spec": {
-                    "active": True,
-                    "priority": 0,
-                    "queueName": _queue(owner),
-                    "podSets": pod_sets,
-                },
-            }
-        )
 
     # Admission ---------------------------------------------------------------------------
 
@@ -396,28 +303,6 @@ def _short_of_quota(
 
 def _groups(cq: Obj) -> list[Obj]:
     return list((cq.get("spec") or {}).get("resourceGroups") or [])
-
-
-def _queue(obj: Obj) -> str:
-    return str(((obj.get("metadata") or {}).get("labels") or {}).get(QUEUE) or "")
-
-
-def _name(prefix: str, owner: Obj) -> str:
-    digest = hashlib.sha256(owner["metadata"]["uid"].encode()).hexdigest()[:5]
-    return f"{prefix}-{owner['metadata']['name']}-{digest}"
-
-
-def _template(pod: Obj) -> Obj:
-    return {
-        "metadata": {"labels": dict(pod["metadata"].get("labels") or {})},
-        "spec": copy.deepcopy(pod["spec"]),
-    }
-
-
-def _pod_set(name: str, count: int, template: Obj) -> Obj:
-    template = copy.deepcopy(template)
-    template.get("spec", {}).pop("schedulingGates", None)
-    return {"name": name, "count": count, "template": template}
 
 
 def _affinity_on(pod_spec: Mapping[str, Any], keys: set[str]) -> Obj | None:
