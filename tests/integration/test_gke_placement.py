@@ -120,6 +120,8 @@ def test_each_cell_is_admitted_and_its_pods_run_on_its_pool(
     pods = server.store.list("pods")
     assert pods and len(cluster.scheduler.bound) == len(pods)
     nodes = {n["metadata"]["name"]: n for n in server.store.list("nodes")}
+    pools_of = {n["metadata"]["labels"][POOL_LABEL] for n in nodes.values()}
+    assert any(pool.startswith("alt") for pool in pools_of)  # the decoy is there to refuse
     used = {nodes[p["spec"]["nodeName"]]["metadata"]["labels"][POOL_LABEL] for p in pods}
     assert used == set(answer.pools) and all(not u.startswith("alt") for u in used)
     assert {p["status"]["phase"] for p in pods} == {"Running"}

@@ -167,7 +167,7 @@ def test_a_pod_that_fits_nowhere_stays_pending_with_the_schedulers_message(
     assert server.store.resource_version == before  # the same verdict is not written again
 
 
-def test_kueue_leaves_a_job_over_its_quota_pending_with_kueues_message(
+def test_kueue_starts_what_its_quota_holds_on_the_flavor_and_leaves_the_rest_pending(
     kube_api_factory: Callable[..., KubeAPIServer],
 ) -> None:
     server = kube_api_factory(namespaces=("default", "ml"))
@@ -176,7 +176,11 @@ def test_kueue_leaves_a_job_over_its_quota_pending_with_kueues_message(
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "ResourceFlavor",
         "metadata": {"name": "l4"},
-        "spec": {"nodeLabels": {"accel": "l4"}},
+        "spec": {
+            "nodeLabels": {"accel": "l4", "tier": "a"},
+            "nodeTaints": [{"key": "tier", "value": "a", "effect": "NoSchedule"}],
+            "tolerations": [{"key": "tier", "operator": "Exists", "effect": "NoSchedule"}],
+        },
     }
     quota = [{"name": GPU, "nominalQuota": "2"}]
     cq = {
@@ -207,7 +211,10 @@ def test_kueue_leaves_a_job_over_its_quota_pending_with_kueues_message(
                 "spec": {"parallelism": pods, "completions": pods,
                          "template": {"spec": template}}}  # fmt: skip
 
-    gpu_node = node("gpu-0", {"accel": "l4"}, gpus=2)
+    # The nodes only the flavor's label and toleration reach, and a node they do not select.
+    tier_taint = [{"key": "tier", "value": "a", "effect": "NoSchedule"}]
+    server.store.put(node("gpu-a", {"accel": "l4"}, gpus=2))
+    gpu_node = node("gpu-0", {"accel": "l4", "tier": "a"}, tier_taint, gpus=2)
     server.store.put(gpu_node)
     cluster.apply([flavor, cq, lq, job("big", 3), job("fits", 2), job("more", 1)])
     cluster.settle()
@@ -228,5 +235,6 @@ def test_kueue_leaves_a_job_over_its_quota_pending_with_kueues_message(
     pods = server.store.list("pods")
     assert sorted(p["metadata"]["name"] for p in pods) == ["fits-0", "fits-1"]
     assert {p["spec"]["nodeName"] for p in pods} == {"gpu-0"}
-    started = server.store.get("jobs", "ml", "fits")
-    assert started["spec"]["template"]["spec"]["nodeSelector"] == {"accel": "l4"}
+    started = server.store.get("jobs", "ml", "fits")["spec"]["template"]["spec"]
+    assert started["nodeSelector"] == {"accel": "l4", "tier": "a"}  # Kueue merged the flavor
+    assert started["tolerations"] == [{"key": "tier", "operator": "Exists", "effect": "NoSchedule"}]
