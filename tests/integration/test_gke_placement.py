@@ -15,10 +15,11 @@ import pytest
 
 from gkeml_sdk import compile_tenants, load_specs
 from gkeml_sdk.errors import SpecError
+from gkeml_sdk.hardware.dra import KUEUE_DEVICE_CLASSES
 from gkeml_sdk.runs.explain.runs_where import where_it_runs
 from tests.kubeapi import KubeAPIServer
 from tests.kubeapi.gke_cluster import GkeCluster
-from tests.unit.runs.runs_where_matrix import LARGE, compose
+from tests.unit.runs.runs_where_matrix import DRIVER_INSTALLER, LARGE, compose
 
 POOL_LABEL = "cloud.google.com/gke-nodepool"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tenants.yaml"
@@ -50,12 +51,15 @@ CELLS = [
         "standard",
     ),
     ("serving", {"model": "rtx-pro-6000", "count": 1}, True, "standard"),
+    ("training", {"model": "l4", "count": 2, "allocation": "dra"}, False, "standard"),
+    ("training", {"model": "a100-80gb", "count": 1, "allocation": "dra"}, True, "standard"),
     ("training", {"tpu": "v4", "topology": "2x2x1"}, True, "standard"),
     ("training", {"tpu": "v5e", "topology": "4x4", "slices": 2}, False, "standard"),
     ("training", {"tpu": "v5p", "topology": "2x2x1"}, False, "flex-start"),
     ("training", {"tpu": "v6e", "topology": "1x1"}, False, "queued"),
     ("training", {"tpu": "tpu7x", "topology": "2x2x2"}, True, "standard"),
 ]
+SHOWN = ("mig", "sharing", "allocation", "topology", "slices")  # in the test ids
 OTHER_MODE = {
     "standard": (True, "standard"),
     "spot": (False, "standard"),
@@ -79,8 +83,10 @@ def _play(
         policies.update(decoy.policies)
     except SpecError:
         pass  # not sold in that mode: no decoy
-    cluster = GkeCluster(server, pools, policies)
-    cluster.apply(cell.setup)
+    # Kueue configured as the setup's notes ask: claimed GPUs charged to their quota resource.
+    cluster = GkeCluster(server, pools, policies, KUEUE_DEVICE_CLASSES)
+    # The reduced driver installer stands for NVIDIA's (dra.py assumes the driver it installs).
+    cluster.apply([o for o in cell.setup if o is not DRIVER_INSTALLER])
     cluster.apply(cell.manifests.objects)
     cluster.settle()
     return cluster, cell
@@ -89,7 +95,17 @@ def _play(
 @pytest.mark.parametrize(
     ("kind", "args", "spot", "provisioning"),
     CELLS,
-    ids=[f"{k}-{a.get('model') or a.get('tpu')}-{_mode(s, p)}" for k, a, s, p in CELLS],
+    ids=[
+        "-".join(
+            [
+                k,
+                str(a.get("model") or a.get("tpu")),
+                *(str(a[x]) for x in SHOWN if x in a),
+                _mode(s, p),
+            ]
+        )
+        for k, a, s, p in CELLS
+    ],
 )
 def test_each_cell_is_admitted_and_its_pods_run_on_its_pool(
     kube_api_factory: Callable[..., KubeAPIServer],
@@ -125,6 +141,15 @@ def test_each_cell_is_admitted_and_its_pods_run_on_its_pool(
     used = {nodes[p["spec"]["nodeName"]]["metadata"]["labels"][POOL_LABEL] for p in pods}
     assert used == set(answer.pools) and all(not u.startswith("alt") for u in used)
     assert {p["status"]["phase"] for p in pods} == {"Running"}
+    if args.get("allocation") == "dra":  # each pod holds its GPUs through an allocated claim
+        claims = server.store.list("resourceclaims")
+        assert len(claims) == len(pods)
+        for claim in claims:
+            results = claim["status"]["allocation"]["devices"]["results"]
+            assert len(results) == args["count"]
+            owner = claim["metadata"]["ownerReferences"][0]["name"]
+            node_of = server.store.get("pods", "team-a", owner)["spec"]["nodeName"]
+            assert {r["pool"] for r in results} == {node_of}
 
 
 @pytest.mark.xfail(

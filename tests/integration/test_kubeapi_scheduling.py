@@ -238,3 +238,105 @@ def test_kueue_starts_what_its_quota_holds_on_the_flavor_and_leaves_the_rest_pen
     started = server.store.get("jobs", "ml", "fits")["spec"]["template"]["spec"]
     assert started["nodeSelector"] == {"accel": "l4", "tier": "a"}  # Kueue merged the flavor
     assert started["tolerations"] == [{"key": "tier", "operator": "Exists", "effect": "NoSchedule"}]
+
+
+def test_dra_claims_take_free_devices_of_their_class_and_kueue_charges_them(
+    kube_api_factory: Callable[..., KubeAPIServer],
+) -> None:
+    server = kube_api_factory(namespaces=("default", "ml"))
+    pool = {"name": "l4", "config": {"machineType": "g2-standard-8",
+            "labels": {"cloud.google.com/gke-nvidia-gpu-dra-driver": "true",
+                       "gke-no-default-nvidia-gpu-device-plugin": "true",
+                       "nvidia.com/gpu.present": "true"},
+            "accelerators": [{"acceleratorCount": "1", "acceleratorType": "nvidia-l4",
+                              "gpuDriverInstallationConfig":
+                                  {"gpuDriverVersion": "INSTALLATION_DISABLED"}}]},
+            "autoscaling": {"totalMaxNodeCount": 1}}  # fmt: skip
+    cluster = GkeCluster(server, [pool], device_classes={"gpu.nvidia.com": "gpu.nvidia.com"})
+    (published,) = server.store.list("resourceslices")
+    assert [d["name"] for d in published["spec"]["devices"]] == ["gpu-0"]
+    assert published["spec"]["nodeName"] == "gke-l4-0"
+
+    def claimed(memory: str) -> dict[str, Any]:
+        selector = f"device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('{memory}')) >= 0"
+        request = {
+            "name": "gpu",
+            "exactly": {
+                "deviceClassName": "gpu.nvidia.com",
+                "count": 1,
+                "selectors": [{"cel": {"expression": selector}}],
+            },
+        }
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": f"gpu-{memory.lower()}", "namespace": "ml"},
+                "spec": {"spec": {"devices": {"requests": [request]}}}}  # fmt: skip
+
+    def pod_claiming(name: str, template: str) -> dict[str, Any]:
+        claims = [{"name": "gpu", "resourceClaimTemplateName": template}]
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "ml"},
+                "spec": {"containers": [{"name": "c", "image": "i",
+                                         "resources": {"claims": [{"name": "gpu"}]}}],
+                         "resourceClaims": claims}}  # fmt: skip
+
+    cluster.apply([claimed("20Gi"), claimed("40Gi"), pod_claiming("a", "gpu-20gi"),
+                   pod_claiming("b", "gpu-20gi"), pod_claiming("big", "gpu-40gi")])  # fmt: skip
+    cluster.settle()
+    (claim,) = server.store.list("resourceclaims")
+    assert claim["metadata"]["name"] == "a-gpu"
+    assert claim["status"]["allocation"]["devices"]["results"] == [
+        {"request": "gpu", "driver": "gpu.nvidia.com", "pool": "gke-l4-0", "device": "gpu-0"}
+    ]
+    assert server.store.get("pods", "ml", "a")["status"]["resourceClaimStatuses"] == [
+        {"name": "gpu", "resourceClaimName": "a-gpu"}
+    ]
+    for waiting in ("b", "big"):  # the one GPU is taken; a 24 GiB L4 has not 40 GiB
+        (condition,) = server.store.get("pods", "ml", waiting)["status"]["conditions"]
+        assert condition["message"] == (
+            "0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are "
+            "available: 1 No preemption victims found for incoming pod."
+        )
+    # Kueue charges a claimed device to the resource its DeviceClass maps to.
+    flavor = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ResourceFlavor",
+        "metadata": {"name": "any"},
+        "spec": {},
+    }
+    cq = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "cq"},
+        "spec": {
+            "namespaceSelector": {},
+            "resourceGroups": [
+                {
+                    "coveredResources": ["gpu.nvidia.com"],
+                    "flavors": [
+                        {
+                            "name": "any",
+                            "resources": [{"name": "gpu.nvidia.com", "nominalQuota": "1"}],
+                        }
+                    ],
+                }
+            ],
+        },
+    }
+    lq = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": "lq", "namespace": "ml"},
+        "spec": {"clusterQueue": "cq"},
+    }
+    job = {"apiVersion": "batch/v1", "kind": "Job",
+           "metadata": {"name": "j", "namespace": "ml",
+                        "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+           "spec": {"parallelism": 2, "completions": 2, "template": {"spec": {
+               **pod_claiming("x", "gpu-20gi")["spec"], "restartPolicy": "Never"}}}}  # fmt: skip
+    cluster.apply([flavor, cq, lq, job])
+    cluster.settle()
+    (workload,) = server.store.list("workloads")
+    assert workload["status"]["conditions"][0]["message"] == (
+        "couldn't assign flavors to pod set main: insufficient quota for gpu.nvidia.com in "
+        "flavor any, previously considered podsets requests (0) + current podset request (2) "
+        "> maximum capacity (1)"
+    )

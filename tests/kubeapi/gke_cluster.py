@@ -14,14 +14,18 @@ Each round, in this order:
 - Kueue creates and admits Workloads and starts what it admitted;
 - the scheduler binds the pods that fit;
 - the kubelet runs every bound pod (Running and Ready; no container is started).
+Nodes of a DRA pool also get the ResourceSlices NVIDIA's DRA driver publishes, and the cluster
+its DeviceClass (`dra.py`); `device_classes` is Kueue's `resources.deviceClassMappings`.
 `settle()` plays rounds until one changes nothing. `apply()` creates compiled objects through
 the API, as `kubectl create` would, so every webhook and validation runs."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .dra import DEVICE_CLASS, resource_slices
 from .gke_nodes import node_objects
 from .kueue_admission import KueueAdmission
 from .kueue_workloads import LWS_GROUP, LWS_NAME, LWS_WORKER
@@ -46,13 +50,21 @@ class GkeCluster:
         server: KubeAPIServer,
         pools: Iterable[Mapping[str, Any]],
         workload_policies: Mapping[str, str] | None = None,
+        device_classes: Mapping[str, str] | None = None,
     ) -> None:
         self.server = server
-        self.kueue = KueueAdmission(server)
+        self.kueue = KueueAdmission(server, device_classes)
         self.scheduler = Scheduler(server)
+        slices = []
         for pool in pools:
-            for node in node_objects(pool, workload_policies):
+            nodes = node_objects(pool, workload_policies)
+            for node in nodes:
                 server.store.put(node)
+            slices += resource_slices(pool, [n["metadata"]["name"] for n in nodes])
+        if slices:  # NVIDIA's DRA driver runs there: its DeviceClass and what it publishes
+            server.store.put(copy.deepcopy(DEVICE_CLASS))
+            for found in slices:
+                server.store.put(found)
 
     def apply(self, objects: Iterable[Mapping[str, Any]]) -> None:
         """Create each object through the API (a Namespace that exists is kept)."""

@@ -13,7 +13,10 @@ deterministic pass per `step`, for jobs that queue-name a LocalQueue:
   pod loses its `kueue.x-k8s.io/admission` and `kueue.x-k8s.io/topology` gates.
 Not modelled: cohorts' borrowing and preemption, priorities (first come, first admitted),
 admission checks, Topology-Aware Scheduling's per-pod placement (a pod set asking a topology is
-admitted on its flavor and left to the scheduler), DRA claims."""
+admitted on its flavor and left to the scheduler). Claimed DRA devices are charged as Kueue's
+DRA integration charges them: each request's count to the resource `device_classes` (Kueue's
+`resources.deviceClassMappings`) maps its DeviceClass to; an unmapped class leaves the Workload
+inadmissible (the wording of that message is this server's, not Kueue's)."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from .dra import device_count
 from .kueue_status import canonical, quantity
 from .kueue_workloads import GATES, LWS_GROUP, LWS_NAME, LWS_WORKER, new_workloads
 from .scheduler import requests, unfit
@@ -38,8 +42,11 @@ class KueueAdmission:
         'KueueAdmission'
     """
 
-    def __init__(self, server: KubeAPIServer) -> None:
+    def __init__(
+        self, server: KubeAPIServer, device_classes: Mapping[str, str] | None = None
+    ) -> None:
         self.server = server
+        self.device_classes = dict(device_classes or {})  # resources.deviceClassMappings
         self.admitted: list[tuple[str, str, str]] = []  # (namespace, Workload, ClusterQueue)
 
     def step(self) -> int:
@@ -83,7 +90,15 @@ class KueueAdmission:
         assignments = []
         for pod_set in spec["podSets"]:
             count = int(pod_set.get("count", 1))
-            per_pod = requests((pod_set.get("template") or {}).get("spec") or {})
+            pod = {
+                "metadata": {"namespace": meta["namespace"]},
+                "spec": (pod_set.get("template") or {}).get("spec") or {},
+            }
+            per_pod = requests(pod["spec"])
+            try:
+                per_pod.update(device_count(store, pod, self.device_classes))
+            except KeyError as unmapped:
+                return {}, f"DeviceClass {unmapped.args[0]} is not in deviceClassMappings"
             total = {res: amount * count for res, amount in per_pod.items() if amount}
             flavors: dict[str, str] = {}
             for res in total:

@@ -16,7 +16,10 @@ and PodScheduled=True). A pod that fits nowhere stays Pending with PodScheduled=
 Unschedulable and FitError's message ("0/N nodes are available: <count> <reason>, ... ."),
 followed by DefaultPreemption's ("preemption: 0/N nodes are available: ..."): no pod here has
 victims to evict, so every node says it either has none or that preemption would not help.
-Not modelled: scoring (spreading), inter-pod affinity, ports, volumes, DRA claims."""
+- DynamicResources: a pod's claims (from its ResourceClaimTemplates) need free devices of
+  their DeviceClass on the node's ResourceSlices (`dra.py`; "cannot allocate all claims");
+  on binding its claims are made, allocated there and reserved for it.
+Not modelled: scoring (spreading), inter-pod affinity, ports, volumes."""
 
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
+from .dra import allocate
 from .kueue_status import quantity
 from .server import KubeAPIServer
 
@@ -32,6 +36,8 @@ Obj = dict[str, Any]
 AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
+# Filters whose failure evicting pods could cure (Unschedulable, not ...AndUnresolvable).
+RESOLVABLE = ("Insufficient", "Too many pods", "cannot allocate all claims")
 _STAMP = "2026-01-01T00:00:00Z"
 
 
@@ -62,13 +68,20 @@ class Scheduler:
             live = [p for p in store.list("pods") if (p.get("spec") or {}).get("nodeName")]
             reasons = {}
             chosen = ""
+            devices: list[Obj] = []
             for node in nodes:
+                node_name = node["metadata"]["name"]
                 why = unfit(pod, node, [p for p in live if _on(p, node)])
+                if not why and spec.get("resourceClaims"):
+                    found = allocate(store, pod, node_name)
+                    why = "" if found is not None else "cannot allocate all claims"
+                    devices = found or []
                 if not why:
-                    chosen = node["metadata"]["name"]
+                    chosen = node_name
                     break
-                reasons[node["metadata"]["name"]] = why
+                reasons[node_name] = why
             if chosen:
+                self._claim(pod, chosen, devices)
                 self._bind(pod, chosen)
                 bound += 1
             else:
@@ -85,6 +98,54 @@ class Scheduler:
         }
         self.server.store.put(pod)
         self.bound.append((meta["namespace"], meta["name"], node))
+
+    def _claim(self, pod: Obj, node: str, devices: list[Obj]) -> None:
+        """Make the pod's claims, allocated on `node` and reserved for the pod."""
+        meta = pod["metadata"]
+        statuses = []
+        for claim in pod["spec"].get("resourceClaims") or []:
+            name = f"{meta['name']}-{claim['name']}"
+            template = self.server.store.get(
+                "resourceclaimtemplates", meta["namespace"], claim["resourceClaimTemplateName"]
+            )
+            results = [
+                {k: d[k] for k in ("request", "driver", "pool", "device")}
+                for d in devices
+                if d["claim"] == claim["name"]
+            ]
+            selector = {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                ]
+            }
+            self.server.store.create(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceClaim",
+                    "metadata": {
+                        "name": name,
+                        "namespace": meta["namespace"],
+                        "ownerReferences": [
+                            {
+                                "apiVersion": "v1",
+                                "kind": "Pod",
+                                "name": meta["name"],
+                                "uid": meta["uid"],
+                                "controller": True,
+                            }
+                        ],
+                    },
+                    "spec": (template or {}).get("spec", {}).get("spec", {}),
+                }
+            )
+            status = {
+                "allocation": {"devices": {"results": results}, "nodeSelector": selector},
+                "reservedFor": [{"resource": "pods", "name": meta["name"], "uid": meta["uid"]}],
+            }
+            self.server.store.update_status("resourceclaims", meta["namespace"], name, status)
+            statuses.append({"name": claim["name"], "resourceClaimName": name})
+        if statuses:
+            pod["status"] = {**(pod.get("status") or {}), "resourceClaimStatuses": statuses}
 
     def _unschedulable(self, pod: Obj, message: str) -> None:
         status = pod.get("status") or {}
@@ -113,8 +174,7 @@ def fit_error(total: int, reasons: Iterable[str]) -> str:
     if counted:
         message += " " + ", ".join(sorted(f"{n} {why}" for why, n in counted.items())) + "."
     helps = Counter(
-        NO_VICTIMS if why.startswith(("Insufficient", "Too many pods")) else NOT_HELPFUL
-        for why in counted.elements()
+        NO_VICTIMS if why.startswith(RESOLVABLE) else NOT_HELPFUL for why in counted.elements()
     )
     if helps:
         after = ", ".join(sorted(f"{n} {why}" for why, n in helps.items()))
