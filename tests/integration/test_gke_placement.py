@@ -193,6 +193,11 @@ def test_the_example_tenants_start_every_model(
                 assert node is not None, (pod["metadata"]["name"], pod["status"])
                 assert node["metadata"]["labels"][POOL_LABEL] in expected
                 assert pod["status"]["phase"] == "Running"
+    workloads = server.store.list("workloads")  # one per queued model pod (pod integration)
+    assert workloads and len(cluster.kueue.admitted) == len(workloads)
+    assert {(ns, cq) for ns, _, cq in cluster.kueue.admitted} == {
+        (t.namespace, t.name) for t in tenants
+    }
     every = server.store.list("pods")
     assert {p["status"]["phase"] for p in every} == {"Running"}
     assert len(cluster.scheduler.bound) == len(every)
