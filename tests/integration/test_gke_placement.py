@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from gkeml_sdk import compile_tenants, load_specs
-from gkeml_sdk.errors import SpecError
 from gkeml_sdk.hardware.dra import KUEUE_DEVICE_CLASSES
 from gkeml_sdk.runs.explain.runs_where import where_it_runs
 from tests.kubeapi import KubeAPIServer
@@ -77,12 +76,10 @@ def _play(
 ) -> tuple[GkeCluster, Any]:
     cell = compose(kind, args, spot, provisioning)
     pools, policies = list(cell.pools), dict(cell.policies)
-    try:  # the same hardware in another mode: its nodes sort first and must take no pod
-        decoy = compose(kind, args, *OTHER_MODE[_mode(spot, provisioning)], pool_name="alt")
-        pools += decoy.pools
-        policies.update(decoy.policies)
-    except SpecError:
-        pass  # not sold in that mode: no decoy
+    # The same hardware in another mode: its nodes sort first and must take no pod.
+    decoy = compose(kind, args, *OTHER_MODE[_mode(spot, provisioning)], pool_name="alt")
+    pools += decoy.pools
+    policies.update(decoy.policies)
     # Kueue configured as the setup's notes ask: claimed GPUs charged to their quota resource.
     cluster = GkeCluster(server, pools, policies, KUEUE_DEVICE_CLASSES)
     # The reduced driver installer stands for NVIDIA's (dra.py assumes the driver it installs).
