@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from gkeml_sdk.runs.explain.pod_reasons import diagnose_pods
 from tests.kubeapi import KubeAPIServer
 from tests.kubeapi.gke_cluster import GkeCluster
 from tests.kubeapi.scheduler import Scheduler, unfit
@@ -162,6 +163,17 @@ def test_a_pod_that_fits_nowhere_stays_pending_with_the_schedulers_message(
         "1 Preemption is not helpful for scheduling, 2 No preemption victims found for "
         "incoming pod."
     )
+    (event,) = server.store.list("events", "default")
+    assert (event["type"], event["reason"], event["involvedObject"]["name"]) == (
+        "Warning",
+        "FailedScheduling",
+        "c",
+    )
+    assert event["message"] == condition["message"]
+    # The SDK's explanation reads the scheduler's words as it reads a real cluster's.
+    finding = diagnose_pods([server.store.get("pods", "default", "c")], [event], "run")
+    assert finding is not None
+    assert "no node has enough free nvidia.com/gpu: 0/3 nodes are available" in finding.sentence
     before = server.store.resource_version
     assert scheduler.step() == 0
     assert server.store.resource_version == before  # the same verdict is not written again

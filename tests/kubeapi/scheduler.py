@@ -13,7 +13,8 @@ at a node's first failure (pkg/scheduler/framework/plugins):
   apiserver defaults it; init containers count at their largest), and one pod slot.
 A pod that fits is bound to the first fitting node by name (the binding subresource: spec.nodeName
 and PodScheduled=True). A pod that fits nowhere stays Pending with PodScheduled=False,
-Unschedulable and FitError's message ("0/N nodes are available: <count> <reason>, ... ."),
+Unschedulable, and a Warning Event FailedScheduling from default-scheduler, both with FitError's
+message ("0/N nodes are available: <count> <reason>, ... ."),
 followed by DefaultPreemption's ("preemption: 0/N nodes are available: ..."): no pod here has
 victims to evict, so every node says it either has none or that preemption would not help.
 - DynamicResources: a pod's claims (from its ResourceClaimTemplates) need free devices of
@@ -157,7 +158,32 @@ class Scheduler:
             "phase": "Pending",
             "conditions": [_condition("False", "Unschedulable", message)],
         }
-        self.server.store.put(pod)
+        meta = self.server.store.put(pod)["metadata"]
+        self.server.store.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": {
+                    "name": f"{meta['name']}.{meta['resourceVersion']}",
+                    "namespace": meta["namespace"],
+                },
+                "involvedObject": {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "name": meta["name"],
+                    "namespace": meta["namespace"],
+                    "uid": meta.get("uid"),
+                },
+                "reason": "FailedScheduling",
+                "message": message,
+                "type": "Warning",
+                "source": {"component": "default-scheduler"},
+                "reportingComponent": "default-scheduler",
+                "firstTimestamp": _STAMP,
+                "lastTimestamp": _STAMP,
+                "count": 1,
+            }
+        )
 
 
 def fit_error(total: int, reasons: Iterable[str]) -> str:
