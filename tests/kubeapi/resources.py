@@ -127,6 +127,9 @@ BUILTINS: tuple[ResourceType, ...] = (
     _b("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ("pc",)),
     # Built in and served by default from Kubernetes 1.34 (DRA GA).
     _b("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True),
+    _b("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True, (), ("status",)),
+    _b("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False),
+    _b("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False),
     _b(
         "apiextensions.k8s.io",
         "v1",

@@ -20,7 +20,8 @@ from gkeml_sdk.runs.explain.reading import (
 
 _IMAGE = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull")
 _CONFIG = ("CreateContainerConfigError", "CreateContainerError")
-_INSUFFICIENT = re.compile(r"(\d+) Insufficient ([\w./-]+)")
+# The last reason of a message ends in "."; a resource name never does.
+_INSUFFICIENT = re.compile(r"(\d+) Insufficient ([\w./-]*\w)")
 _SELECTOR = "didn't match Pod's node affinity/selector"
 
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from gkeml_sdk import Accelerator, TrainingJob
+from gkeml_sdk.hardware.gpus import GPUS
+from gkeml_sdk.hardware.sharing import mps_env
 
 
 def _job(acc: Accelerator, **kw: object) -> TrainingJob:
@@ -41,3 +45,16 @@ def test_time_sharing_and_mps_jobs_are_told_what_sharing_costs() -> None:
     assert any("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=6144MB" in n for n in mps)
     whole = _job(Accelerator("l4")).compile().notes
     assert not any("sharing" in n or "MPS" in n for n in whole)
+
+
+def test_mps_limits_follow_nvidias_grammar_for_every_gpu_and_client_count() -> None:
+    # NVIDIA MPS (Environment Variables, CUDA_MPS_PINNED_DEVICE_MEM_LIMIT, which GKE's MPS page
+    # links for the limit): "<device ordinal>=<limit>" pairs, e.g. "0=1G,1=512MB"; the pod sees
+    # its one shared GPU as device 0. The thread share is a whole percentage from 1 to 100.
+    for row in GPUS:
+        for clients in (2, 7, 48):
+            env = mps_env(Accelerator(row.key, sharing="mps", clients_per_gpu=clients))
+            limit = re.fullmatch(r"0=([1-9][0-9]*)MB", env["CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"])
+            assert limit is not None, (row.key, clients, env)
+            assert int(limit.group(1)) == row.memory_gb * 1024 // clients
+            assert 1 <= int(env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"]) <= 100 // clients

@@ -100,46 +100,66 @@ def _policies(hardware: Accelerator | TpuSlice) -> dict[str, str]:
     return {}
 
 
+@dataclass(frozen=True)
+class Composed:
+    """One cell built as the SDK builds it: the setup's objects (with the driver installer the
+    setup's notes ask for), the node pool request, the job's manifests and the workload
+    policies of its TPU pool."""
+
+    setup: list[dict[str, Any]]
+    pools: list[dict[str, Any]]
+    manifests: Any
+    policies: dict[str, str]
+
+
+def compose(
+    kind: str, args: dict[str, Any], spot: bool, provisioning: str, pool_name: str = "pool"
+) -> Composed:
+    """The compiled objects of one cell; raises SpecError when the SDK refuses it."""
+    hardware = _hardware(args)
+    mode = capacity_mode(spot, provisioning)  # type: ignore[arg-type]
+    pool_options: dict[str, Any] = {"spot": spot, "provisioning": provisioning}
+    policies = _policies(hardware)
+    if policies:
+        pool_options["placement_policy"] = next(iter(policies))
+    if kind == "training":
+        job: Any = TrainingJob(
+            name="cell", image="img", command=["python", "train.py"], accelerator=hardware,
+            spot=spot, provisioning=provisioning, namespace=NAMESPACE, stateless=True,
+            queue=Team(name=NAMESPACE).queue(mode),
+            **{k: v for k, v in args.items() if k in JOB_ARGS},
+        )  # fmt: skip
+    else:
+        job = ServeModel(
+            name="cell", model=args.get("served", SERVED), accelerator=hardware, spot=spot,
+            namespace=NAMESPACE, queue=Team(name=NAMESPACE).queue(mode), hf_token_secret="hf",
+        )  # fmt: skip
+    pods = 1 if isinstance(hardware, TpuSlice) else getattr(job, "nodes", None)
+    pods = pods or job.fit.pods  # a model server's replica group
+    if pods > 1:
+        pool_options["max_nodes"] = pods
+    pool = NodePool.for_accelerator(hardware, name=pool_name, **pool_options)
+    # Topology-aware placement needs a capacity that serves Kueue's TAS (topology=True).
+    capacity = Capacity.from_node_pools([pool], topology="placement" in args)
+    quota = {c.name: 1000 for c in capacity}
+    setup = ClusterSetup(capacity=capacity, teams=[Team(name=NAMESPACE, quota=quota)])
+    manifests = job.compile()
+    compiled = setup.compile()
+    setup_objects = list(compiled.objects)
+    if any("driver installer" in note for note in compiled.notes):
+        setup_objects = [*setup_objects, DRIVER_INSTALLER]
+    return Composed(setup_objects, pool.to_dict()["nodePools"], manifests, policies)
+
+
 def judge(kind: str, args: dict[str, Any], spot: bool, provisioning: str) -> tuple[str, str]:
     """("runs" | "refused" | "never", why) of one cell."""
     try:
-        hardware = _hardware(args)
-        mode = capacity_mode(spot, provisioning)  # type: ignore[arg-type]
-        pool_options: dict[str, Any] = {"spot": spot, "provisioning": provisioning}
-        policies = _policies(hardware)
-        if policies:
-            pool_options["placement_policy"] = next(iter(policies))
-        if kind == "training":
-            job: Any = TrainingJob(
-                name="cell", image="img", command=["python", "train.py"], accelerator=hardware,
-                spot=spot, provisioning=provisioning, namespace=NAMESPACE, stateless=True,
-                queue=Team(name=NAMESPACE).queue(mode),
-                **{k: v for k, v in args.items() if k in JOB_ARGS},
-            )  # fmt: skip
-        else:
-            job = ServeModel(
-                name="cell", model=args.get("served", SERVED), accelerator=hardware, spot=spot,
-                namespace=NAMESPACE, queue=Team(name=NAMESPACE).queue(mode), hf_token_secret="hf",
-            )  # fmt: skip
-        pods = 1 if isinstance(hardware, TpuSlice) else getattr(job, "nodes", None)
-        pods = pods or job.fit.pods  # a model server's replica group
-        if pods > 1:
-            pool_options["max_nodes"] = pods
-        pool = NodePool.for_accelerator(hardware, name="pool", **pool_options)
-        # Topology-aware placement needs a capacity that serves Kueue's TAS (topology=True).
-        capacity = Capacity.from_node_pools([pool], topology="placement" in args)
-        quota = {c.name: 1000 for c in capacity}
-        setup = ClusterSetup(capacity=capacity, teams=[Team(name=NAMESPACE, quota=quota)])
-        manifests = job.compile()
-        compiled = setup.compile()
-        setup_objects = compiled.objects
-        if any("driver installer" in note for note in compiled.notes):
-            setup_objects = [*setup_objects, DRIVER_INSTALLER]
+        cell = compose(kind, args, spot, provisioning)
     except SpecError as exc:
         return "refused", str(exc)
     answer = where_it_runs(
-        setup_objects, pool.to_dict()["nodePools"], manifests.objects,
-        workload=manifests.workload, workload_policies=policies,
+        cell.setup, cell.pools, cell.manifests.objects,
+        workload=cell.manifests.workload, workload_policies=cell.policies,
     )  # fmt: skip
     return ("runs" if answer.runs else "never"), answer.reason
 

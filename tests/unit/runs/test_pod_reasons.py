@@ -182,7 +182,7 @@ def test_not_enough_gpus_on_any_node() -> None:
         waiting, events=(event(waiting["metadata"]["name"], "FailedScheduling", message),)
     )
     assert found.category is Category.PLACEMENT
-    assert "no node has enough free nvidia.com/gpu" in found.sentence
+    assert "no node has enough free nvidia.com/gpu: 0/3" in found.sentence  # no stray "."
     assert "0/3 nodes are available: 3 Insufficient nvidia.com/gpu" in found.sentence
     assert "preemption:" not in found.sentence  # the scheduler's own preemption is noise here
     assert any(e.reason == "FailedScheduling" for e in found.evidence)
