@@ -11,6 +11,7 @@ from gkeml_sdk.core import environment as c
 from gkeml_sdk.core.environment import REPLICATED_JOB
 from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL, attempt_name
 from gkeml_sdk.errors import SpecError
+from gkeml_sdk.training.frameworks import preset_command
 from gkeml_sdk.scheduling.kueue import (
     JOB_COMPLETION_INDEX_ANNOTATION,
     JOBSET_JOB_INDEX_LABEL,
@@ -85,8 +86,8 @@ def contract_env(
 
 
 def launcher_command(job: TrainingJobFields) -> tuple[list[str], list[str]]:
-    """The container's command and args: the launcher, then the job's command and args with
-    `$$` doubled, so that Kubernetes hands them to the launcher as written and the launcher
+    """The container's command and args: the launcher, the framework preset's launcher
+    (`training.frameworks`), then the job's command and args with `$$` doubled, so that Kubernetes hands them to the launcher as written and the launcher
     expands what it computes as Kubernetes would.
 
     Example:
@@ -104,7 +105,8 @@ def launcher_command(job: TrainingJobFields) -> tuple[list[str], list[str]]:
             fix="command=[...] (the image's entrypoint and its arguments)",
             field="command",
         )
-    command = [c.LAUNCHER_PYTHON, "-c", _launcher_source(), *map(_escaped, job.command)]
+    program = preset_command(job, [_escaped(word) for word in job.command])
+    command = [c.LAUNCHER_PYTHON, "-c", _launcher_source(), *program]
     return command, [_escaped(arg) for arg in job.args]
 
 
