@@ -1,0 +1,123 @@
+"""Framework presets on the local backend, in real processes: every node of a torch or
+deepspeed job starts torchrun with its own node rank and the one coordinator of the start,
+and every JAX process sees its id, the process count and the coordinator, multislice too.
+
+torch is not installed here (its PyPI wheel brings CUDA): a `torchrun` on PATH stands in for
+it, reads its command line with torchrun's recorded parser (`tests.torchrun_args`), and
+prints what it was given."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from gkeml_sdk import RunState, SpecError, TpuSlice, TrainingJob
+from gkeml_sdk.backends.local import LocalBackend, LocalOptions
+
+ROOT = Path(__file__).resolve().parents[2]
+FAST = LocalOptions(grace_seconds=0.5)
+
+TORCHRUN = f"""#!{sys.executable}
+import json, os, sys
+sys.path.insert(0, {str(ROOT)!r})
+from tests.torchrun_args import parse_torchrun
+args = vars(parse_torchrun(sys.argv[1:]))
+names = ("NODE_RANK", "MASTER_ADDR", "MASTER_PORT", "GKEML_RESTART_ATTEMPT")
+print(json.dumps({{"args": args, "env": {{k: os.environ[k] for k in names}}}}))
+"""
+
+JAX_ENV = """
+import json, os
+keys = [k for k in os.environ if k.startswith(("JAX_", "MEGASCALE_", "TPU_WORKER_ID"))]
+print(json.dumps({k: os.environ[k] for k in sorted(keys)}))
+"""
+
+
+@pytest.fixture
+def backend(tmp_path: Path) -> LocalBackend:
+    return LocalBackend(run_dir=tmp_path / "runs", options=FAST)
+
+
+@pytest.fixture
+def torchrun_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    script = folder / "torchrun"
+    script.write_text(TORCHRUN)
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}:{Path(sys.executable).parent}:/usr/bin:/bin")
+    return script
+
+
+def by_rank(lines: list[str]) -> dict[str, dict[str, object]]:
+    return {line[1 : line.index("]")]: json.loads(line[line.index("]") + 2 :]) for line in lines}
+
+
+@pytest.mark.parametrize("framework", ["torch", "deepspeed"])
+def test_each_node_starts_torchrun_with_its_rank_and_the_shared_rendezvous(
+    backend: LocalBackend, torchrun_on_path: Path, framework: str
+) -> None:
+    job = TrainingJob(
+        name=f"{framework}-local", command=["python", "train.py"], args=["--lr", "$$1"],
+        framework=framework, nodes=3, procs_per_node=2,
+    )  # fmt: skip
+    run = backend.submit(job)
+    assert run.wait(timeout=60).state is RunState.SUCCEEDED, list(run.logs())
+    seen = by_rank(list(run.logs()))
+    assert sorted(seen) == ["0", "1", "2"]
+    ports = set()
+    for label, record in seen.items():
+        args, env = record["args"], record["env"]
+        assert isinstance(args, dict) and isinstance(env, dict)
+        assert (args["nnodes"], args["nproc_per_node"]) == ("3", "2")
+        assert args["node_rank"] == int(label) == int(env["NODE_RANK"])
+        assert args["rdzv_backend"] == "static" and args["rdzv_id"] == job.name
+        assert args["rdzv_endpoint"] == f"127.0.0.1:{env['MASTER_PORT']}"
+        ports.add(env["MASTER_PORT"])
+        # `python` is this interpreter locally; the user's words follow, `$$` as one `$`.
+        assert args["no_python"] and args["training_script"] == sys.executable
+        assert args["training_script_args"] == ["train.py", "--lr", "$1"]
+        assert env["GKEML_RESTART_ATTEMPT"] == "0"
+    assert len(ports) == 1  # one coordinator for the whole start
+
+
+def test_jax_processes_see_their_id_the_count_and_one_coordinator(
+    backend: LocalBackend,
+) -> None:
+    run = backend.submit(TrainingJob.from_code(JAX_ENV, name="jax-local", framework="jax", nodes=3))
+    assert run.wait(timeout=60).state is RunState.SUCCEEDED, list(run.logs())
+    seen = by_rank(list(run.logs()))
+    assert {label: env["JAX_PROCESS_ID"] for label, env in seen.items()} == {
+        "0": "0", "1": "1", "2": "2",
+    }  # fmt: skip
+    assert {env["JAX_NUM_PROCESSES"] for env in seen.values()} == {"3"}
+    coordinators = {env["JAX_COORDINATOR_ADDRESS"] for env in seen.values()}
+    assert len(coordinators) == 1 and next(iter(coordinators)).startswith("127.0.0.1:")
+
+
+def test_jax_multislice_processes_see_their_slice(backend: LocalBackend) -> None:
+    job = TrainingJob.from_code(
+        JAX_ENV, name="jax-ms", framework="jax", accelerator=TpuSlice("v5e", "4x4", slices=2)
+    )
+    run = backend.submit(job)
+    assert run.wait(timeout=60).state is RunState.SUCCEEDED, list(run.logs())
+    seen = by_rank(list(run.logs()))
+    assert sorted(int(env["JAX_PROCESS_ID"]) for env in seen.values()) == list(range(8))
+    for label, env in seen.items():
+        assert env["JAX_NUM_PROCESSES"] == "8" and env["MEGASCALE_NUM_SLICES"] == "2"
+        # Hosts 0-3 are slice 0, 4-7 slice 1; each VM's TPU index restarts per slice.
+        assert env["MEGASCALE_SLICE_ID"] == str(int(label) // 4)
+        assert env["TPU_WORKER_ID"] == str(int(label) % 4)
+
+
+def test_spawning_ranks_under_torchrun_is_refused_before_anything_starts(
+    backend: LocalBackend, tmp_path: Path
+) -> None:
+    job = TrainingJob(name="double", command=["python", "t.py"], framework="torch", nodes=2)
+    with pytest.raises(SpecError, match=r"spawn_procs=True\) with framework='torch'") as caught:
+        backend.submit(job, options=LocalOptions(spawn_procs=True))
+    assert caught.value.field == "spawn_procs"
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").rglob("launch.json"))
