@@ -22,6 +22,7 @@ from gkeml_sdk import (
     load_specs,
 )
 from gkeml_sdk.errors import NoClusterError, SpecError
+from gkeml_sdk.training.frameworks import FRAMEWORKS
 
 # What a user without a cluster can still ask of a job: whether it fits a setup file.
 FITS = "ask whether it fits a setup with `gkeml preview FILE --setup SETUP.yaml`"
@@ -40,6 +41,8 @@ def register(commands: Any) -> None:
                         help="say what Kueue would do with each job; submit nothing")  # fmt: skip
     submit.add_argument("--setup", metavar="SETUP.yaml",
                         help="with --preview: ask a ClusterSetup file, not a cluster")  # fmt: skip
+    submit.add_argument("--framework", choices=FRAMEWORKS,
+                        help="run each job's command under this framework's launcher")  # fmt: skip
     submit.set_defaults(handler=_submit, without_cluster=f"run it here with --local, or {FITS}")
     status = commands.add_parser("status", help="state and history of a run (or of all runs)")
     status.add_argument("name", nargs="?", help="run name (default: every run)")
@@ -104,6 +107,8 @@ def _submit(args: argparse.Namespace) -> int:
         raise SpecError(
             f"{args.file}: no TrainingJob to submit", fix="use `gkeml serve` for models"
         )
+    if args.framework:
+        jobs = [job.with_changes(framework=args.framework) for job in jobs]
     retry = None
     if args.max_resubmits or args.fallback_after:
         retry = RetryPolicy(

@@ -11,12 +11,12 @@ from gkeml_sdk.core import environment as c
 from gkeml_sdk.core.environment import REPLICATED_JOB
 from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL, attempt_name
 from gkeml_sdk.errors import SpecError
-from gkeml_sdk.training.frameworks import preset_command
 from gkeml_sdk.scheduling.kueue import (
     JOB_COMPLETION_INDEX_ANNOTATION,
     JOBSET_JOB_INDEX_LABEL,
     JOBSET_REPLICAS_LABEL,
 )
+from gkeml_sdk.training.frameworks import preset_command
 
 if TYPE_CHECKING:
     from gkeml_sdk.core.environment import WorkerValue
@@ -87,8 +87,9 @@ def contract_env(
 
 def launcher_command(job: TrainingJobFields) -> tuple[list[str], list[str]]:
     """The container's command and args: the launcher, the framework preset's launcher
-    (`training.frameworks`), then the job's command and args with `$$` doubled, so that Kubernetes hands them to the launcher as written and the launcher
-    expands what it computes as Kubernetes would.
+    (`training.frameworks`), then the job's command and args with `$$` doubled, so that
+    Kubernetes hands them to the launcher as written and the launcher expands what it computes
+    as Kubernetes would.
 
     Example:
         >>> from gkeml_sdk import TrainingJob

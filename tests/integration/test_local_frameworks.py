@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,7 +53,7 @@ def torchrun_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return script
 
 
-def by_rank(lines: list[str]) -> dict[str, dict[str, object]]:
+def by_rank(lines: list[str]) -> dict[str, dict[str, Any]]:
     return {line[1 : line.index("]")]: json.loads(line[line.index("]") + 2 :]) for line in lines}
 
 
@@ -71,7 +72,6 @@ def test_each_node_starts_torchrun_with_its_rank_and_the_shared_rendezvous(
     ports = set()
     for label, record in seen.items():
         args, env = record["args"], record["env"]
-        assert isinstance(args, dict) and isinstance(env, dict)
         assert (args["nnodes"], args["nproc_per_node"]) == ("3", "2")
         assert args["node_rank"] == int(label) == int(env["NODE_RANK"])
         assert args["rdzv_backend"] == "static" and args["rdzv_id"] == job.name
@@ -121,3 +121,20 @@ def test_spawning_ranks_under_torchrun_is_refused_before_anything_starts(
         backend.submit(job, options=LocalOptions(spawn_procs=True))
     assert caught.value.field == "spawn_procs"
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").rglob("launch.json"))
+
+
+def test_gkeml_submit_framework_runs_each_job_under_the_preset(
+    tmp_path: Path, torchrun_on_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    from gkeml_sdk.cli.main import main
+
+    monkeypatch.setenv("GKEML_RUN_DIR", str(tmp_path / "cli-runs"))
+    spec = tmp_path / "job.yaml"
+    spec.write_text("name: cli-torch\ncommand: [python, train.py]\nnodes: 2\n")
+    assert main(["submit", str(spec), "--framework", "torch", "--local", "--wait"]) == 0
+    assert "cli-torch: Succeeded" in capsys.readouterr().out
+    assert main(["logs", "cli-torch", "--local"]) == 0
+    seen = by_rank([line for line in capsys.readouterr().out.splitlines() if line])
+    ranks = {label: record["args"]["node_rank"] for label, record in seen.items()}
+    assert ranks == {"0": 0, "1": 1}

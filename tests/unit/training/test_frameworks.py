@@ -75,7 +75,9 @@ def test_commands_for_1_2_and_16_nodes_match_the_golden() -> None:
     for framework, nodes in CASES:
         box = container(job_for(framework, nodes))
         names = CONTRACT_ENV | TPU_ENV
-        env = {e["name"]: e.get("value", "(from the pod)") for e in box["env"] if e["name"] in names}
+        env = {
+            e["name"]: e.get("value", "(from the pod)") for e in box["env"] if e["name"] in names
+        }
         seen[f"{framework} on {nodes} node(s)"] = {
             "command": box["command"][3:],  # after python3 -c <launcher source>
             "args": box["args"],
