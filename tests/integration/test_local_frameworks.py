@@ -1,6 +1,7 @@
 """Framework presets on the local backend, in real processes: every node of a torch or
 deepspeed job starts torchrun with its own node rank and the one coordinator of the start,
-and every JAX process sees its id, the process count and the coordinator, multislice too.
+and every JAX process sees its id, the process count and the coordinator, multislice too;
+real JAX processes (CPU) join one job with those values.
 
 torch is not installed here (its PyPI wheel brings CUDA): a `torchrun` on PATH stands in for
 it, reads its command line with torchrun's recorded parser (`tests.torchrun_args`), and
@@ -28,6 +29,21 @@ from tests.torchrun_args import parse_torchrun
 args = vars(parse_torchrun(sys.argv[1:]))
 names = ("NODE_RANK", "MASTER_ADDR", "MASTER_PORT", "GKEML_RESTART_ATTEMPT")
 print(json.dumps({{"args": args, "env": {{k: os.environ[k] for k in names}}}}))
+"""
+
+# Real JAX (CPU): every process joins the coordinator with the contract's values, as the
+# docs tell GPU users to, and sees the whole job.
+JAX_INITIALIZE = """
+import json, os
+import jax
+jax.distributed.initialize(
+    coordinator_address=os.environ["JAX_COORDINATOR_ADDRESS"],
+    num_processes=int(os.environ["JAX_NUM_PROCESSES"]),
+    process_id=int(os.environ["JAX_PROCESS_ID"]),
+)
+print(json.dumps({"index": jax.process_index(), "count": jax.process_count(),
+                  "devices": jax.device_count(), "local": jax.local_device_count()}))
+jax.distributed.shutdown()
 """
 
 JAX_ENV = """
@@ -96,6 +112,18 @@ def test_jax_processes_see_their_id_the_count_and_one_coordinator(
     assert {env["JAX_NUM_PROCESSES"] for env in seen.values()} == {"3"}
     coordinators = {env["JAX_COORDINATOR_ADDRESS"] for env in seen.values()}
     assert len(coordinators) == 1 and next(iter(coordinators)).startswith("127.0.0.1:")
+
+
+def test_real_jax_processes_form_one_job_from_the_contract(backend: LocalBackend) -> None:
+    job = TrainingJob.from_code(
+        JAX_INITIALIZE, name="jax-real", framework="jax", nodes=2, env={"JAX_PLATFORMS": "cpu"}
+    )
+    run = backend.submit(job)
+    assert run.wait(timeout=120).state is RunState.SUCCEEDED, list(run.logs())
+    seen = by_rank(list(run.logs()))
+    assert {label: view["index"] for label, view in seen.items()} == {"0": 0, "1": 1}
+    for view in seen.values():
+        assert (view["count"], view["devices"], view["local"]) == (2, 2, 1)
 
 
 def test_jax_multislice_processes_see_their_slice(backend: LocalBackend) -> None:
