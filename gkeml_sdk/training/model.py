@@ -43,6 +43,15 @@ class TrainingJob(TrainingJobFields):
         if not isinstance(data, dict):
             return data
         data = dict(capacity_spelling(spot_spelling(data)))
+        if data.get("framework") == "mpi":
+            raise fail(
+                "framework='mpi' is not a gkeml preset",
+                rule="MPI starts every rank from a launcher pod over ssh; gkeml does not make "
+                "that launcher, the workers' ssh servers or their keys",
+                fix="framework='deepspeed' or 'torch' (no ssh: each pod starts its own ranks), "
+                "or mpirun in command= with an image that sets up ssh between its pods",
+                field="framework",
+            )
         accelerator = hardware_from_data(data.get("accelerator"))
         if "accelerator" in data:
             data["accelerator"] = accelerator

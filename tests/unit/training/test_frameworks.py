@@ -173,6 +173,13 @@ def test_an_unknown_framework_names_the_presets() -> None:
         TrainingJob(name="t", command=["x"], framework="tensorflow")
 
 
+def test_mpi_is_refused_with_what_works_instead() -> None:
+    with pytest.raises(SpecError, match=r"framework='mpi' is not a gkeml preset") as caught:
+        TrainingJob(name="m", command=["python", "t.py"], framework="mpi", nodes=2)
+    assert "over ssh" in str(caught.value) and "framework='deepspeed'" in str(caught.value)
+    assert caught.value.field == "framework"
+
+
 def test_a_job_without_a_preset_compiles_as_before() -> None:
     job = TrainingJob(name="t", image="img", command=["python", "train.py"], nodes=2)
     assert container(job)["command"][3:] == ["python", "train.py"]
@@ -198,3 +205,14 @@ def test_each_preset_example_compiles_to_its_golden(example: str, framework: str
         golden.write_text(text)
     assert golden.exists(), f"{golden} missing: run with GKEML_UPDATE_GOLDEN=1"
     assert text == golden.read_text()
+
+
+def test_the_docs_show_the_command_the_preset_compiles() -> None:
+    page = (GOLDEN.parents[2].parent / "docs" / "frameworks.md").read_text()
+    shown = " ".join(page.split("```text\n", 1)[1].split("```", 1)[0].split())
+    job = TrainingJob(
+        name="llama-ft", image="us-docker.pkg.dev/p/r/pytorch:2.4", framework="torch",
+        command=["python", "train.py"], args=["--lr", "1e-4"], accelerator=H100, nodes=2,
+    )  # fmt: skip
+    box = container(job)
+    assert shown == " ".join([*box["command"][3:], *box["args"]])
