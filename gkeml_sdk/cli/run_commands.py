@@ -108,7 +108,11 @@ def _submit(args: argparse.Namespace) -> int:
             f"{args.file}: no TrainingJob to submit", fix="use `gkeml serve` for models"
         )
     if args.framework:
-        jobs = [job.with_changes(framework=args.framework) for job in jobs]
+        # JAX runs one process per node: the file's count (often derived from its GPUs) yields.
+        override: dict[str, Any] = {"framework": args.framework}
+        if args.framework == "jax":
+            override["procs_per_node"] = 0
+        jobs = [job.with_changes(**override) for job in jobs]
     retry = None
     if args.max_resubmits or args.fallback_after:
         retry = RetryPolicy(

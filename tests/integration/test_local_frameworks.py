@@ -166,3 +166,22 @@ def test_gkeml_submit_framework_runs_each_job_under_the_preset(
     seen = by_rank([line for line in capsys.readouterr().out.splitlines() if line])
     ranks = {label: record["args"]["node_rank"] for label, record in seen.items()}
     assert ranks == {"0": 0, "1": 1}
+
+
+def test_gkeml_submit_framework_jax_runs_one_process_per_gpu_node(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gkeml_sdk.cli.main import main
+
+    monkeypatch.setenv("GKEML_RUN_DIR", str(tmp_path / "cli-runs"))
+    spec = tmp_path / "job.yaml"
+    lines = [
+        "name: cli-jax",
+        "command: [python, -c, 'import os; print(os.environ[\"JAX_PROCESS_ID\"])']",
+    ]
+    lines += ["nodes: 2", "accelerator: {model: h100, count: 8}"]
+    spec.write_text("\n".join(lines) + "\n")
+    assert main(["submit", str(spec), "--framework", "jax", "--local", "--wait"]) == 0
+    assert "cli-jax: Succeeded" in capsys.readouterr().out
+    assert main(["logs", "cli-jax", "--local"]) == 0
+    assert sorted(capsys.readouterr().out.split()) == ["0", "1", "[0]", "[1]"]
