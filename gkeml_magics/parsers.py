@@ -9,7 +9,6 @@ import shlex
 from typing import NoReturn, get_args
 
 from gkeml_sdk import Run, SpecError, TopologyPlacement, TrainingJob
-from gkeml_sdk.training.frameworks import FRAMEWORKS
 
 BACKENDS = ("kubernetes", "local")
 # The capacity modes, as TrainingJob.capacity spells its element type (a Literal).
@@ -316,7 +315,7 @@ def _job_options(parser: MagicParser) -> None:
         "--procs-per-node", type=int, metavar="N", help="processes per node (default: one per GPU)"
     )
     parser.add_argument(
-        "--framework", choices=FRAMEWORKS,
+        "--framework", choices=TrainingJob.FRAMEWORKS,
         help="run the cell under its framework's launcher: torch and deepspeed under torchrun "
         "with the job's rendezvous, jax one process per node",
     )  # fmt: skip

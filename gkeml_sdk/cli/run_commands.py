@@ -22,7 +22,6 @@ from gkeml_sdk import (
     load_specs,
 )
 from gkeml_sdk.errors import NoClusterError, SpecError
-from gkeml_sdk.training.frameworks import FRAMEWORKS
 
 # What a user without a cluster can still ask of a job: whether it fits a setup file.
 FITS = "ask whether it fits a setup with `gkeml preview FILE --setup SETUP.yaml`"
@@ -41,7 +40,7 @@ def register(commands: Any) -> None:
                         help="say what Kueue would do with each job; submit nothing")  # fmt: skip
     submit.add_argument("--setup", metavar="SETUP.yaml",
                         help="with --preview: ask a ClusterSetup file, not a cluster")  # fmt: skip
-    submit.add_argument("--framework", choices=FRAMEWORKS,
+    submit.add_argument("--framework", choices=TrainingJob.FRAMEWORKS,
                         help="run each job's command under this framework's launcher")  # fmt: skip
     submit.set_defaults(handler=_submit, without_cluster=f"run it here with --local, or {FITS}")
     status = commands.add_parser("status", help="state and history of a run (or of all runs)")

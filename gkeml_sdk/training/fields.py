@@ -2,7 +2,7 @@
 from them. The rules and builders of this folder read a job through `TrainingJobFields`;
 `training.model.TrainingJob` adds the checks, the code shortcuts and `compile()`."""
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, get_args
 
 from pydantic import Field, field_validator
 
@@ -25,6 +25,9 @@ Framework = Literal["torch", "deepspeed", "jax"]
 
 class TrainingJobFields(SpecModel):
     """The fields of a `TrainingJob` and what they imply (the hardware, JobSet or Job)."""
+
+    # The names `framework` accepts, for command lines that offer them.
+    FRAMEWORKS: ClassVar[tuple[str, ...]] = get_args(Framework)
 
     name: str = Field(
         description="The run's name (a DNS label); the Job or JobSet and its pods carry it."

@@ -4,14 +4,11 @@ command runs the same under the GKE launcher and the local backend."""
 
 from __future__ import annotations
 
-from typing import get_args
-
 from gkeml_sdk.core import environment as c
 from gkeml_sdk.errors import SpecError
 from gkeml_sdk.hardware.tpu_slice import TpuSlice
-from gkeml_sdk.training.fields import Framework, TrainingJobFields
+from gkeml_sdk.training.fields import TrainingJobFields
 
-FRAMEWORKS: tuple[str, ...] = get_args(Framework)
 # The launchers the presets start; the local backend looks for them next to its interpreter.
 TORCHRUN = "torchrun"
 
