@@ -16,6 +16,7 @@ from gkeml_sdk import Accelerator, SpecError, TpuSlice, TrainingJob
 from gkeml_sdk.core.environment import CONTRACT_ENV, TPU_ENV
 from gkeml_sdk.training.launcher import expand, node_rank
 from tests.pod_env import container_env, jobset_pod_metadata
+from tests.schemas import validate_object
 from tests.torchrun_args import ParseError, parse_torchrun
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "frameworks" / "commands.yaml"
@@ -216,3 +217,10 @@ def test_the_docs_show_the_command_the_preset_compiles() -> None:
     )  # fmt: skip
     box = container(job)
     assert shown == " ".join([*box["command"][3:], *box["args"]])
+
+
+@pytest.mark.parametrize(("framework", "nodes"), CASES)
+def test_preset_jobs_compile_to_objects_the_api_server_accepts(framework: str, nodes: int) -> None:
+    manifests = job_for(framework, nodes).compile()
+    for obj in [*manifests.objects, manifests.workload]:
+        validate_object(obj)
