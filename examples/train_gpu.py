@@ -3,8 +3,9 @@
     python examples/train_gpu.py          # print the manifests and the cost; submits nothing
     gkeml render examples/train_gpu.py    # the same manifests, from the CLI
 
-Only `train`'s source travels (in a ConfigMap mounted at /gkeml/code); torchrun starts one
-process per GPU with the coordinator, ranks and world size from the environment contract.
+Only `train`'s source travels (in a ConfigMap mounted at /gkeml/code); `framework="torch"`
+starts it under torchrun, one process per GPU, with the node rank, the coordinator and the
+world size from the environment contract (see docs/frameworks.md).
 Preemptions restart the gang without spending max_restarts; checkpoints go to a bucket.
 """
 
@@ -53,24 +54,12 @@ def train(epochs: int, lr: float) -> None:
     dist.destroy_process_group()
 
 
-# $(VAR) is expanded as Kubernetes does (and as the local backend does); $(NODE_RANK) by
-# gkeml's launcher in the pod, which makes it the node's rank across all nodes.
-TORCHRUN = [
-    "torchrun",
-    "--nnodes=$(NNODES)",
-    "--node-rank=$(NODE_RANK)",
-    "--nproc-per-node=$(NPROC_PER_NODE)",
-    "--master-addr=$(MASTER_ADDR)",
-    "--master-port=$(MASTER_PORT)",
-    "main.py",
-]
-
 job = TrainingJob.from_function(
     train,
     kwargs={"epochs": 100, "lr": 1e-4},
     name="llama-ft",
     image="us-docker.pkg.dev/my-project/trainers/pytorch:2.4-cuda12",
-    command=TORCHRUN,
+    framework="torch",  # torchrun with the rendezvous of the job's nodes
     accelerator=Accelerator("h100", count=8),
     nodes=2,
     spot=True,

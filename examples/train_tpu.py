@@ -4,8 +4,9 @@
     gkeml render examples/train_tpu.py
 
 A multi-host slice is one pod per TPU VM, scheduled all-or-nothing (gang); the node count
-comes from the topology. `jax.distributed.initialize()` reads JAX_COORDINATOR_ADDRESS,
-JAX_NUM_PROCESSES and JAX_PROCESS_ID from the environment contract.
+comes from the topology. `framework="jax"` runs one process per TPU VM; on a TPU slice
+`jax.distributed.initialize()` finds its coordinator, process count and id by itself (on GPUs,
+pass JAX_COORDINATOR_ADDRESS, JAX_NUM_PROCESSES and JAX_PROCESS_ID: docs/frameworks.md).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ job = TrainingJob.from_function(
     kwargs={"steps": 1000},
     name="jax-v5e",
     image="us-docker.pkg.dev/my-project/trainers/jax-tpu:0.4",
+    framework="jax",
     accelerator=TpuSlice("v5e", "4x4"),
     spot=True,
     queue="team-a",

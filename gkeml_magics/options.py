@@ -33,8 +33,8 @@ class MagicDefaults:
 
 # Options whose parsed value is the field's value, under the field's name.
 _AS_PARSED = (
-    "nodes", "procs_per_node", "gang", "spot", "provisioning", "network", "cpu", "memory",
-    "capacity", "reservation", "reservation_project", "command", "args", "stateless",
+    "nodes", "procs_per_node", "framework", "gang", "spot", "provisioning", "network", "cpu",
+    "memory", "capacity", "reservation", "reservation_project", "command", "args", "stateless",
     "service_account", "multikueue", "placement", "termination_grace_seconds", "max_restarts",
     "checkpoint_dir", "max_runtime", "queue", "priority", "namespace", "image",
 )  # fmt: skip

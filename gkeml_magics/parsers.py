@@ -319,6 +319,11 @@ def _job_options(parser: MagicParser) -> None:
     parser.add_argument(
         "--procs-per-node", type=int, metavar="N", help="processes per node (default: one per GPU)"
     )
+    parser.add_argument(
+        "--framework", choices=TrainingJob.FRAMEWORKS,
+        help="run the cell under its framework's launcher: torch and deepspeed under torchrun "
+        "with the job's rendezvous, jax one process per node",
+    )  # fmt: skip
     parser.add_argument("--spot", action="store_true", default=None, help="run on Spot capacity")
     parser.add_argument(
         "--provisioning",

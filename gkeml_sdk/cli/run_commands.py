@@ -40,6 +40,8 @@ def register(commands: Any) -> None:
                         help="say what Kueue would do with each job; submit nothing")  # fmt: skip
     submit.add_argument("--setup", metavar="SETUP.yaml",
                         help="with --preview: ask a ClusterSetup file, not a cluster")  # fmt: skip
+    submit.add_argument("--framework", choices=TrainingJob.FRAMEWORKS,
+                        help="run each job's command under this framework's launcher")  # fmt: skip
     submit.set_defaults(handler=_submit, without_cluster=f"run it here with --local, or {FITS}")
     status = commands.add_parser("status", help="state and history of a run (or of all runs)")
     status.add_argument("name", nargs="?", help="run name (default: every run)")
@@ -109,6 +111,12 @@ def _submit(args: argparse.Namespace) -> int:
         raise SpecError(
             f"{args.file}: no TrainingJob to submit", fix="use `gkeml serve` for models"
         )
+    if args.framework:
+        # JAX runs one process per node: the file's count (often derived from its GPUs) yields.
+        override: dict[str, Any] = {"framework": args.framework}
+        if args.framework == "jax":
+            override["procs_per_node"] = 0
+        jobs = [job.with_changes(**override) for job in jobs]
     retry = None
     if args.max_resubmits or args.fallback_after:
         retry = RetryPolicy(

@@ -16,6 +16,7 @@ from gkeml_sdk.scheduling.kueue import (
     JOBSET_JOB_INDEX_LABEL,
     JOBSET_REPLICAS_LABEL,
 )
+from gkeml_sdk.training.frameworks import preset_command
 
 if TYPE_CHECKING:
     from gkeml_sdk.core.environment import WorkerValue
@@ -85,9 +86,10 @@ def contract_env(
 
 
 def launcher_command(job: TrainingJobFields) -> tuple[list[str], list[str]]:
-    """The container's command and args: the launcher, then the job's command and args with
-    `$$` doubled, so that Kubernetes hands them to the launcher as written and the launcher
-    expands what it computes as Kubernetes would.
+    """The container's command and args: the launcher, the framework preset's launcher
+    (`training.frameworks`), then the job's command and args with `$$` doubled, so that
+    Kubernetes hands them to the launcher as written and the launcher expands what it computes
+    as Kubernetes would.
 
     Example:
         >>> from gkeml_sdk import TrainingJob
@@ -104,7 +106,8 @@ def launcher_command(job: TrainingJobFields) -> tuple[list[str], list[str]]:
             fix="command=[...] (the image's entrypoint and its arguments)",
             field="command",
         )
-    command = [c.LAUNCHER_PYTHON, "-c", _launcher_source(), *map(_escaped, job.command)]
+    program = preset_command(job, [_escaped(word) for word in job.command])
+    command = [c.LAUNCHER_PYTHON, "-c", _launcher_source(), *program]
     return command, [_escaped(arg) for arg in job.args]
 
 

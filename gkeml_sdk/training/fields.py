@@ -2,7 +2,7 @@
 from them. The rules and builders of this folder read a job through `TrainingJobFields`;
 `training.model.TrainingJob` adds the checks, the code shortcuts and `compile()`."""
 
-from typing import Any
+from typing import Any, ClassVar, Literal, get_args
 
 from pydantic import Field, field_validator
 
@@ -19,9 +19,15 @@ from gkeml_sdk.scheduling.kueue import DEFAULT_LOCAL_QUEUE
 from gkeml_sdk.scheduling.placement import Placement
 from gkeml_sdk.storage.volumes import Volume
 
+# The framework presets (training.frameworks), named as their users name them.
+Framework = Literal["torch", "deepspeed", "jax"]
+
 
 class TrainingJobFields(SpecModel):
     """The fields of a `TrainingJob` and what they imply (the hardware, JobSet or Job)."""
+
+    # The names `framework` accepts, for command lines that offer them.
+    FRAMEWORKS: ClassVar[tuple[str, ...]] = get_args(Framework)
 
     name: str = Field(
         description="The run's name (a DNS label); the Job or JobSet and its pods carry it."
@@ -35,6 +41,11 @@ class TrainingJobFields(SpecModel):
     )
     args: list[str] = Field(
         default_factory=list, description="Extra arguments appended to `command`."
+    )
+    framework: Framework | None = Field(
+        default=None,
+        description='Run `command` under its framework\'s launcher: "torch" or "deepspeed" '
+        '(torchrun with the job\'s rendezvous), "jax" (one process per node).',
     )
     env: dict[str, str] = Field(
         default_factory=dict, description="Environment variables of every process."

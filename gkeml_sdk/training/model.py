@@ -14,6 +14,7 @@ from gkeml_sdk.hardware.tpu_slice import TpuSlice
 from gkeml_sdk.scheduling.capacity_order import accepted_modes, capacity_spelling
 from gkeml_sdk.scheduling.rules import spot_spelling
 from gkeml_sdk.training.fields import TrainingJobFields
+from gkeml_sdk.training.frameworks import check_framework
 from gkeml_sdk.training.rules import check_job, checkpoint_problem
 
 if TYPE_CHECKING:
@@ -42,6 +43,15 @@ class TrainingJob(TrainingJobFields):
         if not isinstance(data, dict):
             return data
         data = dict(capacity_spelling(spot_spelling(data)))
+        if data.get("framework") == "mpi":
+            raise fail(
+                "framework='mpi' is not a gkeml preset",
+                rule="MPI starts every rank from a launcher pod over ssh; gkeml does not make "
+                "that launcher, the workers' ssh servers or their keys",
+                fix="framework='deepspeed' or 'torch' (no ssh: each pod starts its own ranks), "
+                "or mpirun in command= with an image that sets up ssh between its pods",
+                field="framework",
+            )
         accelerator = hardware_from_data(data.get("accelerator"))
         if "accelerator" in data:
             data["accelerator"] = accelerator
@@ -59,7 +69,9 @@ class TrainingJob(TrainingJobFields):
         if data.get("nodes") is None:
             data["nodes"] = hosts or 1
         if not data.get("procs_per_node"):
-            data["procs_per_node"] = hardware.default_procs_per_node
+            # JAX drives all of a node's devices from one process.
+            jax = data.get("framework") == "jax"
+            data["procs_per_node"] = 1 if jax else hardware.default_procs_per_node
         if data.get("gang") is None:
             nodes = data["nodes"]
             data["gang"] = bool(hosts and hosts > 1) or (isinstance(nodes, int) and nodes > 1)
@@ -68,6 +80,7 @@ class TrainingJob(TrainingJobFields):
     @model_validator(mode="after")
     def _check(self) -> "TrainingJob":
         check_job(self)
+        check_framework(self)
         self.network_choice  # noqa: B018 - raises SpecError for what GKE cannot do
         return self
 
@@ -158,6 +171,7 @@ class TrainingJob(TrainingJobFields):
                 "network": "auto",
                 "volumes": [],
                 "stateless": False,
+                "framework": None,
             }
             unset: dict[str, Any] = {k: True for k, d in later.items() if getattr(job, k) == d}
             unset["name"] = True

@@ -84,7 +84,11 @@ def test_quickstart_shows_manifests_when_asked(no_cluster: dict[str, str]) -> No
 @pytest.mark.parametrize(
     ("name", "needles"),
     [
-        ("train_gpu.py", ["kind: JobSet", "nvidia-h100-80gb", "--nnodes=$(NNODES)", "<- this job"]),
+        ("train_gpu.py", ["kind: JobSet", "nvidia-h100-80gb", "--nnodes=2", "<- this job"]),
+        (
+            "train_deepspeed.py",
+            ["kind: JobSet", "- torchrun", "--nproc-per-node=8", "--rdzv-id=zero3", "<- this job"],
+        ),
         ("train_tpu.py", ["kind: JobSet", "tpu-v5-lite-podslice", "google.com/tpu: 4", "4x4"]),
         (
             "setup_cluster.py",

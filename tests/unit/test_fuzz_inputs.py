@@ -310,7 +310,7 @@ def test_files_beyond_the_size_limit_are_refused_with_the_limit(tmp_path: Path) 
             load(path)
 
 
-MAGIC_WORDS = ["--gpu", "--mig", "--tpu", "--nodes", "--procs-per-node", "--spot",
+MAGIC_WORDS = ["--gpu", "--mig", "--tpu", "--nodes", "--procs-per-node", "--framework", "--spot",
                "--provisioning", "--network", "--gang", "--queue", "--priority", "--namespace",
                "--cpu", "--memory", "--name", "--image", "--env", "--secret-env",
                "--max-restarts", "--checkpoint-dir", "--max-runtime", "--file", "--timeout",
@@ -318,6 +318,7 @@ MAGIC_WORDS = ["--gpu", "--mig", "--tpu", "--nodes", "--procs-per-node", "--spot
                "--label", "--args", "--command", "--reservation", "--stateless",
                "--termination-grace-seconds"]  # fmt: skip
 magic_values = st.sampled_from(["h100:8", "l4", "l4:x", "v5e:4x4", "v5e", "1g.10gb", "-1", "nan",
+                                "torch", "jax", "mpi",
                                 "inf", "1e999", "9" * 30, "A=B", "A", "=", "Bad_Name", "'", '"',
                                 "64Gi", "x" * 80, "a,b", "", "HF_TOKEN=hf/token", "gs://b/c",
                                 "{x}", "nosuch.py", "block:required", "compact",

@@ -109,6 +109,14 @@ class LocalBackend:
                 fix="TrainingJob(..., command=['python', 'train.py']) or TrainingJob.from_code()",
                 field="command",
             )
+        if (options or self.options).spawn_procs and job.framework in ("torch", "deepspeed"):
+            raise SpecError(
+                f"LocalOptions(spawn_procs=True) with framework={job.framework!r}",
+                rule="torchrun starts NPROC_PER_NODE processes per node itself; spawning them "
+                "too would start each rank NPROC_PER_NODE times",
+                fix="LocalOptions(spawn_procs=False) (the default) with a framework preset",
+                field="spawn_procs",
+            )
         if retry is not None:
             log.debug("retry policy ignored by the local backend")
         ignored = _cluster_only(job)

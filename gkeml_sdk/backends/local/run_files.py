@@ -13,6 +13,7 @@ from gkeml_sdk.backends.local.launch_plan import plan_launch
 from gkeml_sdk.backends.local.run_state import LocalRunState
 from gkeml_sdk.backends.local.run_store import JOB, RunDir
 from gkeml_sdk.runs.states import RunState, RunStatus
+from gkeml_sdk.training.frameworks import preset_command
 
 if TYPE_CHECKING:
     from gkeml_sdk.backends.local.local_options import LocalOptions
@@ -66,7 +67,13 @@ def write_run(
 
 def _argv(job: TrainingJob) -> list[str]:
     # A command starting with `python` runs with this interpreter: the same installed packages.
-    argv = [*(job.command or []), *job.args]
-    if argv[0] in _PYTHON_NAMES:
-        argv[0] = sys.executable
+    program = [*(job.command or []), *job.args]
+    if program[0] in _PYTHON_NAMES:
+        program[0] = sys.executable
+    argv = preset_command(job, program)
+    # The preset's launcher (torchrun) is installed with the framework, into the environment of
+    # this interpreter, whose bin folder a notebook kernel's PATH may lack.
+    beside = Path(sys.executable).parent / argv[0]
+    if len(argv) > len(program) and beside.is_file():
+        argv[0] = str(beside)
     return argv

@@ -27,6 +27,7 @@ EXAMPLES: dict[str, tuple[str, Any]] = {
     "accelerator": ("--gpu l4:2", Accelerator("l4", count=2)),
     "nodes": ("--nodes 3", 3),
     "procs_per_node": ("--procs-per-node 4", 4),
+    "framework": ("--framework torch", "torch"),
     "gang": ("--gang", True),
     "spot": ("--spot --checkpoint-dir gs://bkt/p", True),
     "provisioning": ("--provisioning flex-start --gpu l4", "flex-start"),
