@@ -213,3 +213,55 @@ def test_a_record_save_whose_answer_was_lost_finds_its_own_write(cluster):
     assert attempts(cluster)[0]["outcome"] == "Failed"
     with pytest.raises(RecordConflict):  # the old version is stale: someone else's now
         backend.service.save(replace(record, cancelled=True))
+
+
+def test_a_paused_leader_creating_an_attempt_its_predecessor_reserved_changes_nothing(cluster):
+    """The `ensure_attempt` write point: a leader (c) reserved attempt 2 and died before
+    creating it; the next leader (a) creates it from the record and is held right before; a
+    third (b) takes over from a, creates it, and moves the run on to attempt 3. Then a, and
+    even c, resume: every write they send is refused."""
+    make_client(cluster).submit(gang(), retry=RetryPolicy(max_resubmits=3, backoff_seconds=0))
+    clocks = {name: Clock() for name in "cab"}
+    c, a, b = (controller(cluster, name, clocks[name]) for name in "cab")
+    assert c.reconcile_once() == {"ml": True}
+    hold_c = c.before_write = PauseAt(POINTS["create-r2"][0])
+    lose(cluster, 1, "train")
+    dying = threading.Thread(target=c.reconcile_once, daemon=True)
+    dying.start()
+    assert hold_c.paused.wait(60), f"c made only {hold_c.seen}"
+    assert [x["attempt"] for x in attempts(cluster)] == [1, 2] and "train--r2" not in jobsets(
+        cluster
+    )
+
+    assert a.reconcile_once() == {"ml": False}  # c's Lease, seen unchanged for 16 s: expired
+    clocks["a"].now += 16
+    hold_a = a.before_write = PauseAt(1)
+    acting = threading.Thread(target=a.reconcile_once, daemon=True)
+    acting.start()
+    assert hold_a.paused.wait(60), f"a made only {hold_a.seen}"
+    assert hold_a.seen == ["create JobSet train--r2"]
+
+    assert b.reconcile_once() == {"ml": False}
+    clocks["b"].now += 16
+    assert b.reconcile_once() == {"ml": True}
+    cluster.wait_for(lambda: live_attempts(cluster) == ["train--r2"], timeout=30)
+    lose(cluster, 2, "train--r2")
+    for _ in range(5):
+        b.reconcile_once()
+        if live_attempts(cluster) == ["train--r3"]:
+            break
+    assert live_attempts(cluster) == ["train--r3"]
+    moved_on = attempts(cluster)
+    before = len(cluster.request_log)
+
+    for name, hold, thread in (("a", hold_a, acting), ("c", hold_c, dying)):
+        clocks[name].now += 16
+        hold.resume.set()
+        thread.join(timeout=60)
+        assert not thread.is_alive()
+    writes = [r for r in cluster.request_log[before:] if r.method in WRITES]
+    assert writes, "the held writes were sent on resuming"
+    assert [r.status for r in writes] == [409] * len(writes), writes
+    assert live_attempts(cluster) == ["train--r3"]
+    assert attempts(cluster) == moved_on
+    assert not a.leading and not c.leading
