@@ -1,0 +1,174 @@
+"""Where GKE offers each accelerator: the zones Google's public regions-and-zones pages list,
+one row per accelerator (catalog key) or machine type, each with its page, the date it was
+read and which continent sections of the page were read in full. A zone is refused only
+where its continent's section was read and does not list it; elsewhere the table does not
+know, and says so (`gkeml catalog where ACCEL`).
+
+Rows whose page could not be read carry no zones and a note saying so; add a row (or zones)
+keyed by accelerator key or machine type when a page is read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gkeml_sdk.core.model import fail
+
+TPU_PAGE = "https://docs.cloud.google.com/tpu/docs/types-zones"
+TPU_PAGE_OLDER = "https://cloud.google.com/tpu/docs/regions-zones"
+GPU_PAGE = "https://cloud.google.com/compute/docs/gpus/gpu-regions-zones"
+READ_ON = "2026-12-07"
+
+# The page's continent sections, by the first word of a zone's name.
+SECTIONS = {
+    "us": "North America",
+    "northamerica": "North America",
+    "southamerica": "South America",
+    "europe": "Europe",
+    "me": "Middle East",
+    "africa": "Africa",
+    "asia": "Asia Pacific",
+    "australia": "Asia Pacific",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Availability:
+    """The zones one source lists for an accelerator (catalog key) or machine type.
+
+    `sections` are the continent sections read in full; `zones` lists every zone they name.
+
+    Example:
+        >>> row = availability("v5e")
+        >>> row.zones_in("us-west1"), row.knows("europe-west4-b")
+        (('us-west1-c',), False)
+    """
+
+    key: str
+    zones: tuple[str, ...]
+    sections: tuple[str, ...]
+    source: str
+    read_on: str
+    note: str = ""
+
+    def knows(self, zone: str) -> bool:
+        """True when the source's section for `zone`'s continent was read in full."""
+        return section_of(zone) in self.sections
+
+    def offers(self, zone: str) -> bool | None:
+        """Whether the source lists `zone`; None where its section was not read."""
+        return zone in self.zones if self.knows(zone) else None
+
+    def zones_in(self, region: str) -> tuple[str, ...]:
+        """The listed zones of `region`."""
+        return tuple(z for z in self.zones if region_of(z) == region)
+
+
+def _tpu(key: str, zones: tuple[str, ...], sections: tuple[str, ...], note: str) -> Availability:
+    return Availability(key, zones, sections, TPU_PAGE, READ_ON, note)
+
+
+_NORTH_AMERICA_ONLY = (
+    "the page's North America section as stored on the date read; its other sections were "
+    "not readable there, so zones elsewhere are unknown here"
+)
+# Rows as the pages say them; zone names are copied, never derived.
+TABLE: tuple[Availability, ...] = (
+    _tpu("tpu7x", ("us-central1-c",), ("North America",), _NORTH_AMERICA_ONLY),
+    _tpu(
+        "v6e",
+        (
+            "us-central1-ai1",
+            "us-central1-b",
+            "us-east1-d",
+            "us-east5-a",
+            "us-east5-b",
+            "us-south1-ai1b",
+            "europe-west4-a",
+        ),
+        ("North America", "Europe"),
+        f"North America from {TPU_PAGE}; Europe from {TPU_PAGE_OLDER} (the older version of "
+        "the same page); Asia Pacific not readable on the date read",
+    ),
+    _tpu("v5p", ("us-central1-a", "us-east5-a"), ("North America",), _NORTH_AMERICA_ONLY),
+    _tpu(
+        "v5e",
+        ("us-central1-a", "us-south1-a", "us-west1-c", "us-west4-a"),
+        ("North America",),
+        _NORTH_AMERICA_ONLY,
+    ),
+    _tpu("v4", ("us-central2-b",), ("North America",), _NORTH_AMERICA_ONLY),
+)
+_GPU_NOT_FOUND = (
+    "Google's GPU regions-and-zones page was not found in the reference store on the date "
+    "read (it is an interactive table); no zones are recorded for this GPU"
+)
+_BY_KEY = {row.key: row for row in TABLE}
+
+
+def availability(key: str) -> Availability:
+    """The row of an accelerator key (`h100`, `v5e`) or machine type; one saying its page
+    was not found for a catalog GPU without zones.
+
+    Example:
+        >>> availability("h200").zones, availability("v4").zones
+        ((), ('us-central2-b',))
+    """
+    found = _BY_KEY.get(key)
+    if found is not None:
+        return found
+    return Availability(key, (), (), GPU_PAGE, READ_ON, _GPU_NOT_FOUND)
+
+
+def region_of(zone: str) -> str:
+    """The region of a zone name (`us-central1-ai1a` -> `us-central1`)."""
+    return zone.rsplit("-", 1)[0]
+
+
+def section_of(zone: str) -> str:
+    """The continent section a zone or region is listed under on Google's pages."""
+    return SECTIONS.get(zone.split("-", 1)[0], "other")
+
+
+def nearest_zones(row: Availability, zone: str, limit: int = 4) -> list[str]:
+    """The listed zones nearest `zone`: its region's first, then its continent prefix's
+    (`us`, `europe`, ...), then the rest, each in the page's order.
+
+    Example:
+        >>> nearest_zones(availability("v5e"), "us-central1-f")
+        ['us-central1-a', 'us-south1-a', 'us-west1-c', 'us-west4-a']
+    """
+    prefix = zone.split("-", 1)[0]
+
+    def rank(candidate: str) -> int:
+        if region_of(candidate) == region_of(zone):
+            return 0
+        return 1 if candidate.split("-", 1)[0] == prefix else 2
+
+    return sorted(row.zones, key=rank)[:limit]
+
+
+def check_zones(key: str, display: str, zones: tuple[str, ...], field: str = "zones") -> None:
+    """Raise `SpecError` for a zone whose continent the table read and that does not list
+    `key`, naming the nearest zones that do.
+
+    Example:
+        >>> check_zones("v5e", "TPU v5e", ("us-east1-b",))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.SpecError: TPU v5e in zone 'us-east1-b'...
+    """
+    row = availability(key)
+    for zone in zones:
+        if row.offers(zone) is False:
+            section = section_of(zone)
+            listed = [z for z in row.zones if section_of(z) == section]
+            where = f"only in {', '.join(listed)}" if listed else "in no zone"
+            nearest = nearest_zones(row, zone)
+            raise fail(
+                f"{display} in zone {zone!r}",
+                rule=f"Google's page lists {display} in {section} {where} ({row.source}, "
+                f"read {row.read_on})",
+                fix=f"{field}=[{nearest[0]!r}] (nearest listed: {', '.join(nearest)})",
+                field=field,
+            )
