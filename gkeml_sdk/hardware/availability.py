@@ -125,6 +125,17 @@ def region_of(zone: str) -> str:
     return zone.rsplit("-", 1)[0]
 
 
+def region_named(location: str) -> str:
+    """The region a GKE location names: itself, or a zone's region.
+
+    Example:
+        >>> region_named("us-central1"), region_named("us-central1-ai1a")
+        ('us-central1', 'us-central1')
+    """
+    # Region names have one dash (us-central1, northamerica-northeast1); zones add one.
+    return region_of(location) if location.count("-") > 1 else location
+
+
 def section_of(zone: str) -> str:
     """The continent section a zone or region is listed under on Google's pages."""
     return SECTIONS.get(zone.split("-", 1)[0], "other")
@@ -172,3 +183,30 @@ def check_zones(key: str, display: str, zones: tuple[str, ...], field: str = "zo
                 fix=f"{field}=[{nearest[0]!r}] (nearest listed: {', '.join(nearest)})",
                 field=field,
             )
+
+
+def check_region(key: str, display: str, region: str, field: str = "region") -> None:
+    """Raise `SpecError` for a region (or a zone's region) whose continent the table read
+    and that has no listed zone of `key`, naming the nearest listed zones.
+
+    Example:
+        >>> check_region("v5p", "TPU v5p", "us-central1")
+        >>> check_region("v5p", "TPU v5p", "us-west1")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        gkeml_sdk.errors.SpecError: TPU v5p in region 'us-west1'...
+    """
+    row = availability(key)
+    region = region_named(region)
+    if not row.knows(region) or row.zones_in(region):
+        return
+    nearest = nearest_zones(row, f"{region}-a")
+    listed = [z for z in row.zones if section_of(z) == section_of(region)]
+    where = f"only in {', '.join(listed)}" if listed else "in no zone"
+    raise fail(
+        f"{display} in region {region!r}",
+        rule=f"Google's page lists {display} in {section_of(region)} {where} "
+        f"({row.source}, read {row.read_on})",
+        fix=f"a region with it: {', '.join(dict.fromkeys(region_of(z) for z in nearest))}",
+        field=field,
+    )
