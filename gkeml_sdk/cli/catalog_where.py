@@ -1,54 +1,9 @@
-"""`gkeml catalog where ACCEL`: the zones Google's pages list for an accelerator, and the
-provisioning modes the catalog offers it in."""
+"""`gkeml catalog where NAME`: the zones Google's pages list for a GPU or TPU, and the
+provisioning modes the catalog offers it in (`gkeml_sdk.where_offered`)."""
 
 from __future__ import annotations
 
-from gkeml_sdk.errors import GkemlError, SpecError
-from gkeml_sdk.hardware import gpus, tpus
-from gkeml_sdk.hardware.accelerator import Accelerator
-from gkeml_sdk.hardware.availability import availability, region_of, section_of
-from gkeml_sdk.hardware.tpu_slice import TpuSlice
-from gkeml_sdk.scheduling.catalog import MODES
-from gkeml_sdk.scheduling.rules import check_capacity_mode
-
-
-def hardware_named(name: str) -> Accelerator | TpuSlice:
-    """A node of the GPU or TPU called `name` (key, alias or label), what each mode is
-    checked against: a GPU's largest machine (the one every mode offers), a TPU's smallest
-    single-host slice.
-
-    Example:
-        >>> hardware_named("trillium")
-        TpuSlice('v6e', '1x1')
-    """
-    try:
-        generation = tpus.tpu(name)
-    except LookupError:  # not a TPU: a GPU, or the GPU lookup says what is wrong
-        row = gpus.gpu(name)
-    else:
-        return TpuSlice(generation.key, generation.single_host[0][0])
-    return Accelerator(row.key, count=row.max_gpus_per_node)
-
-
-def offered_modes(hardware: Accelerator | TpuSlice) -> list[str]:
-    """The capacity modes the catalog's rules let pools of `hardware` use (a reservation
-    wherever one is held).
-
-    Example:
-        >>> offered_modes(Accelerator("gb200", count=4))
-        ['reservation', 'standard', 'spot']
-    """
-    found = []
-    for mode in MODES:
-        try:
-            if mode == "spot":
-                check_capacity_mode(hardware, "standard", spot=True)
-            elif mode != "reservation":
-                check_capacity_mode(hardware, mode, spot=False)
-        except SpecError:
-            continue
-        found.append(mode)
-    return found
+from gkeml_sdk import where_offered
 
 
 def where_report(name: str) -> tuple[str, list[list[str]], list[str]]:
@@ -61,17 +16,10 @@ def where_report(name: str) -> tuple[str, list[list[str]], list[str]]:
         >>> heading, rows[1]  # doctest: +ELLIPSIS
         ('v5p: modes offered: ...', ['us-central1-a', 'us-central1', 'North America'])
     """
-    try:
-        hardware = hardware_named(name)
-    except (GkemlError, LookupError) as exc:
-        raise SpecError(
-            f"catalog where {name!r}",
-            rule=str(exc),
-            fix="a GPU or TPU name as `gkeml catalog gpus|tpus` lists it",
-        ) from None
-    row = availability(hardware.price_key)
-    heading = f"{hardware.price_key}: modes offered: {', '.join(offered_modes(hardware))}"
-    rows = [[zone, region_of(zone), section_of(zone)] for zone in row.zones]
+    found = where_offered(name)
+    row = found.availability
+    heading = f"{found.key}: modes offered: {', '.join(found.modes)}"
+    rows = [list(listed) for listed in row.listed()]
     lines = []
     if rows:
         lines += [

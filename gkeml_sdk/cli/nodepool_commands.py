@@ -10,8 +10,7 @@ from typing import Any
 
 import yaml
 
-from gkeml_sdk import GkeClient, NodePool, load_node_pools, python_objects
-from gkeml_sdk.backends.gke.quotas import QuotaCheck
+from gkeml_sdk import GkeClient, NodePool, QuotaCheck, load_node_pools, python_objects
 from gkeml_sdk.errors import GkeError
 
 

@@ -10,7 +10,6 @@ from typing import Any
 
 from gkeml_sdk import Client, ClusterSetup, KubernetesSettings, python_objects
 from gkeml_sdk.errors import SpecError
-from gkeml_sdk.hardware.availability import check_region
 
 
 def register(commands: Any) -> None:
@@ -73,9 +72,7 @@ def _setup(args: argparse.Namespace) -> ClusterSetup:
 def _plan(args: argparse.Namespace) -> int:
     setup = _setup(args)
     if args.region:
-        for capacity in setup.capacity:
-            hardware = capacity.accelerator
-            check_region(hardware.price_key, str(hardware), args.region, field="--region")
+        setup.check_region(args.region)
     sys.stdout.write(setup.compile().to_yaml())
     if args.project and args.region:
         from gkeml_sdk.cli.nodepool_commands import quota_check, quota_sentences

@@ -63,6 +63,10 @@ class Availability:
         """The listed zones of `region`."""
         return tuple(z for z in self.zones if region_of(z) == region)
 
+    def listed(self) -> list[tuple[str, str, str]]:
+        """(zone, region, continent section) of each listed zone, in the page's order."""
+        return [(zone, region_of(zone), section_of(zone)) for zone in self.zones]
+
 
 def _tpu(key: str, zones: tuple[str, ...], sections: tuple[str, ...], note: str) -> Availability:
     return Availability(key, zones, sections, TPU_PAGE, READ_ON, note)

@@ -20,7 +20,12 @@ if TYPE_CHECKING:
 
 
 class QuotaCheck:
-    """Quotas of `project` in `region` (a region, or a zone whose region is meant).
+    """The Compute Engine quotas of `project` in `region` (or a zone's region), read before
+    node pools are created: what pools at their ceilings, or a setup's capacities, would need
+    beyond them.
+
+    `credentials` and `client_options` go to `google-cloud-compute`'s clients (REST);
+    without them, Application Default Credentials and compute.googleapis.com.
 
     Example:
         >>> check = QuotaCheck("my-project", "us-central1")  # doctest: +SKIP
@@ -46,7 +51,8 @@ class QuotaCheck:
             kw: dict[str, Any] = {"credentials": credentials, "transport": "rest",
                                   "client_options": client_options}  # fmt: skip
             clients = (compute_v1.RegionsClient(**kw), compute_v1.ProjectsClient(**kw))
-        self.regions, self.projects = clients
+        self.regions: Any = clients[0]
+        self.projects: Any = clients[1]
 
     def for_pools(self, pools: Iterable[NodePoolFields]) -> list[str]:
         """`shortfalls` of node pools at their autoscaling ceilings."""

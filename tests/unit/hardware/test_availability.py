@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gkeml_sdk import Accelerator, NodePool, SpecError, TpuSlice
-from gkeml_sdk.cli.catalog_where import offered_modes, where_report
+from gkeml_sdk import Accelerator, NodePool, SpecError, TpuSlice, where_offered
+from gkeml_sdk.cli.catalog_where import where_report
 from gkeml_sdk.cli.main import main
 from gkeml_sdk.hardware import availability as table
 from gkeml_sdk.hardware.availability import availability, nearest_zones
@@ -65,7 +65,11 @@ def test_where_answers_for_every_catalog_row(capsys: pytest.CaptureFixture[str])
 
 
 def test_modes_follow_the_catalogs_rules() -> None:
-    # GB200 has no flex-start; TPU v4 has no Dynamic Workload Scheduler.
-    assert offered_modes(Accelerator("gb200", count=4)) == ["reservation", "standard", "spot"]
-    assert offered_modes(TpuSlice("v4", "2x2x1")) == ["reservation", "standard", "spot"]
-    assert "flex-start" in offered_modes(Accelerator("h100", count=8))
+    # GB200 has no flex-start; TPU v4 has no Dynamic Workload Scheduler; H100's 1-4 GPU
+    # machines are Spot/flex-start only, its 8-GPU one is on-demand too.
+    assert where_offered("gb200").modes == ("reservation", "standard", "spot")
+    assert where_offered("v4").modes == ("reservation", "standard", "spot")
+    assert where_offered("h100").modes == ("reservation", "standard", "spot", "flex-start",
+                                           "queued")  # fmt: skip
+    with pytest.raises(SpecError, match="unknown GPU 'h900'"):
+        where_offered("h900")
