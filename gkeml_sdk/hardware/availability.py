@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gkeml_sdk.core.model import fail
+from gkeml_sdk.hardware import gpus
 
 TPU_PAGE = "https://docs.cloud.google.com/tpu/docs/types-zones"
 TPU_PAGE_OLDER = "https://cloud.google.com/tpu/docs/regions-zones"
@@ -110,18 +111,26 @@ _GPU_NOT_FOUND = (
 _BY_KEY = {row.key: row for row in TABLE}
 
 
-def availability(key: str) -> Availability:
-    """The row of an accelerator key (`h100`, `v5e`) or machine type; one saying its page
-    was not found for a catalog GPU without zones.
+def availability(*keys: str) -> Availability:
+    """The first row keyed by one of `keys` (a machine type, then an accelerator key such as
+    `h100` or `v5e`); else a row without zones saying why: for a catalog GPU, that its page
+    was not found.
 
     Example:
-        >>> availability("h200").zones, availability("v4").zones
+        >>> availability("h200").zones, availability("ct4p-hightpu-4t", "v4").zones
         ((), ('us-central2-b',))
+        >>> availability("h4d-highmem-192").note
+        'no regions-and-zones page was read for h4d-highmem-192: no zones are recorded'
     """
-    found = _BY_KEY.get(key)
-    if found is not None:
-        return found
-    return Availability(key, (), (), GPU_PAGE, READ_ON, _GPU_NOT_FOUND)
+    for key in keys:
+        found = _BY_KEY.get(key)
+        if found is not None:
+            return found
+    key = keys[-1]
+    if key in gpus.gpu_names():
+        return Availability(key, (), (), GPU_PAGE, READ_ON, _GPU_NOT_FOUND)
+    note = f"no regions-and-zones page was read for {key}: no zones are recorded"
+    return Availability(key, (), (), "", "", note)
 
 
 def region_of(zone: str) -> str:
@@ -163,17 +172,19 @@ def nearest_zones(row: Availability, zone: str, limit: int = 4) -> list[str]:
     return sorted(row.zones, key=rank)[:limit]
 
 
-def check_zones(key: str, display: str, zones: tuple[str, ...], field: str = "zones") -> None:
-    """Raise `SpecError` for a zone whose continent the table read and that does not list
-    `key`, naming the nearest zones that do.
+def check_zones(
+    keys: tuple[str, ...], display: str, zones: tuple[str, ...], field: str = "zones"
+) -> None:
+    """Raise `SpecError` for a zone whose continent the table read and that the row of
+    `keys` (`availability`) does not list, naming the nearest zones that do.
 
     Example:
-        >>> check_zones("v5e", "TPU v5e", ("us-east1-b",))  # doctest: +ELLIPSIS
+        >>> check_zones(("v5e",), "TPU v5e", ("us-east1-b",))  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
         gkeml_sdk.errors.SpecError: TPU v5e in zone 'us-east1-b'...
     """
-    row = availability(key)
+    row = availability(*keys)
     for zone in zones:
         if row.offers(zone) is False:
             section = section_of(zone)
@@ -189,18 +200,19 @@ def check_zones(key: str, display: str, zones: tuple[str, ...], field: str = "zo
             )
 
 
-def check_region(key: str, display: str, region: str, field: str = "region") -> None:
+def check_region(keys: tuple[str, ...], display: str, region: str, field: str = "region") -> None:
     """Raise `SpecError` for a region (or a zone's region) whose continent the table read
-    and that has no listed zone of `key`, naming the nearest listed zones.
+    and that has no listed zone in the row of `keys` (`availability`), naming regions that
+    have one.
 
     Example:
-        >>> check_region("v5p", "TPU v5p", "us-central1")
-        >>> check_region("v5p", "TPU v5p", "us-west1")  # doctest: +ELLIPSIS
+        >>> check_region(("v5p",), "TPU v5p", "us-central1")
+        >>> check_region(("v5p",), "TPU v5p", "us-west1")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
         gkeml_sdk.errors.SpecError: TPU v5p in region 'us-west1'...
     """
-    row = availability(key)
+    row = availability(*keys)
     region = region_named(region)
     if not row.knows(region) or row.zones_in(region):
         return

@@ -44,7 +44,7 @@ def check_pool(pool: NodePoolFields) -> None:
     _check_provisioning(pool)
     _check_bounds(pool)
     _check_placement(pool)
-    check_zones(pool.hardware.price_key, shape.display, pool.zones)
+    check_zones((pool.node_machine_type, pool.hardware.price_key), shape.display, pool.zones)
     if shape.accelerator_type is None and pool.gpu_driver is not None:
         raise fail(
             f"gpu_driver={pool.gpu_driver!r} on a {shape.display} pool",

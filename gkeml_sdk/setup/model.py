@@ -75,8 +75,9 @@ class ClusterSetup(ClusterSetupFields):
         from gkeml_sdk.hardware.availability import check_region
 
         for capacity in self.capacity:
-            hardware = capacity.accelerator
-            check_region(hardware.price_key, hardware.pool_shape().display, region)
+            shape = capacity.accelerator.pool_shape()
+            keys = (shape.machine_type, capacity.accelerator.price_key)
+            check_region(keys, shape.display, region)
 
     def for_worker(self) -> ClusterSetup:
         """The setup of each worker cluster: the same queues and flavors, without MultiKueue.
