@@ -2,7 +2,7 @@
 one row per accelerator (catalog key) or machine type, each with its page, the date it was
 read and which continent sections of the page were read in full. A zone is refused only
 where its continent's section was read and does not list it; elsewhere the table does not
-know, and says so (`gkeml catalog where ACCEL`).
+know, and says so (`gkeml_sdk.where_offered`).
 
 Rows whose page could not be read carry no zones and a note saying so; add a row (or zones)
 keyed by accelerator key or machine type when a page is read.

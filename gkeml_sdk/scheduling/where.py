@@ -44,7 +44,7 @@ def where_offered(name: str) -> Offering:
         raise SpecError(
             f"where {name!r}",
             rule=str(exc),
-            fix="a GPU or TPU name as `gkeml catalog gpus|tpus` lists it",
+            fix="a GPU or TPU name as gpu_models() and tpu_generations() list them",
         ) from None
     return Offering(hardware.price_key, _modes(hardware), availability(hardware.price_key))
 

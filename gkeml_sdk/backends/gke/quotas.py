@@ -11,8 +11,8 @@ from gkeml_sdk.backends.gke.api_errors import as_gke_error
 from gkeml_sdk.errors import ConfigError
 from gkeml_sdk.hardware.availability import region_named
 from gkeml_sdk.hardware.quota_needs import QuotaAsk, QuotaNeed, quota_needs
-from gkeml_sdk.nodepools.quota import pool_quota_ask
-from gkeml_sdk.setup.quota import setup_quota_asks
+from gkeml_sdk.nodepools.pool_quota import pool_quota_ask
+from gkeml_sdk.setup.setup_quota import setup_quota_asks
 
 if TYPE_CHECKING:
     from gkeml_sdk.nodepools.fields import NodePoolFields

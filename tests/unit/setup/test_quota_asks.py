@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from gkeml_sdk import Accelerator, Capacity, ClusterSetup, NodePool, Team, TpuSlice
 from gkeml_sdk.hardware.quota_needs import QuotaAsk, quota_needs
-from gkeml_sdk.nodepools.quota import pool_quota_ask
-from gkeml_sdk.setup.quota import setup_quota_asks
+from gkeml_sdk.nodepools.pool_quota import pool_quota_ask
+from gkeml_sdk.setup.setup_quota import setup_quota_asks
 
 
 def test_shared_gpus_and_slices_become_whole_machines_and_chips() -> None:
