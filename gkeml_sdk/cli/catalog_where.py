@@ -14,12 +14,13 @@ def where_report(name: str) -> tuple[str, list[list[str]], list[str]]:
     Example:
         >>> heading, rows, lines = where_report("v5p")
         >>> heading, rows[1]  # doctest: +ELLIPSIS
-        ('v5p: modes offered: ...', ['us-central1-a', 'us-central1', 'North America'])
+        ('v5p: modes offered: ...', ['us-central1-a', 'us-central1', 'North America', ''])
     """
     found = where_offered(name)
     row = found.availability
     heading = f"{found.key}: modes offered: {', '.join(found.modes)}"
     rows = [list(listed) for listed in row.listed()]
+    header = ["zone", "region", "section", "the page says"]
     lines = []
     if rows:
         lines += [
@@ -32,4 +33,4 @@ def where_report(name: str) -> tuple[str, list[list[str]], list[str]]:
     if row.note:
         lines.append(f"note: {row.note}")
     lines.append(f"source: {row.source}, read {row.read_on}")
-    return heading, [["zone", "region", "section"], *rows] if rows else [], lines
+    return heading, [header, *rows] if rows else [], lines

@@ -17,6 +17,8 @@ from gkeml_sdk.hardware import gpus
 
 TPU_PAGE = "https://docs.cloud.google.com/tpu/docs/types-zones"
 TPU_PAGE_OLDER = "https://cloud.google.com/tpu/docs/regions-zones"
+TPU_PAGE_MARKDOWN = "https://docs.cloud.google.com/tpu/docs/regions-zones.md.txt"
+TPU_PAGE_GERMAN = "https://cloud-dot-devsite-v2-prod.appspot.com/tpu/docs/types-zones?hl=de"
 GPU_PAGE = "https://cloud.google.com/compute/docs/gpus/gpu-regions-zones"
 READ_ON = "2026-12-07"
 
@@ -51,6 +53,8 @@ class Availability:
     source: str
     read_on: str
     note: str = ""
+    # What a version of the page says of one zone (single-tenant, found only in another).
+    zone_notes: tuple[tuple[str, str], ...] = ()
 
     def knows(self, zone: str) -> bool:
         """True when the source's section for `zone`'s continent was read in full."""
@@ -64,22 +68,43 @@ class Availability:
         """The listed zones of `region`."""
         return tuple(z for z in self.zones if region_of(z) == region)
 
-    def listed(self) -> list[tuple[str, str, str]]:
-        """(zone, region, continent section) of each listed zone, in the page's order."""
-        return [(zone, region_of(zone), section_of(zone)) for zone in self.zones]
+    def listed(self) -> list[tuple[str, str, str, str]]:
+        """(zone, region, continent section, what the page says of it) of each listed zone,
+        in the page's order."""
+        said = dict(self.zone_notes)
+        return [(z, region_of(z), section_of(z), said.get(z, "")) for z in self.zones]
 
 
-def _tpu(key: str, zones: tuple[str, ...], sections: tuple[str, ...], note: str) -> Availability:
-    return Availability(key, zones, sections, TPU_PAGE, READ_ON, note)
+def _tpu(
+    key: str,
+    zones: tuple[str, ...],
+    sections: tuple[str, ...],
+    note: str,
+    zone_notes: tuple[tuple[str, str], ...] = (),
+) -> Availability:
+    return Availability(key, zones, sections, TPU_PAGE, READ_ON, note, zone_notes)
+
+
+# The German version of the page lists more North American zones as single-tenant: kept,
+# so that no zone one version of Google's page lists is refused.
+_SINGLE_TENANT = f"single-tenant ({TPU_PAGE_GERMAN})"
 
 
 _NORTH_AMERICA_ONLY = (
     "the page's North America section as stored on the date read; its other sections were "
     "not readable there, so zones elsewhere are unknown here"
 )
-# Rows as the pages say them; zone names are copied, never derived.
+# Rows as the pages say them; zone names are copied, never derived. Each row's zones are
+# those every stored version of the page lists for it (the union), so a zone is refused only
+# where no version lists it.
 TABLE: tuple[Availability, ...] = (
-    _tpu("tpu7x", ("us-central1-c",), ("North America",), _NORTH_AMERICA_ONLY),
+    _tpu(
+        "tpu7x",
+        ("us-central1-ai1a", "us-central1-c"),
+        ("North America",),
+        _NORTH_AMERICA_ONLY,
+        (("us-central1-ai1a", f"AI zone, listed in {TPU_PAGE_MARKDOWN}"),),
+    ),
     _tpu(
         "v6e",
         (
@@ -89,18 +114,43 @@ TABLE: tuple[Availability, ...] = (
             "us-east5-a",
             "us-east5-b",
             "us-south1-ai1b",
+            "us-east5-c",
+            "us-east4-a",
+            "us-east4-b",
+            "us-west1-c",
             "europe-west4-a",
         ),
         ("North America", "Europe"),
-        f"North America from {TPU_PAGE}; Europe from {TPU_PAGE_OLDER} (the older version of "
-        "the same page); Asia Pacific not readable on the date read",
+        f"North America from {TPU_PAGE} and its German version; Europe from {TPU_PAGE_OLDER} "
+        "(an older version of the same page); Asia Pacific not readable on the date read",
+        (
+            ("us-east5-c", _SINGLE_TENANT),
+            ("us-east4-a", _SINGLE_TENANT),
+            ("us-east4-b", _SINGLE_TENANT),
+            ("us-west1-c", f"single-tenant, except Spot quota ({TPU_PAGE_GERMAN})"),
+        ),
     ),
-    _tpu("v5p", ("us-central1-a", "us-east5-a"), ("North America",), _NORTH_AMERICA_ONLY),
     _tpu(
-        "v5e",
-        ("us-central1-a", "us-south1-a", "us-west1-c", "us-west4-a"),
+        "v5p",
+        ("us-central1-a", "us-east5-a", "us-east5-b", "us-east5-c", "us-south1-a"),
         ("North America",),
         _NORTH_AMERICA_ONLY,
+        tuple((z, _SINGLE_TENANT) for z in ("us-east5-b", "us-east5-c", "us-south1-a")),
+    ),
+    _tpu(
+        "v5e",
+        (
+            "us-central1-a",
+            "us-south1-a",
+            "us-west1-c",
+            "us-west4-a",
+            "us-east5-a",
+            "us-east5-b",
+            "us-east5-c",
+        ),
+        ("North America",),
+        _NORTH_AMERICA_ONLY,
+        tuple((z, _SINGLE_TENANT) for z in ("us-east5-a", "us-east5-b", "us-east5-c")),
     ),
     _tpu("v4", ("us-central2-b",), ("North America",), _NORTH_AMERICA_ONLY),
 )

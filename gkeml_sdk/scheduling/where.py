@@ -33,8 +33,8 @@ def where_offered(name: str) -> Offering:
 
     Example:
         >>> found = where_offered("trillium")
-        >>> found.key, found.availability.zones_in("us-east5"), found.availability.read_on
-        ('v6e', ('us-east5-a', 'us-east5-b'), '2026-12-07')
+        >>> found.key, found.availability.zones_in("us-east4"), found.availability.read_on
+        ('v6e', ('us-east4-a', 'us-east4-b'), '2026-12-07')
         >>> where_offered("gb200").modes
         ('reservation', 'standard', 'spot')
     """

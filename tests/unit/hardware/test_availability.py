@@ -29,10 +29,10 @@ def test_a_zone_the_page_does_not_list_is_refused_with_the_nearest_listed_zones(
     assert "us-east1-b" in text and "types-zones" in text and "2026-12-07" in text
     assert "zones=['us-central1-a']" in text and refused.value.field == "zones"
     # Same region first, then the same continent prefix, then the rest.
-    v6e = availability("v6e")
-    assert nearest_zones(v6e, "us-east5-c") == ["us-east5-a", "us-east5-b", "us-central1-ai1",
-                                                "us-central1-b"]  # fmt: skip
-    assert nearest_zones(v6e, "europe-west1-b")[0] == "europe-west4-a"
+    v5e = availability("v5e")
+    assert nearest_zones(v5e, "us-west1-a") == ["us-west1-c", "us-central1-a", "us-south1-a",
+                                                "us-west4-a"]  # fmt: skip
+    assert nearest_zones(availability("v6e"), "europe-west1-b")[0] == "europe-west4-a"
     with pytest.raises(SpecError, match=r"zones=\['europe-west4-a'\]"):
         NodePool(name="t", hardware=TpuSlice("v6e", "2x2"), zones=("europe-west1-b",))
 
