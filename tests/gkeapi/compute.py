@@ -49,9 +49,11 @@ class ComputeAPIServer:
         self.reservations: dict[str, dict[str, Any]] = {}  # "project/zone/name" -> resource
         self.regions: dict[str, list[str]] = {}  # region -> its zones
         self.quotas: dict[str | None, dict[str, tuple[float, float]]] = {}  # None: project's
+        self.denied: set[str] = set()  # paths answered 403 forbidden (a role without the get)
         self.requests: list[tuple[str, str]] = []
         self.lock = threading.Lock()
         self._ids = itertools.count(1)
+        self._permissions: dict[str, str] = {}
         self._httpd: ThreadingHTTPServer | None = None
 
     def __enter__(self) -> ComputeAPIServer:
@@ -148,6 +150,12 @@ class ComputeAPIServer:
         self.regions[region] = [f"{region}-{z}" for z in zones]
         self.quotas.setdefault(region, {})
 
+    def deny(self, path: str, permission: str) -> None:
+        """Answer GETs of `path` 403 forbidden, as Compute Engine does for a caller without
+        `permission` (compute.regions.get, ...)."""
+        self.denied.add(path)
+        self._permissions[path] = permission
+
     def grant(self, metric: str, limit: float, usage: float = 0, region: str | None = None) -> None:
         """A quota of the project: regional in `region`, project-wide when None."""
         self.quotas.setdefault(region, {})[metric] = (limit, usage)
@@ -222,6 +230,13 @@ class _Handler(BaseHTTPRequestHandler):
         with self.api.lock:
             self.api.requests.append((method, path))
             try:
+                if path in self.api.denied:
+                    resource = path.split("/compute/v1/", 1)[1]
+                    raise _Error(
+                        403,
+                        f"Required '{self.api._permissions[path]}' permission for '{resource}'",
+                        "forbidden",
+                    )
                 for verb, pattern, handler in _ROUTES:
                     match = re.fullmatch(pattern, path)
                     if verb == method and match:

@@ -155,3 +155,34 @@ def test_setup_plan_refuses_a_region_without_the_accelerator(
     assert "in region 'us-west1'" in err and "only in us-central1-a, us-east5-a" in err
     assert "a region with it: us-central1, us-east5" in err
     assert main(["setup", "plan", str(file), "--offline", "--region", "us-east5"]) == 0
+
+
+def test_with_enough_quota_nodepool_create_says_nothing_and_creates(
+    compute: ComputeAPIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    compute.grant("NVIDIA_H100_GPUS", 16, region="us-central1")
+    file = tmp_path / "pools.yaml"
+    file.write_text("- {name: h100, hardware: {model: h100, count: 8}, max_nodes: 2}\n")
+    with GkeAPIServer(clusters=[CLUSTER]) as gke:
+        where = ["--project", "ml-proj", "--location", "us-central1", "--cluster", "train"]
+        fakes = ["--endpoint", gke.url, "--compute-endpoint", compute.url]
+        assert main(["nodepool", "create", str(file), *where, *fakes]) == 0
+    out, err = capsys.readouterr()
+    assert (out, err) == ("created h100\n", "")
+
+
+def test_quotas_a_role_may_not_read_are_said_not_checked(
+    compute: ComputeAPIServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    compute.deny("/compute/v1/projects/ml-proj/regions/us-central1", "compute.regions.get")
+    file = tmp_path / "pools.yaml"
+    file.write_text("- {name: l4, hardware: {model: l4}}\n")
+    with GkeAPIServer(clusters=[CLUSTER]) as gke:
+        where = ["--project", "ml-proj", "--location", "us-central1", "--cluster", "train"]
+        fakes = ["--endpoint", gke.url, "--compute-endpoint", compute.url]
+        assert main(["nodepool", "create", str(file), *where, *fakes]) == 0
+    out, err = capsys.readouterr()
+    assert out == "created l4\n"
+    assert err.startswith("gkeml: quota: not checked: read the Compute Engine quotas of ")
+    assert "403 FORBIDDEN: Required 'compute.regions.get' permission for 'projects/ml-proj/" in err
+    assert "grant the caller roles/compute.viewer" in err

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.backends.gke.api_errors import as_gke_error
-from gkeml_sdk.errors import ConfigError
+from gkeml_sdk.errors import ConfigError, GkePermissionError
 from gkeml_sdk.hardware.availability import region_named
 from gkeml_sdk.hardware.quota_needs import QuotaAsk, QuotaNeed, quota_needs
 from gkeml_sdk.nodepools.pool_quota import pool_quota_ask
@@ -92,6 +92,15 @@ class QuotaCheck:
                 found = self.projects.get(project=self.project)
             else:
                 found = self.regions.get(project=self.project, region=self.region)
+        except api.Forbidden as exc:  # Compute Engine answers a missing permission 403
+            raise GkePermissionError(
+                f"read the Compute Engine quotas of {where}",
+                status=403,
+                reason="FORBIDDEN",
+                message=_api_message(exc),
+                hint="grant the caller roles/compute.viewer on the project (it holds "
+                "compute.regions.get and compute.projects.get)",
+            ) from None
         except api.NotFound:
             raise ConfigError(
                 f"Compute Engine has no region {self.region!r} in project {self.project}: "
@@ -100,6 +109,14 @@ class QuotaCheck:
         except Exception as exc:
             raise as_gke_error(f"read the Compute Engine quotas of {where}", exc) or exc from None
         return {q.metric: (float(q.limit), float(q.usage)) for q in found.quotas}
+
+
+def _api_message(exc: Any) -> str:
+    """The API's own message from its JSON error (api_core prefixes the method and URL)."""
+    try:
+        return str(exc.response.json()["error"]["message"])
+    except Exception:
+        return str(exc.message)
 
 
 def _shortfall(need: QuotaNeed, quota: tuple[float, float] | None, region: str, fewer: str) -> str:
