@@ -70,6 +70,8 @@ def _setup(args: argparse.Namespace) -> ClusterSetup:
 
 
 def _plan(args: argparse.Namespace) -> int:
+    if args.project and not args.region:
+        args.command_parser.error("--project needs --region: the quotas are regional")
     setup = _setup(args)
     if args.region:
         setup.check_region(args.region)

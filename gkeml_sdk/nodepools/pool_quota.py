@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 def pool_quota_ask(pool: NodePoolFields) -> QuotaAsk | None:
     """The GPUs (or TPU chips) of all the pool's nodes at its ceiling, over every slice of a
     multislice; None for a pool consuming a reservation, whose VMs' quota Compute Engine
-    took when the reservation was created.
+    took when the reservation was created, and for a pool without accelerators.
 
     Example:
         >>> from gkeml_sdk import Accelerator, NodePool
@@ -22,9 +22,10 @@ def pool_quota_ask(pool: NodePoolFields) -> QuotaAsk | None:
         ...                         max_nodes=2, spot=True))
         QuotaAsk(name='pool h', key='h100', gpu=True, preemptible=True, units=16)
     """
-    if pool.reservation is not None:
-        return None
     shape = pool.shape
+    # No accelerator to count (a CPU machine row: its vCPU quotas are not read here).
+    if pool.reservation is not None or not shape.quota_units:
+        return None
     return QuotaAsk(
         f"pool {pool.name}",
         pool.hardware.price_key,

@@ -30,6 +30,8 @@ def setup_quota_asks(setup: ClusterSetupFields) -> list[QuotaAsk]:
     asks = []
     for capacity in setup.capacity:
         shape = capacity.accelerator.pool_shape()
+        if not shape.request_units:  # no accelerator to count
+            continue
         requested = sum(team.quota.get(capacity.name, 0) for team in setup.teams)
         units = math.ceil(requested / shape.request_units) * shape.quota_units
         for mode in capacity.provisioning:
