@@ -28,7 +28,7 @@ def pool_quota_ask(pool: NodePoolFields) -> QuotaAsk | None:
         return None
     return QuotaAsk(
         f"pool {pool.name}",
-        pool.hardware.price_key,
+        pool.hardware.billing(1).key,  # the catalog key: h100, v5e
         gpu=shape.accelerator_type is not None,
         preemptible=pool.spot or pool.provisioning != "standard",
         units=shape.quota_units * pool.node_bounds[1] * shape.pools,

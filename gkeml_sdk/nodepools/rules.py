@@ -44,7 +44,9 @@ def check_pool(pool: NodePoolFields) -> None:
     _check_provisioning(pool)
     _check_bounds(pool)
     _check_placement(pool)
-    check_zones((pool.node_machine_type, pool.hardware.price_key), shape.display, pool.zones)
+    # Rows are keyed by machine type or by the catalog key the price book bills under.
+    keys = (pool.node_machine_type, pool.hardware.billing(1).key)
+    check_zones(keys, shape.display, pool.zones)
     if shape.accelerator_type is None and pool.gpu_driver is not None:
         raise fail(
             f"gpu_driver={pool.gpu_driver!r} on a {shape.display} pool",
