@@ -92,6 +92,8 @@ _EXPORTS = {
     "NodePool": "gkeml_sdk.nodepools.model",
     "NodeNetwork": "gkeml_sdk.nodepools.model",
     "GkeClient": "gkeml_sdk.backends.gke.gke_client",
+    "QuotaCheck": "gkeml_sdk.backends.gke.quotas",
+    "where_offered": "gkeml_sdk.scheduling.where",
     "node_pool_messages": "gkeml_sdk.backends.gke.messages",
     "node_pool_requests": "gkeml_sdk.backends.gke.messages",
     "load_node_pools": "gkeml_sdk.nodepools.pool_file",
@@ -133,6 +135,7 @@ __all__ = [
     "Preview",
     "PriceBook",
     "Pvc",
+    "QuotaCheck",
     "QuotaError",
     "RetryPolicy",
     "Rollout",
@@ -176,11 +179,13 @@ __all__ = [
     "runs_html",
     "tpu_generations",
     "where_it_runs",
+    "where_offered",
 ]
 
 if TYPE_CHECKING:
     from gkeml_sdk.backends.gke.gke_client import GkeClient
     from gkeml_sdk.backends.gke.messages import node_pool_messages, node_pool_requests
+    from gkeml_sdk.backends.gke.quotas import QuotaCheck
     from gkeml_sdk.backends.kubernetes.api.config import KubernetesSettings
     from gkeml_sdk.backends.kubernetes.api.lease import LeaseTiming
     from gkeml_sdk.backends.kubernetes.api.transport import ApiRetrySettings
@@ -230,6 +235,7 @@ if TYPE_CHECKING:
     )
     from gkeml_sdk.runs.retry import RetryPolicy
     from gkeml_sdk.scheduling.placement import TopologyPlacement
+    from gkeml_sdk.scheduling.where import where_offered
     from gkeml_sdk.serving.model import ServeModel
     from gkeml_sdk.serving.plan import ServePlan
     from gkeml_sdk.serving.rollout import Autoscaling, Rollout, SpotMix

@@ -12,16 +12,34 @@ from gkeml_sdk import PriceBook, gpu_models, tpu_generations
 def register(commands: Any) -> None:
     """Add `catalog` to the CLI."""
     catalog = commands.add_parser("catalog", help="print GPU or TPU catalog tables")
-    catalog.add_argument("what", choices=("gpus", "tpus"), help="the GPU or the TPU table")
+    catalog.add_argument(
+        "what", choices=("gpus", "tpus", "where"), help="the GPU or the TPU table, or `where NAME`"
+    )
+    catalog.add_argument("name", nargs="?", help="where: the GPU or TPU (h200, v5e, ...)")
     catalog.add_argument("--prices", metavar="FILE", help="YAML/JSON price overrides")
     catalog.set_defaults(handler=_catalog)
 
 
 def _catalog(args: argparse.Namespace) -> int:
+    if args.what == "where" or args.name:
+        return _where(args)
     book = PriceBook.from_file(args.prices) if args.prices else PriceBook.default()
     rows = _gpu_rows(book) if args.what == "gpus" else _tpu_rows(book)
     print(format_table(rows))
     print(f"\nprices per accelerator-hour: {book.source}, as of {book.as_of}")
+    return 0
+
+
+def _where(args: argparse.Namespace) -> int:
+    from gkeml_sdk.cli.catalog_where import where_report
+
+    if args.what != "where" or not args.name:
+        args.command_parser.error("name a GPU or TPU after `where` only: gkeml catalog where h200")
+    heading, rows, lines = where_report(args.name)
+    print(heading)
+    if rows:
+        print(f"\n{format_table(rows)}\n")
+    print("\n".join(lines))
     return 0
 
 

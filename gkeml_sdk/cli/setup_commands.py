@@ -18,6 +18,13 @@ def register(commands: Any) -> None:
     verbs = setup.add_subparsers(title="verbs", metavar="VERB")
     plan = verbs.add_parser("plan", help="print the objects and what apply would change")
     plan.add_argument("--offline", action="store_true", help="print the objects only")
+    plan.add_argument(
+        "--project", help="with --region: check the capacities against the project's quotas"
+    )
+    plan.add_argument(
+        "--region", help="the cluster's region (or zone): where the capacities must be offered"
+    )
+    plan.add_argument("--compute-endpoint", help=argparse.SUPPRESS)  # a test's fake Compute API
     plan.set_defaults(handler=_plan, without_cluster="print the objects only with --offline")
     apply = verbs.add_parser("apply", help="server-side apply the objects that differ")
     apply.set_defaults(
@@ -63,8 +70,18 @@ def _setup(args: argparse.Namespace) -> ClusterSetup:
 
 
 def _plan(args: argparse.Namespace) -> int:
+    if args.project and not args.region:
+        args.command_parser.error("--project needs --region: the quotas are regional")
     setup = _setup(args)
+    if args.region:
+        setup.check_region(args.region)
     sys.stdout.write(setup.compile().to_yaml())
+    if args.project and args.region:
+        from gkeml_sdk.cli.nodepool_commands import quota_check, quota_sentences
+
+        check = quota_check(args.project, args.region, args.compute_endpoint)
+        for sentence in quota_sentences(lambda: check.for_setup(setup)):
+            print(f"# quota: {sentence}")
     if not args.offline:
         print(
             f"---\n# plan against the cluster (nothing written):\n{_client(args).plan_setup(setup)}"

@@ -242,7 +242,15 @@ class Accelerator(GpuFields):
             clients_per_gpu=self.clients_per_gpu or 0,
             flex_start=row.flex_start,
             compact_placement=row.compact_placement,
+            quota_units=machine.gpus,
+            request_units=machine.gpus * self._shares_per_gpu,
         )
+
+    @property
+    def _shares_per_gpu(self) -> int:
+        # MIG instances of the profile, each shared by the time-sharing/MPS clients.
+        instances = (self.gpu.mig_instances(self.mig) or 1) if self.mig else 1
+        return instances * (self.clients_per_gpu or 1)
 
     def __repr__(self) -> str:
         extra = f", mig={self.mig!r}" if self.mig else ""

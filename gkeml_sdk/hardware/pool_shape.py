@@ -38,6 +38,10 @@ class PoolShape:
     flex_start: bool = False
     compact_placement: bool = False
     workload_policy: bool = False  # multi-host placement through a workload policy (TPU7x)
+    # What Compute Engine's quotas count of each node (GPUs, TPU chips), and how many units
+    # of what its pods request it holds (MIG slices and shared GPUs multiply the GPUs).
+    quota_units: int = 0
+    request_units: int = 0
 
 
 class PoolHardware(Protocol):

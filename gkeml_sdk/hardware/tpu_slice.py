@@ -265,6 +265,8 @@ class TpuSlice(SpecModel):
             pools=self.slices,
             flex_start=row.flex_start,
             workload_policy=row.uses_workload_policy and self.multi_host,
+            quota_units=self.chips_per_host,
+            request_units=self.chips_per_host,
         )
 
     def __repr__(self) -> str:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from gkeml_sdk.core.model import DNS1035_LABEL, fail
 from gkeml_sdk.core.rules import check_int32, check_labels, check_name
 from gkeml_sdk.hardware import gpus
+from gkeml_sdk.hardware.availability import check_zones
 from gkeml_sdk.hardware.pool_facts import (
     CRITICAL_PODS_SHUTDOWN_SECONDS,
     DRIVER_LABEL,
@@ -43,6 +44,9 @@ def check_pool(pool: NodePoolFields) -> None:
     _check_provisioning(pool)
     _check_bounds(pool)
     _check_placement(pool)
+    # Rows are keyed by machine type or by the catalog key the price book bills under.
+    keys = (pool.node_machine_type, pool.hardware.billing(1).key)
+    check_zones(keys, shape.display, pool.zones)
     if shape.accelerator_type is None and pool.gpu_driver is not None:
         raise fail(
             f"gpu_driver={pool.gpu_driver!r} on a {shape.display} pool",

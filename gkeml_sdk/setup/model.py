@@ -57,6 +57,28 @@ class ClusterSetup(ClusterSetupFields):
         )
         return cls.from_yaml(text)
 
+    def check_region(self, region: str) -> None:
+        """Raise `SpecError` when a capacity's accelerator is not offered in `region` (or a
+        zone's region) by Google's regions-and-zones page, naming regions that have it
+        (`where_offered`); where the page was not read, nothing is refused.
+
+        Example:
+            >>> from gkeml_sdk import Capacity, TpuSlice
+            >>> setup = ClusterSetup(capacity=[Capacity(accelerator=TpuSlice("v5p", "2x2x1"))],
+            ...                      teams=[Team(name="a", quota={"v5p-2x2x1": 4})])
+            >>> setup.check_region("us-east5")
+            >>> setup.check_region("us-west1")  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            gkeml_sdk.errors.SpecError: TPU v5p 2x2x1 in region 'us-west1'...
+        """
+        from gkeml_sdk.hardware.availability import check_region
+
+        for capacity in self.capacity:
+            shape = capacity.accelerator.pool_shape()
+            keys = (shape.machine_type, capacity.accelerator.price_key)
+            check_region(keys, shape.display, region)
+
     def for_worker(self) -> ClusterSetup:
         """The setup of each worker cluster: the same queues and flavors, without MultiKueue.
 

@@ -1,10 +1,14 @@
 """`ComputeAPIServer`: Compute Engine v1 REST networks, subnetworks and operations on
 127.0.0.1, for the real `google-cloud-compute` clients over REST. Followed from the API
 reference (compute/docs/reference/rest/v1: networks.insert/get, subnetworks.insert/get,
-globalOperations.get, regionOperations.get): inserts answer a `compute#operation` that goes
-PENDING -> RUNNING -> DONE as it is read; a missing resource is 404 with
+globalOperations.get, regionOperations.get, regions.get, projects.get): inserts answer a
+`compute#operation` that goes PENDING -> RUNNING -> DONE as it is read; a missing resource
+is 404 with
 `{"error": {"code": 404, "message": "The resource '...' was not found", "errors": [...]}}`;
-a second insert of a name is 409 alreadyExists; a subnet's network must exist (400)."""
+a second insert of a name is 409 alreadyExists; a subnet's network must exist (400).
+Quotas are `{metric, limit, usage}` entries (numbers, as the API's JSON has them) of a
+`compute#region` (`regions.get`, 404 for a region the fake was not given) and of the
+`compute#project` (`projects.get`: project-wide ones such as GPUS_ALL_REGIONS)."""
 
 from __future__ import annotations
 
@@ -24,6 +28,8 @@ _ROUTES = [
     ("GET", rf"{_P}/global/operations/([^/]+)", "get_global_op"),
     ("GET", rf"{_P}/regions/([^/]+)/operations/([^/]+)", "get_region_op"),
     ("GET", rf"{_P}/zones/([^/]+)/reservations/([^/]+)", "get_reservation"),
+    ("GET", rf"{_P}/regions/([^/]+)", "get_region"),
+    ("GET", _P, "get_project"),
 ]
 _STATES = ("PENDING", "RUNNING", "DONE")
 
@@ -41,9 +47,13 @@ class ComputeAPIServer:
         self.subnets: dict[str, dict[str, Any]] = {}
         self.operations: dict[str, dict[str, Any]] = {}
         self.reservations: dict[str, dict[str, Any]] = {}  # "project/zone/name" -> resource
+        self.regions: dict[str, list[str]] = {}  # region -> its zones
+        self.quotas: dict[str | None, dict[str, tuple[float, float]]] = {}  # None: project's
+        self.denied: set[str] = set()  # paths answered 403 forbidden (a role without the get)
         self.requests: list[tuple[str, str]] = []
         self.lock = threading.Lock()
         self._ids = itertools.count(1)
+        self._permissions: dict[str, str] = {}
         self._httpd: ThreadingHTTPServer | None = None
 
     def __enter__(self) -> ComputeAPIServer:
@@ -135,6 +145,40 @@ class ComputeAPIServer:
                                     "instanceProperties": {"machineType": machine_type}},
         }  # fmt: skip
 
+    def add_region(self, region: str, zones: tuple[str, ...] = ("a", "b", "c")) -> None:
+        """A region regions.get answers, with its zones (suffixes) and no quota yet."""
+        self.regions[region] = [f"{region}-{z}" for z in zones]
+        self.quotas.setdefault(region, {})
+
+    def deny(self, path: str, permission: str) -> None:
+        """Answer GETs of `path` 403 forbidden, as Compute Engine does for a caller without
+        `permission` (compute.regions.get, ...)."""
+        self.denied.add(path)
+        self._permissions[path] = permission
+
+    def grant(self, metric: str, limit: float, usage: float = 0, region: str | None = None) -> None:
+        """A quota of the project: regional in `region`, project-wide when None."""
+        self.quotas.setdefault(region, {})[metric] = (limit, usage)
+
+    def get_region(self, project: str, region: str) -> dict[str, Any]:
+        path = f"projects/{project}/regions/{region}"
+        zones = self._found({r: {"zones": z} for r, z in self.regions.items()}, region, path)
+        base = f"{self.url}/compute/v1/projects/{project}"
+        number = 1000 + list(self.regions).index(region)
+        return {"kind": "compute#region", "id": str(number), "name": region,
+                "description": region, "status": "UP", "selfLink": f"{base}/regions/{region}",
+                "zones": [f"{base}/zones/{z}" for z in zones["zones"]],
+                "quotas": self._quota_list(region), "supportsPzs": False}  # fmt: skip
+
+    def get_project(self, project: str) -> dict[str, Any]:
+        return {"kind": "compute#project", "id": "1", "name": project,
+                "selfLink": f"{self.url}/compute/v1/projects/{project}",
+                "quotas": self._quota_list(None)}  # fmt: skip
+
+    def _quota_list(self, region: str | None) -> list[dict[str, Any]]:
+        found = self.quotas.get(region, {})
+        return [{"metric": m, "limit": lim, "usage": use} for m, (lim, use) in found.items()]
+
     def _operation(
         self, project: str, region: str | None, kind: str, target: str
     ) -> dict[str, Any]:
@@ -186,6 +230,13 @@ class _Handler(BaseHTTPRequestHandler):
         with self.api.lock:
             self.api.requests.append((method, path))
             try:
+                if path in self.api.denied:
+                    resource = path.split("/compute/v1/", 1)[1]
+                    raise _Error(
+                        403,
+                        f"Required '{self.api._permissions[path]}' permission for '{resource}'",
+                        "forbidden",
+                    )
                 for verb, pattern, handler in _ROUTES:
                     match = re.fullmatch(pattern, path)
                     if verb == method and match:
