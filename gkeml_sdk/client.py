@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
     from gkeml_sdk.backends.kubernetes.serving.serve_handle import ServeHandle
     from gkeml_sdk.backends.kubernetes.setup.setup_apply import SetupPlan
-    from gkeml_sdk.backends.local.local_options import LocalSettings
+    from gkeml_sdk.backends.local.plan.local_options import LocalSettings
     from gkeml_sdk.serving.model import ServeModel
     from gkeml_sdk.setup.model import ClusterSetup
 
@@ -78,7 +78,7 @@ class Client:
         self._backend: Backend
         if self.backend_name == "local":
             from gkeml_sdk.backends.local.local_backend import LocalBackend
-            from gkeml_sdk.backends.local.local_options import LocalSettings
+            from gkeml_sdk.backends.local.plan.local_options import LocalSettings
 
             settings = local or LocalSettings()
             # Until the local backend has its RunService (the transition of issue 34).

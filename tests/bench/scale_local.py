@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import gkeml_sdk
 from gkeml_sdk import TrainingJob
 from gkeml_sdk.backends.local import LocalBackend
-from gkeml_sdk.backends.local.run_store import RunDir
+from gkeml_sdk.backends.local.store.run_store import RunDir
 from tests.bench.scale_rows import ScaleRow
 
 GOAL = 2.0

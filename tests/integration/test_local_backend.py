@@ -22,7 +22,7 @@ from gkeml_sdk import (
     TrainingJob,
 )
 from gkeml_sdk.backends.local import LocalBackend, LocalOptions, LocalRun, local_run
-from gkeml_sdk.backends.local.procs import ProcessId, alive
+from gkeml_sdk.backends.local.system.procs import ProcessId, alive
 
 FAST = LocalOptions(grace_seconds=0.5)
 

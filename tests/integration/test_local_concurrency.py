@@ -17,8 +17,8 @@ import pytest
 
 from gkeml_sdk import FailureCause, RunState, SpecError, TrainingJob
 from gkeml_sdk.backends.local import LocalBackend, LocalOptions, LocalRun
-from gkeml_sdk.backends.local.procs import ProcessId, alive, group_alive
-from gkeml_sdk.backends.local.run_store import RunDir
+from gkeml_sdk.backends.local.system.procs import ProcessId, alive, group_alive
+from gkeml_sdk.backends.local.store.run_store import RunDir
 
 FAST = LocalOptions(grace_seconds=0.5)
 ROOT = Path(__file__).resolve().parents[2]

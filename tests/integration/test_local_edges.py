@@ -19,9 +19,9 @@ import pytest
 
 from gkeml_sdk import GkemlError, RunState, TrainingJob
 from gkeml_sdk.backends.local import LocalBackend, LocalOptions, LocalRun
-from gkeml_sdk.backends.local.procs import ProcessId, alive
-from gkeml_sdk.backends.local.run_state import LocalRunState, ProcessRecord
-from gkeml_sdk.backends.local.run_store import RESERVE, STATE, RunDir
+from gkeml_sdk.backends.local.system.procs import ProcessId, alive
+from gkeml_sdk.backends.local.store.run_state import LocalRunState, ProcessRecord
+from gkeml_sdk.backends.local.store.run_store import RESERVE, STATE, RunDir
 from gkeml_sdk.errors import ConfigError, NotFoundError
 from gkeml_sdk.runs.handle import RunStatus
 
@@ -235,8 +235,9 @@ FULL_AT_THE_END = textwrap.dedent(
     """
     import errno, sys
     from gkeml_sdk import LocalOptions, TrainingJob
-    from gkeml_sdk.backends.local import run_store, supervisor
-    from gkeml_sdk.backends.local.run_files import write_run
+    from gkeml_sdk.backends.local.store import run_store
+    from gkeml_sdk.backends.local.supervision import supervisor
+    from gkeml_sdk.backends.local.store.run_files import write_run
     run = run_store.RunDir(sys.argv[1])
     write_run(TrainingJob(name="r", command=["true"]), "default", run, {}, LocalOptions())
     write = run_store.RunDir.write

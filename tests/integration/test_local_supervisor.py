@@ -17,15 +17,17 @@ from typing import Any
 import pytest
 
 from gkeml_sdk import RunState, TrainingJob
-from gkeml_sdk.backends.local import LocalBackend, detach, local_backend, run_files
+from gkeml_sdk.backends.local import LocalBackend, local_backend
+from gkeml_sdk.backends.local.store import run_files
+from gkeml_sdk.backends.local.supervision import detach
 from gkeml_sdk.errors import ConfigError
 
 REPORTING = """
 import json, os, sys
 sys.path.append(sys.argv.pop(1))
-from gkeml_sdk.backends.local import supervisor
-from gkeml_sdk.backends.local.procs import ProcessId
-from gkeml_sdk.backends.local.run_store import RunDir
+from gkeml_sdk.backends.local.supervision import supervisor
+from gkeml_sdk.backends.local.system.procs import ProcessId
+from gkeml_sdk.backends.local.store.run_store import RunDir
 run = RunDir(sys.argv[1])
 run.write_supervisor(ProcessId.of(os.getpid()))
 waits = 0
@@ -43,7 +45,7 @@ HEAVY = (
     "subprocess", "tempfile", "shutil", "threading", "queue", "uuid", "logging", "pathlib",
     "socket", "pydantic", "yaml",
     "gkeml_sdk.runs.handle", "gkeml_sdk.runs.workload", "gkeml_sdk.training.model",
-    "gkeml_sdk.backends.local.local_backend", "gkeml_sdk.backends.local.local_options",
+    "gkeml_sdk.backends.local.local_backend", "gkeml_sdk.backends.local.plan.local_options",
 )  # fmt: skip
 # Each rank outlives several of the old 50 ms polls, so a polling loop would wake many times.
 SLEEPER = ["python", "-c", "import time; time.sleep(0.4)"]
@@ -72,7 +74,7 @@ def test_the_supervisor_imports_neither_pydantic_nor_the_spec_layer(
     run = LocalBackend(run_dir=tmp_path).submit(job)
     assert run.state.state is RunState.SUCCEEDED
     modules = reports[0]["modules"]
-    assert "gkeml_sdk.backends.local.supervisor" in modules  # the report is of a supervisor
+    assert "gkeml_sdk.backends.local.supervision.supervisor" in modules  # the report is of a supervisor
     assert [m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core", "yaml")] == []
     # The launcher is the stdlib-only program a pod runs, shared so restarts count alike.
     training = [m for m in modules if m.startswith("gkeml_sdk.training")]
@@ -91,7 +93,7 @@ def test_the_launcher_starts_without_heavy_modules() -> None:
     argv[entry] = "import json; " + argv[entry]
     done = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60)
     modules = json.loads(done.stdout)
-    assert "gkeml_sdk.backends.local.supervisor" in modules
+    assert "gkeml_sdk.backends.local.supervision.supervisor" in modules
     assert [m for m in HEAVY if m in modules] == []
 
 

@@ -18,15 +18,15 @@ from gkeml_sdk.core.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "LocalBackend": "gkeml_sdk.backends.local.local_backend",
-    "LocalOptions": "gkeml_sdk.backends.local.local_options",
-    "LocalRun": "gkeml_sdk.backends.local.local_run",
+    "LocalOptions": "gkeml_sdk.backends.local.plan.local_options",
+    "LocalRun": "gkeml_sdk.backends.local.runs.local_run",
 }
 __all__ = ["LocalBackend", "LocalOptions", "LocalRun"]
 
 if TYPE_CHECKING:
     from gkeml_sdk.backends.local.local_backend import LocalBackend
-    from gkeml_sdk.backends.local.local_options import LocalOptions
-    from gkeml_sdk.backends.local.local_run import LocalRun
+    from gkeml_sdk.backends.local.plan.local_options import LocalOptions
+    from gkeml_sdk.backends.local.runs.local_run import LocalRun
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__, globals())

@@ -12,26 +12,26 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from gkeml_sdk.backends.local.confined import (
+from gkeml_sdk.backends.local.system.confined import (
     STORE_NAME,
     check_store_name,
     remove_run_dir,
     run_path,
 )
-from gkeml_sdk.backends.local.detach import supervisor_launch
-from gkeml_sdk.backends.local.launch_plan import DEFAULT_GRACE_SECONDS
-from gkeml_sdk.backends.local.local_environment import (
+from gkeml_sdk.backends.local.supervision.detach import supervisor_launch
+from gkeml_sdk.backends.local.plan.launch_plan import DEFAULT_GRACE_SECONDS
+from gkeml_sdk.backends.local.plan.local_environment import (
     check_secrets_stay_out_of_argv,
     secret_values,
     slots,
 )
-from gkeml_sdk.backends.local.local_options import LocalOptions, resolve_run_root
-from gkeml_sdk.backends.local.local_run import CANCEL_MARGIN_SECONDS, LocalRun, stop_supervisor
-from gkeml_sdk.backends.local.local_volumes import volume_folders
-from gkeml_sdk.backends.local.run_files import write_run
-from gkeml_sdk.backends.local.run_state import LocalRunState
-from gkeml_sdk.backends.local.run_store import RunDir
-from gkeml_sdk.backends.local.submit_lock import lock_path, submission
+from gkeml_sdk.backends.local.plan.local_options import LocalOptions, resolve_run_root
+from gkeml_sdk.backends.local.runs.local_run import CANCEL_MARGIN_SECONDS, LocalRun, stop_supervisor
+from gkeml_sdk.backends.local.plan.local_volumes import volume_folders
+from gkeml_sdk.backends.local.store.run_files import write_run
+from gkeml_sdk.backends.local.store.run_state import LocalRunState
+from gkeml_sdk.backends.local.store.run_store import RunDir
+from gkeml_sdk.backends.local.system.submit_lock import lock_path, submission
 from gkeml_sdk.errors import (
     ConfigError,
     GkemlError,

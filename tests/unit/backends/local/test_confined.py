@@ -19,9 +19,9 @@ from gkeml_sdk import (
     TrainingJob,
 )
 from gkeml_sdk.backends.local import LocalBackend
-from gkeml_sdk.backends.local.confined import remove_run_dir, run_path
-from gkeml_sdk.backends.local.run_state import LocalRunState
-from gkeml_sdk.backends.local.run_store import RunDir
+from gkeml_sdk.backends.local.system.confined import remove_run_dir, run_path
+from gkeml_sdk.backends.local.store.run_state import LocalRunState
+from gkeml_sdk.backends.local.store.run_store import RunDir
 from gkeml_sdk.runs.handle import RunState, RunStatus
 
 BAD_NAMES = [

@@ -17,11 +17,11 @@ import pytest
 
 from gkeml_sdk import TrainingJob
 from gkeml_sdk.backends.local.local_backend import LocalBackend
-from gkeml_sdk.backends.local.local_options import LocalOptions
-from gkeml_sdk.backends.local.procs import ProcessId
-from gkeml_sdk.backends.local.run_files import write_run
-from gkeml_sdk.backends.local.run_state import ProcessRecord
-from gkeml_sdk.backends.local.run_store import (
+from gkeml_sdk.backends.local.plan.local_options import LocalOptions
+from gkeml_sdk.backends.local.system.procs import ProcessId
+from gkeml_sdk.backends.local.store.run_files import write_run
+from gkeml_sdk.backends.local.store.run_state import ProcessRecord
+from gkeml_sdk.backends.local.store.run_store import (
     CANCEL,
     JOB,
     LAUNCH,

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from gkeml_sdk import TrainingJob
-from gkeml_sdk.backends.local.launch_plan import plan_launch
+from gkeml_sdk.backends.local.plan.launch_plan import plan_launch
 from gkeml_sdk.backends.local.local_backend import LocalBackend
-from gkeml_sdk.backends.local.local_options import LocalOptions
-from gkeml_sdk.backends.local.procs import ProcessId
-from gkeml_sdk.backends.local.run_state import STATE_SCHEMA, LocalRunState, ProcessRecord
-from gkeml_sdk.backends.local.run_store import (
+from gkeml_sdk.backends.local.plan.local_options import LocalOptions
+from gkeml_sdk.backends.local.system.procs import ProcessId
+from gkeml_sdk.backends.local.store.run_state import STATE_SCHEMA, LocalRunState, ProcessRecord
+from gkeml_sdk.backends.local.store.run_store import (
     LAUNCH,
     LAUNCH_SCHEMA,
     STATE,

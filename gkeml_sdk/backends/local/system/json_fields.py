@@ -29,7 +29,7 @@ def parse_json(raw: bytes) -> object:
         >>> parse_json(b"[" * 100_000)
         Traceback (most recent call last):
         ...
-        gkeml_sdk.backends.local.json_fields.ShapeError: nested too deep to be a file gkeml wrote
+        gkeml_sdk.backends.local.system.json_fields.ShapeError: nested too deep to be a file gkeml wrote
     """
     if len(raw) > MAX_FILE_BYTES:
         raise ShapeError(f"{len(raw):,} bytes, more than the {MAX_FILE_BYTES:,} gkeml ever writes")
@@ -52,7 +52,7 @@ class Fields:
         >>> f.whole("start")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        gkeml_sdk.backends.local.json_fields.ShapeError: supervisor.json: start is a boolean, ...
+        gkeml_sdk.backends.local.system.json_fields.ShapeError: supervisor.json: start is a boolean, ...
     """
 
     def __init__(self, data: object, where: str) -> None:

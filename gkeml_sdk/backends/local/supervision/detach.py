@@ -11,8 +11,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from gkeml_sdk.backends.local.run_store import RunDir
-from gkeml_sdk.backends.local.supervisor_process import GO
+from gkeml_sdk.backends.local.store.run_store import RunDir
+from gkeml_sdk.backends.local.supervision.supervisor_process import GO
 from gkeml_sdk.errors import GkemlError
 
 # A submit starts the supervisor within this time or fails.
@@ -24,7 +24,7 @@ _CODE_ROOT = str(Path(__file__).resolve().parents[3])
 # files (editable installs, vendor hooks) cost more than the rest of its start.
 _START = (
     "import sys; sys.path.append(sys.argv.pop(1)); "
-    "from gkeml_sdk.backends.local.supervisor_process import main; main(sys.argv[1:])"
+    "from gkeml_sdk.backends.local.supervision.supervisor_process import main; main(sys.argv[1:])"
 )
 
 

@@ -11,12 +11,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from gkeml_sdk.backends.local.launch_plan import DEFAULT_GRACE_SECONDS
-from gkeml_sdk.backends.local.log_readers import SlotLogs, TimedLogs
-from gkeml_sdk.backends.local.procs import ProcessId, alive, stop_groups, wait_exit
-from gkeml_sdk.backends.local.run_state import LocalRunState
-from gkeml_sdk.backends.local.run_store import RunDir
-from gkeml_sdk.backends.local.submit_lock import submission, submission_in_progress
+from gkeml_sdk.backends.local.plan.launch_plan import DEFAULT_GRACE_SECONDS
+from gkeml_sdk.backends.local.runs.log_readers import SlotLogs, TimedLogs
+from gkeml_sdk.backends.local.system.procs import ProcessId, alive, stop_groups, wait_exit
+from gkeml_sdk.backends.local.store.run_state import LocalRunState
+from gkeml_sdk.backends.local.store.run_store import RunDir
+from gkeml_sdk.backends.local.system.submit_lock import submission, submission_in_progress
 from gkeml_sdk.errors import GkemlError, NotFoundError, RunTimeoutError
 from gkeml_sdk.runs.explain.explanation import Explanation
 from gkeml_sdk.runs.explain.local_reasons import explain_local
