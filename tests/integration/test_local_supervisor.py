@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from gkeml_sdk import RunState, TrainingJob
-from gkeml_sdk.backends.local import LocalBackend, local_backend
+from gkeml_sdk.backends.local import LocalBackend
+from gkeml_sdk.backends.local.runs import submission
 from gkeml_sdk.backends.local.store import run_files
 from gkeml_sdk.backends.local.supervision import detach
 from gkeml_sdk.errors import ConfigError
@@ -63,7 +64,7 @@ def reports(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         done = subprocess.run(argv, capture_output=True, check=True, timeout=120)
         found.append(json.loads(done.stdout))
 
-    monkeypatch.setattr(local_backend, "supervisor_launch", foreground)
+    monkeypatch.setattr(submission, "supervisor_launch", foreground)
     return found
 
 
@@ -71,10 +72,10 @@ def test_the_supervisor_imports_neither_pydantic_nor_the_spec_layer(
     tmp_path: Path, reports: list[dict[str, Any]]
 ) -> None:
     job = TrainingJob(name="lean", command=["python", "-c", "pass"], nodes=2)
-    run = LocalBackend(run_dir=tmp_path).submit(job)
-    assert run.state.state is RunState.SUCCEEDED
+    snap = LocalBackend(run_dir=tmp_path).submit(job)  # its supervisor ran in the foreground
+    assert snap.status.state is RunState.SUCCEEDED
     modules = reports[0]["modules"]
-    assert "gkeml_sdk.backends.local.supervision.supervisor" in modules  # the report is of a supervisor
+    assert "gkeml_sdk.backends.local.supervision.supervisor" in modules  # a supervisor's report
     assert [m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core", "yaml")] == []
     # The launcher is the stdlib-only program a pod runs, shared so restarts count alike.
     training = [m for m in modules if m.startswith("gkeml_sdk.training")]
@@ -100,9 +101,9 @@ def test_the_launcher_starts_without_heavy_modules() -> None:
 def test_the_supervisor_wakes_once_per_exit_not_per_poll(
     tmp_path: Path, reports: list[dict[str, Any]]
 ) -> None:
-    run = LocalBackend(run_dir=tmp_path).submit(TrainingJob(name="s", command=SLEEPER, nodes=2))
-    assert run.state.state is RunState.SUCCEEDED
-    assert run.exit_codes == {"0": 0, "1": 0}
+    snap = LocalBackend(run_dir=tmp_path).submit(TrainingJob(name="s", command=SLEEPER, nodes=2))
+    assert snap.status.state is RunState.SUCCEEDED
+    assert snap.exit_codes == {"0": 0, "1": 0}
     # Woken by each exit's SIGCHLD (two exits close together share one wake-up, and both may
     # be over before the first check); a 50 ms poll would have woken at least 8 times.
     assert reports[0]["waits"] <= 2

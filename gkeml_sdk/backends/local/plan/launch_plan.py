@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from gkeml_sdk.backends.local.system.json_fields import Fields
 from gkeml_sdk.backends.local.plan.local_environment import slot_env, slots
+from gkeml_sdk.backends.local.system.json_fields import Fields
 
 if TYPE_CHECKING:
     from gkeml_sdk.backends.local.plan.local_options import LocalOptions

@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gkeml_sdk.backends.local.system.confined import READ_ONLY_MODE, make_private_dir, write_private
 from gkeml_sdk.backends.local.plan.launch_plan import plan_launch
 from gkeml_sdk.backends.local.store.run_state import LocalRunState
 from gkeml_sdk.backends.local.store.run_store import JOB, RunDir
+from gkeml_sdk.backends.local.system.confined import READ_ONLY_MODE, make_private_dir, write_private
 from gkeml_sdk.runs.states import RunState, RunStatus
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from gkeml_sdk.errors import GkemlError
 # A submit starts the supervisor within this time or fails.
 LAUNCH_TIMEOUT_SECONDS = 60.0
 # The folder holding this gkeml_sdk: the new interpreter runs the caller's copy of the code.
-_CODE_ROOT = str(Path(__file__).resolve().parents[3])
+_CODE_ROOT = str(Path(__file__).resolve().parents[__name__.count(".")])
 # Isolated (-I: no PYTHON* variables, user site or working directory on its path) and without
 # `site` (-S): the supervisor needs only the standard library and gkeml_sdk, and site's .pth
 # files (editable installs, vendor hooks) cost more than the rest of its start.

@@ -21,10 +21,10 @@ from gkeml_sdk.backends.local.plan.local_environment import (
     record_local_start,
     start_env,
 )
-from gkeml_sdk.backends.local.supervision.log_pump import LogPump
-from gkeml_sdk.backends.local.system.procs import ProcessId, free_ports, stop_groups
 from gkeml_sdk.backends.local.store.run_state import ProcessRecord
 from gkeml_sdk.backends.local.store.run_store import STATE, RunDir
+from gkeml_sdk.backends.local.supervision.log_pump import LogPump
+from gkeml_sdk.backends.local.system.procs import ProcessId, free_ports, stop_groups
 from gkeml_sdk.backends.local.system.spawn import Child, start_in_group
 from gkeml_sdk.runs.states import FailureCause, RunState, RunStatus
 
