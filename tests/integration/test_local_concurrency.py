@@ -87,13 +87,13 @@ KILLED_SUBMITTER = textwrap.dedent(
     import contextlib, sys, time
     from gkeml_sdk import TrainingJob
     from gkeml_sdk.backends.local import LocalBackend
-    from gkeml_sdk.backends.local.runs import submission
+    from gkeml_sdk.backends.local.runs import local_submit
     @contextlib.contextmanager
     def hang(path, secrets):  # the submitter dies here, before its supervisor is recorded
         yield
         print("launching", flush=True)
         time.sleep(600)
-    submission.supervisor_launch = hang
+    local_submit.supervisor_launch = hang
     LocalBackend(run_dir=sys.argv[1]).submit(TrainingJob(name="orphan", command=["true"]))
     """
 )

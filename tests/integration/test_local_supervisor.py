@@ -18,7 +18,7 @@ import pytest
 
 from gkeml_sdk import RunState, TrainingJob
 from gkeml_sdk.backends.local import LocalBackend
-from gkeml_sdk.backends.local.runs import submission
+from gkeml_sdk.backends.local.runs import local_submit
 from gkeml_sdk.backends.local.store import run_files
 from gkeml_sdk.backends.local.supervision import detach
 from gkeml_sdk.errors import ConfigError
@@ -64,7 +64,7 @@ def reports(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         done = subprocess.run(argv, capture_output=True, check=True, timeout=120)
         found.append(json.loads(done.stdout))
 
-    monkeypatch.setattr(submission, "supervisor_launch", foreground)
+    monkeypatch.setattr(local_submit, "supervisor_launch", foreground)
     return found
 
 

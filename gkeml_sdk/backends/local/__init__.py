@@ -20,14 +20,14 @@ from gkeml_sdk.core.lazy_exports import lazy_exports
 _EXPORTS = {
     "LocalBackend": "gkeml_sdk.backends.local.local_backend",
     "LocalOptions": "gkeml_sdk.backends.local.plan.local_options",
-    "LocalRunService": "gkeml_sdk.backends.local.runs.service",
+    "LocalRunService": "gkeml_sdk.backends.local.runs.local_service",
 }
 __all__ = ["LocalBackend", "LocalOptions", "LocalRunService"]
 
 if TYPE_CHECKING:
     from gkeml_sdk.backends.local.local_backend import LocalBackend
     from gkeml_sdk.backends.local.plan.local_options import LocalOptions
-    from gkeml_sdk.backends.local.runs.service import LocalRunService
+    from gkeml_sdk.backends.local.runs.local_service import LocalRunService
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__, globals())

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, NoReturn
 
 from gkeml_sdk.backends.local.plan.local_environment import slots
 from gkeml_sdk.backends.local.plan.local_options import LocalOptions, resolve_run_root
-from gkeml_sdk.backends.local.runs.service import LocalRunService
-from gkeml_sdk.backends.local.runs.submission import RunPlace
+from gkeml_sdk.backends.local.runs.local_service import LocalRunService
+from gkeml_sdk.backends.local.runs.local_submit import RunPlace
 from gkeml_sdk.backends.local.system.confined import check_store_name
 from gkeml_sdk.errors import ConfigError
 from gkeml_sdk.runs.explain.explanation import Preview

@@ -10,7 +10,7 @@ import signal
 import time
 
 from gkeml_sdk.backends.local.plan.launch_plan import DEFAULT_GRACE_SECONDS
-from gkeml_sdk.backends.local.runs.reading import read_run
+from gkeml_sdk.backends.local.runs.run_reads import read_run
 from gkeml_sdk.backends.local.store.run_state import LocalRunState
 from gkeml_sdk.backends.local.store.run_store import RunDir
 from gkeml_sdk.backends.local.system.procs import ProcessId, alive, stop_groups, wait_exit

@@ -12,10 +12,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from gkeml_sdk.backends.local.plan.local_options import LocalOptions
+from gkeml_sdk.backends.local.runs.local_submit import RunPlace, submit_run
 from gkeml_sdk.backends.local.runs.log_readers import SlotLogs, TimedLogs
-from gkeml_sdk.backends.local.runs.reading import read_run
+from gkeml_sdk.backends.local.runs.run_reads import read_run
 from gkeml_sdk.backends.local.runs.stopping import stop_run, stop_unreadable
-from gkeml_sdk.backends.local.runs.submission import RunPlace, submit_run
 from gkeml_sdk.backends.local.store.run_state import LocalRunState
 from gkeml_sdk.backends.local.store.run_store import RunDir
 from gkeml_sdk.backends.local.system.confined import (
@@ -63,7 +63,7 @@ class LocalRunService:
     def submit(
         self, job: TrainingJob, retry: RetryPolicy | None, *, options: LocalOptions | None = None
     ) -> RunSnapshot:
-        """Start `job` (see `submission`); `retry` has no local meaning (there is no
+        """Start `job` (see `local_submit`); `retry` has no local meaning (there is no
         infrastructure to lose) and is ignored; `options` replace the service's for this run."""
         if retry is not None:
             log.debug("retry policy ignored by the local backend")

@@ -19,7 +19,7 @@ from gkeml_sdk.backends.local.plan.local_environment import (
 )
 from gkeml_sdk.backends.local.plan.local_options import LocalOptions
 from gkeml_sdk.backends.local.plan.local_volumes import volume_folders
-from gkeml_sdk.backends.local.runs.reading import read_run
+from gkeml_sdk.backends.local.runs.run_reads import read_run
 from gkeml_sdk.backends.local.runs.stopping import stop_run
 from gkeml_sdk.backends.local.store.run_files import write_run
 from gkeml_sdk.backends.local.store.run_state import LocalRunState
