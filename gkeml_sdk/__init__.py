@@ -51,8 +51,8 @@ _EXPORTS = {
     "Client": "gkeml_sdk.client",
     "KubernetesSettings": "gkeml_sdk.backends.kubernetes.api.config",
     "ApiRetrySettings": "gkeml_sdk.backends.kubernetes.api.transport",
-    "LocalSettings": "gkeml_sdk.backends.local.local_options",
-    "LocalOptions": "gkeml_sdk.backends.local.local_options",
+    "LocalSettings": "gkeml_sdk.backends.local.plan.local_options",
+    "LocalOptions": "gkeml_sdk.backends.local.plan.local_options",
     "ServeHandle": "gkeml_sdk.backends.kubernetes.serving.serve_handle",
     "StandbyManager": "gkeml_sdk.backends.kubernetes.standby.manager",
     "run_controller": "gkeml_sdk.backends.kubernetes.controller.run_controller",
@@ -198,7 +198,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.setup.setup_apply import SetupPlan
     from gkeml_sdk.backends.kubernetes.standby.drill import DrillReport
     from gkeml_sdk.backends.kubernetes.standby.manager import StandbyManager
-    from gkeml_sdk.backends.local.local_options import LocalOptions, LocalSettings
+    from gkeml_sdk.backends.local.plan.local_options import LocalOptions, LocalSettings
     from gkeml_sdk.client import Client
     from gkeml_sdk.core.manifests import Manifests
     from gkeml_sdk.core.secret_ref import SecretRef

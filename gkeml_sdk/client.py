@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
     from gkeml_sdk.backends.kubernetes.serving.serve_handle import ServeHandle
     from gkeml_sdk.backends.kubernetes.setup.setup_apply import SetupPlan
-    from gkeml_sdk.backends.local.local_options import LocalSettings
+    from gkeml_sdk.backends.local.plan.local_options import LocalSettings
     from gkeml_sdk.serving.model import ServeModel
     from gkeml_sdk.setup.model import ClusterSetup
 
@@ -33,11 +33,11 @@ class Backend(Protocol):
     @property
     def service(self) -> RunService: ...
 
-    def submit(self, job: TrainingJob, retry: RetryPolicy | None) -> RunSnapshot | Run: ...
+    def submit(self, job: TrainingJob, retry: RetryPolicy | None) -> RunSnapshot: ...
 
-    def runs(self) -> Sequence[RunSnapshot | Run]: ...
+    def runs(self) -> Sequence[RunSnapshot]: ...
 
-    def get_run(self, name: str) -> RunSnapshot | Run: ...
+    def get_run(self, name: str) -> RunSnapshot: ...
 
     def serve(self, svc: ServeModel) -> ServeHandle: ...
 
@@ -78,11 +78,10 @@ class Client:
         self._backend: Backend
         if self.backend_name == "local":
             from gkeml_sdk.backends.local.local_backend import LocalBackend
-            from gkeml_sdk.backends.local.local_options import LocalSettings
+            from gkeml_sdk.backends.local.plan.local_options import LocalSettings
 
             settings = local or LocalSettings()
-            # Until the local backend has its RunService (the transition of issue 34).
-            self._backend = LocalBackend(  # type: ignore[assignment]
+            self._backend = LocalBackend(
                 settings.run_dir,
                 settings.namespace,
                 options=settings.options,
@@ -113,7 +112,7 @@ class Client:
 
     def runs(self) -> list[Run]:
         """Runs submitted by gkeml (in the namespace, or the local run directory), newest first."""
-        return [self._handle(made) for made in self._backend.runs()]
+        return [self._handle(snap) for snap in self._backend.runs()]
 
     def get_run(self, name: str) -> Run:
         """The run called `name`; raises `NotFoundError` when there is none."""
@@ -126,12 +125,10 @@ class Client:
 
     def wait_all(self, runs: list[Run], timeout: float | None = None) -> list[RunStatus]:
         """Wait for several runs at once (sharing watch streams on Kubernetes)."""
-        if self.backend_name == "local":  # until the local backend has its RunService
-            return self._backend.wait_all(runs, timeout)  # type: ignore[attr-defined,no-any-return]
         return self._backend.service.wait([r.ref for r in runs], timeout)
 
-    def _handle(self, made: RunSnapshot | Run) -> Run:
-        return made if isinstance(made, Run) else Run(self._backend.service, made.ref)
+    def _handle(self, snap: RunSnapshot) -> Run:
+        return Run(self._backend.service, snap.ref)
 
     def plan_setup(self, setup: ClusterSetup) -> SetupPlan:
         """What applying `setup` would create or change on the cluster (reads only)."""

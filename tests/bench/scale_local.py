@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import gkeml_sdk
 from gkeml_sdk import TrainingJob
 from gkeml_sdk.backends.local import LocalBackend
-from gkeml_sdk.backends.local.run_store import RunDir
+from gkeml_sdk.backends.local.store.run_store import RunDir
 from tests.bench.scale_rows import ScaleRow
 
 GOAL = 2.0
@@ -82,11 +82,12 @@ def _measure(runs: int) -> tuple[list[tuple[float, float]], list[tuple[float, fl
 
 
 def _local_once(backend: LocalBackend, job: TrainingJob) -> None:
-    run = backend.submit(job)
-    state = run.wait(timeout=120).state
+    snap = backend.submit(job)
+    state = backend.service.wait([snap.ref], timeout=120)[0].state
     if state.value != "Succeeded":
-        raise RuntimeError(f"the bench job ended {state}: {list(run.logs())}")
-    supervisor = RunDir(run.path).read_supervisor()
+        raise RuntimeError(f"the bench job ended {state}: {list(backend.service.logs(snap.ref))}")
+    assert snap.path is not None
+    supervisor = RunDir(snap.path).read_supervisor()
     assert supervisor is not None
     # Reparented here when its launcher exited; waiting adds its CPU to RUSAGE_CHILDREN.
     os.waitpid(supervisor.pid, 0)

@@ -21,8 +21,11 @@ from gkeml_sdk import (
     RunTimeoutError,
     TrainingJob,
 )
-from gkeml_sdk.backends.local import LocalBackend, LocalOptions, LocalRun, local_run
-from gkeml_sdk.backends.local.procs import ProcessId, alive
+from gkeml_sdk.backends.local import LocalBackend, LocalOptions
+from gkeml_sdk.backends.local.runs import stopping
+from gkeml_sdk.backends.local.system.procs import ProcessId, alive
+from gkeml_sdk.runs.handle import Run
+from tests.local_runs import checkpoints_of, get_run, record_of, runs, submit
 
 FAST = LocalOptions(grace_seconds=0.5)
 
@@ -53,7 +56,7 @@ def backend(tmp_path: Path) -> LocalBackend:
 
 
 def test_two_nodes_get_the_contract(backend: LocalBackend) -> None:
-    run = backend.submit(TrainingJob.from_code(DUMP_ENV, name="env", nodes=2, env={"MINE": "1"}))
+    run = submit(backend, TrainingJob.from_code(DUMP_ENV, name="env", nodes=2, env={"MINE": "1"}))
     assert run.wait(timeout=30).state is RunState.SUCCEEDED
     envs = {line[:3]: json.loads(line[4:]) for line in run.logs()}
     assert sorted(envs) == ["[0]", "[1]"]
@@ -64,14 +67,14 @@ def test_two_nodes_get_the_contract(backend: LocalBackend) -> None:
     assert zero["NNODES"] == zero["WORLD_SIZE"] == "2"
     assert zero["GKEML_BACKEND"] == "local"
     assert zero["GKEML_RESTART_ATTEMPT"] == "0"
-    assert zero["GKEML_CHECKPOINT_DIR"] == str(run.checkpoint_dir)
+    assert zero["GKEML_CHECKPOINT_DIR"] == str(checkpoints_of(run))
     assert run.exit_codes == {"0": 0, "1": 0}
 
 
 def test_gang_restarts_then_fails_as_user_code(backend: LocalBackend) -> None:
     code = "import os, sys\nprint('attempt', os.environ['GKEML_RESTART_ATTEMPT'])\n"
     code += "sys.exit(3 if os.environ['NODE_RANK'] == '1' else 0)\n"
-    run = backend.submit(TrainingJob.from_code(code, name="flaky", nodes=2, max_restarts=2))
+    run = submit(backend, TrainingJob.from_code(code, name="flaky", nodes=2, max_restarts=2))
     status = run.wait(timeout=30)
     assert (status.state, status.cause, status.reason) == (
         RunState.FAILED,
@@ -100,12 +103,12 @@ def test_chaos_preempts_without_spending_restarts_and_code_resumes(tmp_path: Pat
     backend = LocalBackend(
         run_dir=tmp_path, options=LocalOptions(chaos_after=0.4, grace_seconds=0.5)
     )
-    run = backend.submit(TrainingJob.from_code(RESUMING, name="chaos", nodes=2))
+    run = submit(backend, TrainingJob.from_code(RESUMING, name="chaos", nodes=2))
     assert run.wait(timeout=30).state is RunState.SUCCEEDED
     assert run.counters.preemptions == 1 and run.counters.user_restarts == 0
     states = [t.status.state for t in run.history]
     assert RunState.PREEMPTED in states
-    starts = [line for line in run.logs(slot="0") if "start" in line]
+    starts = [line for line in backend.service.logs(run.ref, slot="0") if "start" in line]
     assert starts[0] == "[0] start 0 attempt 0"
     resumed_at = int(starts[1].split()[2])
     assert 0 < resumed_at < 30 and starts[1].endswith("attempt 1")
@@ -115,7 +118,7 @@ def test_single_pod_job_retries_only_its_own_failures(backend: LocalBackend) -> 
     code = "import os, pathlib, sys\nmark = pathlib.Path(os.environ['GKEML_CHECKPOINT_DIR'], 'm')\n"
     code += "print('attempt', os.environ['GKEML_RESTART_ATTEMPT'])\n"
     code += "sys.exit(0 if mark.exists() else (mark.touch() or 1))\n"
-    run = backend.submit(TrainingJob.from_code(code, name="retry", max_restarts=1))
+    run = submit(backend, TrainingJob.from_code(code, name="retry", max_restarts=1))
     assert run.wait(timeout=30).state is RunState.SUCCEEDED
     assert list(run.logs()) == ["[0] attempt 0", "[0] attempt 1"]
 
@@ -125,11 +128,11 @@ def test_cancel_stops_every_process_of_the_group(backend: LocalBackend) -> None:
     # One string: with PYTHONUNBUFFERED each piece of print(a, b) is its own write, and a
     # read between them would see the line as far as 'child'.
     code += "print(f'child {p.pid}', flush=True)\ntime.sleep(60)\n"
-    run = backend.submit(TrainingJob.from_code(code, name="cancel", nodes=2))
+    run = submit(backend, TrainingJob.from_code(code, name="cancel", nodes=2))
     children = _wait_for_lines(run, "child", 2)
     run.cancel()
     assert run.state.state is RunState.CANCELLED
-    for pid in children + [p.pid for p in run.record().processes]:
+    for pid in children + [p.pid for p in record_of(run).processes]:
         assert not alive(ProcessId(pid))
     run.cancel()  # idempotent
 
@@ -137,12 +140,12 @@ def test_cancel_stops_every_process_of_the_group(backend: LocalBackend) -> None:
 def test_cancel_waits_for_the_grace_of_the_local_options(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(local_run, "CANCEL_MARGIN_SECONDS", 0.5)
+    monkeypatch.setattr(stopping, "CANCEL_MARGIN_SECONDS", 0.5)
     backend = LocalBackend(run_dir=tmp_path, options=LocalOptions(grace_seconds=2))
     code = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
     code += "print('ready 1', flush=True)\ntime.sleep(60)\n"
     job = TrainingJob.from_code(code, name="stubborn", termination_grace_seconds=1)
-    run = backend.submit(job)
+    run = submit(backend, job)
     _wait_for_lines(run, "ready", 1)
     run.cancel()
     assert run.state.state is RunState.CANCELLED
@@ -152,10 +155,10 @@ def test_cancel_waits_for_the_grace_of_the_local_options(
 
 
 def test_killed_supervisor_is_reported_and_leaves_nothing_running(backend: LocalBackend) -> None:
-    run = backend.submit(TrainingJob(name="crash", command=["sleep", "60"], nodes=2))
+    run = submit(backend, TrainingJob(name="crash", command=["sleep", "60"], nodes=2))
     _wait_for_state(run, RunState.RUNNING)
-    pids = [p.pid for p in run.record().processes]
-    supervisor = json.loads((run.path / "supervisor.json").read_text())["pid"]
+    pids = [p.pid for p in record_of(run).processes]
+    supervisor = json.loads((run.snapshot().path / "supervisor.json").read_text())["pid"]
     os.kill(supervisor, signal.SIGKILL)
     status = _wait_for_state(run, RunState.FAILED)
     assert (status.reason, status.cause) == ("SupervisorLost", FailureCause.INFRASTRUCTURE)
@@ -166,14 +169,14 @@ def test_killed_supervisor_is_reported_and_leaves_nothing_running(backend: Local
 
 
 def test_max_runtime_deactivates_like_kueue(backend: LocalBackend) -> None:
-    run = backend.submit(TrainingJob(name="slow", command=["sleep", "60"], max_runtime=1))
+    run = submit(backend, TrainingJob(name="slow", command=["sleep", "60"], max_runtime=1))
     status = run.wait(timeout=20)
     assert status.cause is FailureCause.DEACTIVATED
     assert status.reason == "DeactivatedDueToMaximumExecutionTimeExceeded"
 
 
 def test_missing_command_is_a_user_error(backend: LocalBackend) -> None:
-    run = backend.submit(TrainingJob(name="nocmd", command=["no-such-command-gkeml"]))
+    run = submit(backend, TrainingJob(name="nocmd", command=["no-such-command-gkeml"]))
     assert run.wait(timeout=20).cause is FailureCause.USER_CODE
     assert "cannot start" in next(iter(run.logs()))
 
@@ -187,27 +190,28 @@ def test_runs_persist_across_backends_and_names_conflict(tmp_path: Path) -> None
     with pytest.raises(RunTimeoutError):
         run.wait(timeout=0.2)
     again = LocalBackend(run_dir=tmp_path)  # as after a kernel restart
-    assert [r.name for r in again.runs()] == ["keep"]
-    found = again.get_run("keep")
+    assert [r.name for r in runs(again)] == ["keep"]
+    found = get_run(again, "keep")
     found.cancel()
     assert run.state.state is RunState.CANCELLED
     replaced = first.submit(TrainingJob(name="keep", command=["true"]))
     assert replaced.wait(timeout=20).state is RunState.SUCCEEDED
     with pytest.raises(NotFoundError):
         again.get_run("nope")
-    assert again.wait_all(again.runs(), timeout=5)[0].state is RunState.SUCCEEDED
+    refs = [snap.ref for snap in again.runs()]
+    assert again.service.wait(refs, timeout=5)[0].state is RunState.SUCCEEDED
 
 
 def test_follow_streams_until_done(backend: LocalBackend) -> None:
     code = "import time\nfor i in range(3):\n    print('tick', i)\n    time.sleep(0.1)\n"
     code += "print('partial', end='')\n"
-    run = backend.submit(TrainingJob.from_code(code, name="follow"))
+    run = submit(backend, TrainingJob.from_code(code, name="follow"))
     lines = list(run.logs(follow=True))
     assert lines == ["[0] tick 0", "[0] tick 1", "[0] tick 2", "[0] partial"]
     assert run.state.terminal
 
 
-def _wait_for_state(run: LocalRun, state: RunState) -> object:
+def _wait_for_state(run: Run, state: RunState) -> object:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         status = run.state
@@ -217,7 +221,7 @@ def _wait_for_state(run: LocalRun, state: RunState) -> object:
     raise AssertionError(f"{run.name} never reached {state}: {run.state}")
 
 
-def _wait_for_lines(run: LocalRun, word: str, count: int) -> list[int]:
+def _wait_for_lines(run: Run, word: str, count: int) -> list[int]:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         found = [int(line.split()[-1]) for line in run.logs() if word in line]
@@ -232,7 +236,7 @@ def test_a_gang_restart_caused_by_rank_0_spends_one_restart(backend: LocalBacken
     code = "import os, sys, time\nfirst = os.environ['GKEML_RESTART_ATTEMPT'] == '0'\n"
     code += "if first and os.environ['NODE_RANK'] == '0':\n    sys.exit(3)\n"
     code += "time.sleep(0.5 if first else 0)\n"
-    run = backend.submit(TrainingJob.from_code(code, name="rank0", nodes=2, max_restarts=1))
+    run = submit(backend, TrainingJob.from_code(code, name="rank0", nodes=2, max_restarts=1))
     assert run.wait(timeout=30).state is RunState.SUCCEEDED
     assert (run.counters.user_restarts, run.attempt) == (1, 2)
 
@@ -249,8 +253,8 @@ def test_gpudirect_and_dra_are_ignored_locally_with_one_note(
         accelerator=Accelerator("h100-mega", count=8, allocation="dra"),
         procs_per_node=1,
     )
-    with caplog.at_level("INFO", logger="gkeml_sdk.backends.local.local_backend"):
-        run = backend.submit(job)
+    with caplog.at_level("INFO", logger="gkeml_sdk.backends.local"):
+        run = submit(backend, job)
     assert run.wait(timeout=30).state is RunState.SUCCEEDED
     notes = [r.getMessage() for r in caplog.records if "ignored locally" in r.getMessage()]
     assert notes == [
@@ -265,6 +269,6 @@ def test_each_attempt_writes_from_a_new_line(backend: LocalBackend) -> None:
     code = "import os, sys\nif os.environ['GKEML_RESTART_ATTEMPT'] == '0':\n"
     code += "    sys.stdout.write('half')\n    sys.stdout.flush()\n    sys.exit(3)\n"
     code += "print('whole')\n"
-    run = backend.submit(TrainingJob.from_code(code, name="glued", max_restarts=1))
+    run = submit(backend, TrainingJob.from_code(code, name="glued", max_restarts=1))
     assert run.wait(timeout=30).state is RunState.SUCCEEDED
     assert list(run.logs()) == ["[0] half", "[0] whole"]

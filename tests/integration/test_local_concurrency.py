@@ -16,9 +16,11 @@ from pathlib import Path
 import pytest
 
 from gkeml_sdk import FailureCause, RunState, SpecError, TrainingJob
-from gkeml_sdk.backends.local import LocalBackend, LocalOptions, LocalRun
-from gkeml_sdk.backends.local.procs import ProcessId, alive, group_alive
-from gkeml_sdk.backends.local.run_store import RunDir
+from gkeml_sdk.backends.local import LocalBackend, LocalOptions
+from gkeml_sdk.backends.local.store.run_store import RunDir
+from gkeml_sdk.backends.local.system.procs import ProcessId, alive, group_alive
+from gkeml_sdk.runs.handle import Run
+from tests.local_runs import get_run, record_of, submit
 
 FAST = LocalOptions(grace_seconds=0.5)
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,8 +38,8 @@ RACER = textwrap.dedent(
     while not go.exists():
         time.sleep(0.005)
     try:
-        run = backend.submit(job)
-        print(json.dumps({"won": True, "state": run.state.state.value}))
+        snap = backend.submit(job)
+        print(json.dumps({"won": True, "state": snap.status.state.value}))
     except GkemlError as exc:
         print(json.dumps({"won": False, "error": type(exc).__name__, "status":
                           getattr(exc, "status", 0), "text": str(exc)}))
@@ -71,26 +73,27 @@ def test_six_processes_submitting_one_name_admit_exactly_one(tmp_path: Path) -> 
         # Every loser got the answer for a name in use, in local words, nothing raw.
         assert {(o["error"], o["status"]) for o in losers} == {("RunExistsError", 0)}, losers
         assert all("is " in o["text"] and "choose another name" in o["text"] for o in losers)
-        run = LocalBackend(run_dir=tmp_path / "runs").get_run("race")
+        run = get_run(LocalBackend(run_dir=tmp_path / "runs"), "race")
         assert not run.state.terminal
         # One supervisor ran this directory: one launch, one start of its single process.
         starts = [t for t in run.history if t.status.state is RunState.STARTING]
-        assert len(starts) == 1 and len(run.record().processes) == 1
+        assert len(starts) == 1 and len(record_of(run).processes) == 1
     finally:
-        LocalBackend(run_dir=tmp_path / "runs").get_run("race").cancel()
+        get_run(LocalBackend(run_dir=tmp_path / "runs"), "race").cancel()
 
 
 KILLED_SUBMITTER = textwrap.dedent(
     """
     import contextlib, sys, time
     from gkeml_sdk import TrainingJob
-    from gkeml_sdk.backends.local import LocalBackend, local_backend
+    from gkeml_sdk.backends.local import LocalBackend
+    from gkeml_sdk.backends.local.runs import local_submit
     @contextlib.contextmanager
     def hang(path, secrets):  # the submitter dies here, before its supervisor is recorded
         yield
         print("launching", flush=True)
         time.sleep(600)
-    local_backend.supervisor_launch = hang
+    local_submit.supervisor_launch = hang
     LocalBackend(run_dir=sys.argv[1]).submit(TrainingJob(name="orphan", command=["true"]))
     """
 )
@@ -107,12 +110,12 @@ def test_a_killed_submitter_leaves_the_name_free_at_once(tmp_path: Path) -> None
     assert submitter.stdout.readline().strip() == "launching"
     backend = LocalBackend(run_dir=tmp_path, options=FAST)
     # While it lives, its submission is in progress: the run reads PENDING, not failed.
-    assert backend.get_run("orphan").state.state is RunState.PENDING
+    assert backend.get_run("orphan").status.state is RunState.PENDING
     submitter.kill()
     submitter.wait()
-    status = backend.get_run("orphan").state
+    status = backend.get_run("orphan").status
     assert (status.state, status.reason) == (RunState.FAILED, "SupervisorNotStarted")
-    again = backend.submit(TrainingJob(name="orphan", command=["true"]))
+    again = submit(backend, TrainingJob(name="orphan", command=["true"]))
     assert again.wait(timeout=120).state is RunState.SUCCEEDED
 
 
@@ -128,20 +131,20 @@ IGNORES_SIGTERM = (
 
 def test_a_sigkilled_supervisor_takes_whole_process_groups_down(tmp_path: Path) -> None:
     backend = LocalBackend(run_dir=tmp_path, options=FAST)
-    run = backend.submit(TrainingJob.from_code(IGNORES_SIGTERM, name="stubborn", nodes=2))
+    run = submit(backend, TrainingJob.from_code(IGNORES_SIGTERM, name="stubborn", nodes=2))
     children = _lines(run, "child", 2)
-    leaders = [p.id for p in run.record().processes]
-    supervisor = RunDir(run.path).read_supervisor()
+    leaders = [p.id for p in record_of(run).processes]
+    supervisor = RunDir(run.snapshot().path).read_supervisor()
     assert supervisor is not None
     os.kill(supervisor.pid, signal.SIGKILL)
     _until(lambda: not alive(supervisor))
-    before = (run.path / "state.json").read_bytes()
+    before = (run.snapshot().path / "state.json").read_bytes()
     status = run.state  # the next read sees the supervisor gone
     assert (status.state, status.reason) == (RunState.FAILED, "SupervisorLost")
     assert status.cause is FailureCause.INFRASTRUCTURE
     assert "0: no exit code recorded" in status.message
     # A reader neither writes nor signals: the processes that ignored SIGTERM still run.
-    assert (run.path / "state.json").read_bytes() == before
+    assert (run.snapshot().path / "state.json").read_bytes() == before
     assert all(group_alive(leader) for leader in leaders)
     # Cancel stops what the lost supervisor left; the run had already ended, so it says False.
     assert run.cancel() is False
@@ -151,21 +154,21 @@ def test_a_sigkilled_supervisor_takes_whole_process_groups_down(tmp_path: Path) 
 
 def test_exit_codes_recorded_before_a_crash_decide_the_outcome(tmp_path: Path) -> None:
     backend = LocalBackend(run_dir=tmp_path, options=FAST)
-    run = backend.submit(TrainingJob(name="done", command=["true"], nodes=2))
+    run = submit(backend, TrainingJob(name="done", command=["true"], nodes=2))
     assert run.wait(timeout=120).state is RunState.SUCCEEDED
     # As the supervisor leaves it when killed after recording both exits but before its
     # last write: RUNNING, both exit codes 0, the supervisor gone.
-    record = run.record()
+    record = record_of(run)
     record.status = record.history[-2].status
     record.finished = None
-    RunDir(run.path).write(record)
+    RunDir(run.snapshot().path).write(record)
     assert all(p.exit_code == 0 for p in record.processes)
     status = run.state
     assert (status.state, status.reason) == (RunState.SUCCEEDED, "Completed")
     # With one process's exit code 3 recorded, the same crash is a failure that says so.
     record.status, record.finished = record.history[-2].status, None
     record.processes[1].exit_code = 3
-    RunDir(run.path).write(record)
+    RunDir(run.snapshot().path).write(record)
     status = run.state
     assert status.state is RunState.FAILED and "1: exit code 3" in status.message
 
@@ -186,7 +189,7 @@ def test_a_secret_reference_never_reaches_a_local_processs_argv(tmp_path: Path) 
         del os.environ["HF_TOKEN"]
 
 
-def _lines(run: LocalRun, word: str, count: int) -> list[int]:
+def _lines(run: Run, word: str, count: int) -> list[int]:
     found: list[int] = []
 
     def enough() -> bool:

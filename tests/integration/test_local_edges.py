@@ -18,12 +18,13 @@ from pathlib import Path
 import pytest
 
 from gkeml_sdk import GkemlError, RunState, TrainingJob
-from gkeml_sdk.backends.local import LocalBackend, LocalOptions, LocalRun
-from gkeml_sdk.backends.local.procs import ProcessId, alive
-from gkeml_sdk.backends.local.run_state import LocalRunState, ProcessRecord
-from gkeml_sdk.backends.local.run_store import RESERVE, STATE, RunDir
+from gkeml_sdk.backends.local import LocalBackend, LocalOptions
+from gkeml_sdk.backends.local.store.run_state import LocalRunState, ProcessRecord
+from gkeml_sdk.backends.local.store.run_store import RESERVE, STATE, RunDir
+from gkeml_sdk.backends.local.system.procs import ProcessId, alive
 from gkeml_sdk.errors import ConfigError, NotFoundError
-from gkeml_sdk.runs.handle import RunStatus
+from gkeml_sdk.runs.handle import Run, RunStatus
+from tests import local_runs
 
 FAST = LocalOptions(grace_seconds=0.5)
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,33 +41,33 @@ def _until(condition: Callable[[], bool]) -> None:
 
 def test_cancel_says_whether_it_stopped_the_run(tmp_path: Path) -> None:
     backend = LocalBackend(run_dir=tmp_path, options=FAST)
-    live = backend.submit(TrainingJob(name="live", command=SLEEP))
+    live = local_runs.submit(backend, TrainingJob(name="live", command=SLEEP))
     _until(lambda: live.state.state is RunState.RUNNING)
     assert live.cancel() is True
     assert live.state.state is RunState.CANCELLED
     assert live.cancel() is False  # already finished: nothing changes
-    done = backend.submit(TrainingJob(name="done", command=["true"]))
+    done = local_runs.submit(backend, TrainingJob(name="done", command=["true"]))
     assert done.wait(timeout=120).state is RunState.SUCCEEDED
-    before = (done.path / STATE).read_bytes()
+    before = (done.snapshot().path / STATE).read_bytes()
     assert done.cancel() is False
-    assert (done.path / STATE).read_bytes() == before
+    assert (done.snapshot().path / STATE).read_bytes() == before
 
 
 def test_a_stale_handle_never_cancels_a_newer_submission_of_its_name(tmp_path: Path) -> None:
     backend = LocalBackend(run_dir=tmp_path, options=FAST)
-    old = backend.submit(TrainingJob(name="train", command=["true"]))
+    old = local_runs.submit(backend, TrainingJob(name="train", command=["true"]))
     assert old.wait(timeout=120).state is RunState.SUCCEEDED
-    new = backend.submit(TrainingJob(name="train", command=SLEEP))
+    new = local_runs.submit(backend, TrainingJob(name="train", command=SLEEP))
     _until(lambda: new.state.state is RunState.RUNNING)
-    supervisor = RunDir(new.path).read_supervisor()
+    supervisor = RunDir(new.snapshot().path).read_supervisor()
     assert supervisor is not None
-    before = (new.path / STATE).read_bytes()
+    before = (new.snapshot().path / STATE).read_bytes()
     assert old.cancel() is False
-    assert alive(supervisor) and (new.path / STATE).read_bytes() == before
-    assert not (new.path / "cancel").exists()
+    assert alive(supervisor) and (new.snapshot().path / STATE).read_bytes() == before
+    assert not (new.snapshot().path / "cancel").exists()
     with pytest.raises(NotFoundError, match="replaced by a newer one"):
         _ = old.state
-    assert backend.get_run("train").state.state is RunState.RUNNING
+    assert backend.get_run("train").status.state is RunState.RUNNING
     assert new.cancel() is True
 
 
@@ -87,9 +88,9 @@ def test_readers_never_write_or_signal_whatever_the_state_names(tmp_path: Path) 
         run.write_supervisor(ProcessId(gone.pid, 1))
         files = {p: p.read_bytes() for p in Path(run.path).iterdir()}
         backend = LocalBackend(run_dir=tmp_path)
-        handle = backend.get_run("forged")
+        handle = local_runs.get_run(backend, "forged")
         assert handle.state.reason == "SupervisorLost"
-        assert [r.state.reason for r in backend.runs()] == ["SupervisorLost"]
+        assert [r.status.reason for r in backend.runs()] == ["SupervisorLost"]
         assert handle.wait(timeout=0).state is RunState.FAILED
         assert handle.explain() is not None and handle.history and handle.exit_codes
         assert {p: p.read_bytes() for p in Path(run.path).iterdir()} == files
@@ -108,14 +109,14 @@ def test_delete_and_submit_of_one_name_never_interleave(tmp_path: Path) -> None:
     outcomes: dict[str, list[str]] = {"submit": [], "delete": []}
     foreign: list[str] = []
     for _ in range(12):
-        first = backend.submit(TrainingJob(name="race", command=["true"]))
+        first = local_runs.submit(backend, TrainingJob(name="race", command=["true"]))
         first.wait(timeout=120)
         go = threading.Barrier(2)
-        submitted: list[LocalRun] = []
+        submitted: list[Run] = []
 
-        def submit(go: threading.Barrier = go, submitted: list[LocalRun] = submitted) -> None:
+        def submit(go: threading.Barrier = go, submitted: list[Run] = submitted) -> None:
             go.wait()
-            submitted.append(backend.submit(TrainingJob(name="race", command=SLEEP)))
+            submitted.append(local_runs.submit(backend, TrainingJob(name="race", command=SLEEP)))
 
         def delete(go: threading.Barrier = go) -> None:
             go.wait()
@@ -158,7 +159,7 @@ def _recording(
     return run
 
 
-def _gone(run: LocalRun) -> bool:
+def _gone(run: Run) -> bool:
     try:
         _ = run.state
     except NotFoundError:
@@ -211,21 +212,21 @@ def small_disk(path: Path) -> Iterator[Path]:
 def test_a_run_that_fills_the_disk_and_exits_0_reads_succeeded(tmp_path: Path) -> None:
     with small_disk(tmp_path / "disk") as disk:
         backend = LocalBackend(run_dir=disk, options=FAST)
-        run = backend.submit(TrainingJob.from_code(FILL_DISK, name="fill"))
+        run = local_runs.submit(backend, TrainingJob.from_code(FILL_DISK, name="fill"))
         # The disk is full when the process exits: its outcome is written in the room set aside.
         status = run.wait(timeout=120)
         assert (status.state, status.reason) == (RunState.SUCCEEDED, "Completed")
         assert run.exit_codes == {"0": 0}
-        assert not (run.path / RESERVE).exists()
+        assert not (run.snapshot().path / RESERVE).exists()
         # While it stays full, a submit is one gkeml error naming the disk; nothing is left.
         with pytest.raises(ConfigError, match=r"the disk holding it is full \(No space left"):
             backend.submit(TrainingJob(name="next", command=["true"]))
         assert not (disk / "default" / "next").exists()
-        assert [r.name for r in backend.runs()] == ["fill"]
+        assert [r.ref.name for r in backend.runs()] == ["fill"]
         # Space back: the first run still reads as it ended, and a submit runs.
-        (run.checkpoint_dir / "filler").unlink()
+        (local_runs.checkpoints_of(run) / "filler").unlink()
         assert run.state.state is RunState.SUCCEEDED
-        again = backend.submit(TrainingJob(name="next", command=["true"]))
+        again = local_runs.submit(backend, TrainingJob(name="next", command=["true"]))
         assert again.wait(timeout=120).state is RunState.SUCCEEDED
 
 
@@ -235,8 +236,9 @@ FULL_AT_THE_END = textwrap.dedent(
     """
     import errno, sys
     from gkeml_sdk import LocalOptions, TrainingJob
-    from gkeml_sdk.backends.local import run_store, supervisor
-    from gkeml_sdk.backends.local.run_files import write_run
+    from gkeml_sdk.backends.local.store import run_store
+    from gkeml_sdk.backends.local.supervision import supervisor
+    from gkeml_sdk.backends.local.store.run_files import write_run
     run = run_store.RunDir(sys.argv[1])
     write_run(TrainingJob(name="r", command=["true"]), "default", run, {}, LocalOptions())
     write = run_store.RunDir.write

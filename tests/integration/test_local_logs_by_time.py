@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gkeml_sdk import Client, LocalSettings, RunState, TrainingJob
+from gkeml_sdk.backends.local import LocalBackend
 from gkeml_sdk.cli.main import main
 
 # Rank 1 speaks first, then rank 0, then rank 1; each line is said once the one before it is
@@ -55,7 +56,9 @@ def test_a_local_run_s_lines_merge_in_the_order_the_ranks_wrote_them(
     assert main(["logs", "turns", "--by-time", "--local"]) == 0
     assert capsys.readouterr().out.splitlines() == merged
     assert list(run.logs(follow=True, by_time=True)) == merged  # a finished run: at once
-    assert [line.split(" ", 1)[1] for line in run.logs(by_time=True, slot="1")] == [
+    # One process's lines: the local run service's own `slot=` (no pod has a slot).
+    one = LocalBackend(run_dir=tmp_path).service.logs(run.ref, by_time=True, slot="1")
+    assert [line.split(" ", 1)[1] for line in one] == [
         "[1] one from 1",
         "[1] three from 1",
     ]

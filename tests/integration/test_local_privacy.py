@@ -17,6 +17,7 @@ import pytest
 from gkeml_sdk import ConfigError, RunState, TrainingJob
 from gkeml_sdk.backends.kubernetes.runs.run_record import RunRecord
 from gkeml_sdk.backends.local import LocalBackend, LocalOptions
+from tests.local_runs import checkpoints_of, submit
 
 FAST = LocalOptions(grace_seconds=0.5)
 VAR = "TEST_API_TOKEN"
@@ -53,7 +54,7 @@ def test_a_secret_value_reaches_the_processes_and_no_file(
         secret_env={VAR: "test-secret/token"},
     )
     root = tmp_path / "runs"
-    run = LocalBackend(run_dir=root, options=FAST).submit(job)
+    run = submit(LocalBackend(run_dir=root, options=FAST), job)
     monkeypatch.delenv(VAR)  # the run must not need it again: restarts use the supervisor's copy
     assert run.wait(timeout=60).state is RunState.SUCCEEDED
     assert run.attempt == 2
@@ -71,7 +72,7 @@ def test_a_secret_value_reaches_the_processes_and_no_file(
     }  # fmt: skip
     leaks = [p for p in written if token.encode() in p.read_bytes()]
     assert leaks == []
-    assert "test-secret" in (run.path / "job.yaml").read_text()  # the reference is kept
+    assert "test-secret" in (run.snapshot().path / "job.yaml").read_text()  # the reference is kept
     # Neither do the manifests nor the cluster run record of the same job hold it.
     compiled = job.compile()
     assert token not in compiled.to_yaml()
@@ -104,10 +105,10 @@ def test_run_files_are_private_whatever_the_umask(tmp_path: Path, umask: int) ->
     try:
         backend = LocalBackend(run_dir=root, options=FAST)
         files = {"pkg/util.py": "X = 1\n"}
-        done = backend.submit(TrainingJob.from_code(WRITES_A_FILE, name="done", files=files))
+        done = submit(backend, TrainingJob.from_code(WRITES_A_FILE, name="done", files=files))
         assert done.wait(timeout=60).state is RunState.SUCCEEDED
         slow = TrainingJob.from_code(WRITES_A_FILE, name="slow", env={"SLEEP": "30"}, nodes=2)
-        cancelled = backend.submit(slow)
+        cancelled = submit(backend, slow)
         deadline = time.monotonic() + 30
         while "[1] ok" not in list(cancelled.logs()):
             assert time.monotonic() < deadline, "the processes did not start"
@@ -116,8 +117,8 @@ def test_run_files_are_private_whatever_the_umask(tmp_path: Path, umask: int) ->
         assert cancelled.state.state is RunState.CANCELLED
     finally:
         os.umask(old)
-    assert (cancelled.path / "cancel").exists()
-    user_files = {run.checkpoint_dir / "user.bin" for run in (done, cancelled)}
+    assert (cancelled.snapshot().path / "cancel").exists()
+    user_files = {checkpoints_of(run) / "user.bin" for run in (done, cancelled)}
     modes = {}
     for folder, dirs, names in os.walk(tmp_path / "home"):
         for name in dirs:

@@ -17,15 +17,18 @@ from typing import Any
 import pytest
 
 from gkeml_sdk import RunState, TrainingJob
-from gkeml_sdk.backends.local import LocalBackend, detach, local_backend, run_files
+from gkeml_sdk.backends.local import LocalBackend
+from gkeml_sdk.backends.local.runs import local_submit
+from gkeml_sdk.backends.local.store import run_files
+from gkeml_sdk.backends.local.supervision import detach
 from gkeml_sdk.errors import ConfigError
 
 REPORTING = """
 import json, os, sys
 sys.path.append(sys.argv.pop(1))
-from gkeml_sdk.backends.local import supervisor
-from gkeml_sdk.backends.local.procs import ProcessId
-from gkeml_sdk.backends.local.run_store import RunDir
+from gkeml_sdk.backends.local.supervision import supervisor
+from gkeml_sdk.backends.local.system.procs import ProcessId
+from gkeml_sdk.backends.local.store.run_store import RunDir
 run = RunDir(sys.argv[1])
 run.write_supervisor(ProcessId.of(os.getpid()))
 waits = 0
@@ -43,7 +46,7 @@ HEAVY = (
     "subprocess", "tempfile", "shutil", "threading", "queue", "uuid", "logging", "pathlib",
     "socket", "pydantic", "yaml",
     "gkeml_sdk.runs.handle", "gkeml_sdk.runs.workload", "gkeml_sdk.training.model",
-    "gkeml_sdk.backends.local.local_backend", "gkeml_sdk.backends.local.local_options",
+    "gkeml_sdk.backends.local.local_backend", "gkeml_sdk.backends.local.plan.local_options",
 )  # fmt: skip
 # Each rank outlives several of the old 50 ms polls, so a polling loop would wake many times.
 SLEEPER = ["python", "-c", "import time; time.sleep(0.4)"]
@@ -61,7 +64,7 @@ def reports(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         done = subprocess.run(argv, capture_output=True, check=True, timeout=120)
         found.append(json.loads(done.stdout))
 
-    monkeypatch.setattr(local_backend, "supervisor_launch", foreground)
+    monkeypatch.setattr(local_submit, "supervisor_launch", foreground)
     return found
 
 
@@ -69,10 +72,10 @@ def test_the_supervisor_imports_neither_pydantic_nor_the_spec_layer(
     tmp_path: Path, reports: list[dict[str, Any]]
 ) -> None:
     job = TrainingJob(name="lean", command=["python", "-c", "pass"], nodes=2)
-    run = LocalBackend(run_dir=tmp_path).submit(job)
-    assert run.state.state is RunState.SUCCEEDED
+    snap = LocalBackend(run_dir=tmp_path).submit(job)  # its supervisor ran in the foreground
+    assert snap.status.state is RunState.SUCCEEDED
     modules = reports[0]["modules"]
-    assert "gkeml_sdk.backends.local.supervisor" in modules  # the report is of a supervisor
+    assert "gkeml_sdk.backends.local.supervision.supervisor" in modules  # a supervisor's report
     assert [m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core", "yaml")] == []
     # The launcher is the stdlib-only program a pod runs, shared so restarts count alike.
     training = [m for m in modules if m.startswith("gkeml_sdk.training")]
@@ -91,16 +94,16 @@ def test_the_launcher_starts_without_heavy_modules() -> None:
     argv[entry] = "import json; " + argv[entry]
     done = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=60)
     modules = json.loads(done.stdout)
-    assert "gkeml_sdk.backends.local.supervisor" in modules
+    assert "gkeml_sdk.backends.local.supervision.supervisor" in modules
     assert [m for m in HEAVY if m in modules] == []
 
 
 def test_the_supervisor_wakes_once_per_exit_not_per_poll(
     tmp_path: Path, reports: list[dict[str, Any]]
 ) -> None:
-    run = LocalBackend(run_dir=tmp_path).submit(TrainingJob(name="s", command=SLEEPER, nodes=2))
-    assert run.state.state is RunState.SUCCEEDED
-    assert run.exit_codes == {"0": 0, "1": 0}
+    snap = LocalBackend(run_dir=tmp_path).submit(TrainingJob(name="s", command=SLEEPER, nodes=2))
+    assert snap.status.state is RunState.SUCCEEDED
+    assert snap.exit_codes == {"0": 0, "1": 0}
     # Woken by each exit's SIGCHLD (two exits close together share one wake-up, and both may
     # be over before the first check); a 50 ms poll would have woken at least 8 times.
     assert reports[0]["waits"] <= 2

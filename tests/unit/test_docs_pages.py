@@ -7,7 +7,7 @@ from pathlib import Path
 
 from gkeml_magics.reference import updated_page
 from gkeml_sdk import TpuSlice, TrainingJob
-from gkeml_sdk.backends.local.local_environment import (
+from gkeml_sdk.backends.local.plan.local_environment import (
     TORCHRUN_LOCAL_RANK,
     TORCHRUN_LOCAL_WORLD_SIZE,
     TORCHRUN_RANK,

@@ -122,16 +122,21 @@ def test_serving_is_a_few_modules() -> None:
     assert len(modules) <= SERVING_MODULES, f"serving/ has {len(modules)} modules: {modules}"
 
 
-KUBERNETES = ROOT / "gkeml_sdk" / "backends" / "kubernetes"
+BACKENDS = ROOT / "gkeml_sdk" / "backends"
+KUBERNETES = BACKENDS / "kubernetes"
 ROOM_MODULES = 15
 
 
 @pytest.mark.parametrize(
     "folder",
-    [p.parent for p in sorted(KUBERNETES.rglob("__init__.py"))],
-    ids=lambda p: str(p.relative_to(KUBERNETES.parent)),
+    [
+        p.parent
+        for name in ("kubernetes", "local")
+        for p in sorted((BACKENDS / name).rglob("__init__.py"))
+    ],
+    ids=lambda p: str(p.relative_to(BACKENDS)),
 )
-def test_every_room_of_the_kubernetes_backend_is_a_few_modules(folder: Path) -> None:
+def test_every_room_of_the_kubernetes_and_local_backends_is_a_few_modules(folder: Path) -> None:
     modules = sorted(
         path.name
         for path in folder.iterdir()
@@ -154,3 +159,15 @@ def test_the_kubernetes_backend_never_names_the_backend_or_a_handle_for_types_on
         and imported not in plain.find_modules_directly_imported_by(module)
     ]
     assert hidden == []
+
+
+def test_the_local_backend_never_names_a_handle(graph: grimp.ImportGraph) -> None:
+    """Issue 34: the local run service answers with snapshots and never makes, reads or calls a
+    `Run` (the `Client` makes the handles), so no module of the local backend imports it, not
+    even for types."""
+    naming = [
+        module
+        for module in graph.find_descendants("gkeml_sdk.backends.local")
+        if "gkeml_sdk.runs.handle" in graph.find_modules_directly_imported_by(module)
+    ]
+    assert naming == []

@@ -1,5 +1,6 @@
 """Run a `TrainingJob` on this machine as local processes, with the same environment
-contract as on GKE: `Client(backend="local")`, or `LocalBackend` for local-only options.
+contract as on GKE: `Client(backend="local")`, or `LocalBackend` for local-only options and
+`LocalRunService` for what only a run directory has (a run's files, one process's logs).
 
 Names are imported on first use: the supervisor of a run imports modules of this package
 without the backend, which would bring the spec layer along.
@@ -18,15 +19,15 @@ from gkeml_sdk.core.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "LocalBackend": "gkeml_sdk.backends.local.local_backend",
-    "LocalOptions": "gkeml_sdk.backends.local.local_options",
-    "LocalRun": "gkeml_sdk.backends.local.local_run",
+    "LocalOptions": "gkeml_sdk.backends.local.plan.local_options",
+    "LocalRunService": "gkeml_sdk.backends.local.runs.local_service",
 }
-__all__ = ["LocalBackend", "LocalOptions", "LocalRun"]
+__all__ = ["LocalBackend", "LocalOptions", "LocalRunService"]
 
 if TYPE_CHECKING:
     from gkeml_sdk.backends.local.local_backend import LocalBackend
-    from gkeml_sdk.backends.local.local_options import LocalOptions
-    from gkeml_sdk.backends.local.local_run import LocalRun
+    from gkeml_sdk.backends.local.plan.local_options import LocalOptions
+    from gkeml_sdk.backends.local.runs.local_service import LocalRunService
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__, globals())

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from gkeml_sdk import Accelerator, TpuSlice, TrainingJob
-from gkeml_sdk.backends.local.local_environment import Slot, local_env
+from gkeml_sdk.backends.local.plan.local_environment import Slot, local_env
 from gkeml_sdk.hardware import tpus
 from tests.schemas import validate_object
 

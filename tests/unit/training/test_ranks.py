@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from gkeml_sdk import Accelerator, TpuSlice, TrainingJob
-from gkeml_sdk.backends.local.local_environment import local_env, slots
+from gkeml_sdk.backends.local.plan.local_environment import local_env, slots
 from gkeml_sdk.hardware import gpus, tpus
 from gkeml_sdk.training.launcher import node_rank
 from tests.pod_env import container_env, jobset_pod_metadata

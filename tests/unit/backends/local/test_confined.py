@@ -19,9 +19,9 @@ from gkeml_sdk import (
     TrainingJob,
 )
 from gkeml_sdk.backends.local import LocalBackend
-from gkeml_sdk.backends.local.confined import remove_run_dir, run_path
-from gkeml_sdk.backends.local.run_state import LocalRunState
-from gkeml_sdk.backends.local.run_store import RunDir
+from gkeml_sdk.backends.local.store.run_state import LocalRunState
+from gkeml_sdk.backends.local.store.run_store import RunDir
+from gkeml_sdk.backends.local.system.confined import remove_run_dir, run_path
 from gkeml_sdk.runs.handle import RunState, RunStatus
 
 BAD_NAMES = [
@@ -118,7 +118,7 @@ def test_a_run_directory_replaced_by_a_link_is_never_followed(layout) -> None:
     root, victim = layout
     fake_run(root / "default" / "ft")
     backend = LocalBackend(run_dir=root)
-    assert backend.get_run("ft").state.state is RunState.SUCCEEDED
+    assert backend.get_run("ft").status.state is RunState.SUCCEEDED
     (root / "default" / "ft" / "precious.txt").unlink()
     for child in (root / "default" / "ft").iterdir():
         child.unlink()
@@ -185,4 +185,4 @@ def test_stray_entries_under_the_root_are_skipped_when_listing(tmp_path: Path) -
     fake_run(root / "default" / "Not.A.Run")
     (root / "file").write_text("")
     os.symlink(tmp_path, root / "default" / "link")
-    assert [r.name for r in LocalBackend(run_dir=root).runs()] == ["ft"]
+    assert [r.ref.name for r in LocalBackend(run_dir=root).runs()] == ["ft"]

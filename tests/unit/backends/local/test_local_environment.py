@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from gkeml_sdk import Accelerator, TpuSlice, TrainingJob
-from gkeml_sdk.backends.local.local_environment import Slot, expand_references, local_env, slots
+from gkeml_sdk.backends.local.plan.local_environment import (
+    Slot,
+    expand_references,
+    local_env,
+    slots,
+)
 from gkeml_sdk.core.environment import LAUNCHER_SETS
 from gkeml_sdk.training.pod import pod_template
 

@@ -8,9 +8,9 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from gkeml_sdk.backends.local.log_pump import LogPump, _Stream
-from gkeml_sdk.backends.local.log_readers import SlotLogs, TimedLogs
-from gkeml_sdk.backends.local.run_store import RunDir
+from gkeml_sdk.backends.local.runs.log_readers import SlotLogs, TimedLogs
+from gkeml_sdk.backends.local.store.run_store import RunDir
+from gkeml_sdk.backends.local.supervision.log_pump import LogPump, _Stream
 from gkeml_sdk.runs.log_lines import UNTIMED, log_slot, log_time, split_kube_time
 
 T0 = 1_765_137_205_000_000_000  # 2025-12-07T19:53:25Z

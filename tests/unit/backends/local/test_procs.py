@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from gkeml_sdk.backends.local.procs import (
+from gkeml_sdk.backends.local.system.procs import (
     ProcessId,
     alive,
     free_ports,

@@ -17,11 +17,10 @@ import pytest
 
 from gkeml_sdk import TrainingJob
 from gkeml_sdk.backends.local.local_backend import LocalBackend
-from gkeml_sdk.backends.local.local_options import LocalOptions
-from gkeml_sdk.backends.local.procs import ProcessId
-from gkeml_sdk.backends.local.run_files import write_run
-from gkeml_sdk.backends.local.run_state import ProcessRecord
-from gkeml_sdk.backends.local.run_store import (
+from gkeml_sdk.backends.local.plan.local_options import LocalOptions
+from gkeml_sdk.backends.local.store.run_files import write_run
+from gkeml_sdk.backends.local.store.run_state import ProcessRecord
+from gkeml_sdk.backends.local.store.run_store import (
     CANCEL,
     JOB,
     LAUNCH,
@@ -30,8 +29,10 @@ from gkeml_sdk.backends.local.run_store import (
     SUPERVISOR_LOG,
     RunDir,
 )
+from gkeml_sdk.backends.local.system.procs import ProcessId
 from gkeml_sdk.errors import GkemlError
 from gkeml_sdk.runs.handle import RunState, RunStatus
+from tests.local_runs import get_run, runs
 
 # No process ever has a pid above the kernel's limit: signalling these reaches nobody.
 _PID_MAX = int(Path("/proc/sys/kernel/pid_max").read_text()) if Path("/proc").is_dir() else 99999
@@ -199,7 +200,7 @@ def test_one_damaged_file_fails_alone_and_the_run_can_be_deleted(
     backend = LocalBackend(run_dir=tmp_path)
     foreign: list[str] = []
 
-    listed = _foreign(lambda: {r.name: r.state for r in backend.runs()}, "runs()", foreign)
+    listed = _foreign(lambda: {r.ref.name: r.status for r in backend.runs()}, "runs()", foreign)
     assert isinstance(listed, dict), foreign
     assert sorted(listed) == ["after", "before", "damaged"]
     for name in ("before", "after"):
@@ -210,21 +211,29 @@ def test_one_damaged_file_fails_alone_and_the_run_can_be_deleted(
     else:
         assert listed["damaged"].state in (RunState.FAILED, RunState.CANCELLED)
 
-    run = backend.get_run("damaged")
-    reads: dict[str, Callable[[], object]] = {
-        "state": lambda: run.state,
-        "history": lambda: run.history,
-        "counters": lambda: run.counters,
-        "attempt": lambda: run.attempt,
-        "exit_codes": lambda: run.exit_codes,
-        "explain": run.explain,
-        "job": lambda: run.job,
-        "logs": lambda: list(run.logs()),
-        "wait": lambda: run.wait(timeout=0),
-    }
-    for what, read in reads.items():
-        _foreign(read, what, foreign)
+    # The handle the listing gave (its state says UNREADABLE, its verbs raise why), and the
+    # one get_run gives (which raises why when the state cannot be read).
+    handles = [h for h in runs(backend) if h.name == "damaged"]
+    found = _foreign(lambda: get_run(backend, "damaged"), "get_run", foreign)
+    if file in STATE_FILES:
+        assert found is None and handles[0].state.state is RunState.UNREADABLE
+    else:
+        handles.append(found)  # type: ignore[arg-type]
+    for run in handles:
+        reads: dict[str, Callable[[], object]] = {
+            "state": lambda run=run: run.state,
+            "history": lambda run=run: run.history,
+            "counters": lambda run=run: run.counters,
+            "attempt": lambda run=run: run.attempt,
+            "exit_codes": lambda run=run: run.exit_codes,
+            "explain": run.explain,
+            "job": lambda run=run: backend.service.job(run.ref),
+            "logs": lambda run=run: list(run.logs()),
+            "wait": lambda run=run: run.wait(timeout=0),
+        }
+        for what, read in reads.items():
+            _foreign(read, what, foreign)
     _foreign(lambda: backend.delete("damaged"), "delete", foreign)
     assert foreign == []
     assert not (tmp_path / "default" / "damaged").exists()
-    assert sorted(r.name for r in backend.runs()) == ["after", "before"]
+    assert sorted(r.ref.name for r in backend.runs()) == ["after", "before"]

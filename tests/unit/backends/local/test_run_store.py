@@ -11,12 +11,11 @@ from pathlib import Path
 import pytest
 
 from gkeml_sdk import TrainingJob
-from gkeml_sdk.backends.local.launch_plan import plan_launch
 from gkeml_sdk.backends.local.local_backend import LocalBackend
-from gkeml_sdk.backends.local.local_options import LocalOptions
-from gkeml_sdk.backends.local.procs import ProcessId
-from gkeml_sdk.backends.local.run_state import STATE_SCHEMA, LocalRunState, ProcessRecord
-from gkeml_sdk.backends.local.run_store import (
+from gkeml_sdk.backends.local.plan.launch_plan import plan_launch
+from gkeml_sdk.backends.local.plan.local_options import LocalOptions
+from gkeml_sdk.backends.local.store.run_state import STATE_SCHEMA, LocalRunState, ProcessRecord
+from gkeml_sdk.backends.local.store.run_store import (
     LAUNCH,
     LAUNCH_SCHEMA,
     STATE,
@@ -25,6 +24,7 @@ from gkeml_sdk.backends.local.run_store import (
     RunDir,
     write_atomic,
 )
+from gkeml_sdk.backends.local.system.procs import ProcessId
 from gkeml_sdk.errors import ConfigError
 from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus
 from gkeml_sdk.version import __version__
@@ -206,9 +206,9 @@ def test_listing_local_runs_shows_a_run_of_a_newer_schema_as_unreadable(tmp_path
         (tmp_path / "default" / name).mkdir(parents=True)
         (tmp_path / "default" / name / STATE).write_text(UNVERSIONED_STATE)
     backend = LocalBackend(run_dir=tmp_path)
-    assert sorted(r.name for r in backend.runs()) == ["hello", "other"]
+    assert sorted(r.ref.name for r in backend.runs()) == ["hello", "other"]
     (tmp_path / "default" / "hello" / STATE).write_text('{"schema": 2}')
-    listed = {r.name: r.state for r in backend.runs()}
+    listed = {r.ref.name: r.status for r in backend.runs()}
     assert listed["other"].state is not RunState.UNREADABLE
     assert listed["hello"].state is RunState.UNREADABLE
     assert "Upgrade gkeml" in listed["hello"].message

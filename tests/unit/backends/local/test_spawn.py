@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gkeml_sdk.backends.local.spawn import start_in_group
+from gkeml_sdk.backends.local.system.spawn import start_in_group
 
 
 def _log(tmp_path: Path) -> tuple[Path, int]:

@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from gkeml_sdk.backends.local.confined import FILE_MODE, make_private_dir
+from gkeml_sdk.backends.local.system.confined import FILE_MODE, make_private_dir
 from gkeml_sdk.errors import ConfigError
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gkeml_sdk.backends.local.confined import check_store_name
+from gkeml_sdk.backends.local.system.confined import check_store_name
 from gkeml_sdk.core.rules import check_number
 from gkeml_sdk.errors import SpecError, excerpt
 

@@ -16,16 +16,16 @@ import select
 import signal
 import time
 
-from gkeml_sdk.backends.local.local_environment import (
+from gkeml_sdk.backends.local.plan.local_environment import (
     expand_references,
     record_local_start,
     start_env,
 )
-from gkeml_sdk.backends.local.log_pump import LogPump
-from gkeml_sdk.backends.local.procs import ProcessId, free_ports, stop_groups
-from gkeml_sdk.backends.local.run_state import ProcessRecord
-from gkeml_sdk.backends.local.run_store import STATE, RunDir
-from gkeml_sdk.backends.local.spawn import Child, start_in_group
+from gkeml_sdk.backends.local.store.run_state import ProcessRecord
+from gkeml_sdk.backends.local.store.run_store import STATE, RunDir
+from gkeml_sdk.backends.local.supervision.log_pump import LogPump
+from gkeml_sdk.backends.local.system.procs import ProcessId, free_ports, stop_groups
+from gkeml_sdk.backends.local.system.spawn import Child, start_in_group
 from gkeml_sdk.runs.states import FailureCause, RunState, RunStatus
 
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)

@@ -11,20 +11,20 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from gkeml_sdk.backends.local.run_store import RunDir
-from gkeml_sdk.backends.local.supervisor_process import GO
+from gkeml_sdk.backends.local.store.run_store import RunDir
+from gkeml_sdk.backends.local.supervision.supervisor_process import GO
 from gkeml_sdk.errors import GkemlError
 
 # A submit starts the supervisor within this time or fails.
 LAUNCH_TIMEOUT_SECONDS = 60.0
 # The folder holding this gkeml_sdk: the new interpreter runs the caller's copy of the code.
-_CODE_ROOT = str(Path(__file__).resolve().parents[3])
+_CODE_ROOT = str(Path(__file__).resolve().parents[__name__.count(".")])
 # Isolated (-I: no PYTHON* variables, user site or working directory on its path) and without
 # `site` (-S): the supervisor needs only the standard library and gkeml_sdk, and site's .pth
 # files (editable installs, vendor hooks) cost more than the rest of its start.
 _START = (
     "import sys; sys.path.append(sys.argv.pop(1)); "
-    "from gkeml_sdk.backends.local.supervisor_process import main; main(sys.argv[1:])"
+    "from gkeml_sdk.backends.local.supervision.supervisor_process import main; main(sys.argv[1:])"
 )
 
 

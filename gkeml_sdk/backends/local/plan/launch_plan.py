@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from gkeml_sdk.backends.local.json_fields import Fields
-from gkeml_sdk.backends.local.local_environment import slot_env, slots
+from gkeml_sdk.backends.local.plan.local_environment import slot_env, slots
+from gkeml_sdk.backends.local.system.json_fields import Fields
 
 if TYPE_CHECKING:
-    from gkeml_sdk.backends.local.local_options import LocalOptions
+    from gkeml_sdk.backends.local.plan.local_options import LocalOptions
     from gkeml_sdk.training.model import TrainingJob
 
 # Stopping processes: SIGTERM, then SIGKILL this long after, unless the job or options say.

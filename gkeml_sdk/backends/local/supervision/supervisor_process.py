@@ -9,10 +9,10 @@ import contextlib
 import os
 import sys
 
-from gkeml_sdk.backends.local.confined import open_private
-from gkeml_sdk.backends.local.procs import ProcessId
-from gkeml_sdk.backends.local.run_store import SUPERVISOR_LOG, RunDir
-from gkeml_sdk.backends.local.supervisor import Supervisor
+from gkeml_sdk.backends.local.store.run_store import SUPERVISOR_LOG, RunDir
+from gkeml_sdk.backends.local.supervision.supervisor import Supervisor
+from gkeml_sdk.backends.local.system.confined import open_private
+from gkeml_sdk.backends.local.system.procs import ProcessId
 from gkeml_sdk.runs.states import FailureCause, RunState, RunStatus
 
 # What the submitter writes to the launcher's stdin once the run's files are written.

@@ -7,8 +7,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from gkeml_sdk.backends.local.json_fields import Fields, ShapeError
-from gkeml_sdk.backends.local.procs import ProcessId
+from gkeml_sdk.backends.local.system.json_fields import Fields, ShapeError
+from gkeml_sdk.backends.local.system.procs import ProcessId
 from gkeml_sdk.core.record_schema import SCHEMA_KEY, record_schema
 from gkeml_sdk.runs.states import FailureCause, RunCounters, RunState, RunStatus, Transition
 

@@ -9,7 +9,7 @@ import io
 from pathlib import Path
 from typing import IO
 
-from gkeml_sdk.backends.local.run_store import RunDir, slot_key
+from gkeml_sdk.backends.local.store.run_store import RunDir, slot_key
 from gkeml_sdk.runs.log_lines import UNTIMED, log_prefix, timed_line
 
 

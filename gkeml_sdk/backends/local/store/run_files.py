@@ -8,15 +8,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gkeml_sdk.backends.local.confined import READ_ONLY_MODE, make_private_dir, write_private
-from gkeml_sdk.backends.local.launch_plan import plan_launch
-from gkeml_sdk.backends.local.run_state import LocalRunState
-from gkeml_sdk.backends.local.run_store import JOB, RunDir
+from gkeml_sdk.backends.local.plan.launch_plan import plan_launch
+from gkeml_sdk.backends.local.store.run_state import LocalRunState
+from gkeml_sdk.backends.local.store.run_store import JOB, RunDir
+from gkeml_sdk.backends.local.system.confined import READ_ONLY_MODE, make_private_dir, write_private
 from gkeml_sdk.runs.states import RunState, RunStatus
 from gkeml_sdk.training.frameworks import preset_command
 
 if TYPE_CHECKING:
-    from gkeml_sdk.backends.local.local_options import LocalOptions
+    from gkeml_sdk.backends.local.plan.local_options import LocalOptions
     from gkeml_sdk.training.model import TrainingJob
 
 _PYTHON_NAMES = ("python", "python3", f"python3.{sys.version_info.minor}")

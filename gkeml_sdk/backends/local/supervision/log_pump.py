@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gkeml_sdk.backends.local.confined import open_log_on_a_new_line, open_private
-from gkeml_sdk.backends.local.run_store import RunDir
+from gkeml_sdk.backends.local.store.run_store import RunDir
+from gkeml_sdk.backends.local.system.confined import open_log_on_a_new_line, open_private
 from gkeml_sdk.runs.log_lines import log_time
 
 if TYPE_CHECKING:

@@ -30,11 +30,16 @@ import json
 import os
 import stat
 
-from gkeml_sdk.backends.local.confined import FILE_MODE, open_private, write_private
-from gkeml_sdk.backends.local.json_fields import MAX_FILE_BYTES, Fields, ShapeError, parse_json
-from gkeml_sdk.backends.local.launch_plan import LaunchPlan
-from gkeml_sdk.backends.local.procs import ProcessId
-from gkeml_sdk.backends.local.run_state import LocalRunState
+from gkeml_sdk.backends.local.plan.launch_plan import LaunchPlan
+from gkeml_sdk.backends.local.store.run_state import LocalRunState
+from gkeml_sdk.backends.local.system.confined import FILE_MODE, open_private, write_private
+from gkeml_sdk.backends.local.system.json_fields import (
+    MAX_FILE_BYTES,
+    Fields,
+    ShapeError,
+    parse_json,
+)
+from gkeml_sdk.backends.local.system.procs import ProcessId
 from gkeml_sdk.core.record_schema import SCHEMA_KEY, record_schema
 from gkeml_sdk.errors import ConfigError, NotFoundError, excerpt
 

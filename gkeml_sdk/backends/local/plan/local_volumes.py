@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from gkeml_sdk.backends.local.confined import make_private_dir
+from gkeml_sdk.backends.local.system.confined import make_private_dir
 from gkeml_sdk.errors import ConfigError
 from gkeml_sdk.storage.volume_base import VolumeBase
 from gkeml_sdk.training.model import TrainingJob
