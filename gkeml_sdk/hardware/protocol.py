@@ -19,13 +19,17 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Billing:
-    """How the price book bills a job's hardware: `units` of `unit` at the price of `key`.
+    """How the price book bills a job's hardware: `units` of `unit` at the price of `key`,
+    plus the VM part of `machines` VMs of `machine_type` (a fraction for shared GPUs);
+    `vm_included` says why no VM part is added (TPU chip prices include their VM).
 
     Example:
         >>> from gkeml_sdk.hardware.accelerator import Accelerator
         >>> billed = Accelerator("h100", count=8).billing(nodes=2)
         >>> billed.key, billed.unit, billed.units, billed.name
         ('h100', 'GPU-hour', 16.0, 'NVIDIA H100 80GB GPU')
+        >>> billed.machine_type, billed.machines
+        ('a3-highgpu-8g', 2.0)
     """
 
     key: str
@@ -33,6 +37,9 @@ class Billing:
     units: float
     name: str
     on_demand: bool = True  # False: the machine type is sold only as Spot or flex-start
+    machine_type: str = ""
+    machines: float = 0.0
+    vm_included: str = ""
 
 
 class Hardware(Protocol):
