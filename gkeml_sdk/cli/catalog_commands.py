@@ -6,8 +6,7 @@ import argparse
 from collections.abc import Iterable
 from typing import Any
 
-from gkeml_sdk import PriceBook, gpu_models, tpu_generations
-from gkeml_sdk.pricing.cells import Quote, quote
+from gkeml_sdk import PriceBook, gpu_models, price_table, tpu_generations
 
 
 def register(commands: Any) -> None:
@@ -23,18 +22,17 @@ def _catalog(args: argparse.Namespace) -> int:
     rows = _gpu_rows(book) if args.what == "gpus" else _tpu_rows(book)
     print(format_table(rows))
     print(f"\nprices per accelerator-hour: {book.source}, as of {book.as_of}")
-    print("~ an estimate (how: gkeml_sdk.pricing.cells.price_table()); n/o not offered")
+    print("~ an estimate (how: gkeml_sdk.price_table()); n/o not offered")
     return 0
 
 
-def _money(cell: Quote) -> str:
-    if cell.value is None:
-        return "n/o"
-    return f"{'~' if cell.is_estimate else ''}{cell.value:.2f}"
-
-
 def _cells(book: PriceBook, key: str) -> list[str]:
-    return [_money(quote(book, key, model)) for model in ("on-demand", "spot", "flex-start")]
+    """On-demand, Spot and flex-start of `key`: `~` marks an estimate, `n/o` a mode not
+    offered."""
+    cells = [cell for cell in price_table(book) if cell.key == key]
+    return [
+        "n/o" if c.value is None else f"{'~' if c.is_estimate else ''}{c.value:.2f}" for c in cells
+    ]
 
 
 def _first(items: Iterable[str], limit: int = 5) -> str:

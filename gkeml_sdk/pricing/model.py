@@ -125,10 +125,10 @@ class CostEstimate:
     @property
     def footnote(self) -> str:
         """What the prices cover, their sources and their dates, in one sentence."""
-        return (
-            f"accelerator component: {self.source}, as of {self.as_of}; VM part: {self.vm}; "
-            "~ marks an estimate"
-        )
+        vm = f"VM part: {self.vm}; ~ marks an estimate"
+        if not self.price_key:
+            return f"no accelerator; {vm}"
+        return f"accelerator component: {self.source}, as of {self.as_of}; {vm}"
 
     def __str__(self) -> str:
         rows = [f"{self.amount} for {self.hours:g} h"]
@@ -139,12 +139,13 @@ class CostEstimate:
             if line.total is None:
                 rows.append(f"  {line.model:<11} no price: {line.why}{mark}")
                 continue
-            price = "~" if line.price_estimate else ""
-            vm = ""
-            if line.vm_price:
-                vm = f" + VM {'~' if line.vm_estimate else ''}${line.vm_price:,.4f}/h"
+            price = f"{'~' if line.price_estimate else ''}${line.unit_price:,.4f}/{self.unit}"
+            vm = f"VM {'~' if line.vm_estimate else ''}${line.vm_price:,.4f}/h"
+            # A CPU machine's bill is its VM part alone.
+            paid = [price] if self.price_key else []
+            paid += [vm] if line.vm_price else []
             rows.append(
-                f"  {line.model:<11} {price}${line.unit_price:,.4f}/{self.unit}{vm}  "
+                f"  {line.model:<11} {' + '.join(paid)}  "
                 f"total {'~' if line.is_estimate else ''}${line.total:,.2f}{mark}"
             )
         rows += [f"  ~{line.model}: {line.estimate}" for line in self.lines if line.is_estimate]
@@ -174,7 +175,9 @@ class CostEstimate:
             if line.total is not None:
                 price = "~" if line.price_estimate else ""
                 total = "~" if line.is_estimate else ""
-                label = f"{total}${line.total:,.2f} ({price}${line.unit_price:,.4f}/{self.unit})"
+                label = f"{total}${line.total:,.2f}"
+                if self.price_key:
+                    label += f" ({price}${line.unit_price:,.4f}/{self.unit})"
             bars.append(CostBar(line.model, line.total, label, line.model == self.chosen, line.why))
         title = f"{self.amount} for {self.hours:g} h"
         notes = [f"~{line.model}: {line.estimate}" for line in self.lines if line.is_estimate]
@@ -225,7 +228,7 @@ def estimate_cost(
         source=book.source,
         as_of=book.as_of,
         chosen=models[0],
-        price_key=billed.key if billed.units else "",
+        price_key=billed.key,
         may_get=models if len(models) > 1 else (),
         vm=_vm_text(billed),
         break_even=even,
@@ -236,7 +239,7 @@ def _line(book: PriceBook, billed: Billing, model: str, hours: float) -> CostLin
     if model == "on-demand" and not billed.on_demand:
         return CostLine(model, None, None, "this machine type is sold only as Spot or flex-start")
     # A CPU machine has no accelerator to price: its VM part is the whole bill.
-    cell = quote(book, billed.key, model) if billed.units else Quote("", model, 0.0, "", "")
+    cell = quote(book, billed.key, model) if billed.key else Quote("", model, 0.0, "", "")
     if cell.value is None:
         return CostLine(model, None, None, cell.why)
     vm_price, notes = 0.0, []

@@ -10,7 +10,7 @@ from gkeml_sdk.core.model import SpecModel
 from gkeml_sdk.core.quantity import duration_seconds
 from gkeml_sdk.core.secret_ref import SecretRef
 from gkeml_sdk.hardware.accelerator import Accelerator
-from gkeml_sdk.hardware.choice import HardwareChoice
+from gkeml_sdk.hardware.choice import MachineChoice
 from gkeml_sdk.hardware.network import NetworkChoice, NetworkMode, choose_network
 from gkeml_sdk.hardware.protocol import CPU_ONLY, Hardware
 from gkeml_sdk.hardware.tpu_slice import TpuSlice
@@ -43,9 +43,10 @@ class TrainingJobFields(SpecModel):
         default_factory=dict,
         description='Variables read from Kubernetes Secrets: name -> SecretRef or "SECRET/KEY".',
     )
-    accelerator: HardwareChoice | None = Field(
+    accelerator: MachineChoice | None = Field(
         default=None,
-        description="The hardware of each node: `Accelerator(...)`, `TpuSlice(...)` or None.",
+        description="The hardware of each node: `Accelerator(...)`, `TpuSlice(...)`, "
+        "`CpuMachine(...)` (a CPU machine for HPC, e.g. H4D) or None.",
     )
     nodes: int = Field(
         default=0,

@@ -9,6 +9,7 @@ from pydantic import model_validator
 from gkeml_sdk.core.model import fail
 from gkeml_sdk.hardware.accelerator import Accelerator
 from gkeml_sdk.hardware.choice import hardware_from_data
+from gkeml_sdk.hardware.cpu_machine import CpuMachine
 from gkeml_sdk.hardware.protocol import CPU_ONLY
 from gkeml_sdk.hardware.tpu_slice import TpuSlice
 from gkeml_sdk.scheduling.capacity_order import accepted_modes, capacity_spelling
@@ -45,7 +46,11 @@ class TrainingJob(TrainingJobFields):
         accelerator = hardware_from_data(data.get("accelerator"))
         if "accelerator" in data:
             data["accelerator"] = accelerator
-        hardware = accelerator if isinstance(accelerator, Accelerator | TpuSlice) else CPU_ONLY
+        hardware = (
+            accelerator
+            if isinstance(accelerator, Accelerator | TpuSlice | CpuMachine)
+            else CPU_ONLY
+        )
         hosts = hardware.fixed_pods
         for field in ("nodes", "procs_per_node"):
             if isinstance(data.get(field), bool):
