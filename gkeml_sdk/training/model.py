@@ -166,7 +166,11 @@ class TrainingJob(TrainingJobFields):
             }
             unset: dict[str, Any] = {k: True for k, d in later.items() if getattr(job, k) == d}
             unset["name"] = True
-            if job.accelerator is not None and job.accelerator.allocation == "device-plugin":
+            hardware = job.accelerator
+            if (
+                isinstance(hardware, Accelerator | TpuSlice)
+                and hardware.allocation == "device-plugin"
+            ):
                 unset["accelerator"] = {"allocation": True}
             payload = job.model_dump(mode="json", exclude=unset)
             job = job.model_copy(update={"name": derived_name(prefix, payload)})
