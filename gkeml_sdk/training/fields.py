@@ -14,7 +14,6 @@ from gkeml_sdk.hardware.choice import MachineChoice
 from gkeml_sdk.hardware.network import NetworkChoice, NetworkMode, choose_network
 from gkeml_sdk.hardware.protocol import CPU_ONLY, Hardware
 from gkeml_sdk.hardware.tpu_slice import TpuSlice
-from gkeml_sdk.pricing.network_advice import network_advice
 from gkeml_sdk.scheduling.capacity_order import accepted_modes
 from gkeml_sdk.scheduling.catalog import CapacityMode, Mode, mode
 from gkeml_sdk.scheduling.kueue import DEFAULT_LOCAL_QUEUE
@@ -170,8 +169,12 @@ class TrainingJobFields(SpecModel):
         """A multi-node job of more than 8 whole GPUs on a machine without GPUDirect: which
         GPUDirect machine would hold them and the price difference per hour, at the price of
         the job's first provisioning mode (`pricing.network_advice`)."""
-        if not isinstance(self.accelerator, Accelerator):
+        if not isinstance(self.accelerator, Accelerator) or self.nodes < 2:
             return []
+        # Imported here: the price tables load only for multi-node GPU jobs, so rendering a
+        # TPU or single-node spec (`gkeml render`) stays as light as before.
+        from gkeml_sdk.pricing.network_advice import network_advice
+
         model = mode(accepted_modes(self)[0]).price_model
         return network_advice(self.accelerator, self.nodes, model)
 
