@@ -20,8 +20,6 @@ if TYPE_CHECKING:
 
 # The label GKE puts on every node with its machine type (Kubernetes well-known label).
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
-# Flex-start VMs come as GPUs, single-host TPUs and H4D (GKE "About flex-start provisioning").
-FLEX_START_FAMILIES = ("h4d",)
 
 
 class CpuMachine(SpecModel):
@@ -164,7 +162,7 @@ class CpuMachine(SpecModel):
             machine_type=self.machine_type,
             machine_types=(self.machine_type,),
             taint_key="",
-            flex_start=self.shape.family in FLEX_START_FAMILIES,
+            flex_start=self.shape.flex_start,
             compact_placement=True,
         )
 

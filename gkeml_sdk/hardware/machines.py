@@ -21,7 +21,8 @@ from gkeml_sdk.hardware.gpu_row import N1_SHAPES
 class MachineShape:
     """One machine type: `vcpus`, `memory_gb` (GiB) and bundled Local SSD (GiB); `family`
     names the price rates it is billed at (`pricing.vm`); `hpc` marks CPU machines for
-    tightly coupled HPC, which pools place compactly.
+    tightly coupled HPC, which pools place compactly; `flex_start`: flex-start VMs come on it
+    (GPUs, single-host TPUs and H4D: GKE "About flex-start provisioning").
 
     Example:
         >>> m = machine_shape("a3-highgpu-8g")
@@ -35,6 +36,7 @@ class MachineShape:
     local_ssd_gb: int = 0
     family: str = ""
     hpc: bool = False
+    flex_start: bool = False
 
 
 def _rows(family: str, shapes: tuple[tuple[str, int, float, int], ...]) -> list[MachineShape]:
@@ -75,9 +77,9 @@ MACHINES: tuple[MachineShape, ...] = (
     # A4X Max (GB300) and G4 (RTX PRO 6000) shapes were not found in a dated source: their
     # VM part is left out of estimates, which say so (`pricing.vm`).
     # CPU machines for tightly coupled HPC (GKE's compact placement takes these families).
-    MachineShape("h4d-standard-192", 192, 720.0, 0, "h4d", hpc=True),
-    MachineShape("h4d-highmem-192", 192, 1488.0, 0, "h4d", hpc=True),
-    MachineShape("h4d-highmem-192-lssd", 192, 1488.0, 10 * _SSD, "h4d", hpc=True),
+    MachineShape("h4d-standard-192", 192, 720.0, 0, "h4d", hpc=True, flex_start=True),
+    MachineShape("h4d-highmem-192", 192, 1488.0, 0, "h4d", hpc=True, flex_start=True),
+    MachineShape("h4d-highmem-192-lssd", 192, 1488.0, 10 * _SSD, "h4d", hpc=True, flex_start=True),
     MachineShape("c3-standard-176", 176, 704.0, 0, "c3", hpc=True),
     MachineShape("c3-highmem-176", 176, 1408.0, 0, "c3", hpc=True),
     MachineShape("c4-standard-192", 192, 720.0, 0, "c4", hpc=True),

@@ -63,9 +63,10 @@ class Rates:
 
 @dataclass(frozen=True, slots=True)
 class VmPart:
-    """What one machine's vCPUs, memory and Local SSD cost per hour, per provisioning model;
-    `estimate` says how a figure was derived ("" for rates solved from the catalog's rows),
-    `missing` why there is no figure.
+    """What one machine's vCPUs, memory and Local SSD cost per hour, per provisioning model
+    (`flex_start`: on-demand less the documented 53 % bound, always an estimate); `estimate`
+    says how the figures were derived ("" for rates solved from the catalog's rows), `missing`
+    why there is no figure.
 
     Example:
         >>> part = vm_part("a2-highgpu-1g")
@@ -95,15 +96,14 @@ def family_rates(family: str, model: str) -> Rates:
         >>> round(r.vcpu, 6), round(r.gib, 6)
         (0.03161, 0.004237)
     """
-    column = 3 if model == "on-demand" else 4
-    rows = ANCHORS[family]
-    (_, v1, m1, *p1), *rest = rows
-    price1 = (p1[0], p1[1])[column - 3]
+    rows = [
+        (v, gib, od if model == "on-demand" else spot) for _, v, gib, od, spot in ANCHORS[family]
+    ]
+    (v1, m1, price1), *rest = rows
     if not rest:
         return Rates(price1 / v1, 0.0, m1 / v1)
-    _, v2, m2, *p2 = rest[0]
-    price2 = (p2[0], p2[1])[column - 3]
-    # Two equations, vcpus * v + gib * g = price, with different GiB per vCPU.
+    (v2, m2, price2), *_ = rest
+    # Two equations, vcpus * vcpu_rate + gib * gib_rate = price, with different GiB per vCPU.
     gib = (price2 * v1 - price1 * v2) / (m2 * v1 - m1 * v2)
     return Rates((price1 - m1 * gib) / v1, gib)
 

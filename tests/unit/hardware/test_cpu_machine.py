@@ -95,3 +95,10 @@ def test_a_capacity_takes_accelerators_only():
     with pytest.raises(SpecError, match="a capacity is of accelerators"):
         Capacity(accelerator={"machine_type": "h4d-highmem-192"})
     assert Capacity(accelerator=Accelerator("l4")).accelerator == Accelerator("l4")
+
+
+def test_flex_start_comes_on_h4d_only():
+    pool = NodePool(name="hpc", machine_type="h4d-highmem-192", provisioning="flex-start")
+    assert pool.to_dict()["nodePools"][0]["config"]["flexStart"] is True
+    with pytest.raises(SpecError, match="does not offer c4-standard-192"):
+        NodePool(name="hpc", machine_type="c4-standard-192", provisioning="flex-start")
