@@ -196,8 +196,8 @@ class CpuOnly:
         return ()
 
     def billing(self, nodes: int) -> Billing:
-        """CPU nodes are not priced by the accelerator price book."""
-        return Billing("cpu", "hour", 0.0, "CPU-only node (no accelerator)")
+        """No accelerator and no machine type: nothing the price tables can bill."""
+        return Billing("", "VM-hour", float(nodes), "CPU-only node (no accelerator)")
 
     def check_provisioning(self, *, spot: bool) -> None:
         """CPU nodes come either way."""

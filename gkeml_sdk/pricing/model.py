@@ -238,6 +238,9 @@ def estimate_cost(
 def _line(book: PriceBook, billed: Billing, model: str, hours: float) -> CostLine:
     if model == "on-demand" and not billed.on_demand:
         return CostLine(model, None, None, "this machine type is sold only as Spot or flex-start")
+    if not billed.key and not billed.machine_type:
+        why = "a CPU-only job names no machine type; accelerator=CpuMachine(...) prices its VMs"
+        return CostLine(model, None, None, why)
     # A CPU machine has no accelerator to price: its VM part is the whole bill.
     cell = quote(book, billed.key, model) if billed.key else Quote("", model, 0.0, "", "")
     if cell.value is None:

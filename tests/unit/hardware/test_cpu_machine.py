@@ -102,3 +102,10 @@ def test_flex_start_comes_on_h4d_only():
     assert pool.to_dict()["nodePools"][0]["config"]["flexStart"] is True
     with pytest.raises(SpecError, match="does not offer c4-standard-192"):
         NodePool(name="hpc", machine_type="c4-standard-192", provisioning="flex-start")
+
+
+def test_a_job_without_hardware_has_nothing_to_price_and_says_what_would():
+    cost = TrainingJob(name="c", command=["x"]).estimate_cost()
+    assert all(line.total is None for line in cost.lines)
+    assert "accelerator=CpuMachine(...) prices its VMs" in str(cost)
+    assert cost.break_even is None and cost.spot_saving is None
