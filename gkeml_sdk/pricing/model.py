@@ -219,14 +219,16 @@ def estimate_cost(
             preemptions_per_day=preemptions_per_day,
             restart_minutes=restart_minutes,
         )
+    # A row may carry its own source (TPU v4's list price): the footnote names the row's.
+    cell = quote(book, billed.key, "on-demand") if billed.key else None
     return CostEstimate(
         accelerator=billed.name,
         unit=billed.unit,
         units=billed.units,
         hours=hours,
         lines=lines,
-        source=book.source,
-        as_of=book.as_of,
+        source=cell.source if cell else book.source,
+        as_of=cell.as_of if cell else book.as_of,
         chosen=models[0],
         price_key=billed.key,
         may_get=models if len(models) > 1 else (),
@@ -285,7 +287,7 @@ def _check_inputs(hours: object, checkpoint: object, per_day: object, restart: o
             rule=f"a cost is for a positive, finite duration of at most {MAX_HOURS:,} hours",
             fix="hours=1",
         )
-    # A day has 1,440 minutes: an interval or a restart beyond a year is a typo.
+    # Past 525,600 (the minutes of a year) each of these is a typo, not a plan.
     for name, value, zero, fix in (
         ("checkpoint_minutes", checkpoint, False, "checkpoint_minutes=30"),
         ("preemptions_per_day", per_day, True, "preemptions_per_day=1"),

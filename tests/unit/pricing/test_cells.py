@@ -55,3 +55,14 @@ def test_a_cell_with_nothing_to_derive_from_says_why():
     cell = quote(book, "gb200", "spot")
     assert cell.value is None and "no priced row near it" in cell.why
     assert set(catalog_keys()) >= {"gb200", "tpu7x", "v4"}
+
+
+def test_an_estimate_names_the_source_of_the_row_it_prices():
+    from gkeml_sdk import TpuSlice, TrainingJob
+
+    cost = TrainingJob(
+        name="v4", command=["x"], accelerator=TpuSlice("v4", "2x2x1")
+    ).estimate_cost()
+    assert cost.as_of == "2022-08-11" and "tpu/pricing" in cost.source
+    assert cost.total("on-demand") == pytest.approx(4 * 3.22)
+    assert "~spot: on-demand x v5p's Spot/on-demand ratio" in str(cost)
