@@ -21,7 +21,8 @@ VM_SOURCE = (
 VM_AS_OF = "2026-12-07"
 # Local SSD: about $0.080 per GiB-month, $0.064 on preemptible (Spot) VMs, as Google's
 # disk pricing page was reported (smartbiz.be, "Google keldert prijzen voor SSD-cloudopslag");
-# the page itself is JavaScript-rendered. 730 hours a month, as Google bills.
+# the page itself is JavaScript-rendered. 730 hours a month, as Google bills. The on-demand
+# rate closes the Cloud Billing Catalog's whole a3-highgpu-8g price to the cent (test_vm.py).
 SSD_SOURCE = "Local SSD $0.080 (Spot $0.064) per GiB-month, Google disk pricing as reported"
 HOURS_PER_MONTH = 730
 SSD_GIB_HOUR = {"on-demand": 0.080 / HOURS_PER_MONTH, "spot": 0.064 / HOURS_PER_MONTH}

@@ -80,3 +80,18 @@ def test_every_gpu_machine_has_a_shape_or_its_estimate_says_it_has_none():
         "g4-standard-96",
     ]
     assert all(vm_part(n).price("spot") is None and vm_part(n).missing for n in without)
+
+
+# Whole-machine on-demand prices (GPUs, vCPUs, memory and bundled Local SSD together) in
+# us-central1 from Google's Cloud Billing Catalog, as Cyclenerd/google-cloud-pricing-cost-
+# calculator's pricing.yml published them (generated 2025-03-06): a source independent of the
+# rows the rates were solved from.
+WHOLE_MACHINES = [("h100", 8, 88.4899999025753), ("a100-40gb", 1, 3.673385)]
+
+
+@pytest.mark.parametrize(("gpu", "count", "whole"), WHOLE_MACHINES)
+def test_one_node_costs_what_the_billing_catalog_charges_for_the_whole_machine(gpu, count, whole):
+    from gkeml_sdk import Accelerator, TrainingJob
+
+    job = TrainingJob(name="w", command=["x"], accelerator=Accelerator(gpu, count=count))
+    assert job.estimate_cost(hours=1).total("on-demand") == pytest.approx(whole, rel=1e-4)
