@@ -20,6 +20,7 @@ from gkeml_sdk.version import __version__
 _EXPORTS = {
     "Accelerator": "gkeml_sdk.hardware.accelerator",
     "TpuSlice": "gkeml_sdk.hardware.tpu_slice",
+    "CpuMachine": "gkeml_sdk.hardware.cpu_machine",
     "TrainingJob": "gkeml_sdk.training.model",
     "TopologyPlacement": "gkeml_sdk.scheduling.placement",
     "ClusterSetup": "gkeml_sdk.setup.model",
@@ -47,6 +48,7 @@ _EXPORTS = {
     "Parallelstore": "gkeml_sdk.storage.disks",
     "CostEstimate": "gkeml_sdk.pricing.model",
     "PriceBook": "gkeml_sdk.pricing.catalog",
+    "price_table": "gkeml_sdk.pricing.cells",
     "Manifests": "gkeml_sdk.core.manifests",
     "Client": "gkeml_sdk.client",
     "KubernetesSettings": "gkeml_sdk.backends.kubernetes.api.config",
@@ -110,6 +112,7 @@ __all__ = [
     "ClusterSetup",
     "ConfigError",
     "CostEstimate",
+    "CpuMachine",
     "DrillReport",
     "Evidence",
     "Explanation",
@@ -174,6 +177,7 @@ __all__ = [
     "load_specs",
     "node_pool_messages",
     "node_pool_requests",
+    "price_table",
     "python_objects",
     "run_controller",
     "runs_html",
@@ -217,11 +221,13 @@ if TYPE_CHECKING:
     )
     from gkeml_sdk.files import load_specs, python_objects
     from gkeml_sdk.hardware.accelerator import Accelerator
+    from gkeml_sdk.hardware.cpu_machine import CpuMachine
     from gkeml_sdk.hardware.listing import gpu_models, tpu_generations
     from gkeml_sdk.hardware.tpu_slice import TpuSlice
     from gkeml_sdk.nodepools.model import NodeNetwork, NodePool
     from gkeml_sdk.nodepools.pool_file import load_node_pools
     from gkeml_sdk.pricing.catalog import PriceBook
+    from gkeml_sdk.pricing.cells import price_table
     from gkeml_sdk.pricing.model import CostEstimate
     from gkeml_sdk.runs.explain.explanation import Category, Evidence, Explanation, Preview, Verdict
     from gkeml_sdk.runs.explain.runs_where import WhereItRuns, where_it_runs

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Iterable
 from typing import Any
 
-from gkeml_sdk import PriceBook, gpu_models, tpu_generations
+from gkeml_sdk import PriceBook, gpu_models, price_table, tpu_generations
 
 
 def register(commands: Any) -> None:
@@ -27,6 +27,7 @@ def _catalog(args: argparse.Namespace) -> int:
     rows = _gpu_rows(book) if args.what == "gpus" else _tpu_rows(book)
     print(format_table(rows))
     print(f"\nprices per accelerator-hour: {book.source}, as of {book.as_of}")
+    print("~ an estimate (how: gkeml_sdk.price_table()); n/o not offered")
     return 0
 
 
@@ -43,8 +44,13 @@ def _where(args: argparse.Namespace) -> int:
     return 0
 
 
-def _money(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
+def _cells(book: PriceBook, key: str) -> list[str]:
+    """On-demand, Spot and flex-start of `key`: `~` marks an estimate, `n/o` a mode not
+    offered."""
+    cells = [cell for cell in price_table(book) if cell.key == key]
+    return [
+        "n/o" if c.value is None else f"{'~' if c.is_estimate else ''}{c.value:.2f}" for c in cells
+    ]
 
 
 def _first(items: Iterable[str], limit: int = 5) -> str:
@@ -65,15 +71,15 @@ def _gpu_rows(book: PriceBook) -> list[list[str]]:
             "arch",
             "$/h",
             "spot $/h",
+            "flex $/h",
         ]
     ]
     for gpu in gpu_models():
-        price = book.price(gpu.key)
         machines = sorted({m.name.rsplit("-", 1)[0] for m in gpu.machine_types})
         rows.append([
             gpu.key, gpu.label, str(gpu.memory_gb), "/".join(map(str, gpu.counts)),
             ",".join(machines), _first(p for p, _ in gpu.mig_profiles), gpu.arch,
-            _money(price.on_demand), _money(price.spot),
+            *_cells(book, gpu.key),
         ])  # fmt: skip
     return rows
 
@@ -89,16 +95,16 @@ def _tpu_rows(book: PriceBook) -> list[list[str]]:
             "HBM GB",
             "$/chip-h",
             "spot",
+            "flex",
         ]
     ]
     for tpu in tpu_generations():
-        price = book.price(tpu.key)
         multi = [t for t in tpu.topologies() if tpu.hosts(t) > 1][:4]
         rows.append([
             tpu.key, tpu.label, "AxB" if tpu.dims == 2 else "AxBxC",
             ",".join(t for t, _, _ in tpu.single_host),
             ",".join(f"{t}({tpu.hosts(t)})" for t in multi) + ",...", str(tpu.hbm_gb),
-            _money(price.on_demand), _money(price.spot),
+            *_cells(book, tpu.key),
         ])  # fmt: skip
     return rows
 

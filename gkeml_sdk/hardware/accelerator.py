@@ -114,9 +114,19 @@ class Accelerator(GpuFields):
         return self.model + (f"-{self.mig.replace('.', '-')}" if self.mig else "")
 
     def billing(self, nodes: int) -> Billing:
-        """Billed per physical GPU-hour: a MIG slice or shared GPU is its fraction of one."""
+        """Billed per physical GPU-hour, and the VM part for the share of each machine the GPUs
+        take: a MIG slice or shared GPU is its fraction of one."""
         name, units = f"{self.gpu.display} GPU", self.physical_gpus * nodes
-        return Billing(self.gpu.key, "GPU-hour", units, name, self.on_demand_offered)
+        machine = self.node_machine
+        return Billing(
+            self.gpu.key,
+            "GPU-hour",
+            units,
+            name,
+            self.on_demand_offered,
+            machine_type=machine.name,
+            machines=units / machine.gpus,
+        )
 
     # Hardware (gkeml_sdk.hardware.protocol): labels, taint and resource from the GPU's row.
 

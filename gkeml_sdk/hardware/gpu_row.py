@@ -135,8 +135,9 @@ class GpuModel:
 # GPUDirect families carry their own stack instead.
 FAST_SOCKET = "fast-socket"
 
-# N1 shapes: (name, vCPUs, memory GB). Shared-core f1-micro/g1-small take no GPU.
-_N1_SHAPES = tuple(
+# N1 shapes: (name, vCPUs, memory GB), also what `hardware.machines` bills. Shared-core
+# f1-micro/g1-small take no GPU.
+N1_SHAPES = tuple(
     (f"n1-{family}-{vcpus}", vcpus, vcpus * per_vcpu)
     for family, per_vcpu, sizes in (
         ("standard", 3.75, (1, 2, 4, 8, 16, 32, 64, 96)),
@@ -156,7 +157,7 @@ def n1_machines(ceilings: dict[int, tuple[int, int]]) -> tuple[MachineType, ...]
     docs/gpus; for P100 x4 the stricter zonal ceiling, so it holds anywhere."""
     rows = []
     for count, (max_vcpus, max_gb) in ceilings.items():
-        allowed = [n for n, vcpus, gb in _N1_SHAPES if vcpus <= max_vcpus and gb <= max_gb]
+        allowed = [n for n, vcpus, gb in N1_SHAPES if vcpus <= max_vcpus and gb <= max_gb]
         default = _N1_DEFAULT[count]
         rows += [
             MachineType(n, count, network=FAST_SOCKET)

@@ -11,6 +11,7 @@ from gkeml_sdk.core.model import fail
 from gkeml_sdk.hardware import gpus
 from gkeml_sdk.hardware import network_stacks as catalog
 from gkeml_sdk.hardware.accelerator import Accelerator
+from gkeml_sdk.hardware.cpu_machine import CpuMachine
 from gkeml_sdk.hardware.gpu_row import MachineType
 from gkeml_sdk.hardware.network_row import NetworkStack
 from gkeml_sdk.hardware.tpu_slice import TpuSlice
@@ -36,7 +37,7 @@ class NetworkChoice:
 # answer for the same accelerator, nodes and mode is looked up once.
 @functools.lru_cache(maxsize=1024)
 def choose_network(
-    accelerator: Accelerator | TpuSlice | None,
+    accelerator: Accelerator | TpuSlice | CpuMachine | None,
     nodes: int,
     mode: NetworkMode,
     gpus_per_pod: int | None = None,
@@ -82,8 +83,8 @@ def choose_network(
     return NetworkChoice(found, machine.name)
 
 
-def _refuse_without_gpus(accelerator: TpuSlice | None) -> None:
-    what = "TPU slices" if accelerator is not None else "CPU-only jobs"
+def _refuse_without_gpus(accelerator: TpuSlice | CpuMachine | None) -> None:
+    what = "TPU slices" if isinstance(accelerator, TpuSlice) else "CPU-only jobs"
     raise fail(
         f"network='gpudirect' with {accelerator or 'no accelerator'}",
         rule=f"GPUDirect moves GPU memory between A3/A4 nodes; {what} have no GPUs (TPU "

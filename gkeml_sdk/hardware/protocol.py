@@ -19,13 +19,17 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Billing:
-    """How the price book bills a job's hardware: `units` of `unit` at the price of `key`.
+    """How the price book bills a job's hardware: `units` of `unit` at the price of `key`,
+    plus the VM part of `machines` VMs of `machine_type` (a fraction for shared GPUs);
+    `vm_included` says why no VM part is added (TPU chip prices include their VM).
 
     Example:
         >>> from gkeml_sdk.hardware.accelerator import Accelerator
         >>> billed = Accelerator("h100", count=8).billing(nodes=2)
         >>> billed.key, billed.unit, billed.units, billed.name
         ('h100', 'GPU-hour', 16.0, 'NVIDIA H100 80GB GPU')
+        >>> billed.machine_type, billed.machines
+        ('a3-highgpu-8g', 2.0)
     """
 
     key: str
@@ -33,6 +37,9 @@ class Billing:
     units: float
     name: str
     on_demand: bool = True  # False: the machine type is sold only as Spot or flex-start
+    machine_type: str = ""
+    machines: float = 0.0
+    vm_included: str = ""
 
 
 class Hardware(Protocol):
@@ -189,8 +196,8 @@ class CpuOnly:
         return ()
 
     def billing(self, nodes: int) -> Billing:
-        """CPU nodes are not priced by the accelerator price book."""
-        return Billing("cpu", "hour", 0.0, "CPU-only node (no accelerator)")
+        """No accelerator and no machine type: nothing the price tables can bill."""
+        return Billing("", "VM-hour", float(nodes), "CPU-only node (no accelerator)")
 
     def check_provisioning(self, *, spot: bool) -> None:
         """CPU nodes come either way."""

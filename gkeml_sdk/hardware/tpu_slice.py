@@ -170,7 +170,11 @@ class TpuSlice(SpecModel):
     def billing(self, nodes: int) -> Billing:
         """Billed per chip-hour, for every chip of every slice (`nodes` are their hosts)."""
         units = float(self.chips * self.slices)
-        return Billing(self.tpu.key, "chip-hour", units, f"{self.tpu.display} chip")
+        # Cloud TPU prices a chip-hour with its TPU VM host (cloud.google.com/tpu/pricing).
+        included = "Cloud TPU chip-hour prices include the TPU VM"
+        return Billing(
+            self.tpu.key, "chip-hour", units, f"{self.tpu.display} chip", vm_included=included
+        )
 
     # Hardware (gkeml_sdk.hardware.protocol): one pod per TPU VM, chips and ports from the row.
 

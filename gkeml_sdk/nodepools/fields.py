@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from gkeml_sdk.core.model import SpecModel
-from gkeml_sdk.hardware.choice import HardwareChoice
+from gkeml_sdk.hardware.choice import MachineChoice
 from gkeml_sdk.hardware.network_row import NetworkStack
 from gkeml_sdk.hardware.network_stacks import machine_stack
 from gkeml_sdk.hardware.pool_facts import DRA_NODE_LABELS, GpuDriver
@@ -54,9 +54,10 @@ class NodePoolFields(SpecModel):
     name: str = Field(
         description="The node pool's name (a multi-host TPU slice adds -0, -1, ... per slice)."
     )
-    hardware: HardwareChoice = Field(
-        description="The accelerator of each node: `Accelerator(...)` or `TpuSlice(...)`; from "
-        "YAML a mapping, whose fields say which kind it is."
+    hardware: MachineChoice = Field(
+        description="The accelerator of each node: `Accelerator(...)` or `TpuSlice(...)`, or "
+        "`CpuMachine(...)` for CPU HPC nodes (given `machine_type` alone, the pool derives "
+        "it); from YAML a mapping, whose fields say which kind it is."
     )
     spot: bool = Field(default=False, description="Spot VMs (cheaper, preemptible).")
     provisioning: Mode = Field(

@@ -91,7 +91,8 @@ def node_pool_json(pool: NodePoolFields, name: str) -> Obj:
 
 def _config(pool: NodePoolFields) -> Obj:
     shape = pool.shape
-    taints = [_taint(shape.taint_key, ACCELERATOR_TAINT_VALUE)]
+    # CPU machines carry no accelerator taint (their shape names none).
+    taints = [_taint(shape.taint_key, ACCELERATOR_TAINT_VALUE)] if shape.taint_key else []
     row = pool.capacity_mode
     if row.taint_key is not None and not row.gke_taints:
         taints.append(_taint(row.taint_key, row.taint_value or ""))

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import model_validator
 
 from gkeml_sdk.hardware.accelerator import Accelerator
+from gkeml_sdk.hardware.cpu_machine import CpuMachine
 from gkeml_sdk.hardware.tpu_slice import TpuSlice
 from gkeml_sdk.nodepools.fields import NodeNetwork as NodeNetwork
 from gkeml_sdk.nodepools.fields import NodePoolFields
@@ -38,7 +39,11 @@ class NodePool(NodePoolFields):
     @model_validator(mode="before")
     @classmethod
     def _spot_spelling(cls, data: Any) -> Any:
-        return spot_spelling(data)
+        data = spot_spelling(data)
+        # A CPU HPC pool names its machine type alone: `NodePool(machine_type="h4d-...")`.
+        if isinstance(data, dict) and data.get("hardware") is None and data.get("machine_type"):
+            data = {**data, "hardware": {"machine_type": data["machine_type"]}}
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> NodePool:
@@ -47,7 +52,7 @@ class NodePool(NodePoolFields):
 
     @classmethod
     def for_accelerator(
-        cls, hardware: Accelerator | TpuSlice, *, name: str, **options: Any
+        cls, hardware: Accelerator | TpuSlice | CpuMachine, *, name: str, **options: Any
     ) -> NodePool:
         """The node pool `hardware` needs, with `options` (any other field) applied.
 

@@ -19,15 +19,14 @@ DEFAULT_SOURCE = (
 DEFAULT_AS_OF = "2026-08-26"
 
 PROVISIONING_MODELS = ("on-demand", "spot", "flex-start")
-# Why a catalog row lacks a Spot or flex-start figure (searched 2026-12-01): Google's GPU and
-# TPU pricing pages are JavaScript-rendered, and no dated public source listing Dynamic Workload
-# Scheduler prices was found; the reference catalog carries one flex-start figure (H100). Only
-# "up to 53%" off on-demand is documented, which is a bound, not a price.
-MISSING = {
-    "flex-start": "no dated public flex-start (DWS) price was found for it; Google documents "
-    "only 'up to 53%' off on-demand",
-    "spot": "no Spot price for it in the catalog read (SkyPilot GCP catalog, 2026-08-26)",
-}
+# Google's GPU and TPU pricing pages are JavaScript-rendered, and no dated public source listing
+# Dynamic Workload Scheduler (flex-start) prices was found (searched 2026-12-01 and 2026-12-07);
+# the reference catalog carries one flex-start figure (H100). A cell without a figure is
+# estimated by `pricing.cells`, which says how.
+TPU_V4_SOURCE = (
+    "cloud.google.com/tpu/pricing, v4 on-demand $3.22 per chip-hour, as quoted by "
+    "infer-pub.com question 1114"
+)
 _PRICE_FILE = "YAML or JSON `prices: {h100: {on_demand: 9.8, spot: 2.9}}` (source, as_of optional)"
 PriceOverrides = Mapping[str, Mapping[str, float | None]]
 
@@ -40,6 +39,9 @@ class Price:
     spot: float | None = None
     flex_start: float | None = None
     note: str = ""
+    # Where this row's figures come from when not the book's own source ("" = the book's).
+    source: str = ""
+    as_of: str = ""
 
     def get(self, model: str) -> float | None:
         """Price for a provisioning model: 'on-demand', 'spot' or 'flex-start'."""
@@ -55,11 +57,12 @@ _DEFAULT_PRICES: dict[str, Price] = {
     "p100": Price(1.46, 0.43, note="older list price"),
     "l4": Price(0.56004, 0.2231),
     "a100-40gb": Price(2.93391, 1.4341),
-    "a100-80gb": Price(None, 1.964, note="catalog on-demand row unreliable; set your own"),
+    "a100-80gb": Price(None, 1.964, note="catalog on-demand row unreliable (spot above it)"),
     "h100": Price(9.79655, 2.9926, 4.20076, note="on-demand read from us-east4"),
     "h100-mega": Price(10.344, 3.16),
     "h200": Price(9.312, 4.656),
     "b200": Price(11.277, 4.076),
+    "v4": Price(3.22, source=TPU_V4_SOURCE, as_of="2022-08-11"),
     "v5e": Price(1.20, 0.245),
     "v5p": Price(4.20, 0.836),
     "v6e": Price(2.70, 0.544),
@@ -154,7 +157,7 @@ class PriceBook:
                         fix=f"{name}: 1.25",
                     )
             base = merged.get(key, Price(None))
-            merged[key] = replace(base, note="user override", **fields)
+            merged[key] = replace(base, note="user override", source="", as_of="", **fields)
         return replace(self, prices=merged, source=f"user overrides over {self.source}")
 
     def price(self, key: str) -> Price:

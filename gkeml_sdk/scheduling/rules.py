@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.core.model import fail
 from gkeml_sdk.hardware import gpus, tpus
+from gkeml_sdk.hardware.machines import MACHINES
 from gkeml_sdk.hardware.pool_shape import PoolHardware
 from gkeml_sdk.scheduling.catalog import DWS_MAX_RUN_SECONDS, Mode, mode
 
@@ -145,4 +146,5 @@ def _check_one_pod_set(job: TrainingJobFields) -> None:
 
 def _flex_start_hardware() -> str:
     keys = [g.key for g in gpus.GPUS if g.flex_start] + [t.key for t in tpus.TPUS if t.flex_start]
+    keys += [m.name for m in MACHINES if m.flex_start]
     return f"{', '.join(keys[:-1])} and {keys[-1]}"

@@ -10,11 +10,12 @@ from gkeml_sdk.core.model import SpecModel
 from gkeml_sdk.core.quantity import duration_seconds
 from gkeml_sdk.core.secret_ref import SecretRef
 from gkeml_sdk.hardware.accelerator import Accelerator
-from gkeml_sdk.hardware.choice import HardwareChoice
+from gkeml_sdk.hardware.choice import MachineChoice
 from gkeml_sdk.hardware.network import NetworkChoice, NetworkMode, choose_network
 from gkeml_sdk.hardware.protocol import CPU_ONLY, Hardware
 from gkeml_sdk.hardware.tpu_slice import TpuSlice
-from gkeml_sdk.scheduling.catalog import CapacityMode, Mode
+from gkeml_sdk.scheduling.capacity_order import accepted_modes
+from gkeml_sdk.scheduling.catalog import CapacityMode, Mode, mode
 from gkeml_sdk.scheduling.kueue import DEFAULT_LOCAL_QUEUE
 from gkeml_sdk.scheduling.placement import Placement
 from gkeml_sdk.storage.volumes import Volume
@@ -54,9 +55,10 @@ class TrainingJobFields(SpecModel):
         default_factory=dict,
         description='Variables read from Kubernetes Secrets: name -> SecretRef or "SECRET/KEY".',
     )
-    accelerator: HardwareChoice | None = Field(
+    accelerator: MachineChoice | None = Field(
         default=None,
-        description="The hardware of each node: `Accelerator(...)`, `TpuSlice(...)` or None.",
+        description="The hardware of each node: `Accelerator(...)`, `TpuSlice(...)`, "
+        "`CpuMachine(...)` (a CPU machine for HPC, e.g. H4D) or None.",
     )
     nodes: int = Field(
         default=0,
@@ -172,6 +174,20 @@ class TrainingJobFields(SpecModel):
     def network_choice(self) -> NetworkChoice:
         """The networking stack the pods get (`choice.stack` None: plain pod networking)."""
         return choose_network(self.accelerator, self.nodes, self.network)
+
+    @property
+    def gpudirect_advice(self) -> list[str]:
+        """A multi-node job of more than 8 whole GPUs on a machine without GPUDirect: which
+        GPUDirect machine would hold them and the price difference per hour, at the price of
+        the job's first provisioning mode (`pricing.network_advice`)."""
+        if not isinstance(self.accelerator, Accelerator) or self.nodes < 2:
+            return []
+        # Imported here: the price tables load only for multi-node GPU jobs, so rendering a
+        # TPU or single-node spec (`gkeml render`) stays as light as before.
+        from gkeml_sdk.pricing.network_advice import network_advice
+
+        model = mode(accepted_modes(self)[0]).price_model
+        return network_advice(self.accelerator, self.nodes, model)
 
     @property
     def total_gpus(self) -> float:

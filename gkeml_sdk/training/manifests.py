@@ -232,6 +232,7 @@ def _notes(job: TrainingJobFields) -> tuple[str, ...]:
     notes.extend(secret_like_env_notes(job))
     notes.extend(provisioning_notes(job))
     notes.extend(network_notes(job.network_choice))
+    notes.extend(job.gpudirect_advice)
     notes.extend(job.hardware.notes())
     notes.extend(dra_notes(job))
     notes.extend(volume_notes(_mounted(job), job.namespace, job.service_account))

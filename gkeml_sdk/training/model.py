@@ -9,6 +9,7 @@ from pydantic import model_validator
 from gkeml_sdk.core.model import fail
 from gkeml_sdk.hardware.accelerator import Accelerator
 from gkeml_sdk.hardware.choice import hardware_from_data
+from gkeml_sdk.hardware.cpu_machine import CpuMachine
 from gkeml_sdk.hardware.protocol import CPU_ONLY
 from gkeml_sdk.hardware.tpu_slice import TpuSlice
 from gkeml_sdk.scheduling.capacity_order import accepted_modes, capacity_spelling
@@ -55,7 +56,11 @@ class TrainingJob(TrainingJobFields):
         accelerator = hardware_from_data(data.get("accelerator"))
         if "accelerator" in data:
             data["accelerator"] = accelerator
-        hardware = accelerator if isinstance(accelerator, Accelerator | TpuSlice) else CPU_ONLY
+        hardware = (
+            accelerator
+            if isinstance(accelerator, Accelerator | TpuSlice | CpuMachine)
+            else CPU_ONLY
+        )
         hosts = hardware.fixed_pods
         for field in ("nodes", "procs_per_node"):
             if isinstance(data.get(field), bool):
@@ -175,7 +180,11 @@ class TrainingJob(TrainingJobFields):
             }
             unset: dict[str, Any] = {k: True for k, d in later.items() if getattr(job, k) == d}
             unset["name"] = True
-            if job.accelerator is not None and job.accelerator.allocation == "device-plugin":
+            hardware = job.accelerator
+            if (
+                isinstance(hardware, Accelerator | TpuSlice)
+                and hardware.allocation == "device-plugin"
+            ):
                 unset["accelerator"] = {"allocation": True}
             payload = job.model_dump(mode="json", exclude=unset)
             job = job.model_copy(update={"name": derived_name(prefix, payload)})
@@ -206,16 +215,41 @@ class TrainingJob(TrainingJobFields):
         return compile_training_job(self, attempt)
 
     def estimate_cost(
-        self, hours: float = 1.0, prices: "PriceBook | PriceOverrides | str | None" = None
+        self,
+        hours: float = 1.0,
+        prices: "PriceBook | PriceOverrides | str | None" = None,
+        *,
+        checkpoint_minutes: float = 30.0,
+        preemptions_per_day: float = 1.0,
+        restart_minutes: float = 10.0,
     ) -> "CostEstimate":
-        """On-demand, Spot and flex-start cost of running `hours`, with the price source.
+        """On-demand, Spot and flex-start cost of running `hours` (accelerators and the VM
+        part of their machines), each figure a list price or a marked estimate with its source,
+        the Spot saving and when Spot pays.
 
         `prices`: a `PriceBook`, a dict of overrides such as `{"h100": {"on_demand": 11.0}}`,
-        or the path of a YAML/JSON price file.
+        or the path of a YAML/JSON price file. The break-even assumes each preemption loses
+        half of `checkpoint_minutes` plus `restart_minutes` (a new node, the image, the
+        restore); Compute Engine publishes no preemption rate, so `preemptions_per_day=1.0`
+        is an assumption to replace with your own history.
+
+        Example:
+            >>> job = TrainingJob(name="a", command=["x"], accelerator=Accelerator("h100", count=8))
+            >>> even = job.estimate_cost(hours=24, checkpoint_minutes=60).break_even
+            >>> f"{even.saving:.0%}", even.lost_minutes, even.pays
+            ('69%', 40.0, True)
         """
         from gkeml_sdk.pricing.model import estimate_cost
 
-        return estimate_cost(self.hardware.billing(self.nodes), accepted_modes(self), hours, prices)
+        return estimate_cost(
+            self.hardware.billing(self.nodes),
+            accepted_modes(self),
+            hours,
+            prices,
+            checkpoint_minutes=checkpoint_minutes,
+            preemptions_per_day=preemptions_per_day,
+            restart_minutes=restart_minutes,
+        )
 
     def with_changes(self, **changes: Any) -> "TrainingJob":
         """A validated copy with some fields replaced (e.g. `spot=False` for a fallback)."""

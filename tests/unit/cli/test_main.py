@@ -64,6 +64,10 @@ def test_catalog_tables(capsys):
     assert main(["catalog", "gpus"]) == 0
     out = capsys.readouterr().out
     assert "nvidia-h100-80gb" in out and "1g.10gb" in out and "as of" in out
+    # Every cell has a figure: gb200's are estimates, flex-start on N1 GPUs is not offered.
+    gb200 = next(line for line in out.splitlines() if line.startswith("gb200 "))
+    assert gb200.split()[-3:] == ["~11.65", "~4.21", "n/o"]
+    assert "~ an estimate" in out
     assert main(["catalog", "tpus"]) == 0
     assert "tpu-v6e-slice" in capsys.readouterr().out
 

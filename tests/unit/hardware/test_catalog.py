@@ -115,12 +115,16 @@ def test_price_book_overrides_and_files(tmp_path):
 
 def test_estimates_take_a_book_a_dict_or_a_file(tmp_path):
     from gkeml_sdk import Accelerator, TrainingJob
+    from gkeml_sdk.pricing.vm import vm_part
 
     job = TrainingJob(name="a", command=["x"], accelerator=Accelerator("l4"), spot=True)
-    assert job.estimate_cost(hours=2).total() == pytest.approx(2 * 0.2231)
-    assert job.estimate_cost(hours=2, prices={"l4": {"spot": 0.5}}).total() == pytest.approx(1.0)
+    vm = vm_part("g2-standard-4").price("spot")  # the VM part of L4's default machine
+    assert vm is not None and vm > 0
+    assert job.estimate_cost(hours=2).total() == pytest.approx(2 * (0.2231 + vm))
+    overridden = job.estimate_cost(hours=2, prices={"l4": {"spot": 0.5}})
+    assert overridden.total() == pytest.approx(2 * (0.5 + vm))
     path = tmp_path / "p.json"
     path.write_text('{"as_of": "2026-11-01", "prices": {"l4": {"spot": 0.25}}}')
     estimate = job.estimate_cost(hours=2, prices=str(path))
-    assert estimate.total() == pytest.approx(0.5) and estimate.as_of == "2026-11-01"
+    assert estimate.total() == pytest.approx(2 * (0.25 + vm)) and estimate.as_of == "2026-11-01"
     assert "2026-11-01" in str(estimate) and "<- this job" in str(estimate)

@@ -30,16 +30,25 @@ def test_timeline_has_one_lane_per_attempt_and_escapes_text() -> None:
     assert 'aria-label="run timeline of ft&lt;1&gt;: Queued, Running' in svg
 
 
-def test_mig_cost_prints_a_fraction_and_a_missing_price_says_why_and_where() -> None:
+def test_mig_cost_prints_a_fraction_and_an_estimate_says_how_and_where_to_set_it() -> None:
     mig = Accelerator("a100-80gb", mig="1g.10gb")
     cost = TrainingJob(name="m", accelerator=mig, command=["true"]).estimate_cost(hours=10)
     text = str(cost)
     assert text.startswith("1/7 of one NVIDIA A100 80GB GPU for 10 h"), text
-    assert "0.142857" not in text
-    assert "on-demand   no price: catalog on-demand row unreliable; set your own" in text
+    assert "0.142857" not in text and "1/7 x a2-ultragpu-1g" in text
+    assert "on-demand   ~$4.0180/GPU-hour" in text
+    assert "~on-demand: Spot / a100-40gb's Spot/on-demand ratio (0.489)" in text
     assert "estimate_cost(prices={'a100-80gb': {'on_demand': ...}})" in text
     html = cost._repr_html_()
-    assert 'data-picture="cost-bars"' in html and "no price: catalog on-demand" in html
+    assert 'data-picture="cost-bars"' in html and "~on-demand: Spot / a100-40gb" in html
+    assert widths(html, "spot-bar") and widths(html, "on-demand-bar")
+
+
+def test_a_mode_the_machine_lacks_has_no_bar_and_says_why() -> None:
+    one = Accelerator("h100", count=1)
+    cost = TrainingJob(name="m", accelerator=one, spot=True, command=["x"]).estimate_cost()
+    assert "on-demand   no price: this machine type is sold only as Spot or flex-start" in str(cost)
+    html = cost._repr_html_()
     assert widths(html, "spot-bar") and not widths(html, "on-demand-bar")
 
 
@@ -52,7 +61,8 @@ def test_cost_bars_scale_to_the_dearest_model() -> None:
         widths(html, f"{m}-bar") for m in ("on-demand", "spot", "flex-start")
     )
     assert on_demand > flex > spot > 0
-    assert round(spot / on_demand, 2) == round(2.9926 / 9.79655, 2)
+    cost = job.estimate_cost(hours=10)
+    assert round(spot / on_demand, 2) == round(cost.total("spot") / cost.total("on-demand"), 2)
     assert "spot (this job)" in html
 
 

@@ -49,7 +49,7 @@ def test_queued_refuses_a_multislice_shape_with_the_fix() -> None:
 
 
 def test_tpu_generations_without_dws_and_multi_host_flex_start_are_refused() -> None:
-    with pytest.raises(SpecError, match=r"does not offer TPU v4.*v5e, v5p and v6e"):
+    with pytest.raises(SpecError, match=r"does not offer TPU v4.*v5p, v6e, h4d-standard-192"):
         TrainingJob(name="a", command=["x"], accelerator=TpuSlice("v4", "2x2x1"),
                     provisioning="flex-start")  # fmt: skip
     with pytest.raises(SpecError, match=r"multi-host.*provisioning='queued'"):
