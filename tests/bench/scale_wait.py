@@ -3,10 +3,10 @@
 
 The test API server, in a process of its own, holds N running runs (N = 10, 100, 1,000: copies
 of one real submission replayed until it runs). One client finds them by name, then follows
-all of them to their end, once by one `wait_all` and once by one thread per run calling `run.wait()`;
-once every run reported its first status the server completes all their JobSets. Measured from
-the first wait to the last: the client's CPU seconds (the server's are its own process's), the
-requests the server saw (reads, watches, writes) and the most watches open at once.
+all of them to their end, once by one `wait_all` and once by one thread per run calling
+`run.wait()`; once every run reported its first status the server completes their JobSets.
+Measured from the first wait to the last: the client's CPU seconds (the server's are its own
+process's), the requests the server saw (reads, watches, writes), the most watches open at once.
 
 The goals: CPU(1,000) <= 12 x CPU(100) (linear, not quadratic), at most 3 watches (one per kind
 followed: JobSet, Workload, Pod) in the one namespace, and reads that do not grow with N. The

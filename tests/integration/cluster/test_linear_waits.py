@@ -97,5 +97,6 @@ def test_a_wait_joining_late_is_sent_its_own_runs_objects_only(cluster, client):
     assert last.wait(timeout=120, progress=lambda s: hear(last.name)).state is RunState.SUCCEEDED
     for thread in early:
         thread.join(timeout=120)
+    assert everyone.is_set() and len(finals) == len(first)
     late = [belongs for name, belongs in calls[before:] if name == last.name]
     assert late and all(belongs == [last.name] for belongs in late)
