@@ -47,6 +47,7 @@ from gkeml_sdk.runs.status import deleted
 from gkeml_sdk.training.model import TrainingJob
 
 log = logging.getLogger(__name__)
+BATCH = 1000  # most runs one pass of a wait feeds before it looks at their news
 
 
 class KubeRunService:
@@ -432,33 +433,34 @@ class KubeRunService:
                 heapq.heappush(timers, (now + wait, next(order), track))
             if not pending:
                 return
-            due = []
             if left() <= 0:
                 states = ", ".join(f"{t.name}: {t.status()}" for t in tracks if t in pending)
                 raise RunTimeoutError(f"timed out waiting for {states}")
             wake = timers[0][0] if timers else float("inf")
             event = hub.next(timeout=max(0.0, min(left(), wake - now, nap)))
-            if event is None:
-                continue
-            stamp = time.time()
-            for run in run_of(event):
-                for track in runs.get(run, ()):
-                    if track in pending and self._feed(track, event, stamp):
-                        due.append(track)
+            stamp, fed = time.time(), dict[RunTrack, None]()
+            # The events already queued go in together, and each run they moved is told once:
+            # the objects a run's streams list at once make one record write, not one each.
+            while event is not None and len(fed) < BATCH:
+                for run in run_of(event):
+                    for track in runs.get(run, ()):
+                        if track in pending:
+                            self._feed(track, event, stamp)
+                            fed[track] = None
+                event = hub.next(timeout=0.0)
+            for track in fed:
+                self.acting(track, partial(self._changed, track, stamp))
+            due = list(fed)
 
-    def _feed(self, track: RunTrack, event: Event, now: float) -> bool:
-        """One routed event to its run; True when the run moved (or its record did)."""
+    def _feed(self, track: RunTrack, event: Event, now: float) -> None:
+        """One routed event to its run's tracker (or its record, when someone else acts)."""
         if event.kind != "ConfigMap":
-            return self.acting(track, partial(self.observe, track, event, now))
-        if track.lifecycle is not None or event.type == "DELETED":
-            return False  # a run this process acts for has no news in its own writes
-        try:
-            track.refresh(self.records.read(event.obj))
-        except GkemlError as exc:  # a record we cannot read tells nothing new
-            log.warning("run %s: record not readable: %s", track.name, exc)
-            return False
-        self._report(track)
-        return True
+            track.observe(event, now)
+        elif track.lifecycle is None and event.type != "DELETED":
+            try:  # a run this process acts for has no news in its own writes
+                track.refresh(self.records.read(event.obj))
+            except GkemlError as exc:  # a record we cannot read tells nothing new
+                log.warning("run %s: record not readable: %s", track.name, exc)
 
     def _due(
         self, tracks: Iterable[RunTrack], pending: set[RunTrack], now: float

@@ -10,6 +10,7 @@ from typing import Any
 from gkeml_sdk import RunState, RunStatus
 from gkeml_sdk.backends.kubernetes.runs.liveness import ControllerWatch
 from gkeml_sdk.backends.kubernetes.runs.routing import run_of
+from gkeml_sdk.backends.kubernetes.runs.track import RunTrack
 
 from .test_scenarios import gang
 from .test_shared_streams import end, wait_in_threads
@@ -18,17 +19,16 @@ RUNS = 30
 LEASE = r"/leases/gkeml-run-controller$"
 
 
-def fed(client: Any) -> list[tuple[str, list[str]]]:
-    """(run fed, runs the event belongs to) for every event the service feeds a run from now."""
-    service = client._backend.service
+def fed(monkeypatch: Any) -> list[tuple[str, list[str]]]:
+    """(run fed, runs the event belongs to) for every event a run's tracker is fed from now."""
     calls: list[tuple[str, list[str]]] = []
-    observe = service.observe
+    observe = RunTrack.observe
 
-    def counted(track: Any, event: Any, now: float) -> bool:
+    def counted(track: RunTrack, event: Any, now: float) -> bool:
         calls.append((track.name, [run for _, run in run_of(event)]))
-        return bool(observe(track, event, now))
+        return observe(track, event, now)
 
-    service.observe = counted  # the wait calls it through the instance
+    monkeypatch.setattr(RunTrack, "observe", counted)
     return calls
 
 
@@ -48,9 +48,11 @@ def finish_when_heard(cluster: Any, runs: list[Any]) -> tuple[Any, threading.Eve
     return hear, everyone
 
 
-def test_one_wait_all_feeds_each_event_to_its_own_run_and_reads_the_lease_once(cluster, client):
+def test_one_wait_all_feeds_each_event_to_its_own_run_and_reads_the_lease_once(
+    cluster, client, monkeypatch
+):
     runs = [client.submit(gang(f"job-{i:03d}")) for i in range(RUNS)]
-    calls = fed(client)
+    calls = fed(monkeypatch)
     hear, everyone = finish_when_heard(cluster, runs)
     cluster.clear_request_log()
     service = client._backend.service
@@ -64,12 +66,14 @@ def test_one_wait_all_feeds_each_event_to_its_own_run_and_reads_the_lease_once(c
     assert cluster.count("GET", path_re=r"/jobsets$", watch=True) == 1
 
 
-def test_a_thread_per_run_feeds_each_its_own_events_and_reads_the_lease_once(cluster, client):
+def test_a_thread_per_run_feeds_each_its_own_events_and_reads_the_lease_once(
+    cluster, client, monkeypatch
+):
     runs = [client.submit(gang(f"job-{i:03d}")) for i in range(RUNS)]
     service = client._backend.service
     # A frozen clock: the Lease read stays fresh however slowly the threads start.
     service.controller = ControllerWatch(service.kube, clock=lambda: 0.0, fresh_for=2.0)
-    calls = fed(client)
+    calls = fed(monkeypatch)
     hear, everyone = finish_when_heard(cluster, runs)
     finals: dict[str, RunStatus] = {}
     cluster.clear_request_log()
@@ -84,10 +88,10 @@ def test_a_thread_per_run_feeds_each_its_own_events_and_reads_the_lease_once(clu
     assert cluster.count("GET", path_re=r"/jobsets$", watch=True) == 1
 
 
-def test_a_wait_joining_late_is_sent_its_own_runs_objects_only(cluster, client):
+def test_a_wait_joining_late_is_sent_its_own_runs_objects_only(cluster, client, monkeypatch):
     runs = [client.submit(gang(f"job-{i:03d}")) for i in range(RUNS)]
     first, last = runs[:-1], runs[-1]
-    calls = fed(client)
+    calls = fed(monkeypatch)
     hear, everyone = finish_when_heard(cluster, runs)
     finals: dict[str, RunStatus] = {}
     early = wait_in_threads(first, finals, hear)
