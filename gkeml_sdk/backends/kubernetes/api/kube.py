@@ -169,10 +169,17 @@ class KubeClient:
         )
         return answer is not None
 
-    def raw(self, path: str, *, action: str, missing_ok: bool = False) -> Any:
-        """GET any path (discovery, the Kueue visibility API)."""
+    def raw(
+        self,
+        path: str,
+        *,
+        action: str,
+        missing_ok: bool = False,
+        query: list[tuple[str, str]] | None = None,
+    ) -> Any:
+        """GET any path (discovery, the Kueue visibility API), with `query` parameters."""
         ok = frozenset({404}) if missing_ok else frozenset()
-        return self.transport.call("GET", path, action=action, ok_statuses=ok)
+        return self.transport.call("GET", path, action=action, ok_statuses=ok, query=query or ())
 
     def watch(
         self,
