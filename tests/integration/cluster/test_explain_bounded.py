@@ -24,6 +24,10 @@ VISIBILITY = (
 
 @pytest.fixture
 def queued(cluster: Any) -> Any:
+    return queue_behind(cluster)
+
+
+def queue_behind(cluster: Any) -> Any:
     """The recording's second run queued behind the first, and a client to explain it."""
     install(cluster)
     client = make_client(cluster)
