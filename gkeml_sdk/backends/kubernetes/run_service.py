@@ -441,13 +441,13 @@ class KubeRunService:
             stamp, fed = time.time(), dict[RunTrack, None]()
             # The events already queued go in together, and each run they moved is told once:
             # the objects a run's streams list at once make one record write, not one each.
-            while event is not None and len(fed) < BATCH:
+            while event is not None:
                 for run in run_of(event):
                     for track in runs.get(run, ()):
                         if track in pending:
                             self._feed(track, event, stamp)
                             fed[track] = None
-                event = hub.next(timeout=0.0)
+                event = hub.next(timeout=0.0) if len(fed) < BATCH else None
             for track in fed:
                 self.acting(track, partial(self._changed, track, stamp))
             due = list(fed)

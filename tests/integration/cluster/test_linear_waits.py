@@ -8,6 +8,7 @@ import threading
 from typing import Any
 
 from gkeml_sdk import RunState, RunStatus
+from gkeml_sdk.backends.kubernetes import run_service
 from gkeml_sdk.backends.kubernetes.runs.liveness import ControllerWatch
 from gkeml_sdk.backends.kubernetes.runs.routing import run_of
 from gkeml_sdk.backends.kubernetes.runs.track import RunTrack
@@ -104,3 +105,13 @@ def test_a_wait_joining_late_is_sent_its_own_runs_objects_only(cluster, client, 
     assert everyone.is_set() and len(finals) == len(first)
     late = [belongs for name, belongs in calls[before:] if name == last.name]
     assert late and all(belongs == [last.name] for belongs in late)
+
+
+def test_a_batch_cut_short_at_its_limit_loses_no_event(cluster, client, monkeypatch):
+    monkeypatch.setattr(run_service, "BATCH", 1)  # every batch is cut after its first run
+    runs = [client.submit(gang(f"job-{i:03d}")) for i in range(5)]
+    hear, everyone = finish_when_heard(cluster, runs)
+    service = client._backend.service
+    reported = iter([r.name for r in runs])
+    finals = service.wait([r.ref for r in runs], 60, progress=lambda s: hear(next(reported, "")))
+    assert everyone.is_set() and [f.state for f in finals] == [RunState.SUCCEEDED] * 5
