@@ -457,6 +457,9 @@ class KubeRunService:
         if event.kind != "ConfigMap":
             track.observe(event, now)
         elif track.lifecycle is None and event.type != "DELETED":
+            version = (event.obj.get("metadata") or {}).get("resourceVersion")
+            if version == track.record.resource_version:
+                return  # the record as held (a stream's list shows it): nothing to read
             try:  # a run this process acts for has no news in its own writes
                 track.refresh(self.records.read(event.obj))
             except GkemlError as exc:  # a record we cannot read tells nothing new

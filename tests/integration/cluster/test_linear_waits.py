@@ -9,7 +9,12 @@ from typing import Any
 
 from gkeml_sdk import RunState, RunStatus
 from gkeml_sdk.backends.kubernetes import run_service
-from gkeml_sdk.backends.kubernetes.runs.liveness import ControllerWatch
+from gkeml_sdk.backends.kubernetes.runs.liveness import (
+    CONTROLLER_NAMESPACE,
+    LEASE_NAME,
+    MANAGED_ANNOTATION,
+    ControllerWatch,
+)
 from gkeml_sdk.backends.kubernetes.runs.routing import run_of
 from gkeml_sdk.backends.kubernetes.runs.track import RunTrack
 
@@ -115,3 +120,29 @@ def test_a_batch_cut_short_at_its_limit_loses_no_event(cluster, client, monkeypa
     reported = iter([r.name for r in runs])
     finals = service.wait([r.ref for r in runs], 60, progress=lambda s: hear(next(reported, "")))
     assert everyone.is_set() and [f.state for f in finals] == [RunState.SUCCEEDED] * 5
+
+
+def test_runs_a_controller_acts_for_are_followed_with_no_read_per_run(cluster, client):
+    cluster.store.put(
+        {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {
+                "name": LEASE_NAME,
+                "namespace": CONTROLLER_NAMESPACE,
+                "annotations": {MANAGED_ANNOTATION: "ml"},
+            },
+            "spec": {"holderIdentity": "elsewhere", "leaseDurationSeconds": 3600},
+        }
+    )
+    runs = [client.submit(gang(f"job-{i:03d}")) for i in range(RUNS)]
+    hear, everyone = finish_when_heard(cluster, runs)
+    cluster.clear_request_log()
+    service = client._backend.service
+    reported = iter([r.name for r in runs])
+    finals = service.wait([r.ref for r in runs], 120, progress=lambda s: hear(next(reported, "")))
+    assert everyone.is_set() and [f.state for f in finals] == [RunState.SUCCEEDED] * RUNS
+    # The Lease, then one list per stream (JobSets, run records, Workloads, pods): the records
+    # listed as this client holds them are not read again, nor their cancel markers.
+    assert cluster.count("GET", watch=False) == 5
+    assert cluster.count(method=None, watch=False) == 5  # and nothing written
