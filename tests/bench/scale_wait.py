@@ -15,7 +15,9 @@ run's first read makes depends on which streams listed first, so the writes per 
 between 2 and 3, and the client's CPU with them: about 3 ms a write).
 
 The goals: CPU(1,000) <= 12 x CPU(100) (linear, not quadratic), at most 3 watches (one per kind
-followed: JobSet, Workload, Pod) in the one namespace, and reads that do not grow with N. The
+followed: JobSet, Workload, Pod) in the one namespace, and reads that do not grow with N. Where
+a run controller acts, a wait also follows the run records (the controller's resubmissions
+reach it as record changes): 4 streams, one over that goal. The
 run controller's Lease is read once per wait, and by threads at most once per
 `LEASE_READ_SECONDS` (2 s) of the client's clock: shown apart, it grows with the seconds the
 threads take to start, not with N.
