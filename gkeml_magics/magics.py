@@ -33,6 +33,9 @@ class GkeMagics:
         self.shell = shell
         self.defaults = o.MagicDefaults()
         self._local_names: set[str] = set()  # runs this session started locally
+        # One cluster client per configuration for the session: its discovery and preflight
+        # answers (kept for a minute) spare every later cell their reads.
+        self._clusters: dict[tuple[str | None, ...], Client] = {}
 
     def gke_train(self, line: str, cell: str | None) -> Any:
         """Run the cell as a TrainingJob: `%%gke_train --gpu h100:8 --nodes 2 --local`.
@@ -149,11 +152,14 @@ class GkeMagics:
                     run_dir=d.run_dir, namespace=d.namespace, options=options or LocalOptions()
                 )
             )
-        return Client(
-            kubernetes=KubernetesSettings(
-                namespace=d.namespace, context=d.context, kubeconfig=d.kubeconfig
+        key = (d.namespace, d.context, d.kubeconfig)
+        if key not in self._clusters:
+            self._clusters[key] = Client(
+                kubernetes=KubernetesSettings(
+                    namespace=d.namespace, context=d.context, kubeconfig=d.kubeconfig
+                )
             )
-        )
+        return self._clusters[key]
 
     def _runs_of(self, local: bool) -> Client:
         return self._backend(local or self.defaults.backend == "local")

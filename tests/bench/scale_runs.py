@@ -136,7 +136,7 @@ class _Cluster:
         self.server = KubeAPIServer(crds, namespaces=["ml"], validate=False, history_size=10)
         self.server.start()
         self.server.kubeconfig(kubeconfig, namespace="ml")
-        self.seed = _seed(self.server)
+        self.seed = seed_run(self.server)
         self.runs = 1
         self.cpu = 0.0
 
@@ -179,7 +179,7 @@ def _serve(conn: Any, kubeconfig: Path) -> None:
             return
 
 
-def _seed(server: KubeAPIServer) -> list[str]:
+def seed_run(server: KubeAPIServer) -> list[str]:
     """Submit one run and replay it until it runs; its objects, to be copied."""
     server.store.put({
         "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",

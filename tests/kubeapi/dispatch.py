@@ -13,6 +13,7 @@ from .calls import Call, Reply
 from .objects import parse_bool
 from .podproxy import PROXY_PATH
 from .routing import parse_resource_path
+from .visibility import pending_page
 from .watch import WatchOptions, WatchStream
 
 if TYPE_CHECKING:
@@ -50,7 +51,10 @@ class Dispatcher:
         path = path.rstrip("/") or "/"
         if method == "GET" and path in self.kube.aggregated:
             answer = self.kube.aggregated[path]
-            return Reply(200, answer() if callable(answer) else answer)
+            answer = answer() if callable(answer) else answer
+            if path.endswith("/pendingworkloads"):
+                answer = pending_page(answer, query)
+            return Reply(200, answer)
         if method == "GET":
             doc = self._discovery(path)
             if doc is not None:

@@ -40,6 +40,7 @@ class RequestRecord:
     headers: dict[str, str] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
     handled: bool = False  # a "slow-reply" answer was made and is being held back
+    sent: int = 0  # bytes of the body answered (not of watch streams)
 
 
 def _fault_reply(fault: Fault) -> Reply:
@@ -184,7 +185,7 @@ class Handler(BaseHTTPRequestHandler):
         else:
             data = json.dumps(reply.body, separators=(",", ":")).encode()
             ctype = headers.pop("Content-Type", "application/json")
-        record.status = reply.code
+        record.status, record.sent = reply.code, len(data)
         try:
             self._headers(reply.code, ctype, headers, False, len(data))
             self.wfile.write(data)

@@ -15,7 +15,7 @@ from gkeml_sdk.backends.kubernetes.api.transport import Transport
 from gkeml_sdk.backends.kubernetes.explain.diagnosis import preview_job
 from gkeml_sdk.backends.kubernetes.run_service import KubeRunService
 from gkeml_sdk.backends.kubernetes.runs.attempts import Attempts
-from gkeml_sdk.backends.kubernetes.runs.liveness import ControllerWatch
+from gkeml_sdk.backends.kubernetes.runs.liveness import LEASE_READ_SECONDS, ControllerWatch
 from gkeml_sdk.backends.kubernetes.runs.run_records import RunRecords
 from gkeml_sdk.backends.kubernetes.setup.preflight import Preflight
 from gkeml_sdk.errors import ConfigError
@@ -60,7 +60,9 @@ class KubernetesBackend:
             self.streams,
             namespace=self.namespace,
             attempts=self.attempts,
-            controller=ControllerWatch(self.kube, settings.controller_namespace),
+            controller=ControllerWatch(
+                self.kube, settings.controller_namespace, fresh_for=LEASE_READ_SECONDS
+            ),
             worker_streams=_worker_streams,
         )
 

@@ -10,16 +10,19 @@ split apart they would hand tracks back and forth."""
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any
 
 from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
-from gkeml_sdk.backends.kubernetes.api.streams import Event, SharedStreams, StreamHub, deadline
+from gkeml_sdk.backends.kubernetes.api.streams import Event, SharedStreams, deadline
 from gkeml_sdk.backends.kubernetes.explain.diagnosis import explain, pending_workloads
 from gkeml_sdk.backends.kubernetes.explain.preemptors import name_preemptors
 from gkeml_sdk.backends.kubernetes.runs.attempts import Attempts
@@ -27,8 +30,9 @@ from gkeml_sdk.backends.kubernetes.runs.following import progress_callback, stre
 from gkeml_sdk.backends.kubernetes.runs.lifecycle import RunLifecycle
 from gkeml_sdk.backends.kubernetes.runs.liveness import ControllerWatch
 from gkeml_sdk.backends.kubernetes.runs.logs import run_logs
+from gkeml_sdk.backends.kubernetes.runs.routing import RoutedHub, RunKey, RunRouter, run_of
 from gkeml_sdk.backends.kubernetes.runs.run_listing import read_listing
-from gkeml_sdk.backends.kubernetes.runs.run_record import AttemptRecord, RunRecord, record_name
+from gkeml_sdk.backends.kubernetes.runs.run_record import AttemptRecord, RunRecord
 from gkeml_sdk.backends.kubernetes.runs.run_records import RecordConflict, RunRecords
 from gkeml_sdk.backends.kubernetes.runs.snapshots import read_attempt
 from gkeml_sdk.backends.kubernetes.runs.submission import submit_job
@@ -43,6 +47,7 @@ from gkeml_sdk.runs.status import deleted
 from gkeml_sdk.training.model import TrainingJob
 
 log = logging.getLogger(__name__)
+BATCH = 1000  # most runs one pass of a wait feeds before it looks at their news
 
 
 class KubeRunService:
@@ -65,6 +70,7 @@ class KubeRunService:
         worker_streams: Callable[[Any], SharedStreams],
     ) -> None:
         self.kube, self.streams, self.namespace = kube, streams, namespace
+        self.router = RunRouter(streams)  # what waits follow, routed to each by run
         self.attempts = attempts
         self.records = RunRecords(kube)
         # Whether a run controller acts for a namespace: judged from its Lease's changes.
@@ -136,8 +142,9 @@ class KubeRunService:
         stop: threading.Event | None = None,
     ) -> list[RunStatus]:
         """Follow the runs until each is final (or `stop` is set), through the shared streams,
-        one per kind and namespace: the watch connections grow neither with the number of
-        runs nor with the number of threads waiting at once."""
+        one per kind and namespace, each event routed to its own run: neither the watch
+        connections nor the requests grow with the number of runs or of threads waiting at
+        once, and the work grows with the runs only linearly."""
         for ref in refs:
             self._refuse_unreadable(ref)
         tracks = [self.track(ref) for ref in refs]
@@ -149,10 +156,12 @@ class KubeRunService:
         for track in tracks:
             track.followed += 1
         try:
+            controlled: dict[str, bool] = {}  # the controller's Lease, read once a wait
             for track in tracks:
-                self.take_part(track)
+                self.take_part(track, controlled)
             if not all(t.done() for t in tracks):
-                with StreamHub(self.streams, stream_specs(tracks)) as hub:
+                runs = {(t.namespace, t.name) for t in tracks}
+                with RoutedHub(self.router, stream_specs(tracks), runs) as hub:
                     self._drain(hub, tracks, left, stop)
         finally:
             for track in tracks:
@@ -298,17 +307,24 @@ class KubeRunService:
             record = replace(record, cancelled=True)
         return record
 
-    def take_part(self, track: RunTrack) -> None:
+    def take_part(self, track: RunTrack, controlled: dict[str, bool] | None = None) -> None:
         """Before following a run: act for it (create its recorded attempt if missing,
-        resubmit under its policy) unless a live run controller in its namespace does."""
+        resubmit under its policy) unless a live run controller in its namespace does
+        (`controlled`: what was found for each namespace already, filled as it is asked)."""
         record = track.record
         unrecorded = not (record.cancelled or record.current.outcome) or track.owed_recovery()
-        if track.lifecycle is None and unrecorded and not self.controller.acts_for(track.namespace):
+        known = {} if controlled is None else controlled
+        if track.lifecycle is None and unrecorded and not self._controls(track.namespace, known):
             lifecycle = track.lifecycle = RunLifecycle(self, track)
             if track.tracker.history:  # what this process already read, recorded now
                 self.acting(track, lambda: lifecycle.on_change(time.time()))
         if track.lifecycle is not None:
             self.acting(track, track.lifecycle.ensure_attempt)
+
+    def _controls(self, namespace: str, known: dict[str, bool]) -> bool:
+        if namespace not in known:
+            known[namespace] = self.controller.acts_for(namespace)
+        return known[namespace]
 
     def acting(self, track: RunTrack, act: Callable[[], object]) -> bool:
         """`act()` for `track`; when a write found the record changed by someone else, what
@@ -397,65 +413,83 @@ class KubeRunService:
                 track.lifecycle.on_change(now)
 
     def _drain(
-        self, hub: StreamHub, tracks: list[RunTrack], left: Any, stop: threading.Event | None
+        self, hub: RoutedHub, tracks: list[RunTrack], left: Any, stop: threading.Event | None
     ) -> None:
+        # An event goes to the runs it belongs to only (`run_of`), and only runs it moved, or
+        # whose time came, are looked at again: following N runs costs O(N), not O(N) an event.
         # With a `stop`, wake every second to notice it (no request is made meanwhile).
         nap = 3600.0 if stop is None else 1.0
-        changed, pending, wake = True, tracks, 0.0
+        runs: dict[RunKey, list[RunTrack]] = defaultdict(list)
+        for track in tracks:
+            runs[(track.namespace, track.name)].append(track)
+        pending, due = set(tracks), list(tracks)
+        timers: list[tuple[float, int, RunTrack]] = []  # (when, tie-break, run) to look again
+        order = itertools.count()
         while stop is None or not stop.is_set():
             now = time.time()
-            if changed or now >= wake:  # only then can a run be due or done
-                pending, wake = self._due(pending, now)
-                if not pending:
-                    return
-                changed = False
+            while timers and timers[0][0] <= now:
+                due.append(heapq.heappop(timers)[2])
+            for track, wait in self._due(dict.fromkeys(due), pending, now):
+                heapq.heappush(timers, (now + wait, next(order), track))
+            if not pending:
+                return
             if left() <= 0:
-                states = ", ".join(f"{t.name}: {t.status()}" for t in pending)
+                states = ", ".join(f"{t.name}: {t.status()}" for t in tracks if t in pending)
                 raise RunTimeoutError(f"timed out waiting for {states}")
+            wake = timers[0][0] if timers else float("inf")
             event = hub.next(timeout=max(0.0, min(left(), wake - now, nap)))
-            if event is None:
-                continue
-            stamp = time.time()
-            if event.kind == "ConfigMap":
-                changed = self._record_changed(pending, event)
-                continue
-            namespace = event.obj.get("metadata", {}).get("namespace")
-            for track in pending:
-                if namespace in (None, track.namespace):
-                    seen = partial(self.observe, track, event, stamp)
-                    changed = self.acting(track, seen) or changed
+            stamp, fed = time.time(), dict[RunTrack, None]()
+            # The events already queued go in together, and each run they moved is told once:
+            # the objects a run's streams list at once make one record write, not one each.
+            while event is not None:
+                for run in run_of(event):
+                    for track in runs.get(run, ()):
+                        if track in pending:
+                            self._feed(track, event, stamp)
+                            fed[track] = None
+                event = hub.next(timeout=0.0) if len(fed) < BATCH else None
+            for track in fed:
+                self.acting(track, partial(self._changed, track, stamp))
+            due = list(fed)
 
-    def _due(self, tracks: list[RunTrack], now: float) -> tuple[list[RunTrack], float]:
-        """Act for the runs that are due; those still pending and when to look again."""
+    def _feed(self, track: RunTrack, event: Event, now: float) -> None:
+        """One routed event to its run's tracker (or its record, when someone else acts)."""
+        if event.kind != "ConfigMap":
+            track.observe(event, now)
+        elif track.lifecycle is None and event.type != "DELETED":
+            version = (event.obj.get("metadata") or {}).get("resourceVersion")
+            if version == track.record.resource_version:
+                return  # the record as held (a stream's list shows it): nothing to read
+            try:  # a run this process acts for has no news in its own writes
+                track.refresh(self.records.read(event.obj))
+            except GkemlError as exc:  # a record we cannot read tells nothing new
+                log.warning("run %s: record not readable: %s", track.name, exc)
+
+    def _due(
+        self, tracks: Iterable[RunTrack], pending: set[RunTrack], now: float
+    ) -> list[tuple[RunTrack, float]]:
+        """Act for those of `tracks` that are due; the ones ended leave `pending`. Returns
+        the others with the seconds until they are to be looked at again (when ever)."""
+        again = []
         for track in tracks:
+            if track not in pending:
+                continue
             if track.lifecycle is None and track.owed_recovery():
                 self.acting(track, partial(self._take_over, track, now))  # its controller is gone
             lifecycle = track.lifecycle
             if lifecycle is not None:
                 self.acting(track, partial(lifecycle.act, now))
-        pending = [t for t in tracks if not t.done()]
-        waits = [t.seconds_to_next_action(now) for t in pending]
-        # A follower of a run owed a recovery looks every second for whoever makes it.
-        waits += [1.0 for t in pending if t.lifecycle is None and t.owed_recovery()]
-        return pending, now + min(waits, default=float("inf"))
+            if track.done():
+                pending.discard(track)
+                continue
+            wait = track.seconds_to_next_action(now)
+            if track.lifecycle is None and track.owed_recovery():
+                wait = min(wait, 1.0)  # a follower looks every second for whoever resubmits
+            if wait < float("inf"):
+                again.append((track, wait))
+        return again
 
     def _take_over(self, track: RunTrack, now: float) -> None:
         if not self.controller.acts_for(track.namespace):
             track.lifecycle = RunLifecycle(self, track)
             track.lifecycle.on_change(now)
-
-    def _record_changed(self, tracks: list[RunTrack], event: Event) -> bool:
-        name = event.obj["metadata"]["name"]
-        for track in tracks:
-            if (
-                track.lifecycle is None
-                and record_name(track.name) == name
-                and event.type != "DELETED"
-            ):
-                try:
-                    track.refresh(self.records.read(event.obj))
-                    self._report(track)
-                    return True
-                except GkemlError as exc:  # a record we cannot read tells nothing new
-                    log.warning("run %s: record not readable: %s", track.name, exc)
-        return False

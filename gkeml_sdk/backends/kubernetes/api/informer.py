@@ -147,6 +147,16 @@ class Informer(threading.Thread):
             # way lacks (it may predate `known`); else the cache may lag: the caller reads.
             return missing if self._listed and not self._listing else []
 
+    def expect(self, known: tuple[Obj, ...]) -> list[Obj]:
+        """What `subscribe` does with `known`, for a subscriber that joined already (one
+        sink routing events to many followers): await them, and return those to read
+        (`check_gone`) because the listed cache lacks them."""
+        with self._lock:
+            missing = [k for k in known if _uid(k) and not self._shown(k)]
+            for obj in missing:
+                self._awaited[_uid(obj)] = (obj, self._lists)
+            return missing if self._listed and not self._listing else []
+
     def check_gone(self, sink: Sink | None, missing: list[Obj]) -> None:
         """Read each of `missing` (from `subscribe`) and tell `sink` (every subscriber when
         None) of those gone or replaced; the others will come on the stream, which resumes

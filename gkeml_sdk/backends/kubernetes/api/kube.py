@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from gkeml_sdk.backends.kubernetes.api.resources import Resource, resource_of
@@ -169,10 +169,17 @@ class KubeClient:
         )
         return answer is not None
 
-    def raw(self, path: str, *, action: str, missing_ok: bool = False) -> Any:
-        """GET any path (discovery, the Kueue visibility API)."""
+    def raw(
+        self,
+        path: str,
+        *,
+        action: str,
+        missing_ok: bool = False,
+        query: Sequence[tuple[str, str]] = (),
+    ) -> Any:
+        """GET any path (discovery, the Kueue visibility API), with `query` parameters."""
         ok = frozenset({404}) if missing_ok else frozenset()
-        return self.transport.call("GET", path, action=action, ok_statuses=ok)
+        return self.transport.call("GET", path, action=action, ok_statuses=ok, query=query)
 
     def watch(
         self,

@@ -4,6 +4,7 @@ the Workload CRD's selectable field `status.admission.clusterQueue` instead of e
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
@@ -32,9 +33,11 @@ def list_pages(
     label_selector: str = "",
     field_selector: str = "",
     limit: int = PAGE,
+    pages: int | None = None,
 ) -> list[Obj]:
-    """Every object of a list read `limit` at a time. A continue token that expired (410)
-    restarts as one unpaginated list, as client-go's pager does (`FullListIfExpired`).
+    """Every object of a list read `limit` at a time (the first `pages` pages only, when
+    given). A continue token that expired (410) restarts as one unpaginated list, as
+    client-go's pager does (`FullListIfExpired`).
 
     Example:
         >>> list_pages(kube, WORKLOADS, field_selector="status.admission.clusterQueue=cq")
@@ -44,7 +47,7 @@ def list_pages(
     query += [("fieldSelector", field_selector)] if field_selector else []
     items: list[Obj] = []
     token = ""
-    while True:
+    for _ in itertools.count() if pages is None else range(pages):
         page = [*query, ("limit", str(limit))] + ([("continue", token)] if token else [])
         try:
             answer = kube.transport.call(
@@ -60,7 +63,8 @@ def list_pages(
         items += [dict(i, apiVersion=res.api_version, kind=res.kind) for i in answer["items"]]
         token = str((answer.get("metadata") or {}).get("continue") or "")
         if not token:
-            return items
+            break
+    return items
 
 
 def quota_holders(

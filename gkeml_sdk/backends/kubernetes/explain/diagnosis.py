@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
-from gkeml_sdk.backends.kubernetes.api.queue_reads import Holders, list_pages, quota_holders
+from gkeml_sdk.backends.kubernetes.api.queue_reads import PAGE, Holders, list_pages, quota_holders
 from gkeml_sdk.backends.kubernetes.api.resources import Resource, resource
 from gkeml_sdk.backends.kubernetes.explain.preemptors import find_preemptor
 from gkeml_sdk.backends.kubernetes.runs.attempts import job_resource
@@ -51,8 +51,9 @@ def queue_objects(
 ) -> QueueObjects:
     """The LocalQueue `queue` of `namespace` and everything behind it: the Workloads holding
     quota in its ClusterQueue and cohort (selected by the API server), and, for a run still
-    `waiting`, its namespace's Workloads (those ahead of it) and its place in Kueue's
-    visibility API.
+    `waiting`, its place as Kueue's visibility API orders the queue; only where that API is
+    not served (or not allowed), the Workloads ahead of it from one page of its namespace's.
+    What a waiting run's explanation reads does not grow with the Workloads pending.
 
     Example:
         >>> queue_objects(kube, "ml", "team-a").cluster_queue["spec"]  # doctest: +SKIP
@@ -77,8 +78,9 @@ def queue_objects(
         Holders((), False),
     )
     workloads = {_key(w): w for w in holders.workloads}
-    if waiting:
-        for w in _try(lambda: list_pages(kube, WORKLOADS, namespace), []):
+    pending = pending_workloads(kube, namespace, queue) if waiting else None
+    if waiting and pending is None:
+        for w in _try(lambda: list_pages(kube, WORKLOADS, namespace, pages=1), []):
             workloads.setdefault(_key(w), w)
     return QueueObjects(
         queue,
@@ -92,18 +94,24 @@ def queue_objects(
         {name(p): int(p.get("value") or 0) for p in _try(lambda: list_pages(kube, PRIORITIES), [])},
         {name(c): c for c in _try(lambda: list_pages(kube, CHECKS), [])},
         found.local_queues,
-        pending_workloads(kube, namespace, queue) if waiting else None,
+        pending,
         quota_complete=holders.complete,
     )
 
 
 def pending_workloads(kube: KubeClient, namespace: str, queue: str) -> dict[str, Any] | None:
-    """Kueue's visibility API answer for a LocalQueue (None when not served or not allowed)."""
+    """Kueue's visibility API answer for a LocalQueue, its first `PAGE` pending Workloads in
+    Kueue's order (None when not served or not allowed)."""
     path = (
         f"/apis/{kinds.KUEUE_VISIBILITY}/namespaces/{namespace}"
         f"/localqueues/{queue}/pendingworkloads"
     )
-    answer = _try(lambda: kube.raw(path, action="read queue position", missing_ok=True), None)
+    query = [("limit", str(PAGE))]
+
+    def read() -> Any:
+        return kube.raw(path, action="read queue position", missing_ok=True, query=query)
+
+    answer = _try(read, None)
     return answer if isinstance(answer, dict) else None
 
 

@@ -22,6 +22,9 @@ from gkeml_sdk.errors import ClusterError
 LEASE_NAME = "gkeml-run-controller"
 MANAGED_ANNOTATION = "gkeml.dev/managed-namespaces"
 CONTROLLER_NAMESPACE = "gkeml-system"
+# How long one read of the Lease answers every wait of a client (threads included): client-go's
+# leader election retries every 2 s, so a holder is noticed as late as a candidate would.
+LEASE_READ_SECONDS = 2.0
 
 
 def managed_namespaces(lease: Obj) -> list[str]:
@@ -38,8 +41,11 @@ def managed_namespaces(lease: Obj) -> list[str]:
 class ControllerWatch:
     """Observes the run controller's Lease for one client (one per backend, any thread).
 
+    With `fresh_for` seconds, one read of the Lease answers every question asked within
+    that time of it, from any thread (the others wait for the one reading).
+
     Example:
-        >>> watch = ControllerWatch(kube, "gkeml-system")  # doctest: +SKIP
+        >>> watch = ControllerWatch(kube, "gkeml-system", fresh_for=2.0)  # doctest: +SKIP
         >>> watch.acts_for("ml")  # doctest: +SKIP
         False
     """
@@ -49,23 +55,23 @@ class ControllerWatch:
         kube: KubeClient,
         namespace: str = CONTROLLER_NAMESPACE,
         clock: Callable[[], float] = time.monotonic,
+        fresh_for: float = 0.0,
     ) -> None:
         self.kube, self.namespace = kube, namespace
         self._clock = clock
+        self.fresh_for = fresh_for
+        self._reading = threading.Lock()  # one read at a time: a crowd of waits makes one
+        self._read: tuple[float, Obj | None] | None = None  # (local time, Lease) last read
         self._lock = threading.Lock()
         self._seen: tuple[str, str] | None = None  # (resourceVersion, holder) last seen
         self._seen_at = 0.0  # local time it was first seen in that form
 
     def acts_for(self, namespace: str) -> bool:
         """True when a controller holds the Lease, names `namespace` in it, and this process
-        has not seen the Lease unchanged for its duration. One read; no Lease, or no right
-        to read it (403), means no controller: the caller then acts itself."""
-        try:
-            lease = self.kube.find(LEASES, LEASE_NAME, self.namespace)
-        except ClusterError as exc:
-            if exc.status == 403:
-                return False
-            raise
+        has not seen the Lease unchanged for its duration. One read (none within `fresh_for`
+        of the last); no Lease, or no right to read it (403), means no controller: the caller
+        then acts itself."""
+        lease = self._lease()
         if lease is None:
             return False
         spec = lease.get("spec") or {}
@@ -80,3 +86,17 @@ class ControllerWatch:
         if not holder or namespace not in managed_namespaces(lease):
             return False
         return unchanged_for < duration
+
+    def _lease(self) -> Obj | None:
+        with self._reading:
+            read = self._read
+            if read is not None and self._clock() - read[0] < self.fresh_for:
+                return read[1]
+            try:
+                lease = self.kube.find(LEASES, LEASE_NAME, self.namespace)
+            except ClusterError as exc:
+                if exc.status != 403:
+                    raise
+                lease = None
+            self._read = (self._clock(), lease)
+            return lease

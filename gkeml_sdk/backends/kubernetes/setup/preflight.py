@@ -1,10 +1,12 @@
 """Checks before a submission, so a mistake fails at once with what to do instead of leaving
-a job that Kueue never admits, or one whose checkpoints a preemption would lose. Results are
-cached per client."""
+a job that Kueue never admits, or one whose checkpoints a preemption would lose. What passed is
+remembered per client for `PREFLIGHT_SECONDS`, so a client reused (a notebook submitting job
+after job) pays only its submissions' writes, and notices a queue deleted a minute later."""
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 
 from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
@@ -25,6 +27,8 @@ LOCAL_QUEUES = resource(kinds.KUEUE, "LocalQueue")
 CLUSTER_QUEUES = resource(kinds.KUEUE, "ClusterQueue")
 COHORTS = resource(kinds.KUEUE, "Cohort")
 
+PREFLIGHT_SECONDS = 60.0  # how long a passed check (and a queue's preemption policy) is trusted
+
 INSTALL = {
     kinds.JOBSET: "JobSet is not installed: kubectl apply --server-side -f "
     "https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml",
@@ -35,17 +39,25 @@ INSTALL = {
 
 
 class Preflight:
-    """Namespace, CRDs, LocalQueue and WorkloadPriorityClass checks for a job.
+    """Namespace, CRDs, LocalQueue and WorkloadPriorityClass checks for a job; each check
+    that passed is not made again for `fresh_for` seconds (on `clock`).
 
     Example:
         >>> Preflight(kube).check(job)  # doctest: +SKIP
     """
 
-    def __init__(self, kube: KubeClient) -> None:
+    def __init__(
+        self,
+        kube: KubeClient,
+        *,
+        fresh_for: float = PREFLIGHT_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.kube = kube
-        self._passed: set[tuple[str, ...]] = set()
-        # (namespace, queue) -> why Kueue may preempt its workloads; None: unreadable.
-        self._preemptors: dict[tuple[str, str], list[str] | None] = {}
+        self.fresh_for, self._clock = fresh_for, clock
+        self._passed: dict[tuple[str, ...], float] = {}  # check -> when it passed
+        # (namespace, queue) -> (when read, why Kueue may preempt its workloads; None: unreadable).
+        self._preemptors: dict[tuple[str, str], tuple[float, list[str] | None]] = {}
 
     def check(self, job: TrainingJob) -> None:
         """Raise `ConfigError` (or the API's own error, e.g. 403) when `job` cannot run."""
@@ -77,11 +89,12 @@ class Preflight:
         if job.stateless or durable_volume(job.checkpoint_dir, job.volumes) is not None:
             return
         key = (job.namespace, job.queue)
-        if key not in self._preemptors:
+        if not self._fresh(self._preemptors.get(key, (None,))[0]):
+            now = self._clock()
             try:
-                self._preemptors[key] = preemptors(self.kube, *key)
+                self._preemptors[key] = (now, preemptors(self.kube, *key))
             except ClusterError as exc:
-                self._preemptors[key] = None
+                self._preemptors[key] = (now, None)
                 log.warning(
                     "job %r keeps its checkpoints in an emptyDir, and whether queue %r lets "
                     "Kueue preempt it is unknown (%s): a preempted job starts again in new pods "
@@ -91,7 +104,7 @@ class Preflight:
                     job.queue,
                     exc,
                 )
-        reasons = self._preemptors[key]
+        reasons = self._preemptors[key][1]
         problem = checkpoint_problem(job, preempted="; ".join(reasons or []))
         if problem is not None:
             raise problem
@@ -107,9 +120,12 @@ class Preflight:
         self._once(("queue", namespace, queue), lambda: self._queue(namespace, queue, advice))
 
     def _once(self, key: tuple[str, ...], check: object) -> None:
-        if key not in self._passed:
+        if not self._fresh(self._passed.get(key)):
             check()  # type: ignore[operator]
-            self._passed.add(key)
+            self._passed[key] = self._clock()
+
+    def _fresh(self, since: float | None) -> bool:
+        return since is not None and self._clock() - since < self.fresh_for
 
     def _api(self, api: str) -> None:
         if self.kube.raw(f"/apis/{api}", action=f"discover {api}", missing_ok=True) is None:

@@ -1,0 +1,188 @@
+"""Events of the shared streams, each handed only to the waits that follow its run: one
+subscription per stream for every wait of a service, an index by namespace and run name, so
+following N runs from one `wait_all` or from N threads costs O(N), not O(N) per event."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from gkeml_sdk.backends.kubernetes.api.informer import Informer
+from gkeml_sdk.backends.kubernetes.api.streams import Event, SharedStreams, StreamSpec
+from gkeml_sdk.core.environment import ATTEMPT_SEPARATOR
+from gkeml_sdk.core.labels import RUN_ID_LABEL, record_name
+from gkeml_sdk.core.objects import Obj
+
+RunKey = tuple[str, str]  # (namespace, run name)
+RECORD_SUFFIX = record_name("")
+
+
+def run_of(event: Event) -> list[RunKey]:
+    """The runs an object of the streams belongs to: a job's or pod's run-id label (else an
+    attempt's name: `<run>` or `<run>--rN`), a run record's name, a Workload's owning attempt.
+
+    Example:
+        >>> owner = {"kind": "JobSet", "name": "ft--r2"}
+        >>> run_of(Event("Workload", "ADDED", {"metadata": {"namespace": "ml",
+        ...     "ownerReferences": [owner]}}))
+        [('ml', 'ft')]
+    """
+    meta = event.obj.get("metadata") or {}
+    namespace = str(meta.get("namespace") or "")
+    if event.kind == "Workload":
+        owners = [str(ref.get("name") or "") for ref in meta.get("ownerReferences") or []]
+        return [(namespace, name.split(ATTEMPT_SEPARATOR)[0]) for name in owners if name]
+    if event.kind == "ConfigMap":
+        name = str(meta.get("name") or "")
+        records = name.endswith(RECORD_SUFFIX)
+        return [(namespace, name.removesuffix(RECORD_SUFFIX))] if records else []
+    # An object known by name only (an attempt awaited, found gone) has no labels.
+    run = (meta.get("labels") or {}).get(RUN_ID_LABEL)
+    run = run or str(meta.get("name") or "").split(ATTEMPT_SEPARATOR)[0]
+    return [(namespace, str(run))] if run else []
+
+
+@dataclass(eq=False)
+class _Route:
+    """One shared stream as the router follows it: the latest objects of each run (what a
+    wait joining late starts from) and the waits of each run."""
+
+    spec: StreamSpec
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    objects: dict[RunKey, dict[str, Obj]] = field(default_factory=lambda: defaultdict(dict))
+    waits: dict[RunKey, list[RoutedHub]] = field(default_factory=lambda: defaultdict(list))
+    joined: list[RoutedHub] = field(default_factory=list)
+    error: Event | None = None
+    informer: Informer | None = None  # set once subscribed
+
+    def deliver(self, event: Event) -> None:
+        with self.lock:
+            if event.type == "ERROR":
+                self.error = event
+                for hub in self.joined:
+                    hub.put(event)
+                return
+            meta = event.obj.get("metadata") or {}
+            key = str(meta.get("uid") or meta.get("name") or "")
+            for run in run_of(event):
+                if event.type == "DELETED":
+                    self.objects[run].pop(key, None)
+                    if not self.objects[run]:
+                        del self.objects[run]
+                else:
+                    self.objects[run][key] = event.obj
+                for hub in self.waits.get(run, ()):
+                    hub.put(event)
+
+
+class RunRouter:
+    """The shared streams of one service, routed by run.
+
+    Example:
+        >>> router = RunRouter(streams)  # doctest: +SKIP
+        >>> with RoutedHub(router, specs, {("ml", "ft")}) as hub:  # doctest: +SKIP
+        ...     event = hub.next(timeout=1.0)
+    """
+
+    def __init__(self, streams: SharedStreams) -> None:
+        self.streams = streams
+        self._lock = threading.Lock()
+        self._routes: dict[StreamSpec, _Route] = {}
+
+    def join(self, spec: StreamSpec, hub: RoutedHub) -> _Route:
+        """Route the events of `hub`'s runs on `spec` to it, starting with their objects
+        the stream shows now; the objects of `spec.known` found gone come as DELETED."""
+        with self._lock:
+            route = self._routes.get(spec)
+            if route is None or route.error is not None:
+                route = self._routes[spec] = _Route(spec)
+                bare = StreamSpec(spec.resource, spec.namespace, spec.label_selector)
+                try:
+                    route.informer = self.streams.subscribe(bare, route.deliver)
+                except BaseException:
+                    del self._routes[spec]
+                    raise
+            with route.lock:
+                route.joined.append(hub)
+                if route.error is not None:
+                    hub.put(route.error)
+                for run in hub.runs:
+                    route.waits[run].append(hub)
+                    for obj in route.objects.get(run, {}).values():
+                        hub.put(Event(spec.resource.kind, "SYNCED", obj))
+        informer = route.informer
+        assert informer is not None  # subscribed before the route was shared
+        try:
+            informer.check_gone(hub.put, informer.expect(spec.known))
+        except BaseException:
+            self.leave(route, hub)
+            raise
+        return route
+
+    def leave(self, route: _Route, hub: RoutedHub) -> None:
+        """Stop routing to `hub`; the last wait to leave a stream unsubscribes from it."""
+        with self._lock:
+            with route.lock:
+                if hub in route.joined:
+                    route.joined.remove(hub)
+                for run in hub.runs:
+                    waits = route.waits.get(run, [])
+                    if hub in waits:
+                        waits.remove(hub)
+                    if not waits:
+                        route.waits.pop(run, None)
+                last = not route.joined
+            if last and self._routes.get(route.spec) is route:
+                del self._routes[route.spec]
+        if last and route.informer is not None:
+            self.streams.unsubscribe(route.informer, route.deliver)
+
+    @property
+    def open(self) -> int:
+        """Streams the router follows now."""
+        with self._lock:
+            return len(self._routes)
+
+
+class RoutedHub:
+    """One wait's view of the routed streams: the events of its runs only, in one queue.
+
+    Example:
+        >>> with RoutedHub(router, specs, {("ml", "ft")}) as hub:  # doctest: +SKIP
+        ...     event = hub.next(timeout=1.0)
+    """
+
+    def __init__(self, router: RunRouter, specs: list[StreamSpec], runs: set[RunKey]) -> None:
+        self.router, self.specs, self.runs = router, specs, frozenset(runs)
+        self._queue: queue.Queue[Event] = queue.Queue()
+        self._routes: list[_Route] = []
+
+    def put(self, event: Event) -> None:
+        """Take one event of this wait's runs (called by the router, one stream at a time)."""
+        self._queue.put(event)
+
+    def __enter__(self) -> RoutedHub:
+        try:
+            for spec in self.specs:
+                self._routes.append(self.router.join(spec, self))
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        joined, self._routes = self._routes, []
+        for route in joined:
+            self.router.leave(route, self)
+
+    def next(self, timeout: float) -> Event | None:
+        """The next event, or None after `timeout` seconds without one."""
+        try:
+            event = self._queue.get(timeout=max(timeout, 0.0))
+        except queue.Empty:
+            return None
+        if event.type == "ERROR":
+            raise event.obj["error"]
+        return event
