@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from gkeml_sdk.core.objects import ObjView
+from gkeml_sdk.core.objects import ObjView, name
 from gkeml_sdk.runs.preemptor import Preemptor
 
 
@@ -35,6 +35,9 @@ class QueueObjects:
     local_queues: tuple[str, ...] = ()  # names of the LocalQueues in the namespace
     pending: ObjView | None = None  # visibility API: pendingworkloads of the LocalQueue
     quota_complete: bool = False
+    # The namespace's LocalQueues by the flavors their ClusterQueues have quota in; None when
+    # the reader did not see every ClusterQueue (then no queue can be named).
+    offers: Mapping[str, tuple[str, ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -56,3 +59,31 @@ class RunObjects:
     queues: QueueObjects | None = None
     job_deleted: bool = False
     preemptor: Preemptor | None = None  # the Workload Kueue's Preempted message names
+
+
+def queues_offering(
+    local_queues: Iterable[ObjView], cluster_queues: Iterable[ObjView]
+) -> dict[str, tuple[str, ...]]:
+    """The LocalQueues by the flavors their ClusterQueue has a nominal quota above zero in:
+    where a job that needs a flavor can be sent.
+
+    Example:
+        >>> cq = {"metadata": {"name": "a"}, "spec": {"resourceGroups": [{"flavors": [
+        ...     {"name": "spot", "resources": [{"name": "cpu", "nominalQuota": "8"}]},
+        ...     {"name": "std", "resources": [{"name": "cpu", "nominalQuota": 0}]}]}]}}
+        >>> lq = {"metadata": {"name": "team-a"}, "spec": {"clusterQueue": "a"}}
+        >>> queues_offering([lq], [cq])
+        {'spot': ('team-a',)}
+    """
+    held: dict[str, set[str]] = {}
+    for cq in cluster_queues:
+        for group in (cq.get("spec") or {}).get("resourceGroups") or []:
+            for flavor in group.get("flavors") or []:
+                quotas = [str(r.get("nominalQuota", "0")) for r in flavor.get("resources") or []]
+                if any(q.strip("0.") for q in quotas):
+                    held.setdefault(name(cq), set()).add(str(flavor.get("name")))
+    offers: dict[str, list[str]] = {}
+    for lq in local_queues:
+        for flavor in sorted(held.get(str((lq.get("spec") or {}).get("clusterQueue")), ())):
+            offers.setdefault(flavor, []).append(name(lq))
+    return {f: tuple(sorted(qs)) for f, qs in offers.items()}

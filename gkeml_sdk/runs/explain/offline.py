@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gkeml_sdk.core.objects import ObjView, name
-from gkeml_sdk.runs.explain.inputs import QueueObjects
+from gkeml_sdk.runs.explain.inputs import QueueObjects, queues_offering
 
 
 def queues_of(objects: Iterable[ObjView], namespace: str, queue: str) -> QueueObjects:
@@ -55,4 +55,5 @@ def queues_of(objects: Iterable[ObjView], namespace: str, queue: str) -> QueueOb
         {name(p): int(p.get("value") or 0) for p in by_kind.get("WorkloadPriorityClass", [])},
         {name(c): c for c in by_kind.get("AdmissionCheck", [])},
         names,
+        offers=queues_offering(local_queues, cluster_queues),
     )

@@ -116,11 +116,7 @@ def _sentence(
         )
     if o.mismatch:
         others = holding_flavors(workload, queues.flavors)
-        where = (
-            f"Use a queue with quota in flavor {' or '.join(others)}, which has such nodes"
-            if others
-            else "No flavor of the cluster has such nodes: ask your admin for one"
-        )
+        where = _elsewhere(others, queues)
         return (
             f"Never fits: flavor {flavor} of cluster queue {tree.name} cannot hold these "
             f"pods: {o.mismatch}. {where}, or ask for hardware the queue offers."
@@ -197,3 +193,23 @@ def _evidence(queues: QueueObjects) -> tuple[Evidence, ...]:
                          f"priority {wls.priority(workload)}", what, wls.admitted_at(workload))
             )  # fmt: skip
     return tuple(found)
+
+
+def _elsewhere(flavors: list[str], queues: QueueObjects) -> str:
+    """Where a job whose pods no flavor of its queue holds would be taken: the namespace's
+    queues with quota in a flavor that holds them (when the reader saw every queue)."""
+    if not flavors:
+        return "No flavor of the cluster has such nodes: ask your admin for one"
+    named = " or ".join(flavors)
+    if queues.offers is None:
+        return f"Use a queue with quota in flavor {named}, which has such nodes"
+    takers = sorted({q for f in flavors for q in queues.offers.get(f, ())})
+    if takers:
+        return (
+            f"Submit to queue {' or '.join(takers)} of namespace {queues.namespace}: it has "
+            f"quota in flavor {named}, which has such nodes"
+        )
+    return (
+        f"No queue of namespace {queues.namespace} has quota in flavor {named}, which has "
+        "such nodes: ask your admin for quota there"
+    )

@@ -32,7 +32,8 @@ def test_a_spot_job_never_fits_an_on_demand_flavor_and_is_told_which_would() -> 
     assert found.verdict is Verdict.NEVER_FITS
     assert "flavor h100-standard of cluster queue research cannot hold these pods" in found.sentence
     assert "cloud.google.com/gke-spot=(unset), the pods ask true" in found.sentence
-    assert "Use a queue with quota in flavor h100-spot" in found.sentence
+    taker = "Submit to queue research-spot of namespace research: it has quota in flavor h100-spot"
+    assert taker in found.sentence  # the queue that takes it, by name (issue 36)
     assert SETUP.preview(job()).verdict is Verdict.FITS  # on-demand: the flavor it has
 
 
@@ -76,3 +77,16 @@ def test_a_spot_job_lands_in_the_spot_flavor_of_a_queue_that_has_one() -> None:
     )
     found = ordered.preview(job(spot=True))
     assert found.verdict is Verdict.FITS and "in flavor h100-spot" in found.sentence
+
+
+def test_a_spot_job_is_told_when_no_queue_of_its_namespace_would_take_it() -> None:
+    from gkeml_sdk.runs.explain.inputs import QueueObjects
+    from gkeml_sdk.runs.explain.preview import _elsewhere
+
+    nobody = QueueObjects("research", "research", offers={"h100-standard": ("research",)})
+    assert _elsewhere(["h100-spot"], nobody) == (
+        "No queue of namespace research has quota in flavor h100-spot, which has such nodes: "
+        "ask your admin for quota there"
+    )
+    unseen = QueueObjects("research", "research")  # a reader that did not see every queue
+    assert _elsewhere(["h100-spot"], unseen).startswith("Use a queue with quota in flavor")

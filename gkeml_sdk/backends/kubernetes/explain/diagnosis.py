@@ -21,7 +21,7 @@ from gkeml_sdk.errors import ClusterError
 from gkeml_sdk.runs.explain.explain_run import explain_run
 from gkeml_sdk.runs.explain.explanation import Explanation, Preview
 from gkeml_sdk.runs.explain.flavor_choice import with_landing_flavor
-from gkeml_sdk.runs.explain.inputs import QueueObjects, RunObjects
+from gkeml_sdk.runs.explain.inputs import QueueObjects, RunObjects, queues_offering
 from gkeml_sdk.runs.explain.preview import preview
 from gkeml_sdk.runs.explain.reading import event_time
 from gkeml_sdk.runs.workload import read_workload
@@ -67,12 +67,15 @@ def queue_objects(
     cq = _try(lambda: kube.find(CLUSTER_QUEUES, cq_name), None) if cq_name else None
     cohort = str(((cq or {}).get("spec") or {}).get("cohortName") or "")
     members: tuple[Obj, ...] = ()
+    offers = None  # which queue would take a job is said only from every ClusterQueue
     if cohort:  # no selector picks a cohort's members: ClusterQueues are few, list them
+        every = _try(lambda: list_pages(kube, CLUSTER_QUEUES), None)
         members = tuple(
             q
-            for q in _try(lambda: list_pages(kube, CLUSTER_QUEUES), [])
+            for q in every or []
             if (q.get("spec") or {}).get("cohortName") == cohort and name(q) != cq_name
         )
+        offers = None if every is None else queues_offering(local_queues, every)
     holders = _try(
         lambda: quota_holders(kube, WORKLOADS, {cq_name, *map(name, members)}, namespace),
         Holders((), False),
@@ -96,6 +99,7 @@ def queue_objects(
         found.local_queues,
         pending,
         quota_complete=holders.complete,
+        offers=offers,
     )
 
 
