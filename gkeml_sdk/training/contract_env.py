@@ -104,12 +104,12 @@ def launcher_command(job: TrainingJobFields) -> tuple[list[str], list[str]]:
             fix="command=[...] (the image's entrypoint and its arguments)",
             field="command",
         )
-    command = [c.LAUNCHER_PYTHON, "-c", _launcher_source(), *map(_escaped, job.command)]
+    command = [c.LAUNCHER_PYTHON, "-c", launcher_source(), *map(_escaped, job.command)]
     return command, [_escaped(arg) for arg in job.args]
 
 
 @cache
-def _launcher_source() -> str:
+def launcher_source() -> str:
     from gkeml_sdk.training import launcher
 
     # Without the module docstring: it explains the launcher to readers of this repository.

@@ -248,11 +248,25 @@ def workdir_pod_parts(
             _value(WORKDIR_SHA256, sha256),
             _value(WORKSPACE_VAR, WORKSPACE),
         ]
-    if isinstance(job.requirements, str):
-        env.append(_value(REQUIREMENTS_FILE, job.requirements))
-    elif job.requirements is not None:
-        env.append(_value(REQUIREMENTS, "\n".join(job.requirements) + "\n"))
+    env += [_value(k, v) for k, v in requirements_variables(job).items()]
     return volumes, mounts, env, annotations
+
+
+def requirements_variables(job: TrainingJobFields) -> dict[str, str]:
+    """What tells the launcher the job's requirements: the file's path in the workdir, or
+    the listed lines.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob
+        >>> job = TrainingJob(name="a", command=["x"], requirements=["six", "idna"])
+        >>> requirements_variables(job)
+        {'GKEML_REQUIREMENTS': 'six\nidna\n'}
+    """
+    if isinstance(job.requirements, str):
+        return {REQUIREMENTS_FILE: job.requirements}
+    if job.requirements is not None:
+        return {REQUIREMENTS: "\n".join(job.requirements) + "\n"}
+    return {}
 
 
 def as_files(job: Any) -> Any:

@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING
 
 from gkeml_sdk.backends.local.confined import READ_ONLY_MODE, make_private_dir, write_private
 from gkeml_sdk.backends.local.launch_plan import plan_launch
+from gkeml_sdk.backends.local.local_workdir import place_workdir, requirements_argv
 from gkeml_sdk.backends.local.run_state import LocalRunState
 from gkeml_sdk.backends.local.run_store import JOB, RunDir
 from gkeml_sdk.runs.states import RunState, RunStatus
+from gkeml_sdk.training.workdir_job import requirements_variables
 
 if TYPE_CHECKING:
     from gkeml_sdk.backends.local.local_options import LocalOptions
@@ -46,14 +48,17 @@ def write_run(
         target = code / rel
         make_private_dir(target.parent)
         write_private(target, text, READ_ONLY_MODE)  # read-only, as the ConfigMap mount
+    if job.workdir is not None:
+        place_workdir(job, path, code)
     write_private(path / JOB, job.to_yaml())
     plan = plan_launch(
         job,
         options,
-        argv=_argv(job),
+        argv=requirements_argv(job, _argv(job)),
         # With shipped files the code directory is the working directory, as in the pod.
-        cwd=run.code if job.files else str(Path.cwd()),
-        volumes=folders,  # GKEML_VOLUME_<NAME> -> the folder standing for the mount
+        cwd=run.code if job.files or job.workdir is not None else str(Path.cwd()),
+        # GKEML_VOLUME_<NAME> -> the folder standing for the mount
+        volumes={**folders, **requirements_variables(job)},
         checkpoint_dir=run.checkpoints,
     )
     run.write_launch(plan)
@@ -65,8 +70,9 @@ def write_run(
 
 
 def _argv(job: TrainingJob) -> list[str]:
-    # A command starting with `python` runs with this interpreter: the same installed packages.
+    # A command starting with `python` runs with this interpreter: the same installed packages
+    # (with requirements, the launcher's virtual environment of this interpreter finds it).
     argv = [*(job.command or []), *job.args]
-    if argv[0] in _PYTHON_NAMES:
+    if argv[0] in _PYTHON_NAMES and job.requirements is None:
         argv[0] = sys.executable
     return argv
