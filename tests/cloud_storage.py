@@ -34,7 +34,7 @@ class CloudStorage:
 class _Counting(RequestHandler):
     state: CloudStorage
 
-    def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
+    def do_POST(self) -> None:  # the name http.server calls
         if self.path.startswith("/upload/"):
             self.state.requests["upload"] += 1
             bucket = self.path.split("/b/", 1)[1].split("/", 1)[0]
@@ -45,15 +45,15 @@ class _Counting(RequestHandler):
             self.state.requests["POST"] += 1
         super().do_POST()
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self.state.requests["GET"] += 1
         super().do_GET()
 
     def _forbidden(self, bucket: str) -> None:
         message = (
             "anonymous caller does not have storage.objects.create access to the Google "
-            f"Cloud Storage object. Permission 'storage.objects.create' denied on resource "
-            f"(or it may not exist)."
+            "Cloud Storage object. Permission 'storage.objects.create' denied on resource "
+            "(or it may not exist)."
         )
         body = json.dumps(
             {"error": {"code": 403, "message": message, "errors": [
