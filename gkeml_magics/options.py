@@ -119,13 +119,9 @@ def _workdir_job(cell: str, name: str | None, fields_: dict[str, Any]) -> Traini
     if not fields_.get("command"):
         raise OptionError("%%gke_train --workdir needs --command, e.g. --command 'python train.py'")
     fields_.pop("files", None)
-    job = TrainingJob(name=name or "job", **fields_)
-    if name is None:
-        from gkeml_sdk.training.code import derived_name
-
-        stem = Path(fields_["workdir"]).resolve().name
-        job = job.with_changes(name=derived_name(stem, job.model_dump(mode="json")))
-    return job
+    return TrainingJob.from_workdir(
+        fields_.pop("workdir"), fields_.pop("command"), name=name, **fields_
+    )
 
 
 def local_options(ns: argparse.Namespace) -> LocalOptions:

@@ -45,7 +45,7 @@ class PackedWorkdir:
         """The archive's name under the code bucket's prefix.
 
         Example:
-            >>> PackedWorkdir(b"", "ab" * 32, (), 0).object_name[:16]
+            >>> PackedWorkdir(b"", "ab" * 32, (), 0).object_name[:15]
             'gkeml-code/abab'
         """
         return f"{ARCHIVE_FOLDER}/{self.sha256}.tar.gz"

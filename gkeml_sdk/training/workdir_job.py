@@ -25,7 +25,7 @@ REQUIREMENTS_FILE = "GKEML_REQUIREMENTS_FILE"
 _ARCHIVE_URI = re.compile(
     r"^gs://([^/]+)/(?:(.+)/)?" + ARCHIVE_FOLDER + r"/([0-9a-f]{64})\.tar\.gz\Z"
 )
-_BUCKET = re.compile(r"^gs://([a-z0-9][-_.a-z0-9]{1,220}[a-z0-9])(?:/(.*))?\Z")
+_BUCKET = re.compile(r"^gs://([a-z0-9][-_.a-z0-9]{1,61}[a-z0-9])(?:/(.*))?\Z")
 # Lines of a requirements file that are pip options or a local path, not a requirement.
 _OPTION_WITH_FILE = ("-r", "--requirement", "-c", "--constraint")
 
@@ -79,7 +79,7 @@ def bucket_location(uri: str, field: str) -> tuple[str, str]:
     if not match:
         raise fail(
             f"{field}={uri!r} is not a Cloud Storage location",
-            rule="a bucket is gs://BUCKET or gs://BUCKET/PREFIX, BUCKET of 3-222 lowercase "
+            rule="a bucket is gs://BUCKET or gs://BUCKET/PREFIX, BUCKET of 3-63 lowercase "
             "letters, digits, '-', '_' and '.'",
             fix=f"{field}='gs://my-bucket/code'",
             field=field,
@@ -93,8 +93,9 @@ def code_location(job: TrainingJobFields) -> tuple[str, str] | None:
 
     Example:
         >>> from gkeml_sdk import TrainingJob
-        >>> code_location(TrainingJob(name="a", command=["x"], checkpoint_dir="gs://b/runs/a"))
-        ('b', '')
+        >>> job = TrainingJob(name="a", command=["x"], checkpoint_dir="gs://ckpt/runs/a")
+        >>> code_location(job)
+        ('ckpt', '')
     """
     if job.code_bucket:
         return bucket_location(job.code_bucket, "code_bucket")
@@ -135,7 +136,7 @@ def pack_job_workdir(job: TrainingJobFields) -> PackedWorkdir:
         >>> from pathlib import Path
         >>> from gkeml_sdk import TrainingJob
         >>> root = Path(tempfile.mkdtemp())
-        >>> _ = (root / "requirements.txt").write_text("numpy==2.1.3\n")
+        >>> _ = (root / "requirements.txt").write_text("numpy==2.1.3\\n")
         >>> job = TrainingJob(name="a", command=["x"], workdir=str(root),
         ...                   requirements="requirements.txt")
         >>> pack_job_workdir(job).names
@@ -159,11 +160,10 @@ def check_requirements_file(name: str, workdir: str, packed: PackedWorkdir) -> N
 
     Example:
         >>> check_requirements_file("r.txt", ".", PackedWorkdir(b"", "", (), 0))
+        ... # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        gkeml_sdk.errors.SpecError: requirements='r.txt' is not a file of the workdir '.' \
-(rule: the requirements file travels in the packed workdir and is read there; fix: a path \
-relative to the workdir, not left out by .gitignore or .gkemlignore)
+        gkeml_sdk.errors.SpecError: requirements='r.txt' is not a file of the workdir '.' ...
     """
     rel = posixpath.normpath(name)
     if rel not in packed.names:
@@ -221,10 +221,10 @@ def workdir_pod_parts(
 
     Example:
         >>> from gkeml_sdk import TrainingJob
-        >>> uri = "gs://b/gkeml-code/" + "a" * 64 + ".tar.gz"
+        >>> uri = "gs://team-code/gkeml-code/" + "a" * 64 + ".tar.gz"
         >>> volumes, mounts, env, _ = workdir_pod_parts(TrainingJob(name="a", command=["x"],
         ...                                          image="i", workdir=uri))
-        >>> [m["mountPath"] for m in mounts], env[0]["value"][-12:]
+        >>> [m["mountPath"] for m in mounts], env[0]["value"][-11:]
         (['/gkeml/workdir', '/workspace'], 'aaaa.tar.gz')
     """
     volumes: list[Obj] = []
@@ -260,7 +260,7 @@ def requirements_variables(job: TrainingJobFields) -> dict[str, str]:
         >>> from gkeml_sdk import TrainingJob
         >>> job = TrainingJob(name="a", command=["x"], requirements=["six", "idna"])
         >>> requirements_variables(job)
-        {'GKEML_REQUIREMENTS': 'six\nidna\n'}
+        {'GKEML_REQUIREMENTS': 'six\\nidna\\n'}
     """
     if isinstance(job.requirements, str):
         return {REQUIREMENTS_FILE: job.requirements}
