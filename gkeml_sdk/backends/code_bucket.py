@@ -57,8 +57,8 @@ def upload_once(bucket: str, name: str, data: bytes, storage_client: Any = None)
     """Upload `data` as `gs://bucket/name` unless an object of that name exists (names are
     content hashes, so it holds the same bytes). Returns whether it uploaded."""
     try:
+        import google.cloud.storage as storage
         from google.api_core import exceptions
-        from google.cloud import storage
     except ImportError:
         raise ConfigError(
             "workdir= needs google-cloud-storage to upload the packed workdir (rule: the "

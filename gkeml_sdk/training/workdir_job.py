@@ -6,8 +6,15 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
+from gkeml_sdk.core.environment import (
+    REQUIREMENTS,
+    REQUIREMENTS_FILE,
+    WORKDIR_ARCHIVE,
+    WORKDIR_SHA256,
+)
+from gkeml_sdk.core.environment import WORKSPACE as WORKSPACE_VAR
 from gkeml_sdk.core.model import fail
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.training.workdir import ARCHIVE_FOLDER, PackedWorkdir, pack_workdir
@@ -17,17 +24,13 @@ if TYPE_CHECKING:
 
 WORKSPACE = "/workspace"  # where pods find the unpacked workdir: their working directory
 ARCHIVE_MOUNT = "/gkeml/workdir"  # the code bucket's archive folder, read-only
-WORKDIR_ARCHIVE = "GKEML_WORKDIR_ARCHIVE"
-WORKDIR_SHA256 = "GKEML_WORKDIR_SHA256"
-WORKSPACE_VAR = "GKEML_WORKSPACE"
-REQUIREMENTS = "GKEML_REQUIREMENTS"
-REQUIREMENTS_FILE = "GKEML_REQUIREMENTS_FILE"
 _ARCHIVE_URI = re.compile(
     r"^gs://([^/]+)/(?:(.+)/)?" + ARCHIVE_FOLDER + r"/([0-9a-f]{64})\.tar\.gz\Z"
 )
 _BUCKET = re.compile(r"^gs://([a-z0-9][-_.a-z0-9]{1,61}[a-z0-9])(?:/(.*))?\Z")
 # Lines of a requirements file that are pip options or a local path, not a requirement.
 _OPTION_WITH_FILE = ("-r", "--requirement", "-c", "--constraint")
+_Job = TypeVar("_Job", bound="TrainingJobFields")
 
 
 def check_workdir_fields(job: TrainingJobFields) -> None:
@@ -269,7 +272,7 @@ def requirements_variables(job: TrainingJobFields) -> dict[str, str]:
     return {}
 
 
-def as_files(job: Any) -> Any:
+def as_files(job: _Job) -> _Job:
     """`job` with its local workdir as `files=` (the run record's ConfigMap) when it has no
     code bucket; the job itself otherwise. Refused when the workdir is not small UTF-8 text.
 
