@@ -178,3 +178,24 @@ def test_the_local_backend_runs_the_same_archive_and_a_restart_does_not_reinstal
     log = (run_dir / "logs" / "0.log").read_text()
     assert log.count("gkeml: installing requirements") == 1
     assert log.count("gkeml: requirements from the cache") == 1
+
+
+def test_gkeml_submit_local_runs_the_spec_in_the_workdir(tmp_path):
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "train.py").write_text("import helper\nprint('ran', helper.X)\n")
+    (folder / "helper.py").write_text("X = 7\n")
+    spec = tmp_path / "job.yaml"
+    spec.write_text("kind: TrainingJob\nname: proj\ncommand: [python, train.py]\n")
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-m", "gkeml_sdk.cli", "submit", str(spec), "--local", "--wait",
+         "--workdir", str(folder)],
+        env={"PYTHONPATH": str(root), "GKEML_RUN_DIR": str(tmp_path / "runs"),
+             "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "proj: Succeeded" in done.stdout
+    log = (tmp_path / "runs" / "default" / "proj" / "logs" / "0.log").read_text()
+    assert "ran 7" in log
