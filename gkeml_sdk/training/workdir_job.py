@@ -323,9 +323,8 @@ def _archive_of(job: TrainingJobFields) -> tuple[str, str, str]:
     location = code_location(job)
     if location is None:
         raise _needs_bucket(job, "it was not turned into files= first (as_files)")
-    packed = pack_job_workdir(job)
-    bucket, folder, sha256 = uploaded_archive(archive_uri(location, packed)) or ("", "", "")
-    return bucket, folder, sha256
+    bucket, prefix = location
+    return bucket, posixpath.join(prefix, ARCHIVE_FOLDER), pack_job_workdir(job).sha256
 
 
 def _value(name: str, value: str) -> Obj:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gkeml_sdk import ConfigError, RunState, TrainingJob
+from gkeml_sdk import ConfigError, RunState, SpecError, TrainingJob
 from gkeml_sdk.backends.code_bucket import ship_workdir
 from gkeml_sdk.backends.local import LocalBackend, LocalOptions
 from gkeml_sdk.core import environment as c
@@ -199,3 +199,16 @@ def test_gkeml_submit_local_runs_the_spec_in_the_workdir(tmp_path):
     assert "proj: Succeeded" in done.stdout
     log = (tmp_path / "runs" / "default" / "proj" / "logs" / "0.log").read_text()
     assert "ran 7" in log
+
+
+def test_a_workdir_that_cannot_travel_leaves_no_local_run(project, tmp_path):
+    import socket
+
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(project / "agent.sock"))
+    backend = LocalBackend(run_dir=tmp_path / "runs")
+    job = TrainingJob(name="sock", command=["python", "train.py"], workdir=str(project))
+    with pytest.raises(SpecError, match=r"'agent\.sock' in the workdir is a socket"):
+        backend.submit(job)
+    assert not (tmp_path / "runs" / "default" / "sock").exists()
+    listener.close()

@@ -14,7 +14,8 @@ from gkeml_sdk.backends.local.confined import open_private
 from gkeml_sdk.core.model import fail
 from gkeml_sdk.training.contract_env import launcher_source
 from gkeml_sdk.training.launcher import PrepareError, unpack_workdir
-from gkeml_sdk.training.workdir_job import uploaded_archive
+from gkeml_sdk.training.workdir import PackedWorkdir
+from gkeml_sdk.training.workdir_job import pack_job_workdir, uploaded_archive
 
 if TYPE_CHECKING:
     from gkeml_sdk.training.model import TrainingJob
@@ -22,9 +23,30 @@ if TYPE_CHECKING:
 ARCHIVE = "workdir.tar.gz"  # in the run directory: the bytes a pod would download
 
 
-def place_workdir(job: TrainingJob, run_path: Path, code: Path) -> str:
-    """Pack the job's workdir into the run directory and unpack that archive into `code`;
-    returns the archive's sha256.
+def pack_local_workdir(job: TrainingJob) -> PackedWorkdir | None:
+    """The job's workdir packed as for an upload (None without one), before anything of the
+    run is written: what cannot travel is refused first.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob
+        >>> pack_local_workdir(TrainingJob(name="a", command=["x"])) is None
+        True
+    """
+    if job.workdir is None:
+        return None
+    if uploaded_archive(job.workdir):
+        raise fail(
+            f"workdir={job.workdir!r} is an uploaded archive",
+            rule="a local run packs the workdir folder on this machine",
+            fix="workdir= the project's folder",
+            field="workdir",
+        )
+    return pack_job_workdir(job)
+
+
+def place_workdir(packed: PackedWorkdir, run_path: Path, code: Path) -> None:
+    """Keep the archive in the run directory and unpack it into `code`, hash checked, as the
+    launcher does in a pod.
 
     Example:
         >>> import tempfile
@@ -32,19 +54,10 @@ def place_workdir(job: TrainingJob, run_path: Path, code: Path) -> str:
         >>> project, run = Path(tempfile.mkdtemp()), Path(tempfile.mkdtemp())
         >>> _ = (project / "train.py").write_text("print(1)")
         >>> job = TrainingJob(name="a", command=["python", "train.py"], workdir=str(project))
-        >>> len(place_workdir(job, run, run / "code")), (run / "code" / "train.py").read_text()
-        (64, 'print(1)')
+        >>> place_workdir(pack_local_workdir(job), run, run / "code")
+        >>> (run / "code" / "train.py").read_text(), (run / ARCHIVE).exists()
+        ('print(1)', True)
     """
-    from gkeml_sdk.training.workdir_job import pack_job_workdir
-
-    if job.workdir is not None and uploaded_archive(job.workdir):
-        raise fail(
-            f"workdir={job.workdir!r} is an uploaded archive",
-            rule="a local run packs the workdir folder on this machine",
-            fix="workdir= the project's folder",
-            field="workdir",
-        )
-    packed = pack_job_workdir(job)
     archive = run_path / ARCHIVE
     fd = open_private(archive, flags=os.O_WRONLY | os.O_TRUNC)
     with open(fd, "wb") as f:
@@ -55,7 +68,6 @@ def place_workdir(job: TrainingJob, run_path: Path, code: Path) -> str:
         raise fail(
             str(exc), rule="the workdir is unpacked from its archive", field="workdir"
         ) from None
-    return packed.sha256
 
 
 def requirements_argv(job: TrainingJob, argv: list[str]) -> list[str]:

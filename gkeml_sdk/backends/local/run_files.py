@@ -10,7 +10,11 @@ from typing import TYPE_CHECKING
 
 from gkeml_sdk.backends.local.confined import READ_ONLY_MODE, make_private_dir, write_private
 from gkeml_sdk.backends.local.launch_plan import plan_launch
-from gkeml_sdk.backends.local.local_workdir import place_workdir, requirements_argv
+from gkeml_sdk.backends.local.local_workdir import (
+    pack_local_workdir,
+    place_workdir,
+    requirements_argv,
+)
 from gkeml_sdk.backends.local.run_state import LocalRunState
 from gkeml_sdk.backends.local.run_store import JOB, RunDir
 from gkeml_sdk.runs.states import RunState, RunStatus
@@ -39,6 +43,7 @@ def write_run(
         >>> run.read_launch().argv[0] == sys.executable
         True
     """
+    packed = pack_local_workdir(job)  # refused before the run directory exists
     path = Path(run.path)
     make_private_dir(path.parent)
     code = Path(run.code)
@@ -48,8 +53,8 @@ def write_run(
         target = code / rel
         make_private_dir(target.parent)
         write_private(target, text, READ_ONLY_MODE)  # read-only, as the ConfigMap mount
-    if job.workdir is not None:
-        place_workdir(job, path, code)
+    if packed is not None:
+        place_workdir(packed, path, code)
     write_private(path / JOB, job.to_yaml())
     plan = plan_launch(
         job,
@@ -57,7 +62,7 @@ def write_run(
         argv=requirements_argv(job, _argv(job)),
         # With shipped files the code directory is the working directory, as in the pod.
         cwd=run.code if job.files or job.workdir is not None else str(Path.cwd()),
-        # GKEML_VOLUME_<NAME> -> the folder standing for the mount
+        # GKEML_VOLUME_<NAME> -> the folder standing for the mount; what the launcher installs
         volumes={**folders, **requirements_variables(job)},
         checkpoint_dir=run.checkpoints,
     )
