@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gkeml_sdk import ConfigError, RunState, SpecError, TrainingJob
+from gkeml_sdk import ConfigError, FailureCause, RunState, SpecError, TrainingJob
 from gkeml_sdk.backends.code_bucket import ship_workdir
 from gkeml_sdk.backends.local import LocalBackend, LocalOptions
 from gkeml_sdk.core import environment as c
@@ -212,3 +212,30 @@ def test_a_workdir_that_cannot_travel_leaves_no_local_run(project, tmp_path):
         backend.submit(job)
     assert not (tmp_path / "runs" / "default" / "sock").exists()
     listener.close()
+
+
+def test_two_nodes_build_one_environment_and_a_failed_install_is_the_jobs_failure(wheels, tmp_path):
+    backend = LocalBackend(run_dir=tmp_path / "runs", options=LocalOptions(grace_seconds=0.5))
+    code = "import gkemltiny, os; print('rank', os.environ['NODE_RANK'], gkemltiny.VALUE)"
+    shared = backend.submit(
+        TrainingJob(name="two", command=["python", "-c", code], nodes=2, env=wheels,
+                    requirements=["gkemltiny"])
+    )  # fmt: skip
+    assert shared.wait(timeout=120).state is RunState.SUCCEEDED
+    assert sorted(line for line in shared.logs() if "rank" in line) == [
+        "[0] rank 0 42",
+        "[1] rank 1 42",
+    ]
+    logs = [(Path(shared.path) / "logs" / f"{n}.log").read_text() for n in (0, 1)]
+    assert sum(log.count("gkeml: installing requirements") for log in logs) == 1
+    assert sum(log.count("gkeml: requirements from the cache") for log in logs) == 1
+    broken = backend.submit(
+        TrainingJob(name="broken", command=["python", "-c", "pass"], env=wheels,
+                    requirements=["gkemltiny==9.9"])
+    )  # fmt: skip
+    status = broken.wait(timeout=120)
+    assert (status.state, status.cause) == (RunState.FAILED, FailureCause.USER_CODE)
+    assert broken.exit_codes == {"0": 3}
+    log = (Path(broken.path) / "logs" / "0.log").read_text()
+    assert "No matching distribution found for gkemltiny==9.9" in log
+    assert log.count("gkeml: installing requirements") == 1
