@@ -39,7 +39,8 @@ def ship_workdir(job: TrainingJob, storage_client: Any = None) -> TrainingJob:
         return job
     location = code_location(job)
     if location is None:
-        return as_files(job).with_changes()  # validated again: the record must hold the files
+        # Validated again: the record must hold the files.
+        return _changed(job, workdir=None, files=as_files(job).files)
     packed = pack_job_workdir(job)
     uri = archive_uri(location, packed)
     bucket, _, name = uri.removeprefix("gs://").partition("/")
@@ -50,7 +51,7 @@ def ship_workdir(job: TrainingJob, storage_client: Any = None) -> TrainingJob:
         "uploaded" if sent else "unchanged",
         len(packed.data),
     )
-    return job.with_changes(workdir=uri)
+    return _changed(job, workdir=uri)
 
 
 def upload_once(bucket: str, name: str, data: bytes, storage_client: Any = None) -> bool:
@@ -90,3 +91,9 @@ def upload_once(bucket: str, name: str, data: bytes, storage_client: Any = None)
             f"gs://{bucket}, or code_bucket= an existing bucket"
         ) from None
     return True
+
+
+def _changed(job: TrainingJob, **changes: Any) -> TrainingJob:
+    # Validated as a new job with only the fields the user set marked as set: a namespace
+    # left out still follows the client's.
+    return type(job).model_validate({**job.model_dump(exclude_unset=True), **changes})

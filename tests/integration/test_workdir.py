@@ -91,6 +91,8 @@ def test_an_unchanged_tree_uploads_nothing_and_pods_unpack_the_same_hash(
         monkeypatch.setenv("STORAGE_EMULATOR_HOST", storage.url)
         shipped = ship_workdir(job_of(project, wheels))
         assert storage.uploads == 1
+        # A namespace left out still follows the client's, as before the upload.
+        assert "namespace" not in shipped.model_fields_set
         assert ship_workdir(job_of(project, wheels)).workdir == shipped.workdir
         assert storage.uploads == 1  # the second submit asked by name and sent nothing
         from google.cloud import storage as gcs
