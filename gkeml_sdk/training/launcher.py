@@ -10,16 +10,12 @@ which then only prepares (the local supervisor has set and expanded the rest).""
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import os
-import platform
 import re
-import shutil
-import subprocess
 import sys
-import tarfile
 
+# Only os, re and sys at the top: the local supervisor imports `record_start` from here and
+# must start light; what prepares a workspace is imported where it is used.
 STARTS = os.path.join(".gkeml", "starts")
 VENVS = os.path.join(".gkeml", "venvs")
 READY = ".gkeml-ready"  # written last: a venv without it was cut short and is built again
@@ -60,6 +56,10 @@ class PrepareError(Exception):
 def unpack_workdir(archive: str, sha256: str, dest: str) -> None:
     """Unpack the workdir archive into `dest` once its sha256 is the one the job was compiled
     with, and leave its files read-only (as the ConfigMap code mount is)."""
+    import hashlib
+    import shutil
+    import tarfile
+
     try:
         with open(archive, "rb") as f:
             data = f.read()
@@ -89,6 +89,9 @@ def unpack_workdir(archive: str, sha256: str, dest: str) -> None:
 
 def venv_key(requirements: str) -> str:
     """What a cached virtual environment is keyed by: the requirements and the interpreter."""
+    import hashlib
+    import platform
+
     tag = f"{sys.version_info[0]}.{sys.version_info[1]}-{platform.machine()}"
     return hashlib.sha256(f"{tag}\n{requirements}".encode()).hexdigest()[:20]
 
@@ -97,6 +100,9 @@ def install_requirements(requirements: str, file: str, cache: str, path: str) ->
     """The variables that put the virtual environment of `requirements` (the text of `file`)
     before `path` on PATH; it is made under `cache` once and found there by every later
     start."""
+    import contextlib
+    import shutil
+
     venv = os.path.join(cache, VENVS, venv_key(requirements))
     bin_dir = os.path.join(venv, "bin")
     variables = {"VIRTUAL_ENV": venv, "PATH": bin_dir + os.pathsep + path}
@@ -149,6 +155,8 @@ def prepare(env: dict[str, str]) -> dict[str, str]:
 
 
 def _run(command: list[str], what: str) -> None:
+    import subprocess
+
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise PrepareError(f"{what}:\n{done.stdout}{done.stderr}".rstrip())
