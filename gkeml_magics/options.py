@@ -36,7 +36,8 @@ _AS_PARSED = (
     "nodes", "procs_per_node", "framework", "gang", "spot", "provisioning", "network", "cpu",
     "memory", "capacity", "reservation", "reservation_project", "command", "args", "stateless",
     "service_account", "multikueue", "placement", "termination_grace_seconds", "max_restarts",
-    "checkpoint_dir", "max_runtime", "queue", "priority", "namespace", "image",
+    "checkpoint_dir", "max_runtime", "queue", "priority", "namespace", "image", "workdir",
+    "code_bucket", "requirements",
 )  # fmt: skip
 # Repeatable KEY=VALUE options, by the field they fill.
 _KEY_VALUES = {
@@ -71,6 +72,10 @@ def job_fields(
         items = getattr(ns, key, None)
         if items:
             out[key] = {**out.get(key, {}), **dict(_key_value(item, option) for item in items)}
+    if getattr(ns, "pip", None):
+        if getattr(ns, "requirements", None):
+            raise OptionError("use either --requirements FILE or --pip REQ, not both")
+        out["requirements"] = list(ns.pip)
     return out
 
 
@@ -99,7 +104,24 @@ def train_job(
     if files:
         fields_["files"] = files
     named = fields_.pop("name", None)
+    if fields_.get("workdir") is not None:
+        return _workdir_job(cell, ns.name or named, fields_)
     return TrainingJob.from_code(cell, name=ns.name or named, **fields_)
+
+
+def _workdir_job(cell: str, name: str | None, fields_: dict[str, Any]) -> TrainingJob:
+    # The workdir is the code: a cell beside it would be a second copy of the entry point.
+    if cell.strip() or fields_.get("files"):
+        raise OptionError(
+            "%%gke_train --workdir ships your project's folder as the code: leave the cell "
+            "empty (and drop --file) and name the entry point with --command 'python train.py'"
+        )
+    if not fields_.get("command"):
+        raise OptionError("%%gke_train --workdir needs --command, e.g. --command 'python train.py'")
+    fields_.pop("files", None)
+    return TrainingJob.from_workdir(
+        fields_.pop("workdir"), fields_.pop("command"), name=name, **fields_
+    )
 
 
 def local_options(ns: argparse.Namespace) -> LocalOptions:

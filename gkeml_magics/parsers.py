@@ -165,6 +165,29 @@ def train_parser() -> MagicParser:
         help="a local file shipped next to the cell's code (repeatable)",
     )
     parser.add_argument(
+        "--workdir",
+        metavar="DIR",
+        help="your project's folder, shipped with the job (packed, uploaded to --code-bucket "
+        "or the checkpoint bucket, the working directory); --command names its entry point "
+        "and the cell stays empty",
+    )
+    parser.add_argument(
+        "--code-bucket",
+        metavar="gs://BUCKET[/PREFIX]",
+        help="where the packed --workdir is uploaded (default: the checkpoint bucket)",
+    )
+    parser.add_argument(
+        "--requirements",
+        metavar="FILE",
+        help="a requirements file in --workdir, installed before the command (cached)",
+    )
+    parser.add_argument(
+        "--pip",
+        action="append",
+        metavar="REQ",
+        help="a requirement installed before the command (repeatable), e.g. --pip numpy==2.1.3",
+    )
+    parser.add_argument(
         "--wait",
         action=argparse.BooleanOptionalAction,
         default=None,

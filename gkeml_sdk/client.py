@@ -95,9 +95,13 @@ class Client:
     def submit(self, job: TrainingJob, *, retry: RetryPolicy | None = None) -> Run:
         """Start `job` and return its run handle (does not wait). `retry` resubmits the run
         after infrastructure loss (Kubernetes only; locally nothing is lost). On a cluster, a
-        job that can lose its pods needs durable checkpoints (`TrainingJob.check_checkpoints`)."""
+        job that can lose its pods needs durable checkpoints (`TrainingJob.check_checkpoints`),
+        and a `workdir=` is uploaded to its code bucket first (`backends.code_bucket`)."""
         if self.backend_name == "kubernetes":
             job.check_checkpoints(retry)
+            from gkeml_sdk.backends.code_bucket import ship_workdir
+
+            job = ship_workdir(job)  # before anything is created: a refused upload creates none
         return self._handle(self._backend.submit(job, retry))
 
     def preview(self, job: TrainingJob) -> Preview:

@@ -42,6 +42,13 @@ def register(commands: Any) -> None:
                         help="with --preview: ask a ClusterSetup file, not a cluster")  # fmt: skip
     submit.add_argument("--framework", choices=TrainingJob.FRAMEWORKS,
                         help="run each job's command under this framework's launcher")  # fmt: skip
+    submit.add_argument("--workdir", metavar="DIR",
+                        help="ship this project folder with every job (packed, uploaded once per "
+                        "content, the working directory)")  # fmt: skip
+    submit.add_argument("--code-bucket", metavar="gs://BUCKET[/PREFIX]",
+                        help="where --workdir goes (default: the checkpoint bucket)")  # fmt: skip
+    submit.add_argument("--requirements", metavar="FILE",
+                        help="a requirements file in --workdir, installed first")  # fmt: skip
     submit.set_defaults(handler=_submit, without_cluster=f"run it here with --local, or {FITS}")
     status = commands.add_parser("status", help="state and history of a run (or of all runs)")
     status.add_argument("name", nargs="?", help="run name (default: every run)")
@@ -117,6 +124,11 @@ def _submit(args: argparse.Namespace) -> int:
         if args.framework == "jax":
             override["procs_per_node"] = 0
         jobs = [job.with_changes(**override) for job in jobs]
+    code = {"workdir": args.workdir, "code_bucket": args.code_bucket}
+    code["requirements"] = args.requirements
+    changes = {k: v for k, v in code.items() if v is not None}
+    if changes:
+        jobs = [job.with_changes(**changes) for job in jobs]
     retry = None
     if args.max_resubmits or args.fallback_after:
         retry = RetryPolicy(

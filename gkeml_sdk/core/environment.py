@@ -104,8 +104,18 @@ CONTRACT_ENV = frozenset(
         PODS_PER_JOB,
     }
 )
+# What the launcher reads to prepare the workspace of a job with workdir= or requirements=
+# (training/workdir_job.py): the archive, its sha256, where to unpack it, the requirements.
+WORKDIR_ARCHIVE = "GKEML_WORKDIR_ARCHIVE"
+WORKDIR_SHA256 = "GKEML_WORKDIR_SHA256"
+WORKSPACE = "GKEML_WORKSPACE"
+REQUIREMENTS = "GKEML_REQUIREMENTS"
+REQUIREMENTS_FILE = "GKEML_REQUIREMENTS_FILE"
+WORKSPACE_ENV = frozenset(
+    {WORKDIR_ARCHIVE, WORKDIR_SHA256, WORKSPACE, REQUIREMENTS, REQUIREMENTS_FILE}
+)
 # What user env may not set: gkeml sets it (TPU names only on TPU slices, but never a user's).
-RESERVED_ENV = CONTRACT_ENV | TPU_ENV
+RESERVED_ENV = CONTRACT_ENV | TPU_ENV | WORKSPACE_ENV
 
 # Attempt k > 1 of run `a` is named `a--r<k>`; run names may not contain the separator, so an
 # attempt can never carry the name of another run.

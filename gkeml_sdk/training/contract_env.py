@@ -107,12 +107,12 @@ def launcher_command(job: TrainingJobFields) -> tuple[list[str], list[str]]:
             field="command",
         )
     program = preset_command(job, [_escaped(word) for word in job.command])
-    command = [c.LAUNCHER_PYTHON, "-c", _launcher_source(), *program]
+    command = [c.LAUNCHER_PYTHON, "-c", launcher_source(), *program]
     return command, [_escaped(arg) for arg in job.args]
 
 
 @cache
-def _launcher_source() -> str:
+def launcher_source() -> str:
     from gkeml_sdk.training import launcher
 
     # Without the module docstring: it explains the launcher to readers of this repository.

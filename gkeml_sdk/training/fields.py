@@ -159,6 +159,22 @@ class TrainingJobFields(SpecModel):
         description="Code that travels with the job: relative path -> text, mounted as the "
         "workdir.",
     )
+    workdir: str | None = Field(
+        default=None,
+        description="Your project's folder, shipped with the job: packed (.gitignore and "
+        ".gkemlignore honoured), uploaded once per content to the code bucket, unpacked at "
+        "/workspace (the working directory); at submit it becomes the archive's gs:// name.",
+    )
+    code_bucket: str | None = Field(
+        default=None,
+        description="gs://BUCKET[/PREFIX] the packed workdir is uploaded to; None: the bucket "
+        "of a gs:// checkpoint_dir.",
+    )
+    requirements: str | list[str] | None = Field(
+        default=None,
+        description="Python requirements installed before the command, into a virtual "
+        "environment cached by their hash: a file in the workdir, or a list of lines.",
+    )
     network: NetworkMode = Field(
         default="auto",
         description='Inter-node networking: "auto" takes the machine\'s GPUDirect/Fast Socket '

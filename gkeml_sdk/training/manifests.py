@@ -51,6 +51,9 @@ def compile_training_job(job: TrainingJobFields, attempt: int = 1) -> Manifests:
             "or run it with Client(backend='local')",
             field="image",
         )
+    from gkeml_sdk.training.workdir_job import as_files
+
+    job = as_files(job)  # no code bucket: a small workdir travels as the run record's files
     template = pod_template(job, attempt)
     metadata = _metadata(job, attempt)
     main = _jobset(job, template, metadata) if job.uses_jobset else _job(job, template, metadata)

@@ -151,6 +151,31 @@ class TrainingJob(TrainingJobFields):
         return cls._with_code(name, Path(script).stem, files, command, fields)
 
     @classmethod
+    def from_workdir(
+        cls,
+        workdir: str | Path,
+        command: Iterable[str],
+        *,
+        name: str | None = None,
+        **fields: Any,
+    ) -> "TrainingJob":
+        """A job that runs `command` in your project's folder, shipped with it (packed with
+        `.gitignore`/`.gkemlignore` honoured, uploaded once per content to `code_bucket` or
+        the checkpoint bucket, unpacked at /workspace). Without `name`, one is derived from
+        the folder's name and the job.
+
+        Example:
+            >>> import tempfile
+            >>> folder = tempfile.mkdtemp()
+            >>> job = TrainingJob.from_workdir(folder, ["python", "train.py"], image="img",
+            ...                                code_bucket="gs://team-code/ml")
+            >>> job.workdir == folder, job.command, job.name.startswith("tmp")
+            (True, ['python', 'train.py'], True)
+        """
+        stem = Path(workdir).resolve().name
+        return cls._with_code(name, stem, {}, list(command), {"workdir": str(workdir), **fields})
+
+    @classmethod
     def _with_code(
         cls,
         name: str | None,
@@ -177,6 +202,9 @@ class TrainingJob(TrainingJobFields):
                 "volumes": [],
                 "stateless": False,
                 "framework": None,
+                "workdir": None,
+                "code_bucket": None,
+                "requirements": None,
             }
             unset: dict[str, Any] = {k: True for k, d in later.items() if getattr(job, k) == d}
             unset["name"] = True

@@ -18,6 +18,7 @@ from gkeml_sdk.training.contract_env import CONTAINER, contract_env, launcher_co
 from gkeml_sdk.training.dra_claims import add_claims
 from gkeml_sdk.training.provisioning import add_provisioning_scheduling
 from gkeml_sdk.training.secret_env import secret_env_entries
+from gkeml_sdk.training.workdir_job import WORKSPACE, workdir_pod_parts
 
 if TYPE_CHECKING:
     from gkeml_sdk.training.fields import TrainingJobFields
@@ -40,6 +41,13 @@ def pod_template(job: TrainingJobFields, attempt: int = 1) -> Obj:
     data = pod_volumes(job.volumes)
     volumes, mounts, volume_env = volumes + data.volumes, mounts + data.mounts, data.env
     annotations.update(data.annotations)
+    code_volumes, code_mounts, code_env, code_annotations = workdir_pod_parts(job)
+    volumes, mounts, volume_env = (
+        volumes + code_volumes,
+        mounts + code_mounts,
+        volume_env + code_env,
+    )
+    annotations.update(code_annotations)
     container = _container(job, hardware, checkpoint_path, mounts, attempt, volume_env)
     spec = _spec(job, hardware, container, selector, affinity, tolerations, volumes)
     metadata: Obj = {"labels": {**job.labels, **run_labels(job, attempt)}}
@@ -108,6 +116,8 @@ def _container(
     if job.files:
         # Commands name the shipped files relative to the code directory, as locally.
         container["workingDir"] = CODE_MOUNT
+    elif job.workdir is not None:
+        container["workingDir"] = WORKSPACE  # the launcher unpacks the workdir there first
     container["env"] = env
     ports = _ports(job, hardware)
     if ports:

@@ -84,6 +84,10 @@ def check_job(job: TrainingJobFields) -> None:
         from gkeml_sdk.storage.rules import check_volumes
 
         check_volumes(job.volumes, pods=job.nodes, env=job.env)
+    if job.workdir is not None or job.code_bucket is not None or job.requirements is not None:
+        from gkeml_sdk.training.workdir_job import check_workdir_fields
+
+        check_workdir_fields(job)
     if job.files:
         from gkeml_sdk.training.code import check_files
 

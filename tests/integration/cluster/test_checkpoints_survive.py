@@ -9,6 +9,8 @@ import importlib.util
 import re
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,9 @@ import pytest
 
 from gkeml_sdk import RetryPolicy, RunState, SpecError, TrainingJob
 from gkeml_sdk.core.environment import STARTS_DIR
+from tests.cloud_storage import cloud_storage
 from tests.kubeapi.process_kubelet import ProcessKubelet
+from tests.tiny_wheel import tiny_wheel
 
 from .conftest import queue
 from .replay import Replayer
@@ -51,6 +55,48 @@ def readme_spot_job() -> TrainingJob:
     return readme.with_changes(command=quickstart.command, files=quickstart.files, namespace="ml")
 
 
+def workdir_job(root: Path) -> TrainingJob:
+    """The quickstart's code as a project folder (`workdir=`) that imports a requirement, built
+    into a wheel here and installed by the launcher without an index."""
+    quickstart = quickstart_job()
+    folder = root / "project"
+    folder.mkdir(parents=True)
+    for rel, text in quickstart.files.items():
+        (folder / rel).write_text(text)
+    with (folder / "main.py").open("a") as main:
+        main.write("\nimport gkemltiny  # installed by requirements=, before this start\n")
+    wheels = folder.parent / "wheels"
+    wheels.mkdir()
+    tiny_wheel(wheels)
+    pip = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels), "PIP_NO_CACHE_DIR": "1"}
+    return quickstart.with_changes(
+        files={}, workdir=str(folder), requirements=["gkemltiny"], env={**quickstart.env, **pip},
+        namespace="ml",
+    )  # fmt: skip
+
+
+@contextmanager
+def code_bucket(job: TrainingJob, root: Path, monkeypatch: Any) -> Iterator[None]:
+    """For a job with a workdir: a loopback Cloud Storage holding the checkpoint bucket while
+    the job is submitted, then its objects where the kubelet shows that bucket to the pods
+    (as Cloud Storage FUSE does)."""
+    if job.workdir is None:
+        yield
+        return
+    assert job.checkpoint_dir is not None
+    bucket = job.checkpoint_dir.removeprefix("gs://").split("/")[0]
+    with cloud_storage(bucket) as storage:
+        monkeypatch.setenv("STORAGE_EMULATOR_HOST", storage.url)
+        yield
+        assert storage.uploads == 1
+        from google.cloud import storage as gcs
+
+        for blob in gcs.Client().list_blobs(bucket):
+            target = root / "gcs" / bucket / blob.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(blob.download_as_bytes())
+
+
 def bucket_folder(root: Path, job: TrainingJob) -> Path:
     """Where the kubelet keeps the job's gs:// checkpoint folder."""
     assert job.checkpoint_dir and job.checkpoint_dir.startswith("gs://")
@@ -69,19 +115,25 @@ def steps(folder: Path) -> list[int]:
     return sorted(int(p.stem.split("-")[1]) for p in folder.glob("step-*.json"))
 
 
-@pytest.mark.parametrize(
-    "make_job", [quickstart_job, readme_spot_job], ids=["quickstart", "readme-spot"]
-)
+JOBS = {
+    "quickstart": lambda root: quickstart_job(),
+    "readme-spot": lambda root: readme_spot_job(),
+    "workdir-requirements": workdir_job,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(JOBS))
 def test_checkpoints_survive_a_kueue_preemption_and_a_resubmission(
-    cluster, client, tmp_path, make_job
+    cluster, client, tmp_path, kind, monkeypatch
 ):
-    job = make_job()
+    job = JOBS[kind](tmp_path / "source")
     cluster.store.put(queue(job.queue))
     kubelet = ProcessKubelet(cluster, "ml", tmp_path)
     kubelet.start()
     checkpoints = bucket_folder(tmp_path, job)
     name = job.name
-    run = client.submit(job, retry=RetryPolicy(max_resubmits=1, backoff_seconds=0.05))
+    with code_bucket(job, tmp_path, monkeypatch):
+        run = client.submit(job, retry=RetryPolicy(max_resubmits=1, backoff_seconds=0.05))
     first = Replayer(cluster, "ml", name, 1, name)
     kinds = ("JobSet", "Workload")
 
@@ -143,6 +195,11 @@ def test_checkpoints_survive_a_kueue_preemption_and_a_resubmission(
     assert steps(checkpoints)[-1] == 40
     # One start mark per pod of each rank, kept in the bucket with the checkpoints.
     assert [len(list((checkpoints / STARTS_DIR / r).iterdir())) for r in "01"] == [3, 3]
+    if job.requirements is not None:
+        # The first two pods share one install; the re-admitted and resubmitted ones find it.
+        logs = [kubelet.log(p) for p in pods]
+        assert sum(log.count("gkeml: installing requirements") for log in logs) == 1
+        assert sum(log.count("gkeml: requirements from the cache") for log in logs) == 5
 
 
 def test_a_spot_job_without_durable_checkpoints_is_refused_before_anything_is_written(

@@ -13,6 +13,8 @@ from gkeml_magics.parsers import OptionError, cost_parser, parse, train_parser
 from gkeml_sdk import Accelerator, GcsFuse, SecretRef, TopologyPlacement, TrainingJob
 
 EXTRA = Path(__file__).with_name("extra_module.py")
+HERE = Path(__file__).parent  # a folder to ship as --workdir
+WORKDIR = f"--workdir {HERE} --command 'python t.py'"
 # The one field set through --fields: a volume is a typed object, not a word.
 VOLUMES = {"volumes": [GcsFuse("my-data", mount="/data", read_only=True)]}
 
@@ -52,6 +54,9 @@ EXAMPLES: dict[str, tuple[str, Any]] = {
     "termination_grace_seconds": ("--termination-grace-seconds 120", 120),
     "files": (f"--file {EXTRA}", {"main.py": "print(1)", "extra_module.py": "X = 1\n"}),
     "network": ("--network standard --gpu l4 --nodes 2", "standard"),
+    "workdir": (WORKDIR, str(HERE)),
+    "code_bucket": (f"{WORKDIR} --code-bucket gs://bkt/code", "gs://bkt/code"),
+    "requirements": (f"{WORKDIR} --requirements test_train_fields.py", "test_train_fields.py"),
 }
 
 
@@ -63,7 +68,8 @@ def extra_file() -> Any:
 
 
 def job_of(line: str, variables: dict[str, Any] | None = None) -> TrainingJob:
-    return train_job(parse(train_parser(), line), MagicDefaults(), "print(1)", variables)
+    cell = "" if "--workdir" in line else "print(1)"  # with a workdir, the code is its files
+    return train_job(parse(train_parser(), line), MagicDefaults(), cell, variables)
 
 
 def test_every_trainingjob_field_has_a_magic_example() -> None:

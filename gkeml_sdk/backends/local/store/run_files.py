@@ -9,11 +9,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.backends.local.plan.launch_plan import plan_launch
+from gkeml_sdk.backends.local.plan.local_workdir import (
+    pack_local_workdir,
+    place_workdir,
+    requirements_argv,
+)
 from gkeml_sdk.backends.local.store.run_state import LocalRunState
 from gkeml_sdk.backends.local.store.run_store import JOB, RunDir
 from gkeml_sdk.backends.local.system.confined import READ_ONLY_MODE, make_private_dir, write_private
 from gkeml_sdk.runs.states import RunState, RunStatus
 from gkeml_sdk.training.frameworks import preset_command
+from gkeml_sdk.training.workdir_job import requirements_variables
 
 if TYPE_CHECKING:
     from gkeml_sdk.backends.local.plan.local_options import LocalOptions
@@ -38,6 +44,7 @@ def write_run(
         >>> run.read_launch().argv[0] == sys.executable
         True
     """
+    packed = pack_local_workdir(job)  # refused before the run directory exists
     path = Path(run.path)
     make_private_dir(path.parent)
     code = Path(run.code)
@@ -47,14 +54,17 @@ def write_run(
         target = code / rel
         make_private_dir(target.parent)
         write_private(target, text, READ_ONLY_MODE)  # read-only, as the ConfigMap mount
+    if packed is not None:
+        place_workdir(packed, path, code)
     write_private(path / JOB, job.to_yaml())
     plan = plan_launch(
         job,
         options,
-        argv=_argv(job),
+        argv=requirements_argv(job, _argv(job)),
         # With shipped files the code directory is the working directory, as in the pod.
-        cwd=run.code if job.files else str(Path.cwd()),
-        volumes=folders,  # GKEML_VOLUME_<NAME> -> the folder standing for the mount
+        cwd=run.code if job.files or job.workdir is not None else str(Path.cwd()),
+        # GKEML_VOLUME_<NAME> -> the folder standing for the mount; what the launcher installs
+        volumes={**folders, **requirements_variables(job)},
         checkpoint_dir=run.checkpoints,
     )
     run.write_launch(plan)
@@ -66,9 +76,10 @@ def write_run(
 
 
 def _argv(job: TrainingJob) -> list[str]:
-    # A command starting with `python` runs with this interpreter: the same installed packages.
+    # A command starting with `python` runs with this interpreter: the same installed packages
+    # (with requirements, the launcher's virtual environment of this interpreter finds it).
     program = [*(job.command or []), *job.args]
-    if program[0] in _PYTHON_NAMES:
+    if program[0] in _PYTHON_NAMES and job.requirements is None:
         program[0] = sys.executable
     argv = preset_command(job, program)
     # The preset's launcher (torchrun) is installed with the framework, into the environment of
