@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gkeml_sdk.core import environment as c
 from gkeml_sdk.errors import SpecError
-from gkeml_sdk.hardware.tpu_slice import TpuSlice
+from gkeml_sdk.hardware.tpus import TPU_RESOURCE
 from gkeml_sdk.training.fields import TrainingJobFields
 
 # The launchers the presets start; the local backend looks for them next to its interpreter.
@@ -73,7 +73,8 @@ def check_framework(job: TrainingJobFields) -> None:
             fix="command=['python', 'train.py'] (what one process runs)",
             field="command",
         )
-    if framework == "deepspeed" and isinstance(job.accelerator, TpuSlice):
+    # Asked of the hardware's resources, not its type: TPU pods are the ones asking for chips.
+    if framework == "deepspeed" and TPU_RESOURCE in job.hardware.resources():
         raise SpecError(
             f"framework='deepspeed' cannot run on {job.accelerator!r}",
             rule="DeepSpeed runs on GPUs (and CPUs) through torch.distributed; it has no TPU "

@@ -18,6 +18,7 @@ import pytest
 
 from gkeml_sdk import RunState, SpecError, TpuSlice, TrainingJob
 from gkeml_sdk.backends.local import LocalBackend, LocalOptions
+from tests.local_runs import submit
 
 ROOT = Path(__file__).resolve().parents[2]
 FAST = LocalOptions(grace_seconds=0.5)
@@ -81,7 +82,7 @@ def test_each_node_starts_torchrun_with_its_rank_and_the_shared_rendezvous(
         name=f"{framework}-local", command=["python", "train.py"], args=["--lr", "$$1"],
         framework=framework, nodes=3, procs_per_node=2,
     )  # fmt: skip
-    run = backend.submit(job)
+    run = submit(backend, job)
     assert run.wait(timeout=60).state is RunState.SUCCEEDED, list(run.logs())
     seen = by_rank(list(run.logs()))
     assert sorted(seen) == ["0", "1", "2"]
@@ -103,7 +104,9 @@ def test_each_node_starts_torchrun_with_its_rank_and_the_shared_rendezvous(
 def test_jax_processes_see_their_id_the_count_and_one_coordinator(
     backend: LocalBackend,
 ) -> None:
-    run = backend.submit(TrainingJob.from_code(JAX_ENV, name="jax-local", framework="jax", nodes=3))
+    run = submit(
+        backend, TrainingJob.from_code(JAX_ENV, name="jax-local", framework="jax", nodes=3)
+    )
     assert run.wait(timeout=60).state is RunState.SUCCEEDED, list(run.logs())
     seen = by_rank(list(run.logs()))
     assert {label: env["JAX_PROCESS_ID"] for label, env in seen.items()} == {
@@ -118,7 +121,7 @@ def test_real_jax_processes_form_one_job_from_the_contract(backend: LocalBackend
     job = TrainingJob.from_code(
         JAX_INITIALIZE, name="jax-real", framework="jax", nodes=2, env={"JAX_PLATFORMS": "cpu"}
     )
-    run = backend.submit(job)
+    run = submit(backend, job)
     assert run.wait(timeout=120).state is RunState.SUCCEEDED, list(run.logs())
     seen = by_rank(list(run.logs()))
     assert {label: view["index"] for label, view in seen.items()} == {"0": 0, "1": 1}
@@ -130,7 +133,7 @@ def test_jax_multislice_processes_see_their_slice(backend: LocalBackend) -> None
     job = TrainingJob.from_code(
         JAX_ENV, name="jax-ms", framework="jax", accelerator=TpuSlice("v5e", "4x4", slices=2)
     )
-    run = backend.submit(job)
+    run = submit(backend, job)
     assert run.wait(timeout=60).state is RunState.SUCCEEDED, list(run.logs())
     seen = by_rank(list(run.logs()))
     assert sorted(int(env["JAX_PROCESS_ID"]) for env in seen.values()) == list(range(8))

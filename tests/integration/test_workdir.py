@@ -18,6 +18,7 @@ from gkeml_sdk.backends.code_bucket import ship_workdir
 from gkeml_sdk.backends.local import LocalBackend, LocalOptions
 from gkeml_sdk.core import environment as c
 from tests.cloud_storage import cloud_storage
+from tests.local_runs import submit
 from tests.pod_env import container_argv, container_env, job_pod_metadata
 from tests.tiny_wheel import tiny_wheel
 
@@ -167,9 +168,9 @@ def test_the_local_backend_runs_the_same_archive_and_a_restart_does_not_reinstal
     )
     backend = LocalBackend(run_dir=tmp_path / "runs", options=LocalOptions(grace_seconds=0.5))
     job = job_of(project, wheels, max_restarts=1).with_changes(image=None, code_bucket=None)
-    run = backend.submit(job)
+    run = submit(backend, job)
     assert run.wait(timeout=120).state is RunState.SUCCEEDED
-    run_dir = Path(run.path)
+    run_dir = Path(run.snapshot().path)
     packed = (run_dir / "workdir.tar.gz").read_bytes()
     from gkeml_sdk.training.workdir import pack_workdir
 
@@ -219,7 +220,7 @@ def test_a_workdir_that_cannot_travel_leaves_no_local_run(project, tmp_path):
 def test_two_nodes_build_one_environment_and_a_failed_install_is_the_jobs_failure(wheels, tmp_path):
     backend = LocalBackend(run_dir=tmp_path / "runs", options=LocalOptions(grace_seconds=0.5))
     code = "import gkemltiny, os; print('rank', os.environ['NODE_RANK'], gkemltiny.VALUE)"
-    shared = backend.submit(
+    shared = submit(backend,
         TrainingJob(name="two", command=["python", "-c", code], nodes=2, env=wheels,
                     requirements=["gkemltiny"])
     )  # fmt: skip
@@ -228,16 +229,16 @@ def test_two_nodes_build_one_environment_and_a_failed_install_is_the_jobs_failur
         "[0] rank 0 42",
         "[1] rank 1 42",
     ]
-    logs = [(Path(shared.path) / "logs" / f"{n}.log").read_text() for n in (0, 1)]
+    logs = [(Path(shared.snapshot().path) / "logs" / f"{n}.log").read_text() for n in (0, 1)]
     assert sum(log.count("gkeml: installing requirements") for log in logs) == 1
     assert sum(log.count("gkeml: requirements from the cache") for log in logs) == 1
-    broken = backend.submit(
+    broken = submit(backend,
         TrainingJob(name="broken", command=["python", "-c", "pass"], env=wheels,
                     requirements=["gkemltiny==9.9"])
     )  # fmt: skip
     status = broken.wait(timeout=120)
     assert (status.state, status.cause) == (RunState.FAILED, FailureCause.USER_CODE)
     assert broken.exit_codes == {"0": 3}
-    log = (Path(broken.path) / "logs" / "0.log").read_text()
+    log = (Path(broken.snapshot().path) / "logs" / "0.log").read_text()
     assert "No matching distribution found for gkemltiny==9.9" in log
     assert log.count("gkeml: installing requirements") == 1

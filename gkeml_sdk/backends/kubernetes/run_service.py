@@ -30,10 +30,10 @@ from gkeml_sdk.backends.kubernetes.runs.following import progress_callback, stre
 from gkeml_sdk.backends.kubernetes.runs.lifecycle import RunLifecycle
 from gkeml_sdk.backends.kubernetes.runs.liveness import ControllerWatch
 from gkeml_sdk.backends.kubernetes.runs.logs import run_logs
-from gkeml_sdk.backends.kubernetes.runs.routing import RoutedHub, RunKey, RunRouter, run_of
 from gkeml_sdk.backends.kubernetes.runs.run_listing import read_listing
 from gkeml_sdk.backends.kubernetes.runs.run_record import AttemptRecord, RunRecord
 from gkeml_sdk.backends.kubernetes.runs.run_records import RecordConflict, RunRecords
+from gkeml_sdk.backends.kubernetes.runs.run_routing import RoutedHub, RunKey, RunRouter, run_of
 from gkeml_sdk.backends.kubernetes.runs.snapshots import read_attempt
 from gkeml_sdk.backends.kubernetes.runs.submission import submit_job
 from gkeml_sdk.backends.kubernetes.runs.submissions import delete_submission

@@ -15,7 +15,7 @@ from gkeml_sdk.backends.kubernetes.runs.liveness import (
     MANAGED_ANNOTATION,
     ControllerWatch,
 )
-from gkeml_sdk.backends.kubernetes.runs.routing import run_of
+from gkeml_sdk.backends.kubernetes.runs.run_routing import run_of
 from gkeml_sdk.backends.kubernetes.runs.track import RunTrack
 
 from .test_scenarios import gang
