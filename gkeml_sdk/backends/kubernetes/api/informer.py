@@ -107,6 +107,7 @@ class Informer(threading.Thread):
         self._lists = 0  # lists started: a list judges only what was awaited before it began
         self._listing = False  # a list is under way
         self._listed = False
+        self.synced = threading.Event()  # set once listed (or failed): the cache is usable
         self._error: GkemlError | None = None
         # Last object seen per namespace/name: a relist reports those now missing as DELETED.
         self._cache: dict[tuple[str, str], Obj] = {}
@@ -200,6 +201,7 @@ class Informer(threading.Thread):
                 with self._lock:
                     self._error = exc
                     self._send(Event(self.spec.resource.kind, "ERROR", {"error": exc}))
+            self.synced.set()
 
     def stop(self) -> None:
         """End the watch now (closes the connection)."""
@@ -237,6 +239,7 @@ class Informer(threading.Thread):
             for item in items:
                 self._emit("SYNCED", item)
             self._listed = True
+        self.synced.set()
         self.check_gone(None, unsure)
         return version
 
