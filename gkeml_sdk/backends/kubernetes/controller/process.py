@@ -112,6 +112,7 @@ class RunController:
         self.cache: RunCache | None = None  # what the turns read (see `RunCache`)
         self.queue = RunQueue(workers, self._turn)
         self._stop = threading.Event()
+        self._resync_asked = threading.Event()
 
     @property
     def leading(self) -> bool:
@@ -169,7 +170,8 @@ class RunController:
                         cache.follow(self.backend.streams)
                     if not cache.wait_synced(self.interval):
                         continue
-                    if time.monotonic() >= next_resync:
+                    if self._resync_asked.is_set() or time.monotonic() >= next_resync:
+                        self._resync_asked.clear()
                         if cache.failed:  # a stream gave up (e.g. 403): all listed again
                             log.warning("controller %s: %s", self.identity, cache.failed)
                             _closed(cache)
@@ -199,6 +201,11 @@ class RunController:
     def stop(self) -> None:
         """Ask `run()` to end after the current pass."""
         self._stop.set()
+
+    def resync_now(self) -> None:
+        """Ask `run()` to replay the cache to every run at its next step (as every `resync`
+        seconds; `resyncs` counts them)."""
+        self._resync_asked.set()
 
     def _renewing(self, halt: threading.Event) -> None:
         while not halt.is_set():
