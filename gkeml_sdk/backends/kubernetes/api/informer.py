@@ -49,6 +49,10 @@ class StreamSpec:
     namespace: str
     label_selector: str = ""
     known: tuple[Obj, ...] = field(default=(), compare=False)
+    # What the stream keeps and hands out of each object (client-go's SetTransform): a
+    # follower that reads only some fields holds only those. Streams that transform alike
+    # (the same function) are shared.
+    transform: Callable[[Obj], Obj] | None = None
 
 
 @dataclass(frozen=True)
@@ -221,6 +225,8 @@ class Informer(threading.Thread):
         finally:
             with self._lock:
                 self._listing = False
+        if self.spec.transform is not None:
+            items = [self.spec.transform(item) for item in items]
         fresh = {_key(item): item for item in items}
         uids = {_uid(item) for item in items}
         with self._lock:
@@ -259,6 +265,8 @@ class Informer(threading.Thread):
             version = str(obj.get("metadata", {}).get("resourceVersion", version))
             if event_type != "BOOKMARK":
                 self.delivered += 1
+                if self.spec.transform is not None:
+                    obj = self.spec.transform(obj)
                 with self._lock:
                     self._emit(event_type, obj)
         return version
