@@ -16,7 +16,11 @@ write returned, not the cache's older copy; a conflict (409) reads the record ag
 
 Each run is worked on by a bounded pool (`RunQueue`), one turn at a time per run, so one slow
 or stuck run delays no other; what goes wrong for one run (a conflict, an API error, damaged
-data) is caught for that run alone."""
+data) is caught for that run alone.
+
+Over 400 lines because the loop that routes changes, the resync and each run's turn share the
+controller's per-run state (runs, inbox, due times, refusals) under one lock; split apart they
+would hand that state back and forth."""
 
 from __future__ import annotations
 
