@@ -220,7 +220,8 @@ def measure(server: Remote, kubeconfig: str, size: int) -> dict[str, Any]:
         wait_until("its end recorded", lambda: run.record.current.outcome == "Succeeded")
         assert leader.queue.join(timeout=WAIT)
         out["change"], _ = server.ask("count")
-        runs = [leader.runs[("ml", name(i))] for i in range(WARM + ENDED)]
+        # The last runs of this size: a smaller size before ended none of them.
+        runs = [leader.runs[("ml", name(i))] for i in range(size - WARM - ENDED, size)]
         ends(server, leader, runs[:WARM])  # code paths not taken before: not counted
         cpu = time.process_time()
         ends(server, leader, runs[WARM:])
