@@ -34,7 +34,7 @@ from gkeml_sdk.backends.kubernetes.runs.run_listing import read_listing
 from gkeml_sdk.backends.kubernetes.runs.run_record import AttemptRecord, RunRecord
 from gkeml_sdk.backends.kubernetes.runs.run_records import RecordConflict, RunRecords
 from gkeml_sdk.backends.kubernetes.runs.run_routing import RoutedHub, RunKey, RunRouter, run_of
-from gkeml_sdk.backends.kubernetes.runs.snapshots import read_attempt
+from gkeml_sdk.backends.kubernetes.runs.snapshots import AttemptObjects, read_attempt
 from gkeml_sdk.backends.kubernetes.runs.submission import submit_job
 from gkeml_sdk.backends.kubernetes.runs.submissions import delete_submission
 from gkeml_sdk.backends.kubernetes.runs.track import CANCELLED, RunTrack
@@ -251,10 +251,14 @@ class KubeRunService:
         """A track of a recorded run that no handle names (the run controller's own)."""
         return RunTrack(record)
 
-    def read(self, track: RunTrack) -> None:
+    def read(self, track: RunTrack, seen: AttemptObjects | None = None) -> None:
         """Read the current objects of a run's attempt into its track (no watch), then react
-        as to any news."""
-        read_attempt(self.kube, track)
+        as to any news. `seen`: those objects as a cache holds them (the run controller's
+        informers), fed instead of reading."""
+        if seen is None:
+            read_attempt(self.kube, track)
+        else:
+            track.observe_snapshot(*seen, time.time())
         self._changed(track, time.time())
 
     def observe(self, track: RunTrack, event: Event, now: float) -> bool:

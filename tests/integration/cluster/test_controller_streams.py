@@ -1,6 +1,6 @@
-"""The run controller follows its runs on the backend's shared streams between full passes:
-a run's end is recorded when it is seen, a run submitted meanwhile is picked up from its
-record's event, and no run's objects are read between passes."""
+"""The run controller follows its runs on one stream per kind it reads: a run's end is
+recorded when it is seen, a run submitted meanwhile is picked up from its record's event, and
+no run's objects are read one by one, neither in a resync nor between them."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from .conftest import make_client
 from .test_scenarios import gang
 from .test_shared_streams import end, watch_threads
 
-STREAMS = 4  # run records, JobSets, Workloads, pods
+STREAMS = 6  # run records, cancel markers, JobSets, Jobs, Workloads, pods
 
 
 def outcome(client: Any, name: str) -> str:
@@ -51,8 +51,8 @@ def test_the_controller_acts_on_what_the_streams_show_between_passes(cluster, cl
         acting.join(timeout=30)
     assert not acting.is_alive()
     assert controller.resyncs == 1  # the ends came from the streams, not from a pass
-    # One read of the first run's JobSet in the pass; none of the second's.
-    assert cluster.count("GET", path_re=r"/jobsets/first$") == 1
+    # The resync replays the cache: no run's JobSet is read.
+    assert cluster.count("GET", path_re=r"/jobsets/first$") == 0
     assert cluster.count("GET", path_re=r"/jobsets/second$") == 0
     assert cluster.peak_watches <= STREAMS
     assert watch_threads() == []

@@ -49,6 +49,10 @@ class StreamSpec:
     namespace: str
     label_selector: str = ""
     known: tuple[Obj, ...] = field(default=(), compare=False)
+    # What the stream keeps and hands out of each object (client-go's SetTransform): a
+    # follower that reads only some fields holds only those. Streams that transform alike
+    # (the same function) are shared.
+    transform: Callable[[Obj], Obj] | None = None
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,7 @@ class Informer(threading.Thread):
         self._lists = 0  # lists started: a list judges only what was awaited before it began
         self._listing = False  # a list is under way
         self._listed = False
+        self.synced = threading.Event()  # set once listed (or failed): the cache is usable
         self._error: GkemlError | None = None
         # Last object seen per namespace/name: a relist reports those now missing as DELETED.
         self._cache: dict[tuple[str, str], Obj] = {}
@@ -210,6 +215,7 @@ class Informer(threading.Thread):
                 with self._lock:
                     self._error = exc
                     self._send(Event(self.spec.resource.kind, "ERROR", {"error": exc}))
+            self.synced.set()
 
     def stop(self) -> None:
         """End the watch now (closes the connection)."""
@@ -229,6 +235,8 @@ class Informer(threading.Thread):
         finally:
             with self._lock:
                 self._listing = False
+        if self.spec.transform is not None:
+            items = [self.spec.transform(item) for item in items]
         fresh = {_key(item): item for item in items}
         uids = {_uid(item) for item in items}
         with self._lock:
@@ -247,6 +255,7 @@ class Informer(threading.Thread):
             for item in items:
                 self._emit("SYNCED", item)
             self._listed = True
+        self.synced.set()
         self.check_gone(None, unsure)
         return version
 
@@ -266,6 +275,8 @@ class Informer(threading.Thread):
             version = str(obj.get("metadata", {}).get("resourceVersion", version))
             if event_type != "BOOKMARK":
                 self.delivered += 1
+                if self.spec.transform is not None:
+                    obj = self.spec.transform(obj)
                 with self._lock:
                     self._emit(event_type, obj)
         return version

@@ -1,5 +1,6 @@
 """Leader election on a `coordination.k8s.io/v1` Lease, as client-go's leaderelection does:
-acquire a free or expired lease, renew it every `retry_seconds`, give up leading when a
+acquire a free or expired lease, renew it every `retry_seconds` (one update over the version
+it wrote; a read only when that update conflicts), give up leading when a
 renewal has not succeeded for `renew_deadline_seconds`. Expiry is judged by when this
 process last saw the lease change, never by another machine's clock; our own renewal counts
 from when its request was sent, so a slow answer never extends what we believe we hold.
@@ -20,7 +21,7 @@ from gkeml_sdk.backends.kubernetes.api.resources import resource
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.core.rules import INT32_MAX, check_number
-from gkeml_sdk.errors import ClusterError, SpecError
+from gkeml_sdk.errors import ClusterError, NotFoundError, SpecError
 
 log = logging.getLogger(__name__)
 LEASES = resource(kinds.COORDINATION, "Lease")
@@ -149,6 +150,18 @@ class LeaderElector:
     def _attempt(self) -> bool:
         sent = self._clock()
         now_text = _micro_time(self._wall())
+        if self.leading and self.holder == self.identity and self._written_rv:
+            # Renewing what we hold: one update over the version we wrote, as client-go's
+            # elector does; a 409 (someone else wrote it) or 404 reads it as below.
+            held = self._observed or {}
+            lease = self._lease(now_text, self.term, str(held.get("acquireTime") or now_text))
+            lease["metadata"]["resourceVersion"] = self._written_rv
+            try:
+                written = self.kube.replace(lease)
+            except NotFoundError:
+                written = None
+            if written is not None:
+                return self._won(written, sent)
         current = self.kube.find(LEASES, self.name, self.namespace)
         if current is None:
             created = self.kube.create(self._lease(now_text, transitions=0))

@@ -41,7 +41,9 @@ class SharedStreams:
         with self._lock:
             informer = self._informers.get(spec)
             if informer is None or informer.failed:
-                shared = StreamSpec(spec.resource, spec.namespace, spec.label_selector)
+                shared = StreamSpec(
+                    spec.resource, spec.namespace, spec.label_selector, transform=spec.transform
+                )
                 informer = Informer(
                     self.kube, shared, watch_seconds=self.watch_seconds, backoff=self.backoff
                 )

@@ -91,6 +91,17 @@ class Vouchers:
             self._tell(namespace, why, self._told.get(namespace, set()))
             raise why
 
+    def judge_seen(
+        self, record: RunRecord, namespace: str, objects: list[Obj]
+    ) -> ClusterError | None:
+        """Why the controller may not act for `record` (from a ConfigMap in `namespace`),
+        judged from its run's attempt `objects` as the controller's cache holds them (no
+        read); None when it may."""
+        why = _claim(record, namespace)
+        if why is None and (namespace, record.name, spec_digest(record)) not in self._vouched:
+            why = self._judge(record, _marks(objects).get(record.name, set()))
+        return why
+
     def _tell(self, namespace: str, why: ClusterError, told: set[str]) -> None:
         """Log a refusal once, not on every pass (it stands until the record changes)."""
         if str(why) not in told:
@@ -162,6 +173,11 @@ def _digests(kube: KubeClient, kind: Resource, namespace: str, run: str) -> dict
         if exc.status == 404:  # the kind is not served (its CRD is gone): none exist
             return {}
         raise
+    return _marks(found)
+
+
+def _marks(found: list[Obj]) -> dict[str, set[str]]:
+    """The spec digests `found` (attempt objects) carry, by run."""
     marks: dict[str, set[str]] = {}
     for obj in found:
         annotations = (obj.get("metadata") or {}).get("annotations") or {}

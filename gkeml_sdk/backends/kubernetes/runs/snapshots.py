@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from gkeml_sdk.backends.kubernetes.runs.track import RunTrack
 
 PODS = resource(kinds.CORE, "Pod")
+# An attempt's Job/JobSet, its Workloads and its pods, as one read (or a cache) gives them.
+AttemptObjects = tuple[Obj, list[Obj], list[Obj]]
 WORKLOADS = resource(kinds.KUEUE, "Workload")
 
 
@@ -46,7 +48,7 @@ def attempt_missing(run: RunTrack, job: Obj | None, now: float) -> bool:
         True
     """
     current = run.record.current
-    if job is not None and _this_attempt(run, job):
+    if job is not None and is_this_attempt(run, job):
         return False
     if current.uid or run.seen_job():
         # It existed and was deleted behind our back (a same-named object with another
@@ -58,7 +60,14 @@ def attempt_missing(run: RunTrack, job: Obj | None, now: float) -> bool:
     return True  # else recorded but not created yet: whoever acts creates it
 
 
-def _this_attempt(run: RunTrack, job: Obj) -> bool:
+def is_this_attempt(run: RunTrack, job: Obj) -> bool:
+    """True when `job` is the object of `run`'s current attempt (its recorded uid, or before
+    that is recorded, its submission's mark).
+
+    Example:
+        >>> is_this_attempt(run, job)  # doctest: +SKIP
+        True
+    """
     current = run.record.current
     if current.uid:
         return uid(job) == current.uid
