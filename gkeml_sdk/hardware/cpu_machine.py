@@ -9,20 +9,18 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, field_validator
 
 from gkeml_sdk.core.model import SpecModel, fail
-from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.hardware.machines import MachineShape, hpc_machines, machine_shape
 from gkeml_sdk.hardware.pool_shape import PoolShape
-from gkeml_sdk.hardware.protocol import Billing
+from gkeml_sdk.hardware.protocol import Billing, NoDevice
 
 if TYPE_CHECKING:
-    from gkeml_sdk.core.environment import WorkerValue
-    from gkeml_sdk.hardware.dra import DeviceRequest
+    pass
 
 # The label GKE puts on every node with its machine type (Kubernetes well-known label).
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 
 
-class CpuMachine(SpecModel):
+class CpuMachine(SpecModel, NoDevice):
     """Each node is one VM of `machine_type`, a CPU machine for tightly coupled HPC.
 
     Example:
@@ -61,7 +59,8 @@ class CpuMachine(SpecModel):
         assert row is not None  # the validator admitted only catalog rows
         return row
 
-    # Hardware (gkeml_sdk.hardware.protocol): CPU pods pinned to the machine type's nodes.
+    # Hardware (gkeml_sdk.hardware.protocol): CPU pods pinned to the machine type's nodes; the
+    # rest of what they ask (nothing) is `NoDevice`'s.
 
     @property
     def slices(self) -> int:
@@ -101,38 +100,6 @@ class CpuMachine(SpecModel):
     def node_selector(self) -> dict[str, str]:
         """Nodes of the machine type, by the label every node carries."""
         return {INSTANCE_TYPE_LABEL: self.machine_type}
-
-    def node_affinity(self) -> list[Obj]:
-        """No affinity beyond the selector."""
-        return []
-
-    def tolerations(self) -> list[Obj]:
-        """CPU pools carry no accelerator taint."""
-        return []
-
-    def resources(self) -> dict[str, int]:
-        """No extended resources."""
-        return {}
-
-    def ports(self) -> list[Obj]:
-        """No runtime ports."""
-        return []
-
-    def worker_env(self) -> tuple[tuple[str, WorkerValue], ...]:
-        """No variables: the launcher finds its hosts."""
-        return ()
-
-    def fixed_env(self) -> dict[str, str]:
-        """No variables."""
-        return {}
-
-    def notes(self) -> list[str]:
-        """Nothing to know."""
-        return []
-
-    def device_requests(self) -> tuple[DeviceRequest, ...]:
-        """No DRA claims."""
-        return ()
 
     def billing(self, nodes: int) -> Billing:
         """Billed for the VMs alone: one per node, at the VM part's rates.

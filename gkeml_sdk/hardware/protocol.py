@@ -142,26 +142,17 @@ def toleration(key: str) -> Obj:
     return {"key": key, "operator": "Exists", "effect": "NoSchedule"}
 
 
-@dataclass(frozen=True, slots=True)
-class CpuOnly:
-    """No accelerator: the pod asks the node for nothing special.
+class NoDevice:
+    """The `Hardware` answers of pods that ask their nodes for no device: no affinity beyond
+    a selector, no taint to tolerate, no extended resources, ports, variables, notes or DRA
+    claims (`CPU_ONLY` and `CpuMachine` share them).
 
     Example:
-        >>> CPU_ONLY.node_selector(), CPU_ONLY.resources(), CPU_ONLY.fixed_pods
-        ({}, {}, None)
+        >>> CPU_ONLY.tolerations(), CPU_ONLY.device_requests()
+        ([], ())
     """
 
-    slices: int = 1
-    fixed_pods: int | None = None
-    default_procs_per_node: int = 1
-    host_ipc: bool = False
-    host_network: bool = False
-    shared_memory: bool = False
-    exclusive_topology: str | None = None
-
-    def node_selector(self) -> dict[str, str]:
-        """No node labels."""
-        return {}
+    __slots__ = ()
 
     def node_affinity(self) -> list[Obj]:
         """No affinity."""
@@ -194,6 +185,28 @@ class CpuOnly:
     def device_requests(self) -> tuple[DeviceRequest, ...]:
         """No DRA claims."""
         return ()
+
+
+@dataclass(frozen=True, slots=True)
+class CpuOnly(NoDevice):
+    """No accelerator: the pod asks the node for nothing special.
+
+    Example:
+        >>> CPU_ONLY.node_selector(), CPU_ONLY.resources(), CPU_ONLY.fixed_pods
+        ({}, {}, None)
+    """
+
+    slices: int = 1
+    fixed_pods: int | None = None
+    default_procs_per_node: int = 1
+    host_ipc: bool = False
+    host_network: bool = False
+    shared_memory: bool = False
+    exclusive_topology: str | None = None
+
+    def node_selector(self) -> dict[str, str]:
+        """No node labels."""
+        return {}
 
     def billing(self, nodes: int) -> Billing:
         """No accelerator and no machine type: nothing the price tables can bill."""

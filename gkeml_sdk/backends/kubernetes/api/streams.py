@@ -92,7 +92,36 @@ class SharedStreams:
             return self._closed_connections + live
 
 
-class StreamHub:
+class EventQueue:
+    """The events one follower drains, in the order they came; a stream's failure (an ERROR
+    event) is raised in the follower's thread.
+
+    Example:
+        >>> q = EventQueue()
+        >>> q.put(Event("Pod", "ADDED", {}))
+        >>> q.next(timeout=0).type, q.next(timeout=0)
+        ('ADDED', None)
+    """
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue[Event] = queue.Queue()
+
+    def put(self, event: Event) -> None:
+        """Take one event (called from a stream's thread)."""
+        self._queue.put(event)
+
+    def next(self, timeout: float) -> Event | None:
+        """The next event, or None after `timeout` seconds without one."""
+        try:
+            event = self._queue.get(timeout=max(timeout, 0.0))
+        except queue.Empty:
+            return None
+        if event.type == "ERROR":
+            raise event.obj["error"]
+        return event
+
+
+class StreamHub(EventQueue):
     """One follower's view of several shared streams: their events in one queue that the
     following thread drains. Given a `KubeClient` instead of `SharedStreams`, it opens
     streams of its own (with `watch_seconds` and `backoff`).
@@ -113,10 +142,10 @@ class StreamHub:
     ) -> None:
         if isinstance(source, KubeClient):
             source = SharedStreams(source, watch_seconds=watch_seconds, backoff=backoff)
+        super().__init__()
         self.streams = source
         self.specs = specs
-        self._queue: queue.Queue[Event] = queue.Queue()
-        self._sink: Sink = self._queue.put  # one bound method: the same sink to unsubscribe
+        self._sink: Sink = self.put  # one bound method: the same sink to unsubscribe
         self.informers: list[Informer] = []  # those joined, in `specs` order
 
     def __enter__(self) -> StreamHub:
@@ -132,16 +161,6 @@ class StreamHub:
         joined, self.informers = self.informers, []
         for informer in joined:
             self.streams.unsubscribe(informer, self._sink)
-
-    def next(self, timeout: float) -> Event | None:
-        """The next event, or None after `timeout` seconds without one."""
-        try:
-            event = self._queue.get(timeout=max(timeout, 0.0))
-        except queue.Empty:
-            return None
-        if event.type == "ERROR":
-            raise event.obj["error"]
-        return event
 
 
 def deadline(timeout: float | None) -> Callable[[], float]:

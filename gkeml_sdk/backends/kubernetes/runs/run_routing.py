@@ -4,13 +4,12 @@ following N runs from one `wait_all` or from N threads costs O(N), not O(N) per 
 
 from __future__ import annotations
 
-import queue
 import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from gkeml_sdk.backends.kubernetes.api.informer import Informer
-from gkeml_sdk.backends.kubernetes.api.streams import Event, SharedStreams, StreamSpec
+from gkeml_sdk.backends.kubernetes.api.streams import Event, EventQueue, SharedStreams, StreamSpec
 from gkeml_sdk.core.environment import ATTEMPT_SEPARATOR
 from gkeml_sdk.core.labels import RUN_ID_LABEL, record_name
 from gkeml_sdk.core.objects import Obj
@@ -146,7 +145,7 @@ class RunRouter:
             return len(self._routes)
 
 
-class RoutedHub:
+class RoutedHub(EventQueue):
     """One wait's view of the routed streams: the events of its runs only, in one queue.
 
     Example:
@@ -155,13 +154,9 @@ class RoutedHub:
     """
 
     def __init__(self, router: RunRouter, specs: list[StreamSpec], runs: set[RunKey]) -> None:
+        super().__init__()
         self.router, self.specs, self.runs = router, specs, frozenset(runs)
-        self._queue: queue.Queue[Event] = queue.Queue()
         self._routes: list[_Route] = []
-
-    def put(self, event: Event) -> None:
-        """Take one event of this wait's runs (called by the router, one stream at a time)."""
-        self._queue.put(event)
 
     def __enter__(self) -> RoutedHub:
         try:
@@ -176,13 +171,3 @@ class RoutedHub:
         joined, self._routes = self._routes, []
         for route in joined:
             self.router.leave(route, self)
-
-    def next(self, timeout: float) -> Event | None:
-        """The next event, or None after `timeout` seconds without one."""
-        try:
-            event = self._queue.get(timeout=max(timeout, 0.0))
-        except queue.Empty:
-            return None
-        if event.type == "ERROR":
-            raise event.obj["error"]
-        return event
