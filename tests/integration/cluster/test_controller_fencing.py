@@ -70,6 +70,22 @@ def lose(server: Any, attempt: int, name: str) -> None:
     deactivate_after_requeue_limit(server, "ml", uid)
 
 
+def take_over_and_move_on(server: Any, b: RunController, clock_b: Clock) -> list[dict[str, Any]]:
+    """b sees the paused leader's Lease, judges it expired after 16 s unchanged, takes the run
+    on: creates attempt 2, and once Kueue loses that too, attempt 3. The record's attempts."""
+    assert b.reconcile_once() == {"ml": False}
+    clock_b.now += 16
+    assert b.reconcile_once() == {"ml": True}
+    server.wait_for(lambda: live_attempts(server) == ["train--r2"], timeout=30)
+    lose(server, 2, "train--r2")
+    for _ in range(5):
+        b.reconcile_once()
+        if live_attempts(server) == ["train--r3"]:
+            break
+    assert live_attempts(server) == ["train--r3"]
+    return attempts(server)
+
+
 # The leader's writes once attempt 1 is lost, in order; it is held before the n-th.
 POINTS = {
     "note-the-loss": (1, "update ConfigMap train-gkeml-run"),
@@ -93,19 +109,8 @@ def test_a_paused_leader_resumed_after_the_lease_moved_changes_nothing(cluster, 
     assert hold.paused.wait(60), f"a made only {hold.seen}"
     assert hold.seen[-1] == action
 
-    # a is stopped (no renewal): b, which sees its Lease now, judges it expired after 16 s
-    # unchanged and takes the run on.
-    assert b.reconcile_once() == {"ml": False}
-    clock_b.now += 16
-    assert b.reconcile_once() == {"ml": True}
-    cluster.wait_for(lambda: live_attempts(cluster) == ["train--r2"], timeout=30)
-    lose(cluster, 2, "train--r2")
-    for _ in range(5):
-        b.reconcile_once()
-        if live_attempts(cluster) == ["train--r3"]:
-            break
-    assert live_attempts(cluster) == ["train--r3"]
-    moved_on = attempts(cluster)
+    # a is stopped (no renewal): b takes the run on.
+    moved_on = take_over_and_move_on(cluster, b, clock_b)
     assert [x["attempt"] for x in moved_on] == [1, 2, 3]
     before = len(cluster.request_log)
 
@@ -241,17 +246,7 @@ def test_a_paused_leader_creating_an_attempt_its_predecessor_reserved_changes_no
     assert hold_a.paused.wait(60), f"a made only {hold_a.seen}"
     assert hold_a.seen == ["create JobSet train--r2"]
 
-    assert b.reconcile_once() == {"ml": False}
-    clocks["b"].now += 16
-    assert b.reconcile_once() == {"ml": True}
-    cluster.wait_for(lambda: live_attempts(cluster) == ["train--r2"], timeout=30)
-    lose(cluster, 2, "train--r2")
-    for _ in range(5):
-        b.reconcile_once()
-        if live_attempts(cluster) == ["train--r3"]:
-            break
-    assert live_attempts(cluster) == ["train--r3"]
-    moved_on = attempts(cluster)
+    moved_on = take_over_and_move_on(cluster, b, clocks["b"])
     before = len(cluster.request_log)
 
     for name, hold, thread in (("a", hold_a, acting), ("c", hold_c, dying)):
