@@ -247,10 +247,6 @@ class KubeRunService:
             )
         return self._keep(RunTrack(found), ref)
 
-    def resume(self, record: RunRecord) -> RunTrack:
-        """A track of a recorded run that no handle names (the run controller's own)."""
-        return RunTrack(record)
-
     def read(self, track: RunTrack, seen: AttemptObjects | None = None) -> None:
         """Read the current objects of a run's attempt into its track (no watch), then react
         as to any news. `seen`: those objects as a cache holds them (the run controller's

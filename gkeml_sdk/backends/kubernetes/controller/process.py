@@ -372,7 +372,7 @@ class RunController:
             return self._resume(key, record)
 
     def _resume(self, key: Key, record: RunRecord) -> RunTrack:
-        run = self.backend.service.resume(record)
+        run = RunTrack(record)
         run.lifecycle = RunLifecycle(self.backend.service, run)
         self.runs[key] = run
         return run
