@@ -112,7 +112,11 @@ def test_a_pass_that_fails_unforeseen_is_said_and_tried_again(
         # The traceback is in the log; the next change of tenant-b tries it again.
         (said,) = [r for r in caplog.records if r.exc_info]
         assert said.getMessage() == "tenant tenant-b: the standby manager's pass failed"
-        (pod, *_) = server.store.list("pods", "tenant-b", "gkeml.dev/serve=tiny-llama-1b")
+        # The fake kubelet makes tenant-b's pods on its own thread: on a loaded machine they
+        # may come after the refusal.
+        (pod, *_) = wait(
+            lambda: server.store.list("pods", "tenant-b", "gkeml.dev/serve=tiny-llama-1b")
+        )
         touch = {"metadata": {"annotations": {"touched": "yes"}}}
         server.store.patch("pods", "tenant-b", pod["metadata"]["name"], touch)
         wait(lambda: "tenant-b" not in m.refused and status(server, "tenant-b").get("ready_seen"))

@@ -79,7 +79,10 @@ def weights(server: KubeAPIServer, tenant: str, model: str) -> list[int]:
 def lose_primaries(
     server: KubeAPIServer, tenant: str = "tenant-a", model: str = "llama-2-7b"
 ) -> None:
-    for pod in server.store.list("pods", tenant, f"gkeml.dev/serve={model}"):
+    # The fake kubelet makes the pods on its own thread: on a loaded machine a test can get
+    # here first, and a loss of no pods is no loss.
+    pods = wait(lambda: server.store.list("pods", tenant, f"gkeml.dev/serve={model}"))
+    for pod in pods:
         not_ready = {"status": {"conditions": [{"type": "Ready", "status": "False"}]}}
         server.store.patch("pods", tenant, pod["metadata"]["name"], not_ready)
 
