@@ -41,6 +41,10 @@ def register(commands: Any) -> None:
                             help="the controller's own namespace (where its Lease is)")  # fmt: skip
         parser.add_argument("--tenants", metavar="FILE",
                             help="also run the tenants' standby manager")  # fmt: skip
+        parser.add_argument("--no-rollouts", dest="rollouts", action="store_false",
+                            help="leave serving rollouts to the clients that begin them "
+                            "(and the controller without rights over the services' "
+                            "objects)")  # fmt: skip
         parser.add_argument("--lease-namespace", default="default",
                             help="namespace of the standby manager's Lease")  # fmt: skip
         parser.add_argument("--context", help="kubeconfig context (default: the current one)")
@@ -64,6 +68,7 @@ def _run(args: argparse.Namespace) -> int:
         identity=identity,
         interval=args.interval,
         resync=args.resync,
+        rollouts=args.rollouts,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -105,6 +110,7 @@ def _install(args: argparse.Namespace) -> int:
         tenants=tenants,
         tenants_yaml=tenants_yaml,
         replicas=args.replicas,
+        rollouts=args.rollouts,
     )
     if args.dry_run:
         sys.stdout.write(manifests.to_yaml())

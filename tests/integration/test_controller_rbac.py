@@ -89,10 +89,10 @@ FORBIDDEN: dict[str, tuple[str, str, Any, str]] = {
         MERGE,
         "patch deployments",
     ),
-    "create a Deployment in a managed namespace": (
+    "create a Deployment in a namespace it does not manage": (
         "POST",
-        f"{APPS}/ml/deployments",
-        deployment("ml"),
+        f"{APPS}/team-x/deployments",
+        deployment("team-x"),
         "create deployments",
     ),
     "patch a tenant's Deployment the manager does not own": (
@@ -218,3 +218,25 @@ def test_every_authenticated_user_may_read_only_the_controller_lease(
     status, _ = send(server, "PUT", f"{LEASES}/gkeml-system/leases/gkeml-run-controller", put,
                      token=NOTEBOOK)  # fmt: skip
     assert status == 403
+
+
+def test_without_rollouts_it_may_not_create_a_deployment_where_it_manages_runs(
+    kube_api_factory: Callable[..., KubeAPIServer],
+) -> None:
+    server = kube_api_factory(namespaces=("ml",), crd_dir=None)
+    manifests = controller_manifests(["ml"], image="registry.example/gkeml:1", rollouts=False)
+    assert "--no-rollouts" in manifests.objects[-1]["spec"]["template"]["spec"]["containers"][0][
+        "args"
+    ]
+    install_controller(manifests, settings=KubernetesSettings(api_client=server.api_client()))
+    server.rbac.add_token(TOKEN, "gkeml-system", "gkeml-controller")
+    post = ("POST", f"{APPS}/ml/deployments", deployment("ml"))
+    status, answer = send(server, *post, token=TOKEN)
+    assert status == 403, answer
+    assert f'{ACCOUNT} cannot create resource "deployments"' in answer["message"]
+    # With rollouts (the default) it may, there only: the rollouts it drives need it.
+    install_controller(
+        controller_manifests(["ml"], image="registry.example/gkeml:1"),
+        settings=KubernetesSettings(api_client=server.api_client()),
+    )
+    assert send(server, *post, token=TOKEN)[0] == 201

@@ -15,7 +15,9 @@ from .conftest import make_client
 from .test_scenarios import gang
 from .test_shared_streams import end, watch_threads
 
-STREAMS = 6  # run records, cancel markers, JobSets, Jobs, Workloads, pods
+# run records, cancel markers, JobSets, Jobs, Workloads, pods; and the services' version
+# records, for the serving rollouts it drives
+STREAMS = 7
 
 
 def outcome(client: Any, name: str) -> str:

@@ -19,6 +19,7 @@ from gkeml_sdk import (
 from gkeml_sdk.cli.main import main
 from gkeml_sdk.errors import ClusterError, ConfigError, RunTimeoutError, SpecError
 from gkeml_sdk.serving.readiness import ServingState
+from gkeml_sdk.serving.routing import Routing
 
 
 def small(**kw) -> ServeModel:
@@ -132,6 +133,17 @@ def test_scaling_an_autoscaled_service_raises_its_floor_and_zero_stops_it(cluste
     assert cluster.store.get("deployments", "ml", "qa")["spec"]["replicas"] == 0
     with pytest.raises(SpecError, match="scale"):
         handle.scale(-1)
+
+
+def test_a_service_that_scales_to_zero_is_applied_with_its_keda_scaled_object(cluster, client):
+    # Its ScaledObject was compiled but the client knew no REST path for it: serve() failed.
+    zero = Autoscaling(min=0, max=3, queue_depth=4)
+    handle = client.serve(small(replicas=zero, routing=Routing(via="istio")))
+    scaled = cluster.store.get("scaledobjects", "ml", "qa")
+    assert scaled["spec"]["scaleTargetRef"]["name"] == "qa"
+    assert cluster.objects("horizontalpodautoscalers", "ml") == []
+    handle.delete()
+    cluster.wait_for(lambda: cluster.objects("scaledobjects", "ml") == [])
 
 
 def test_missing_apis_and_the_local_backend_are_clear_errors(cluster, client, kube_api_factory):

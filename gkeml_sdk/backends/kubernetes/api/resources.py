@@ -68,6 +68,7 @@ _KNOWN = [
     Resource(kinds.APPS, "Deployment", "deployments"),
     Resource(kinds.APPS, "DaemonSet", "daemonsets"),
     Resource(kinds.AUTOSCALING, "HorizontalPodAutoscaler", "horizontalpodautoscalers"),
+    Resource(kinds.KEDA, "ScaledObject", "scaledobjects"),
     Resource(kinds.POLICY, "PodDisruptionBudget", "poddisruptionbudgets"),
     Resource(kinds.JOBSET, "JobSet", "jobsets"),
     Resource(kinds.KUEUE, "Workload", "workloads"),

@@ -11,6 +11,7 @@ from typing import Any
 
 from gkeml_sdk.backends.kubernetes.controller.permissions import (
     LEASE_READER_RULES,
+    ROLLOUT_RULES,
     RUN_CONTROLLER_LEASE_RULES,
     RUN_CONTROLLER_RULES,
 )
@@ -25,6 +26,7 @@ NAME = "gkeml-controller"
 RUN_ROLE = "gkeml-run-controller"
 LEASE_ROLE = "gkeml-run-controller-lease"
 LEASE_READER = "gkeml-run-controller-lease-reader"
+ROLLOUT_ROLE = "gkeml-rollouts"
 TENANTS_PATH = "/etc/gkeml/tenants.yaml"
 ENTRYPOINT = ["gkeml", "controller", "run"]  # the Dockerfile's, so the Deployment sets args
 MAX_REPLICAS = 10  # one leads; the others only wait for its Lease
@@ -45,10 +47,12 @@ def controller_objects(
     tenants: Sequence[TenantFields] = (),
     tenants_yaml: str | None = None,
     replicas: int = 2,
+    rollouts: bool = True,
 ) -> list[Obj]:
     """Everything `gkeml controller install` applies, in apply order. With `tenants_yaml`
     (the file the Deployment mounts) `tenants` are its Tenants: the standby manager's Roles
-    name their namespaces and objects.
+    name their namespaces and objects. With `rollouts` (the default) the controller drives
+    the serving rollouts of its namespaces too, with a Role there for the objects it moves.
 
     Example:
         >>> [o["kind"] for o in controller_objects(["ml"], image="r/c:1")][:4]
@@ -75,6 +79,8 @@ def controller_objects(
     objects += _labelled(reader)
     for namespace in dict.fromkeys(namespaces):
         objects += _labelled(role_and_binding(RUN_ROLE, namespace, RUN_CONTROLLER_RULES, *account))
+        if rollouts:
+            objects += _labelled(role_and_binding(ROLLOUT_ROLE, namespace, ROLLOUT_RULES, *account))
     if tenants_yaml is not None:
         for name, namespace, rules in standby_manager_roles(tenants, controller_namespace):
             objects += _labelled(role_and_binding(name, namespace, rules, *account))
@@ -86,7 +92,9 @@ def controller_objects(
                 "data": {"tenants.yaml": tenants_yaml},
             }
         )
-    objects.append(_deployment(namespaces, controller_namespace, image, tenants_yaml, replicas))
+    objects.append(
+        _deployment(namespaces, controller_namespace, image, tenants_yaml, replicas, rollouts)
+    )
     return objects
 
 
@@ -123,29 +131,38 @@ def check_install(
         )
 
 
-def controller_args(namespaces: list[str], controller_namespace: str, tenants: bool) -> list[str]:
+def controller_args(
+    namespaces: list[str], controller_namespace: str, tenants: bool, rollouts: bool = True
+) -> list[str]:
     """The container's arguments, after the image's entrypoint (the Dockerfile's).
 
     Example:
-        >>> ENTRYPOINT + controller_args(["ml"], "gkeml-system", False)
-        ['gkeml', 'controller', 'run', '--namespace', 'ml']
+        >>> ENTRYPOINT + controller_args(["ml"], "gkeml-system", False, rollouts=False)
+        ['gkeml', 'controller', 'run', '--namespace', 'ml', '--no-rollouts']
     """
     command: list[str] = []
     for namespace in dict.fromkeys(namespaces):
         command += ["--namespace", namespace]
     if tenants:
         command += ["--tenants", TENANTS_PATH, "--lease-namespace", controller_namespace]
+    if not rollouts:
+        command.append("--no-rollouts")
     return command
 
 
 def _deployment(
-    namespaces: list[str], namespace: str, image: str, tenants_yaml: str | None, replicas: int
+    namespaces: list[str],
+    namespace: str,
+    image: str,
+    tenants_yaml: str | None,
+    replicas: int,
+    rollouts: bool,
 ) -> Obj:
     labels = {"app.kubernetes.io/name": NAME}
     container: Obj = {
         "name": "controller",
         "image": image,
-        "args": controller_args(namespaces, namespace, tenants_yaml is not None),
+        "args": controller_args(namespaces, namespace, tenants_yaml is not None, rollouts),
         # The Pod's name is its identity in the Leases: unique, and readable in `kubectl get lease`.
         "env": [
             {

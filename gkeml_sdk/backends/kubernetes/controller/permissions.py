@@ -39,6 +39,54 @@ RUN_CONTROLLER_RULES: tuple[dict[str, list[str]], ...] = (
     {"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": ["get"]},
 )
 
+# A Role in every managed namespace, unless installed with --no-rollouts: the serving
+# rollouts it drives. It moves a service only between the two specs its submitter applied
+# (rollout_objects.vouched), so these rights never run what its requester could not.
+_SERVING_WRITES = ["get", "create", "patch", "delete"]  # read before, applied as read
+ROLLOUT_RULES: tuple[dict[str, list[str]], ...] = (
+    # A service's own objects at the version a phase wants (server, its route, autoscaler,
+    # disruption budget, scrape config), and its canary: created, applied over the
+    # resourceVersion read, deleted with preconditions.
+    {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": _SERVING_WRITES},
+    {
+        "apiGroups": ["leaderworkerset.x-k8s.io"],
+        "resources": ["leaderworkersets"],
+        "verbs": _SERVING_WRITES,
+    },
+    {"apiGroups": [""], "resources": ["services"], "verbs": _SERVING_WRITES},
+    {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": _SERVING_WRITES},
+    {
+        "apiGroups": ["autoscaling"],
+        "resources": ["horizontalpodautoscalers"],
+        "verbs": _SERVING_WRITES,
+    },
+    {"apiGroups": ["keda.sh"], "resources": ["scaledobjects"], "verbs": _SERVING_WRITES},
+    {
+        "apiGroups": ["monitoring.googleapis.com"],
+        "resources": ["podmonitorings"],
+        "verbs": _SERVING_WRITES,
+    },
+    {
+        "apiGroups": ["networking.istio.io"],
+        "resources": ["virtualservices", "destinationrules"],
+        "verbs": _SERVING_WRITES,
+    },
+    {"apiGroups": ["gateway.networking.k8s.io"], "resources": ["httproutes"],
+     "verbs": _SERVING_WRITES},
+    {
+        "apiGroups": ["networking.gke.io"],
+        "resources": ["gcpbackendpolicies", "healthcheckpolicies"],
+        "verbs": _SERVING_WRITES,
+    },
+    {
+        "apiGroups": ["inference.networking.k8s.io"],
+        "resources": ["inferencepools"],
+        "verbs": _SERVING_WRITES,
+    },
+    # A canary is judged on its engine's own counters: GET /metrics through the pods proxy.
+    {"apiGroups": [""], "resources": ["pods/proxy"], "verbs": ["get"]},
+)  # fmt: skip
+
 # A Role in the controller's own namespace: its one Lease. A create cannot be narrowed to a
 # name (the name is in the body, not the URL), so it is allowed in this namespace only.
 RUN_CONTROLLER_LEASE_RULES: tuple[dict[str, list[str]], ...] = (

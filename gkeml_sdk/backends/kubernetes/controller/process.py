@@ -38,6 +38,7 @@ from gkeml_sdk.backends.kubernetes.api.lease import LeaderElector, LeaseLost, Le
 from gkeml_sdk.backends.kubernetes.api.streams import Event
 from gkeml_sdk.backends.kubernetes.backend import KubernetesBackend
 from gkeml_sdk.backends.kubernetes.controller.cache import Change, RunCache
+from gkeml_sdk.backends.kubernetes.controller.rollouts import RolloutDriver
 from gkeml_sdk.backends.kubernetes.controller.vouch import Vouchers
 from gkeml_sdk.backends.kubernetes.controller.workqueue import RunQueue
 from gkeml_sdk.backends.kubernetes.runs.attempts import job_resource, strays
@@ -46,6 +47,7 @@ from gkeml_sdk.backends.kubernetes.runs.liveness import (
     CONTROLLER_NAMESPACE,
     LEASE_NAME,
     MANAGED_ANNOTATION,
+    ROLLOUTS_ANNOTATION,
 )
 from gkeml_sdk.backends.kubernetes.runs.run_record import RunRecord
 from gkeml_sdk.backends.kubernetes.runs.run_records import RecordConflict
@@ -78,6 +80,7 @@ class RunController:
         resync: float = 60.0,
         lease: LeaseTiming | None = None,
         workers: int = 4,
+        rollouts: bool = True,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
     ) -> None:
@@ -95,7 +98,10 @@ class RunController:
             self.identity,
             lease,
             clock,
-            annotations={MANAGED_ANNOTATION: ",".join(self.namespaces)},
+            annotations={
+                MANAGED_ANNOTATION: ",".join(self.namespaces),
+                ROLLOUTS_ANNOTATION: "true" if rollouts else "false",
+            },
             wall=wall,
         )
         # Called with each write's action after the leading check passed, right before the
@@ -115,6 +121,18 @@ class RunController:
         self._looked: dict[Key, str] = {}  # record versions whose vouching was read once
         self.cache: RunCache | None = None  # what the turns read (see `RunCache`)
         self.queue = RunQueue(workers, self._turn)
+        # Serving rollouts in the same namespaces, under the same Lease and guarded client.
+        self.rollouts = (
+            RolloutDriver(
+                backend,
+                self.namespaces,
+                leading=lambda: self.leading,
+                interval=interval,
+                clock=wall,
+            )
+            if rollouts
+            else None
+        )
         self._stop = threading.Event()
         self._resync_asked = threading.Event()
 
@@ -151,6 +169,10 @@ class RunController:
         halt = threading.Event()
         renewer = threading.Thread(target=self._renewing, args=(halt,), daemon=True)
         renewer.start()
+        helpers = [renewer]
+        if self.rollouts is not None:
+            helpers.append(threading.Thread(target=self.rollouts.run, args=(halt,), daemon=True))
+            helpers[-1].start()
         cache: RunCache | None = None
         next_resync, led = 0.0, False
         try:
@@ -195,7 +217,8 @@ class RunController:
         finally:
             _closed(cache)
             halt.set()
-            renewer.join()
+            for thread in helpers:
+                thread.join()
             self.queue.close()
             try:
                 self.elector.release()

@@ -20,11 +20,13 @@ def run_controller(
     identity: str | None = None,
     interval: float = 2.0,
     resync: float = 60.0,
+    rollouts: bool = True,
 ) -> RunController:
     """A run controller for `namespaces`: `run()` follows their runs on watch streams (with a
     full pass every `resync` seconds) until stopped, acting only while it holds the Lease
     `gkeml-run-controller` in `settings.controller_namespace` (renewed every `interval`
-    seconds).
+    seconds). With `rollouts` it also drives the serving rollouts of those namespaces (its
+    installed Role `gkeml-rollouts` allows it).
 
     Example:
         >>> from gkeml_sdk import KubernetesSettings, run_controller
@@ -40,6 +42,7 @@ def run_controller(
         controller_namespace=settings.controller_namespace,
         interval=interval,
         resync=resync,
+        rollouts=rollouts,
     )
 
 
@@ -51,13 +54,14 @@ def controller_manifests(
     tenants: Sequence[TenantFields] = (),
     tenants_yaml: str | None = None,
     replicas: int = 2,
+    rollouts: bool = True,
 ) -> Manifests:
     """What `gkeml controller install` applies: namespace, ServiceAccount, least-privilege
     Roles and RoleBindings and the Deployment of `image` (the one you built from the
     repository's Dockerfile and pushed: none is published). With the tenants' file
     (`tenants_yaml`, and its `tenants` as `load_specs` reads them) also the standby manager's
-    Roles in the tenants' namespaces. `SpecError` without an image or with `replicas` outside
-    1..10.
+    Roles in the tenants' namespaces; with `rollouts` the Role for the serving rollouts it
+    drives. `SpecError` without an image or with `replicas` outside 1..10.
 
     Example:
         >>> from gkeml_sdk import controller_manifests
@@ -73,6 +77,7 @@ def controller_manifests(
             tenants=tenants,
             tenants_yaml=tenants_yaml,
             replicas=replicas,
+            rollouts=rollouts,
         )
     )
 

@@ -21,6 +21,7 @@ from gkeml_sdk.errors import ClusterError
 
 LEASE_NAME = "gkeml-run-controller"
 MANAGED_ANNOTATION = "gkeml.dev/managed-namespaces"
+ROLLOUTS_ANNOTATION = "gkeml.dev/drives-rollouts"  # "true": it also drives serving rollouts
 CONTROLLER_NAMESPACE = "gkeml-system"
 # How long one read of the Lease answers every wait of a client (threads included): client-go's
 # leader election retries every 2 s, so a holder is noticed as late as a candidate would.
@@ -66,13 +67,16 @@ class ControllerWatch:
         self._seen: tuple[str, str] | None = None  # (resourceVersion, holder) last seen
         self._seen_at = 0.0  # local time it was first seen in that form
 
-    def acts_for(self, namespace: str) -> bool:
-        """True when a controller holds the Lease, names `namespace` in it, and this process
-        has not seen the Lease unchanged for its duration. One read (none within `fresh_for`
-        of the last); no Lease, or no right to read it (403), means no controller: the caller
-        then acts itself."""
+    def acts_for(self, namespace: str, *, rollouts: bool = False) -> bool:
+        """True when a controller holds the Lease, names `namespace` in it (and, with
+        `rollouts`, says it drives serving rollouts), and this process has not seen the Lease
+        unchanged for its duration. One read (none within `fresh_for` of the last); no Lease,
+        or no right to read it (403), means no controller: the caller then acts itself."""
         lease = self._lease()
         if lease is None:
+            return False
+        notes = (lease.get("metadata") or {}).get("annotations") or {}
+        if rollouts and notes.get(ROLLOUTS_ANNOTATION) != "true":
             return False
         spec = lease.get("spec") or {}
         holder = str(spec.get("holderIdentity") or "")

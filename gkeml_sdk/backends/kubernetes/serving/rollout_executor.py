@@ -1,27 +1,46 @@
 """`RolloutExecutor`: runs the pure rollout state machine (`serving/rollout_machine.py`)
-against the cluster: reads what the servers show, advances with an injectable clock, applies
-the actions, and keeps the service's version record (`VersionRecord`, in the same module) in its
-ConfigMap after every step, so a rollout survives the process that started it."""
+against the cluster: reads what the servers show, advances with an injectable clock, saves the
+service's version record (`VersionRecord`) in its ConfigMap, and brings the cluster to what the
+new phase wants (`rollout_objects.py`), so a rollout survives the process that started it.
+
+Every write is conditional on what the step read: the record is saved over the resourceVersion
+read (so two executors never both move one rollout), and the objects are read before that save
+and written only as read. A step whose phase is already in place writes nothing but the record,
+and only when the machine moved; one that finds its phase not in place (a predecessor saved the
+record and stopped before acting) does it again: the repair is level-triggered."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 from gkeml_sdk.backends.kubernetes.api.resources import resource, resource_of
-from gkeml_sdk.backends.kubernetes.api.shared_apply import split_shared
-from gkeml_sdk.backends.kubernetes.serving.serve_apply import ServingCluster, apply_owned
+from gkeml_sdk.backends.kubernetes.api.shared_apply import ensure_shared, split_shared
+from gkeml_sdk.backends.kubernetes.serving.rollout_objects import (
+    SERVER_KINDS,
+    VERSION_ANNOTATION,
+    Converge,
+    Desired,
+    canary_of,
+    desired,
+    in_place,
+    rollout_specs,
+    servers,
+    spec_of,
+    vouched,
+)
+from gkeml_sdk.backends.kubernetes.serving.serve_apply import ServingCluster
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.labels import sdk_labels
 from gkeml_sdk.core.objects import Obj
+from gkeml_sdk.errors import ClusterError, ConfigError, SpecError
 from gkeml_sdk.serving.catalog import SERVE_LABEL
 from gkeml_sdk.serving.model import ServeModel
 from gkeml_sdk.serving.readiness import ServingState, serving_status
-from gkeml_sdk.serving.rollout import CANARY_SUFFIX
 from gkeml_sdk.serving.rollout_machine import (
     SUFFIX,
-    Action,
     CanarySample,
     Observation,
     Phase,
@@ -30,12 +49,10 @@ from gkeml_sdk.serving.rollout_machine import (
     advance,
     start,
 )
-from gkeml_sdk.serving.routing import Route
 
 CONFIG_MAPS = resource(kinds.CORE, "ConfigMap")
 PODS = resource(kinds.CORE, "Pod")
-VERSION_ANNOTATION = "gkeml.dev/version"  # on the server object, never its pod template
-SERVER_KINDS = ("Deployment", "LeaderWorkerSet")
+log = logging.getLogger(__name__)
 
 
 class CanaryMetrics(Protocol):
@@ -46,6 +63,9 @@ class CanaryMetrics(Protocol):
 
 class RolloutExecutor:
     """Moves service `name` between versions; one `step()` observes, advances and acts.
+
+    With `vouched_only` (the in-cluster controller) it acts only for a rollout whose two
+    specs a server object's stamp names: the mark the submitter's own first step left.
 
     Example:
         >>> ex = RolloutExecutor(backend, "chat", "ml", clock=lambda: 0.0)  # doctest: +SKIP
@@ -61,41 +81,52 @@ class RolloutExecutor:
         *,
         clock: Callable[[], float] = time.time,
         metrics: CanaryMetrics | None = None,
+        vouched_only: bool = False,
     ) -> None:
         self._backend, self.name, self.namespace = backend, name, namespace
         self._clock, self._metrics = clock, metrics
+        self.vouched_only = vouched_only
 
     # The record -------------------------------------------------------------------------
+    def read(self) -> tuple[VersionRecord, Obj | None]:
+        """The service's versions and rollout in progress, with the ConfigMap they were read
+        from (None when there is none yet)."""
+        found = self._backend.kube.find(CONFIG_MAPS, self.name + SUFFIX, self.namespace)
+        return VersionRecord.from_data((found or {}).get("data")), found
+
     def record(self) -> VersionRecord:
         """The service's versions and the rollout in progress."""
-        found = self._backend.kube.find(CONFIG_MAPS, self.name + SUFFIX, self.namespace)
-        return VersionRecord.from_data((found or {}).get("data"))
+        return self.read()[0]
 
-    def save(self, record: VersionRecord) -> None:
-        """Write `record` into the service's ConfigMap."""
+    def _save(self, record: VersionRecord, current: Obj | None) -> bool:
+        """Write `record` over the ConfigMap as read (`current`); False when someone else
+        wrote it since."""
         labels = {**sdk_labels(), SERVE_LABEL: self.name}
         meta = {"name": self.name + SUFFIX, "namespace": self.namespace, "labels": labels}
-        cm = {"apiVersion": kinds.CORE, "kind": "ConfigMap", "metadata": meta}
-        self._backend.kube.apply({**cm, "data": record.to_data()})
+        body = {"apiVersion": kinds.CORE, "kind": "ConfigMap", "metadata": meta}
+        saved = self._backend.kube.write_over({**body, "data": record.to_data()}, current)
+        return saved is not None
 
     def served(self, svc: ServeModel) -> VersionRecord:
         """Record `svc` as the version now applied (a first serve, or a serve of a new spec)."""
-        record = self.record()
         spec = svc.model_dump(mode="json")
-        if record.versions and record.latest.spec == spec:
-            return record
-        record = record.added(spec, outcome="serving", now=self._clock())
-        self.save(record)
-        return record
+        for _ in range(3):  # a writer between the read and the save: read again
+            record, current = self.read()
+            if record.versions and record.latest.spec == spec:
+                return record
+            record = record.added(spec, outcome="serving", now=self._clock())
+            if self._save(record, current):
+                return record
+        raise _moved(self.name + SUFFIX, "while this version was recorded")
 
     # The rollout ------------------------------------------------------------------------
     def begin(self, new: ServeModel) -> RolloutState:
-        """Start moving the service to `new`; refused while another rollout runs."""
-        record = self.record()
+        """Start moving the service to `new`; refused while another rollout runs. The first
+        step is the caller's own: its rights apply the new version (or its canary) and
+        stamp it with the rollout's specs, which is what lets a controller go on with it."""
+        record, current = self.read()
         state = record.state
         if state is not None and not state.done:
-            from gkeml_sdk.errors import SpecError
-
             raise SpecError(
                 f"{self.name}: version {state.version} is still rolling out ({state.phase.value})",
                 rule="one rollout at a time, so the record says which version serves",
@@ -103,46 +134,71 @@ class RolloutExecutor:
             )
         if not record.versions:
             raise ValueError(f"{self.name}: no version recorded; serve it first")
-        current = record.latest
-        if current.outcome == "serving" and self._ready(self._spec(current.spec), current.version):
-            record = record.with_outcome(current.version, "ready", now=self._clock())
-        previous = record.last_ready() or current
+        latest = record.latest
+        if latest.outcome == "serving" and self._ready(
+            spec_of(record, latest.version), latest.version
+        ):
+            record = record.with_outcome(latest.version, "ready", now=self._clock())
+        previous = record.last_ready() or latest
         record = record.added(new.model_dump(mode="json"), outcome="rolling-out", now=self._clock())
         plan = new.plan()
-        deadline = new.rollout.deadline_seconds(plan.startup_seconds, new.max_replicas)
-        version = record.latest.version
-        state, actions = start(
+        state, _ = start(
             new.rollout,
-            version=version,
+            version=record.latest.version,
             previous=previous.version,
             now=self._clock(),
-            deadline_seconds=deadline,
+            deadline_seconds=new.rollout.deadline_seconds(plan.startup_seconds, new.max_replicas),
         )
-        self._act(record, state, actions)
-        self.save(record.with_state(state))
+        record = record.with_state(state)
+        ensure_shared(self._backend.kube, split_shared(new.compile().objects)[0])
+        converge = Converge(self._backend.kube, self.namespace, self.name)
+        converge.read(desired(record, state))
+        if not self._save(record, current):
+            raise _moved(self.name + SUFFIX, "while this update began")
+        converge.write()
         return state
 
     def step(self) -> RolloutState:
-        """Observe the cluster, advance the rollout one transition, act, save the record."""
-        record = self.record()
+        """Observe the cluster, advance the rollout one transition, save the record when the
+        machine moved, and bring the cluster to the phase (when it is not in place)."""
+        record, current = self.read()
         state = record.state
         if state is None:
             raise ValueError(f"{self.name}: no rollout to step")
         if state.done:
             return state
-        new = self._spec(record.get(state.version).spec)
-        seen = self._observe(record, state)
-        state, actions = advance(state, seen, new.rollout)
-        self._act(record, state, actions)
-        self.save(record.with_state(state))
-        return state
+        new = spec_of(record, state.version)
+        live = self._read_servers(record, state)
+        if self.vouched_only and not vouched(rollout_specs(record, state), list(live.values())):
+            raise ConfigError(
+                f"rollout of {self.namespace}/{self.name} to version {state.version} refused: no "
+                f"server object carries the digests of versions {state.version} and "
+                f"{state.previous} as the record keeps them. The controller moves a service "
+                "only between the specs its submitter applied with their own rights; a record "
+                "written or edited by hand is not acted on. Begin the rollout again with "
+                "handle.update(...)"
+            )
+        seen = self._observe(record, state, live)
+        moved, _ = advance(state, seen, new.rollout)
+        plan = desired(record, moved)
+        converge = None
+        if not self._in_place(plan, live):
+            converge = Converge(self._backend.kube, self.namespace, self.name)
+            converge.read(plan)
+        if moved != state and not self._save(record.with_state(moved), current):
+            log.info("rollout %s/%s was moved by someone else", self.namespace, self.name)
+            return self.record().state or moved
+        if converge is not None:
+            converge.write()
+        return moved
 
     def remove_canary(self) -> None:
         """Delete the canary of a rollout that is still running (the service is going away)."""
         record = self.record()
         state = record.state
         if state is not None and not state.done and state.strategy == "canary":
-            self._delete(self._canary(self._spec(record.get(state.version).spec)))
+            for obj in split_shared(canary_of(spec_of(record, state.version)).compile().objects)[1]:
+                self._backend.kube.delete(resource_of(obj), obj["metadata"]["name"], self.namespace)
 
     def run(
         self, *, poll_seconds: float = 2.0, sleep: Callable[[float], None] = time.sleep
@@ -155,14 +211,31 @@ class RolloutExecutor:
         return state
 
     # Observing --------------------------------------------------------------------------
-    def _observe(self, record: VersionRecord, state: RolloutState) -> Observation:
-        target = self._spec(record.get(state.target).spec)
-        server_ready, why = self._readiness(target, state.target)
+    def _read_servers(self, record: VersionRecord, state: RolloutState) -> dict[str, Obj | None]:
+        """The server objects (by name and kind) of both versions and of the canary."""
+        specs = [spec_of(record, state.version), spec_of(record, state.previous)]
+        if state.strategy == "canary":
+            specs.append(canary_of(specs[0]))
+        live: dict[str, Obj | None] = {}
+        for svc in specs:
+            for obj in servers(svc):
+                key = f"{obj['kind']}/{obj['metadata']['name']}"
+                if key not in live:
+                    live[key] = self._backend.kube.find(
+                        resource_of(obj), obj["metadata"]["name"], self.namespace
+                    )
+        return live
+
+    def _observe(
+        self, record: VersionRecord, state: RolloutState, live: dict[str, Obj | None]
+    ) -> Observation:
+        target = spec_of(record, state.target)
+        server_ready, why = self._readiness(target, state.target, live)
         canary_ready, canary_why = False, ""
         sample = None
         if state.strategy == "canary" and state.phase in (Phase.STARTING, Phase.ANALYSING):
-            canary = self._canary(self._spec(record.get(state.version).spec))
-            canary_ready, canary_why = self._readiness(canary, state.version)
+            canary = canary_of(spec_of(record, state.version))
+            canary_ready, canary_why = self._readiness(canary, state.version, live)
             if state.phase is Phase.ANALYSING and self._metrics is not None:
                 since = state.analysis_until or 0.0
                 since -= target.rollout.analysis_seconds
@@ -177,107 +250,57 @@ class RolloutExecutor:
         )
 
     def _ready(self, svc: ServeModel, version: int) -> bool:
-        return self._readiness(svc, version)[0]
+        live = {
+            f"{o['kind']}/{o['metadata']['name']}": self._backend.kube.find(
+                resource_of(o), o["metadata"]["name"], self.namespace
+            )
+            for o in servers(svc)
+        }
+        return self._readiness(svc, version, live)[0]
 
-    def _readiness(self, svc: ServeModel, version: int) -> tuple[bool, str]:
+    def _readiness(
+        self, svc: ServeModel, version: int, live: dict[str, Obj | None]
+    ) -> tuple[bool, str]:
         kube = self._backend.kube
         pods, _ = kube.list(PODS, self.namespace, label_selector=f"{SERVE_LABEL}={svc.name}")
-        for obj in _servers(svc):
-            live = kube.find(resource_of(obj), obj["metadata"]["name"], self.namespace)
-            if live is None:
+        for obj in servers(svc):
+            server = live.get(f"{obj['kind']}/{obj['metadata']['name']}")
+            if server is None:
                 return False, f"{obj['kind']} {obj['metadata']['name']} not found"
-            annotations = (live.get("metadata") or {}).get("annotations") or {}
-            if annotations.get(VERSION_ANNOTATION) != str(version):
+            notes = (server.get("metadata") or {}).get("annotations") or {}
+            if notes.get(VERSION_ANNOTATION) != str(version):
                 return False, f"{obj['metadata']['name']} does not run version {version} yet"
-            status = serving_status(live, pods)
+            status = serving_status(server, pods)
             if not status.ready and status.state is not ServingState.STOPPED:
                 return False, f"{status.reason}: {status.message}"
         return True, ""
 
-    # Acting -----------------------------------------------------------------------------
-    def _act(self, record: VersionRecord, state: RolloutState, actions: list[Action]) -> None:
-        new = self._spec(record.get(state.version).spec)
-        old = self._spec(record.get(state.previous).spec)
-        for action in actions:
-            if action is Action.APPLY_NEW:
-                self._apply(self._routed(new, old, state), state.version, before=old)
-            elif action is Action.RESTORE:
-                self._apply(old, state.previous, before=new)
-            elif action is Action.APPLY_CANARY:
-                self._apply(self._canary(new), state.version, owner=self.name + CANARY_SUFFIX)
-            elif action is Action.ROUTE_CANARY:
-                stable = new if state.phase is Phase.PROMOTING else old
-                self._apply(_weighted(stable, new.rollout.canary_weight), state.target)
-            elif action is Action.ROUTE_STABLE:
-                stable = new if state.phase is Phase.COMPLETE else old
-                self._apply(stable, state.target)
-            elif action is Action.DELETE_CANARY:
-                self._delete(self._canary(new))
-
-    def _routed(self, new: ServeModel, old: ServeModel, state: RolloutState) -> ServeModel:
-        # While the server surges after a canary, the canary keeps its share of the requests.
-        if state.strategy == "canary":
-            return _weighted(new, new.rollout.canary_weight)
-        return new
-
-    def _apply(
-        self, svc: ServeModel, version: int, *, before: ServeModel | None = None, owner: str = ""
-    ) -> None:
-        objects = [stamped(o, version) for o in svc.compile().objects]
-        apply_owned(self._backend, objects, owner or svc.name)
-        if before is not None:  # e.g. an HPA the new version replaced by a ScaledObject
-            kept = {(o["kind"], o["metadata"]["name"]) for o in objects}
-            for obj in split_shared(before.compile().objects)[1]:
-                if (obj["kind"], obj["metadata"]["name"]) not in kept:
-                    self._backend.kube.delete(
-                        resource_of(obj), obj["metadata"]["name"], self.namespace
-                    )
-
-    def _delete(self, svc: ServeModel) -> None:
-        for obj in split_shared(svc.compile().objects)[1]:
-            self._backend.kube.delete(resource_of(obj), obj["metadata"]["name"], self.namespace)
-
-    def _canary(self, new: ServeModel) -> ServeModel:
-        assert new.routing is not None  # construction refuses a canary without routing
-        return new.with_changes(
-            name=self.name + CANARY_SUFFIX,
-            replicas=new.rollout.canary_replicas,
-            spot=False if new.spot_mix is not None else new.spot,
-            routing=new.routing.model_copy(update={"routes": [], "backend_only": True}),
-            rollout={"strategy": "surge"},
-        )
-
-    def _spec(self, data: dict[str, Any]) -> ServeModel:
-        return ServeModel.model_validate(data)
+    def _in_place(self, plan: Desired, live: dict[str, Obj | None]) -> bool:
+        """Whether the servers read are stamped as `plan` wants, and the canary is there or
+        gone as it wants (any object of it not read yet counts as not in place)."""
+        for obj in plan.server:
+            if obj["kind"] in SERVER_KINDS:
+                key = f"{obj['kind']}/{obj['metadata']['name']}"
+                if key not in live or not in_place(live[key], plan.version, plan.weight):
+                    return False
+        for obj in plan.canary:
+            if obj["kind"] in SERVER_KINDS:
+                key = f"{obj['kind']}/{obj['metadata']['name']}"
+                if key not in live or not in_place(live[key], plan.canary_version, 0):
+                    return False
+        for obj in plan.canary_gone:
+            if obj["kind"] in SERVER_KINDS:
+                found = live.get(f"{obj['kind']}/{obj['metadata']['name']}")
+                if found is not None and not (found.get("metadata") or {}).get("deletionTimestamp"):
+                    return False
+        return True
 
 
-def _servers(svc: ServeModel) -> list[Obj]:
-    return [o for o in svc.compile().objects if o["kind"] in SERVER_KINDS]
-
-
-def stamped(obj: Obj, version: int) -> Obj:
-    """`obj` with the version it belongs to on a server object (not its pods: restoring a
-    version then restores the very pod template its ReplicaSet still has)."""
-    if obj["kind"] not in SERVER_KINDS:
-        return obj
-    meta = dict(obj["metadata"])
-    meta["annotations"] = {**(meta.get("annotations") or {}), VERSION_ANNOTATION: str(version)}
-    return {**obj, "metadata": meta}
-
-
-def _weighted(stable: ServeModel, percent: int) -> ServeModel:
-    """`stable` with `percent` of its requests sent to its canary."""
-    routing = stable.routing
-    assert routing is not None
-    canary = stable.name + CANARY_SUFFIX
-    routes = list(routing.routes) or [Route(model=stable.model_name, backends={stable.name: 1})]
-    split = []
-    for route in routes:
-        # Weights are relative: scale every backend by 100 so the canary's share is exact.
-        backends = {name: weight * 100 for name, weight in route.backends.items()}
-        weight = route.backends.get(stable.name, 0)
-        if weight:
-            backends[stable.name] = weight * (100 - percent)
-            backends[canary] = weight * percent
-        split.append(Route(model=route.model, backends=backends))
-    return stable.with_changes(routing=routing.model_copy(update={"routes": split}))
+def _moved(config_map: str, when: str) -> ClusterError:
+    return ClusterError(
+        f"save ConfigMap {config_map}",
+        status=409,
+        reason="Conflict",
+        message=f"someone else wrote the service's version record {when}",
+        hint="nothing was applied; try again (it reads the record anew)",
+    )

@@ -11,6 +11,7 @@ from gkeml_sdk.backends.kubernetes.api.resources import resource_of
 from gkeml_sdk.backends.kubernetes.api.shared_apply import ensure_shared, split_shared
 from gkeml_sdk.backends.kubernetes.api.streams import SharedStreams
 from gkeml_sdk.backends.kubernetes.runs.attempts import Attempts
+from gkeml_sdk.backends.kubernetes.runs.liveness import ControllerWatch
 from gkeml_sdk.backends.kubernetes.setup.preflight import Preflight
 from gkeml_sdk.core.objects import Obj, labels, uid
 from gkeml_sdk.errors import ClusterError
@@ -25,6 +26,9 @@ class ServingCluster(Protocol):
     streams: SharedStreams
     attempts: Attempts
     preflight: Preflight
+
+    @property
+    def controller(self) -> ControllerWatch: ...
 
 
 def apply_owned(backend: ServingCluster, objects: list[Obj], name: str) -> None:

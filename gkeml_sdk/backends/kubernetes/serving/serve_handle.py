@@ -3,6 +3,7 @@ follows its rollout and says why replicas are not ready."""
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from gkeml_sdk.backends.kubernetes.api.resources import resource, resource_of
@@ -13,8 +14,8 @@ from gkeml_sdk.backends.kubernetes.serving.rollout_executor import (
     CONFIG_MAPS,
     CanaryMetrics,
     RolloutExecutor,
-    stamped,
 )
+from gkeml_sdk.backends.kubernetes.serving.rollout_objects import stamped
 from gkeml_sdk.backends.kubernetes.serving.serve_apply import ServingCluster, apply_owned
 from gkeml_sdk.core import kinds
 from gkeml_sdk.core.objects import Obj
@@ -147,8 +148,13 @@ class ServeHandle:
         """Move the running server to `new` (image, model revision, engine args) as
         `new.rollout` says; a version not ready within its deadline, or a canary that fails
         its gate, is rolled back to the last ready version and `history()` says why. A
-        canary is judged on `metrics` (default: its engine's own /metrics). With `wait=False`
-        the rollout is started and the returned executor's `step()` drives it."""
+        canary is judged on `metrics` (default: its engine's own /metrics).
+
+        This call makes the first step with your rights. Where the run controller acts for
+        the namespace, it drives the rest (and the rollback), whether or not this process
+        stays: with `wait=True` this call only follows the record until the rollout ends.
+        Without a controller, `wait=True` drives it from here, and with `wait=False` the
+        returned executor's `step()` does."""
         if "namespace" not in new.model_fields_set:
             new = new.with_changes(namespace=self.namespace)
         if new.name != self.name or new.namespace != self.namespace:
@@ -161,7 +167,10 @@ class ServeHandle:
             metrics = EngineMetrics(self._backend.kube, new.engine_row)
         executor = self.rollouts(clock=clock, metrics=metrics)
         executor.begin(new)
-        if wait:
+        if wait and self._backend.controller.acts_for(self.namespace, rollouts=True):
+            while (state := executor.record().state) is not None and not state.done:
+                time.sleep(poll_seconds)
+        elif wait:
             executor.run(poll_seconds=poll_seconds)
         record = executor.record()
         self.svc = ServeModel.model_validate(record.get(record.state.target).spec)  # type: ignore[union-attr]

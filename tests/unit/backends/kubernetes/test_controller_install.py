@@ -19,6 +19,7 @@ from gkeml_sdk.backends.kubernetes.controller.install import (
 from gkeml_sdk.backends.kubernetes.controller.permissions import (
     LEASE_READER_RULES,
     RUN_CONTROLLER_LEASE_RULES,
+    ROLLOUT_RULES,
     RUN_CONTROLLER_RULES,
 )
 from gkeml_sdk.backends.kubernetes.standby.rbac import STANDBY_LEASE_RULES, standby_manager_rules
@@ -83,7 +84,7 @@ def roles(objects):
 
 
 def test_rbac_is_namespaced_roles_only_and_the_standby_manager_only_with_tenants():
-    plain = controller_objects(["ml"], image=IMAGE)
+    plain = controller_objects(["ml"], image=IMAGE, rollouts=False)
     kinds = [o["kind"] for o in plain]
     assert "ClusterRole" not in kinds and "ClusterRoleBinding" not in kinds
     assert kinds.count("Role") == kinds.count("RoleBinding") == 3
@@ -97,6 +98,20 @@ def test_rbac_is_namespaced_roles_only_and_the_standby_manager_only_with_tenants
         for rule in role["rules"]:
             assert "*" not in rule["verbs"] + rule["resources"] + rule["apiGroups"]
             assert not {"escalate", "bind", "impersonate", "patch"} & set(rule["verbs"])
+    # By default it drives the serving rollouts too: one more Role, in the managed namespace
+    # only, the one that may patch (apply) a service's objects, never escalate or bind.
+    rollouts = roles(controller_objects(["ml", "team-b"], image=IMAGE))
+    assert {k for k in rollouts if k[1] == "gkeml-rollouts"} == {
+        ("ml", "gkeml-rollouts"),
+        ("team-b", "gkeml-rollouts"),
+    }
+    assert rollouts["ml", "gkeml-rollouts"]["rules"] == list(ROLLOUT_RULES)
+    for rule in ROLLOUT_RULES:
+        assert "*" not in rule["verbs"] + rule["resources"] + rule["apiGroups"]
+        assert not {"escalate", "bind", "impersonate"} & set(rule["verbs"])
+        assert not {"pods", "secrets", "configmaps", "roles", "rolebindings"} & set(
+            rule["resources"]
+        )
     # Leases only in the controller's namespace; the Lease itself is the controller's to create.
     assert not any(o["kind"] == "Lease" for o in plain)
     lease_rules = [
