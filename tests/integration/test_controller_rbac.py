@@ -225,9 +225,10 @@ def test_without_rollouts_it_may_not_create_a_deployment_where_it_manages_runs(
 ) -> None:
     server = kube_api_factory(namespaces=("ml",), crd_dir=None)
     manifests = controller_manifests(["ml"], image="registry.example/gkeml:1", rollouts=False)
-    assert "--no-rollouts" in manifests.objects[-1]["spec"]["template"]["spec"]["containers"][0][
-        "args"
-    ]
+    assert (
+        "--no-rollouts"
+        in manifests.objects[-1]["spec"]["template"]["spec"]["containers"][0]["args"]
+    )
     install_controller(manifests, settings=KubernetesSettings(api_client=server.api_client()))
     server.rbac.add_token(TOKEN, "gkeml-system", "gkeml-controller")
     post = ("POST", f"{APPS}/ml/deployments", deployment("ml"))

@@ -18,8 +18,8 @@ from gkeml_sdk.backends.kubernetes.controller.install import (
 )
 from gkeml_sdk.backends.kubernetes.controller.permissions import (
     LEASE_READER_RULES,
-    RUN_CONTROLLER_LEASE_RULES,
     ROLLOUT_RULES,
+    RUN_CONTROLLER_LEASE_RULES,
     RUN_CONTROLLER_RULES,
 )
 from gkeml_sdk.backends.kubernetes.standby.rbac import STANDBY_LEASE_RULES, standby_manager_rules
