@@ -212,5 +212,5 @@ def _job_fixes(job: TrainingJobFields, ask: QuotaAsk, room: int) -> str:
     per_node = ask.units // job.nodes if ask.units % job.nodes == 0 else 0
     if ask.gpu and per_node and room >= per_node:
         fixes.append(f"nodes={room // per_node} ({room // per_node * per_node} GPUs)")
-    fixes.append(f"a cluster in a region with quota for it (gkeml catalog where {ask.key})")
+    fixes.append(f"a cluster in a region with quota for it (where_offered({ask.key!r}))")
     return "What would work: " + "; or ".join(fixes)

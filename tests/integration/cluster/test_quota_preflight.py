@@ -52,7 +52,7 @@ def test_a_job_beyond_the_quota_limit_is_refused_before_any_write(cluster, clien
         "job 'big' (standard) needs 16 H100 GPUs in us-central1 at once, more than its quota "
         "allows (NVIDIA_H100_GPUS: limit 8, 2 in use, 6 left). What would work: raise the "
         "quotas named to 16 under IAM & Admin > Quotas; or nodes=1 (8 GPUs); or a cluster in "
-        "a region with quota for it (gkeml catalog where h100)"
+        "a region with quota for it (where_offered('h100'))"
     )
     assert cluster.count("POST") == 0
     assert compute.requests == [("GET", REGION), ("GET", PROJECT)]

@@ -87,8 +87,8 @@ class Preflight:
             quotas = self.quotas
             # What the quotas are asked depends on the hardware, its count and the modes.
             asked = (repr(job.accelerator), str(job.nodes), str(job.spot), job.provisioning)
-            key = ("quota", *asked, ",".join(job.capacity), str(job.reservation))
-            self._once(key, lambda: _warn(quotas.for_job(job)))
+            quota_key = ("quota", *asked, ",".join(job.capacity), str(job.reservation))
+            self._once(quota_key, lambda: _warn(quotas.for_job(job)))
         self.check_preemption(job)
 
     def check_preemption(self, job: TrainingJob) -> None:
