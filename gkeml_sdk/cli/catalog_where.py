@@ -1,5 +1,6 @@
-"""`gkeml catalog where NAME`: the zones Google's pages list for a GPU or TPU, and the
-provisioning modes the catalog offers it in (`gkeml_sdk.where_offered`)."""
+"""`gkeml catalog where NAME`: the zones a public source lists for a GPU or TPU (Google's pages
+for TPUs, SkyPilot's GCP catalog for GPUs), and the provisioning modes the catalog offers it
+in (`gkeml_sdk.where_offered`)."""
 
 from __future__ import annotations
 
@@ -20,11 +21,11 @@ def where_report(name: str) -> tuple[str, list[list[str]], list[str]]:
     row = found.availability
     heading = f"{found.key}: modes offered: {', '.join(found.modes)}"
     rows = [list(listed) for listed in row.listed()]
-    header = ["zone", "region", "section", "the page says"]
+    header = ["zone", "region", "section", "the source says"]
     lines = []
     if rows:
         lines += [
-            "Google's page lists zones, not modes per zone: the modes above are the catalog's, "
+            f"{row.lister} lists zones, not modes per zone: the modes above are the catalog's, "
             "in every listed zone",
             f"sections read in full: {', '.join(row.sections)}; zones elsewhere are unknown here",
         ]

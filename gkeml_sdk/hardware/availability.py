@@ -1,11 +1,12 @@
-"""Where GKE offers each accelerator: the zones Google's public regions-and-zones pages list,
-one row per accelerator (catalog key) or machine type, each with its page, the date it was
-read and which continent sections of the page were read in full. A zone is refused only
-where its continent's section was read and does not list it; elsewhere the table does not
-know, and says so (`gkeml_sdk.where_offered`).
+"""Where GKE offers each accelerator: the zones a public source lists, one row per
+accelerator (catalog key) or machine type, each with its source, the date it was read and
+which continent sections of it were read in full. TPU rows are Google's regions-and-zones
+pages; GPU rows SkyPilot's GCP catalog (`gpu_zones`), as Google's GPU page could not be read.
+A zone is refused only where its continent's section was read and does not list it;
+elsewhere the table does not know, and says so (`gkeml_sdk.where_offered`).
 
-Rows whose page could not be read carry no zones and a note saying so; add a row (or zones)
-keyed by accelerator key or machine type when a page is read.
+Rows whose source lists no zones carry a note saying so; add a row (or zones) keyed by
+accelerator key or machine type when a source is read.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gkeml_sdk.core.model import fail
-from gkeml_sdk.hardware import gpus
+from gkeml_sdk.hardware import gpu_zones, gpus
 
 TPU_PAGE = "https://docs.cloud.google.com/tpu/docs/types-zones"
 TPU_PAGE_OLDER = "https://cloud.google.com/tpu/docs/regions-zones"
@@ -39,7 +40,8 @@ SECTIONS = {
 class Availability:
     """The zones one source lists for an accelerator (catalog key) or machine type.
 
-    `sections` are the continent sections read in full; `zones` lists every zone they name.
+    `sections` are the continent sections read in full; `zones` lists every zone they name;
+    `lister` says who lists them, in the words an error uses.
 
     Example:
         >>> row = availability("v5e")
@@ -53,8 +55,9 @@ class Availability:
     source: str
     read_on: str
     note: str = ""
-    # What a version of the page says of one zone (single-tenant, found only in another).
+    # What a version of the source says of one zone (single-tenant, found only in another).
     zone_notes: tuple[tuple[str, str], ...] = ()
+    lister: str = "Google's page"
 
     def knows(self, zone: str) -> bool:
         """True when the source's section for `zone`'s continent was read in full."""
@@ -153,22 +156,39 @@ TABLE: tuple[Availability, ...] = (
         tuple((z, _SINGLE_TENANT) for z in ("us-east5-a", "us-east5-b", "us-east5-c")),
     ),
     _tpu("v4", ("us-central2-b",), ("North America",), _NORTH_AMERICA_ONLY),
+    # The catalog covers every region, so every continent section counts as read.
+    *(
+        Availability(
+            key,
+            zones,
+            tuple(dict.fromkeys(SECTIONS.values())),
+            gpu_zones.SOURCE,
+            READ_ON,
+            f"every region of the file; Google's GPU page ({GPU_PAGE}) could not be read",
+            notes,
+            gpu_zones.LISTER,
+        )
+        for key, (zones, notes) in gpu_zones.GPU_ZONES.items()
+    ),
 )
 _GPU_NOT_FOUND = (
-    "Google's GPU regions-and-zones page was not found in the reference store on the date "
-    "read (it is an interactive table); no zones are recorded for this GPU"
+    "neither Google's GPU regions-and-zones page (an interactive table) nor SkyPilot's GCP "
+    f"catalog at {gpu_zones.COMMIT[:7]} lists zones for this GPU: none are recorded, none "
+    "refused"
 )
 _BY_KEY = {row.key: row for row in TABLE}
 
 
 def availability(*keys: str) -> Availability:
     """The first row keyed by one of `keys` (a machine type, then an accelerator key such as
-    `h100` or `v5e`); else a row without zones saying why: for a catalog GPU, that its page
-    was not found.
+    `h100` or `v5e`); else a row without zones saying why: for a catalog GPU, that no source
+    read lists it.
 
     Example:
-        >>> availability("h200").zones, availability("ct4p-hightpu-4t", "v4").zones
-        ((), ('us-central2-b',))
+        >>> availability("h200").zones_in("us-central1"), availability("gb200").zones
+        (('us-central1-b',), ())
+        >>> availability("ct4p-hightpu-4t", "v4").zones
+        ('us-central2-b',)
         >>> availability("h4d-highmem-192").note
         'no regions-and-zones page was read for h4d-highmem-192: no zones are recorded'
     """
@@ -178,7 +198,9 @@ def availability(*keys: str) -> Availability:
             return found
     key = keys[-1]
     if key in gpus.gpu_names():
-        return Availability(key, (), (), GPU_PAGE, READ_ON, _GPU_NOT_FOUND)
+        return Availability(
+            key, (), (), gpu_zones.SOURCE, READ_ON, _GPU_NOT_FOUND, lister=gpu_zones.LISTER
+        )
     note = f"no regions-and-zones page was read for {key}: no zones are recorded"
     return Availability(key, (), (), "", "", note)
 
@@ -205,19 +227,27 @@ def section_of(zone: str) -> str:
 
 
 def nearest_zones(row: Availability, zone: str, limit: int = 4) -> list[str]:
-    """The listed zones nearest `zone`: its region's first, then its continent prefix's
-    (`us`, `europe`, ...), then the rest, each in the page's order.
+    """The listed zones nearest `zone`: its region's first, then its area's (the region
+    name without its number: `asia-south`), then its continent prefix's (`us`, `europe`,
+    ...), then the rest, each in the source's order.
 
     Example:
         >>> nearest_zones(availability("v5e"), "us-central1-f")
         ['us-central1-a', 'us-south1-a', 'us-west1-c', 'us-west4-a']
+        >>> nearest_zones(availability("l4"), "asia-south2-a", limit=2)
+        ['asia-south1-a', 'asia-south1-b']
     """
     prefix = zone.split("-", 1)[0]
+
+    def area(name: str) -> str:
+        return region_of(name).rstrip("0123456789")
 
     def rank(candidate: str) -> int:
         if region_of(candidate) == region_of(zone):
             return 0
-        return 1 if candidate.split("-", 1)[0] == prefix else 2
+        if area(candidate) == area(zone):
+            return 1
+        return 2 if candidate.split("-", 1)[0] == prefix else 3
 
     return sorted(row.zones, key=rank)[:limit]
 
@@ -243,7 +273,7 @@ def check_zones(
             nearest = nearest_zones(row, zone)
             raise fail(
                 f"{display} in zone {zone!r}",
-                rule=f"Google's page lists {display} in {section} {where} ({row.source}, "
+                rule=f"{row.lister} lists {display} in {section} {where} ({row.source}, "
                 f"read {row.read_on})",
                 fix=f"{field}=[{nearest[0]!r}] (nearest listed: {', '.join(nearest)})",
                 field=field,
@@ -271,7 +301,7 @@ def check_region(keys: tuple[str, ...], display: str, region: str, field: str = 
     where = f"only in {', '.join(listed)}" if listed else "in no zone"
     raise fail(
         f"{display} in region {region!r}",
-        rule=f"Google's page lists {display} in {section_of(region)} {where} "
+        rule=f"{row.lister} lists {display} in {section_of(region)} {where} "
         f"({row.source}, read {row.read_on})",
         fix=f"a region with it: {', '.join(dict.fromkeys(region_of(z) for z in nearest))}",
         field=field,

@@ -17,7 +17,7 @@ from gkeml_sdk.scheduling.rules import check_capacity_mode
 @dataclass(frozen=True, slots=True)
 class Offering:
     """Where one accelerator is offered: its catalog key, the modes the catalog offers it in,
-    and the zones Google's page lists (`availability`: the zones, the page, the date it was
+    and the zones its source lists (`availability`: the zones, the source, the date it was
     read, the continents read in full)."""
 
     key: str
@@ -26,8 +26,9 @@ class Offering:
 
 
 def where_offered(name: str) -> Offering:
-    """Where the GPU or TPU called `name` (key, alias or label) is offered: zones per
-    Google's regions-and-zones page with its source and date, and provisioning modes.
+    """Where the GPU or TPU called `name` (key, alias or label) is offered: zones per the
+    availability table (Google's pages for TPUs, SkyPilot's GCP catalog for GPUs) with the
+    source and date, and provisioning modes.
 
     Raises `SpecError` for a name that is neither, with the valid ones.
 

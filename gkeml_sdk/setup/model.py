@@ -59,8 +59,8 @@ class ClusterSetup(ClusterSetupFields):
 
     def check_region(self, region: str) -> None:
         """Raise `SpecError` when a capacity's accelerator is not offered in `region` (or a
-        zone's region) by Google's regions-and-zones page, naming regions that have it
-        (`where_offered`); where the page was not read, nothing is refused.
+        zone's region) by the availability table's source, naming regions that have it
+        (`where_offered`); where the source was not read, nothing is refused.
 
         Example:
             >>> from gkeml_sdk import Capacity, TpuSlice

@@ -50,7 +50,7 @@ class KubernetesBackend:
             api, api_retry=settings.api_retry, request_timeout=settings.request_timeout
         )
         self.kube = KubeClient(self.transport)
-        self.preflight = Preflight(self.kube)
+        self.preflight = Preflight(self.kube, quotas=settings.quotas)
         self.attempts = Attempts(self.kube, deletion_timeout=settings.deletion_timeout)
         # One stream per kind and namespace for every wait, log follower and controller of
         # this backend, whatever thread follows it.

@@ -7,12 +7,23 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gkeml_sdk.backends.kubernetes.api.transport import ApiRetrySettings
 from gkeml_sdk.core.model import DNS1123_LABEL
 from gkeml_sdk.core.rules import INT32_MAX, check_name, check_number
 from gkeml_sdk.errors import NoClusterError, SpecError, excerpt
+
+if TYPE_CHECKING:
+    from gkeml_sdk.training.fields import TrainingJobFields
+
+
+class JobQuotas(Protocol):
+    """What a submission asks of the cluster's project quotas (`gkeml_sdk.backends.gke.quotas.
+    QuotaCheck`): raises `ConfigError` for a job no quota could ever hold, else returns the
+    sentences to warn with."""
+
+    def for_job(self, job: TrainingJobFields) -> list[str]: ...
 
 
 @dataclass(frozen=True)
@@ -32,6 +43,11 @@ class KubernetesSettings:
       a run of the same name is submitted again.
     - `controller_namespace`: where the run controller holds its Lease; a client whose
       namespace it manages defers to it while it renews (see docs/controller.md).
+    - `quotas`: the Compute Engine quotas of the cluster's project and region, read before a
+      submission (`QuotaCheck(project, region)` from `gkeml_sdk.backends.gke.quotas`, with
+      the `gke` extra): a job asking more GPUs or TPU chips at once than a quota's limit is
+      refused, one beyond what is left is logged as a warning; answers are kept as the other
+      checks' are (`PREFLIGHT_SECONDS`). None (the default): quotas are not read.
 
     Example:
         >>> from gkeml_sdk import KubernetesSettings
@@ -52,6 +68,7 @@ class KubernetesSettings:
     watch_seconds: int = 300
     deletion_timeout: float = 300.0
     controller_namespace: str = "gkeml-system"
+    quotas: JobQuotas | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         check_number("request_timeout", self.request_timeout, above=True)
@@ -64,6 +81,12 @@ class KubernetesSettings:
             value = getattr(self, name)
             if value is not None and not isinstance(value, str | Path):
                 raise SpecError(f"{name}={excerpt(value, 40)} is not a name or a path")
+        if self.quotas is not None and not callable(getattr(self.quotas, "for_job", None)):
+            raise SpecError(
+                f"quotas={excerpt(self.quotas, 40)}",
+                rule="it reads the project's quotas for a job (for_job)",
+                fix='quotas=QuotaCheck("PROJECT", "REGION") (gkeml_sdk.backends.gke.quotas)',
+            )
         if not isinstance(self.api_retry, ApiRetrySettings):
             raise SpecError(
                 f"api_retry={excerpt(self.api_retry, 40)}", fix="api_retry=ApiRetrySettings(...)"

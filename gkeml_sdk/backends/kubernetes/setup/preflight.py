@@ -9,6 +9,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from gkeml_sdk.backends.kubernetes.api.config import JobQuotas
 from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.api.queue_reads import list_pages
 from gkeml_sdk.backends.kubernetes.api.resources import resource
@@ -39,8 +40,9 @@ INSTALL = {
 
 
 class Preflight:
-    """Namespace, CRDs, LocalQueue and WorkloadPriorityClass checks for a job; each check
-    that passed is not made again for `fresh_for` seconds (on `clock`).
+    """Namespace, CRDs, LocalQueue, WorkloadPriorityClass and (given `quotas`) project quota
+    checks for a job; each check that passed is not made again for `fresh_for` seconds (on
+    `clock`).
 
     Example:
         >>> Preflight(kube).check(job)  # doctest: +SKIP
@@ -52,8 +54,10 @@ class Preflight:
         *,
         fresh_for: float = PREFLIGHT_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        quotas: JobQuotas | None = None,
     ) -> None:
         self.kube = kube
+        self.quotas = quotas
         self.fresh_for, self._clock = fresh_for, clock
         self._passed: dict[tuple[str, ...], float] = {}  # check -> when it passed
         # (namespace, queue) -> (when read, why Kueue may preempt its workloads; None: unreadable).
@@ -79,6 +83,12 @@ class Preflight:
         if job.priority:
             priority = job.priority
             self._once(("priority", priority), lambda: self._priority(priority))
+        if self.quotas is not None:
+            quotas = self.quotas
+            # What the quotas are asked depends on the hardware, its count and the modes.
+            asked = (repr(job.accelerator), str(job.nodes), str(job.spot), job.provisioning)
+            quota_key = ("quota", *asked, ",".join(job.capacity), str(job.reservation))
+            self._once(quota_key, lambda: _warn(quotas.for_job(job)))
         self.check_preemption(job)
 
     def check_preemption(self, job: TrainingJob) -> None:
@@ -163,6 +173,12 @@ class Preflight:
             f"WorkloadPriorityClass {priority!r} does not exist. Existing: {names}. "
             "Pass priority= one of them or leave it unset"
         )
+
+
+def _warn(sentences: list[str]) -> None:
+    # A quota the job may wait for, or one not read: the submission goes on, said once.
+    for sentence in sentences:
+        log.warning("%s", sentence)
 
 
 def preemptors(kube: KubeClient, namespace: str, queue: str) -> list[str]:
