@@ -149,13 +149,6 @@ def test_each_cell_is_admitted_and_its_pods_run_on_its_pool(
             assert {r["pool"] for r in results} == {node_of}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SDK defect found here: a model server asks an emptyDir model cache as large as its "
-    "weights (145Gi for Llama 3.1 70B, 832Gi per pod for 405B over two nodes), and the SDK's "
-    "pool keeps GKE's 100 GB boot disk (about 44 GiB allocatable, no "
-    "ephemeralStorageLocalSsdConfig): Kueue admits it, its pods never schedule",
-)
 @pytest.mark.parametrize("served", ["meta-llama/Llama-3.1-70B-Instruct", LARGE])
 def test_a_large_model_server_runs_on_its_pool(
     kube_api_factory: Callable[..., KubeAPIServer], served: str

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from gkeml_sdk.core.objects import Obj, ObjView, name
+from gkeml_sdk.core.quantity import quantity
 from gkeml_sdk.hardware.dra import KUEUE_DEVICE_CLASSES
 from gkeml_sdk.hardware.manifests import DEVICES_PREFIX, NRI_SOCKET_DIR
 from gkeml_sdk.hardware.pool_facts import DRIVER_LABEL
@@ -21,9 +22,16 @@ from gkeml_sdk.runs.explain.flavor_choice import landing_flavor
 from gkeml_sdk.runs.explain.offline import queues_of
 from gkeml_sdk.runs.explain.preview import preview
 from gkeml_sdk.scheduling.gke_nodes import PoolNodes, pool_nodes
+from gkeml_sdk.scheduling.node_storage import GIB
 from gkeml_sdk.scheduling.topology import PREFERRED_ANNOTATION, REQUIRED_ANNOTATION
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+STORAGE = "ephemeral-storage"
+STORAGE_FIX = (
+    "give its pool room: NodePool.for_accelerator(..., ephemeral_storage=<the pods' "
+    "request>) backs it with the machine's Local SSDs or a boot disk that holds it "
+    "(boot_disk_gb)"
+)
 EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 
 
@@ -302,6 +310,15 @@ def _fits(
         if asked > has:
             return 3, f"each pod asks for {asked} {res} and a node offers {has}", 0
         per_node = min(per_node, has // asked)
+    storage = _ephemeral_request(pod)
+    if storage:
+        if storage > node.ephemeral_storage:
+            why = (
+                f"each pod asks for {storage / GIB:.1f} GiB of ephemeral-storage and a node "
+                f"offers {node.ephemeral_storage / GIB:.1f} GiB (Insufficient ephemeral-storage)"
+            )
+            return 3, f"{why}; {STORAGE_FIX}", 0
+        per_node = min(per_node, node.ephemeral_storage // storage)
     for device_class, asked in _claims(pod, templates):
         has = node.devices.get(device_class, 0)
         if asked > has:
@@ -319,6 +336,23 @@ def _extended_requests(pod: ObjView) -> dict[str, int]:
             if "/" in res and isinstance(value, int | str) and str(value).isdigit():
                 total[res] = total.get(res, 0) + int(value)
     return total
+
+
+def _ephemeral_request(pod: ObjView) -> int:
+    """Bytes of ephemeral storage one pod requests, as NodeResourcesFit counts them: its
+    containers' requests (a limit stands for a missing request, as the apiserver defaults it)
+    added up, or its largest init container's when that is more."""
+
+    def asked(container: ObjView) -> int:
+        resources = container.get("resources") or {}
+        for kind in ("requests", "limits"):
+            value = (resources.get(kind) or {}).get(STORAGE)
+            if value is not None:
+                return int(quantity(value))
+        return 0
+
+    total = sum(asked(c) for c in pod.get("containers") or [])
+    return max([total, *(asked(c) for c in pod.get("initContainers") or [])])
 
 
 def _selects(pod: ObjView, labels: Mapping[str, str]) -> str:
