@@ -71,7 +71,8 @@ class ServeModel(ServeFields):
         Example:
             >>> from gkeml_sdk import Accelerator
             >>> ServeModel(name="big", model="meta-llama/Llama-3.1-70B-Instruct",
-            ...            accelerator=Accelerator("h100", count=8)).ephemeral_storage
+            ...            accelerator=Accelerator("h100", count=8),
+            ...            hf_token_secret="hf-token").ephemeral_storage
             '145Gi'
         """
         fit = self.fit

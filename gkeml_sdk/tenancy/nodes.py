@@ -104,7 +104,5 @@ def node_pools(tenant: TenantFields) -> list[NodePool]:
             options["labels"] = {DEDICATED_KEY: tenant.name}
             options["taints"] = (NodeTaint(key=DEDICATED_KEY, value=tenant.name),)
         storage = str(caches[name]) if caches[name] else None
-        pools[name] = NodePool.for_accelerator(
-            acc, name=name, ephemeral_storage=storage, **options
-        )
+        pools[name] = NodePool.for_accelerator(acc, name=name, ephemeral_storage=storage, **options)
     return list(pools.values())
