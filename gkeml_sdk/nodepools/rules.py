@@ -99,16 +99,17 @@ def room_for(pool: NodePoolFields, ephemeral_storage: str) -> dict[str, object]:
     if offered >= needed:
         return {}
     gib = f"{offered / GIB:.0f} GiB"
-    for field in ("boot_disk_gb", "local_ssd_ephemeral"):
-        if getattr(pool, field) is not None:
-            raise fail(
-                f"ephemeral_storage={ephemeral_storage!r} on a pool whose nodes offer {gib} "
-                f"({field}={getattr(pool, field)!r})",
-                rule="a pod's ephemeral-storage request must fit one node's allocatable, or "
-                "the pod never schedules (Insufficient ephemeral-storage)",
-                fix=f"drop {field}: the pool then gets a boot disk large enough",
-                field=field,
-            )
+    # A boot disk the user sized, or Local SSDs they asked for, are theirs: never overridden.
+    if pool.boot_disk_gb is not None or pool.local_ssd_ephemeral:
+        field = "boot_disk_gb" if pool.boot_disk_gb is not None else "local_ssd_ephemeral"
+        raise fail(
+            f"ephemeral_storage={ephemeral_storage!r} on a pool whose nodes offer {gib} "
+            f"({field}={getattr(pool, field)!r})",
+            rule="a pod's ephemeral-storage request must fit one node's allocatable, or the "
+            "pod never schedules (Insufficient ephemeral-storage)",
+            fix=f"drop {field}: the pool then gets a boot disk large enough",
+            field=field,
+        )
     disk_gb = boot_disk_for(needed)
     if disk_gb is None:
         largest = max(boot_disk_allocatable(MAX_BOOT_DISK_GB), pool.node_ephemeral_storage)

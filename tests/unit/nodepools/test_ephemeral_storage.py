@@ -65,6 +65,14 @@ def test_a_pool_for_what_its_pods_request_gets_room_only_when_it_needs_it() -> N
     )
     assert (small.boot_disk_gb, small.local_ssd_ephemeral, small.local_ssds) == (1057, False, 0)
     assert "ephemeralStorageLocalSsdConfig" not in _config(small)
+    # Local SSDs turned off by the user: the boot disk is sized all the same.
+    off = NodePool.for_accelerator(
+        Accelerator("h100", count=8),
+        name="h8",
+        local_ssd_ephemeral=False,
+        ephemeral_storage="145Gi",
+    )
+    assert (off.boot_disk_gb, off.local_ssd_ephemeral) == (281, False)
 
 
 REFUSED: list[tuple[str, dict[str, Any], str, str]] = [
