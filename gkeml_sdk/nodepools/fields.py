@@ -15,6 +15,12 @@ from gkeml_sdk.hardware.network_stacks import machine_stack
 from gkeml_sdk.hardware.pool_facts import DRA_NODE_LABELS, GpuDriver
 from gkeml_sdk.hardware.pool_shape import PoolShape
 from gkeml_sdk.scheduling.catalog import Mode, ProvisioningMode, mode
+from gkeml_sdk.scheduling.node_storage import (
+    DEFAULT_BOOT_DISK_GB,
+    boot_disk_allocatable,
+    bundled_local_ssds,
+    local_ssd_allocatable,
+)
 from gkeml_sdk.scheduling.reservation import reservation_of
 from gkeml_sdk.scheduling.rules import capacity_mode
 
@@ -68,6 +74,18 @@ class NodePoolFields(SpecModel):
     machine_type: str | None = Field(
         default=None,
         description="Compute Engine machine type; None derives it from the hardware.",
+    )
+    boot_disk_gb: int | None = Field(
+        default=None,
+        description="Boot disk size of each node (GB, 10 to 65536); None: GKE's 100. It holds "
+        "the nodes' ephemeral storage (emptyDir volumes such as a model server's download "
+        "cache) unless the machine's Local SSDs do.",
+    )
+    local_ssd_ephemeral: bool | None = Field(
+        default=None,
+        description="Back the nodes' ephemeral storage with the Local SSDs the machine comes "
+        "with (A2 Ultra, A3, A4; GKE's ephemeralStorageLocalSsdConfig); None: where the "
+        "machine has them.",
     )
     min_nodes: int = Field(default=0, description="Autoscaling floor.")
     max_nodes: int | None = Field(
@@ -158,6 +176,26 @@ class NodePoolFields(SpecModel):
     def node_machine_type(self) -> str:
         """The machine type the pool's VMs use."""
         return self.machine_type or self.shape.machine_type
+
+    @property
+    def local_ssds(self) -> int:
+        """Local SSD disks that hold the nodes' ephemeral storage (0: the boot disk does)."""
+        if self.local_ssd_ephemeral is False:
+            return 0
+        return bundled_local_ssds(self.node_machine_type)
+
+    @property
+    def node_ephemeral_storage(self) -> int:
+        """Bytes of ephemeral storage pods may request on each node (`scheduling.node_storage`).
+
+        Example:
+            >>> from gkeml_sdk import Accelerator, NodePool
+            >>> NodePool(name="l4", hardware=Accelerator("l4")).node_ephemeral_storage
+            47060071478
+        """
+        if self.local_ssds:
+            return local_ssd_allocatable(self.local_ssds)
+        return boot_disk_allocatable(self.boot_disk_gb or DEFAULT_BOOT_DISK_GB)
 
     @property
     def node_bounds(self) -> tuple[int, int]:

@@ -103,6 +103,7 @@ def _config(pool: NodePoolFields) -> Obj:
     return _fields(
         {
             "machineType": pool.node_machine_type,
+            "diskSizeGb": pool.boot_disk_gb,
             "labels": dict(sorted(pool.node_labels.items())) or None,
             "accelerators": [_accelerator(pool)] if shape.accelerator_type is not None else [],
             "taints": taints,
@@ -110,6 +111,9 @@ def _config(pool: NodePoolFields) -> Obj:
             "gvnic": {"enabled": True} if stack is not None else None,
             "spot": pool.spot,
             "fastSocket": {"enabled": True} if stack is not None and stack.fast_socket else None,
+            "ephemeralStorageLocalSsdConfig": (
+                {"localSsdCount": pool.local_ssds} if pool.local_ssds else None
+            ),
             "gpuDirectConfig": {"gpuDirectStrategy": strategy} if strategy else None,
             "maxRunDuration": f"{seconds}s" if seconds is not None else None,
             "kubeletConfig": _kubelet(pool),

@@ -15,7 +15,7 @@ from gkeml_sdk.hardware.tpu_slice import TpuSlice
 from gkeml_sdk.nodepools.fields import NodeNetwork as NodeNetwork
 from gkeml_sdk.nodepools.fields import NodePoolFields
 from gkeml_sdk.nodepools.fields import NodeTaint as NodeTaint
-from gkeml_sdk.nodepools.rules import check_pool, pool_notes
+from gkeml_sdk.nodepools.rules import check_pool, pool_notes, room_for
 from gkeml_sdk.scheduling.rules import spot_spelling
 
 
@@ -52,15 +52,31 @@ class NodePool(NodePoolFields):
 
     @classmethod
     def for_accelerator(
-        cls, hardware: Accelerator | TpuSlice | CpuMachine, *, name: str, **options: Any
+        cls,
+        hardware: Accelerator | TpuSlice | CpuMachine,
+        *,
+        name: str,
+        ephemeral_storage: str | None = None,
+        **options: Any,
     ) -> NodePool:
         """The node pool `hardware` needs, with `options` (any other field) applied.
+        `ephemeral_storage`: what each pod asks of a node (a model server's
+        `ServeModel.ephemeral_storage`, the cache it downloads weights to); the pool keeps
+        the machine's Local SSDs or GKE's 100 GB boot disk when they hold it, else gets a
+        boot disk that does (`boot_disk_gb`).
 
         Example:
             >>> NodePool.for_accelerator(TpuSlice("v5e", "4x4", slices=2), name="v5e").pool_names
             ['v5e-0', 'v5e-1']
+            >>> NodePool.for_accelerator(Accelerator("l4", count=8), name="l4",
+            ...                          ephemeral_storage="145Gi").boot_disk_gb
+            281
         """
-        return cls(name=name, hardware=hardware, **options)
+        pool = cls(name=name, hardware=hardware, **options)
+        if ephemeral_storage is None:
+            return pool
+        room = room_for(pool, ephemeral_storage)
+        return cls(name=name, hardware=hardware, **{**options, **room}) if room else pool
 
     @property
     def notes(self) -> list[str]:

@@ -9,15 +9,24 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.model import DNS1035_LABEL, fail
+from gkeml_sdk.core.quantity import check_quantity, parse_quantity
 from gkeml_sdk.core.rules import check_int32, check_labels, check_name
 from gkeml_sdk.hardware import gpus
 from gkeml_sdk.hardware.availability import check_zones
+from gkeml_sdk.hardware.machines import MACHINES
 from gkeml_sdk.hardware.pool_facts import (
     CRITICAL_PODS_SHUTDOWN_SECONDS,
     DRIVER_LABEL,
     POOL_NAME_MAX,
 )
 from gkeml_sdk.scheduling.catalog import DWS_MAX_RUN_SECONDS
+from gkeml_sdk.scheduling.node_storage import (
+    GIB,
+    MAX_BOOT_DISK_GB,
+    MIN_BOOT_DISK_GB,
+    boot_disk_allocatable,
+    boot_disk_for,
+)
 from gkeml_sdk.scheduling.reservation import reservation_of
 from gkeml_sdk.scheduling.rules import check_capacity_mode, check_run_limit
 
@@ -70,6 +79,73 @@ def check_pool(pool: NodePoolFields) -> None:
             field="gpu_driver",
         )
     _check_networks(pool)
+    _check_storage(pool)
+
+
+def room_for(pool: NodePoolFields, ephemeral_storage: str) -> dict[str, object]:
+    """The fields `pool` needs changed so that each node offers pods `ephemeral_storage`
+    (a Kubernetes quantity: what one pod requests), empty when it already does: a boot disk
+    large enough, instead of Local SSDs that are too small. Raise `SpecError` when the user's
+    own storage fields, or any boot disk at all, cannot hold it.
+
+    Example:
+        >>> from gkeml_sdk import Accelerator, NodePool
+        >>> room_for(NodePool(name="l4", hardware=Accelerator("l4", count=8)), "832Gi")
+        {'boot_disk_gb': 1057}
+    """
+    check_quantity("ephemeral_storage", ephemeral_storage)
+    needed = int(parse_quantity(ephemeral_storage))
+    offered = pool.node_ephemeral_storage
+    if offered >= needed:
+        return {}
+    gib = f"{offered / GIB:.0f} GiB"
+    # A boot disk the user sized, or Local SSDs they asked for, are theirs: never overridden.
+    if pool.boot_disk_gb is not None or pool.local_ssd_ephemeral:
+        field = "boot_disk_gb" if pool.boot_disk_gb is not None else "local_ssd_ephemeral"
+        raise fail(
+            f"ephemeral_storage={ephemeral_storage!r} on a pool whose nodes offer {gib} "
+            f"({field}={getattr(pool, field)!r})",
+            rule="a pod's ephemeral-storage request must fit one node's allocatable, or the "
+            "pod never schedules (Insufficient ephemeral-storage)",
+            fix=f"drop {field}: the pool then gets a boot disk large enough",
+            field=field,
+        )
+    disk_gb = boot_disk_for(needed)
+    if disk_gb is None:
+        largest = max(boot_disk_allocatable(MAX_BOOT_DISK_GB), pool.node_ephemeral_storage)
+        raise fail(
+            f"ephemeral_storage={ephemeral_storage!r} on {pool.node_machine_type}",
+            rule=f"the largest node storage GKE gives it offers {largest / GIB:.0f} GiB "
+            f"(a {MAX_BOOT_DISK_GB} GB boot disk, or the machine's Local SSDs)",
+            fix="read the weights from a volume instead of downloading them to each node: "
+            "ServeModel(weights=HyperdiskML(...)) or weights=GcsFuse(...)",
+            field="ephemeral_storage",
+        )
+    room: dict[str, object] = {"boot_disk_gb": disk_gb}
+    if pool.local_ssds:  # too few: the boot disk holds ephemeral storage instead
+        room["local_ssd_ephemeral"] = False
+    return room
+
+
+def _check_storage(pool: NodePoolFields) -> None:
+    disk = pool.boot_disk_gb
+    if disk is not None and not MIN_BOOT_DISK_GB <= disk <= MAX_BOOT_DISK_GB:
+        raise fail(
+            f"boot_disk_gb={disk}",
+            rule=f"GKE boot disks hold {MIN_BOOT_DISK_GB} to {MAX_BOOT_DISK_GB} GB",
+            fix=f"boot_disk_gb between {MIN_BOOT_DISK_GB} and {MAX_BOOT_DISK_GB}",
+            field="boot_disk_gb",
+        )
+    if pool.local_ssd_ephemeral and not pool.local_ssds:
+        with_ssd = sorted({m.name.split("-")[0] for m in MACHINES if m.local_ssd_gb})
+        raise fail(
+            f"local_ssd_ephemeral=True on {pool.node_machine_type}",
+            rule="GKE backs ephemeral storage with the Local SSDs a machine comes with, and "
+            f"{pool.node_machine_type} comes with none",
+            fix=f"drop local_ssd_ephemeral (boot_disk_gb sizes the boot disk), or a machine "
+            f"with Local SSDs ({', '.join(with_ssd)})",
+            field="local_ssd_ephemeral",
+        )
 
 
 def pool_notes(pool: NodePoolFields) -> list[str]:

@@ -19,6 +19,7 @@ from gkeml_sdk.hardware.pool_facts import (
     NODE_POOL_LABEL,
 )
 from gkeml_sdk.scheduling.catalog import FLEX_START_LABEL, QUEUED_LABEL, QUEUED_TAINT_KEY
+from gkeml_sdk.scheduling.node_storage import LOCAL_SSD_EPHEMERAL_LABEL, node_ephemeral_storage
 from gkeml_sdk.scheduling.spot import SPOT_LABEL
 from gkeml_sdk.scheduling.topology import LEVELS
 
@@ -39,7 +40,9 @@ class PoolNodes:
 
     `allocatable`: extended resources per node (GPUs, MIG slices or shared-GPU slots from
     GKE's device plugin, TPU chips); `devices`: DRA devices per node by DeviceClass;
-    `driver`: GKE installs the GPU driver (False: only a driver-installer DaemonSet brings it).
+    `driver`: GKE installs the GPU driver (False: only a driver-installer DaemonSet brings it);
+    `ephemeral_storage`: bytes of local ephemeral storage pods may request on each node
+    (`scheduling.node_storage`).
 
     Example:
         >>> pool = {"name": "l4", "config": {"machineType": "g2-standard-8", "accelerators": [
@@ -59,6 +62,7 @@ class PoolNodes:
     gpus: int = 0
     max_nodes: int = 1
     never: str = ""  # why GKE can never create these nodes, if it cannot
+    ephemeral_storage: int = 0
 
 
 def pool_nodes(pool: ObjView, workload_policies: Mapping[str, str] | None = None) -> PoolNodes:
@@ -82,6 +86,8 @@ def pool_nodes(pool: ObjView, workload_policies: Mapping[str, str] | None = None
         labels[SPOT_LABEL] = "true"
     if config.get("flexStart"):
         labels[FLEX_START_LABEL] = "true"
+    if config.get("ephemeralStorageLocalSsdConfig") is not None:
+        labels[LOCAL_SSD_EPHEMERAL_LABEL] = "true"
     if (pool.get("queuedProvisioning") or {}).get("enabled"):
         # GKE labels and taints queued-provisioning nodes itself.
         labels[QUEUED_LABEL] = "true"
@@ -132,7 +138,7 @@ def pool_nodes(pool: ObjView, workload_policies: Mapping[str, str] | None = None
     most = int((pool.get("autoscaling") or {}).get("totalMaxNodeCount") or 0)
     return PoolNodes(str(pool.get("name") or ""), labels, tuple(taints), allocatable, devices,
                      driver, count, max(most, int(pool.get("initialNodeCount") or 0)),
-                     never)  # fmt: skip
+                     never, node_ephemeral_storage(config))  # fmt: skip
 
 
 def _tpu_labels(

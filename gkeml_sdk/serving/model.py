@@ -12,6 +12,7 @@ from gkeml_sdk.serving import hardware_rules, rules
 from gkeml_sdk.serving.fields import ServeFields
 from gkeml_sdk.serving.manifests import compile_serve
 from gkeml_sdk.serving.plan import ServePlan, build_plan
+from gkeml_sdk.serving.server_pod import cache_size
 
 
 class ServeModel(ServeFields):
@@ -59,6 +60,23 @@ class ServeModel(ServeFields):
     def plan(self, prices: PriceBook | PriceOverrides | str | None = None) -> ServePlan:
         """GPUs per replica, TP/PP, weights and KV budget per GPU, concurrency, cost per hour."""
         return build_plan(self, prices)
+
+    @property
+    def ephemeral_storage(self) -> str | None:
+        """Ephemeral storage each server pod requests: the node-local cache it downloads the
+        weights to (None with `weights=` or an engine that downloads nothing). The node pool
+        must offer it: `NodePool.for_accelerator(svc.accelerator, name=...,
+        ephemeral_storage=svc.ephemeral_storage)`.
+
+        Example:
+            >>> from gkeml_sdk import Accelerator
+            >>> ServeModel(name="big", model="meta-llama/Llama-3.1-70B-Instruct",
+            ...            accelerator=Accelerator("h100", count=8),
+            ...            hf_token_secret="hf-token").ephemeral_storage
+            '145Gi'
+        """
+        fit = self.fit
+        return cache_size(self, fit) if fit is not None else None
 
     def compile(self) -> Manifests:
         """The Kubernetes objects that serve this model (`gkeml_sdk.serving.manifests`)."""

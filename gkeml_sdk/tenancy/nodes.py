@@ -11,6 +11,7 @@ import hashlib
 from typing import TYPE_CHECKING
 
 from gkeml_sdk.core.objects import Obj
+from gkeml_sdk.core.quantity import parse_quantity
 from gkeml_sdk.core.rules import slug
 from gkeml_sdk.nodepools.model import NodePool, NodeTaint
 
@@ -81,8 +82,14 @@ def _fitted(name: str) -> str:
 
 
 def node_pools(tenant: TenantFields) -> list[NodePool]:
-    """One pool per distinct pool name of the tenant's models, sized to its GPU quota."""
+    """One pool per distinct pool name of the tenant's models, sized to its GPU quota, whose
+    nodes hold the largest weights cache among the models it runs."""
     pools: dict[str, NodePool] = {}
+    caches: dict[str, int] = {}
+    for model in tenant.models:
+        cache = model.model.ephemeral_storage
+        name = pool_name(tenant, model)
+        caches[name] = max(caches.get(name, 0), int(parse_quantity(cache)) if cache else 0)
     for model in tenant.models:
         name = pool_name(tenant, model)
         if name in pools:
@@ -96,5 +103,6 @@ def node_pools(tenant: TenantFields) -> list[NodePool]:
         if dedicated(tenant):
             options["labels"] = {DEDICATED_KEY: tenant.name}
             options["taints"] = (NodeTaint(key=DEDICATED_KEY, value=tenant.name),)
-        pools[name] = NodePool.for_accelerator(acc, name=name, **options)
+        storage = str(caches[name]) if caches[name] else None
+        pools[name] = NodePool.for_accelerator(acc, name=name, ephemeral_storage=storage, **options)
     return list(pools.values())

@@ -13,12 +13,22 @@ from typing import Any
 
 import pytest
 
-from gkeml_sdk import compile_tenants, load_specs
+from gkeml_sdk import (
+    Accelerator,
+    ClusterSetup,
+    NodePool,
+    ServeModel,
+    Team,
+    compile_tenants,
+    load_specs,
+)
+from gkeml_sdk.core.quantity import quantity
 from gkeml_sdk.hardware.dra import KUEUE_DEVICE_CLASSES
 from gkeml_sdk.runs.explain.runs_where import where_it_runs
+from gkeml_sdk.setup.capacity_model import Capacity
 from tests.kubeapi import KubeAPIServer
 from tests.kubeapi.gke_cluster import GkeCluster
-from tests.unit.runs.runs_where_matrix import DRIVER_INSTALLER, LARGE, compose
+from tests.unit.runs.runs_where_matrix import DRIVER_INSTALLER, LARGE, NAMESPACE, compose
 
 POOL_LABEL = "cloud.google.com/gke-nodepool"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tenants.yaml"
@@ -149,25 +159,71 @@ def test_each_cell_is_admitted_and_its_pods_run_on_its_pool(
             assert {r["pool"] for r in results} == {node_of}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SDK defect found here: a model server asks an emptyDir model cache as large as its "
-    "weights (145Gi for Llama 3.1 70B, 832Gi per pod for 405B over two nodes), and the SDK's "
-    "pool keeps GKE's 100 GB boot disk (about 44 GiB allocatable, no "
-    "ephemeralStorageLocalSsdConfig): Kueue admits it, its pods never schedule",
+# Weights caches past GKE's 100 GB boot disk: on the Local SSDs of A3 nodes, and on the boot
+# disk `NodePool.for_accelerator(ephemeral_storage=...)` sizes for a G2 node.
+LARGE_SERVERS = [
+    ("h100", "meta-llama/Llama-3.1-70B-Instruct", "145Gi"),
+    ("h100", LARGE, "832Gi"),
+    ("l4", "meta-llama/Llama-3.1-70B-Instruct", "145Gi"),
+]
+
+
+@pytest.mark.parametrize(
+    ("gpu", "served", "cache"), LARGE_SERVERS, ids=[f"{g}-{s}" for g, s, _ in LARGE_SERVERS]
 )
-@pytest.mark.parametrize("served", ["meta-llama/Llama-3.1-70B-Instruct", LARGE])
 def test_a_large_model_server_runs_on_its_pool(
-    kube_api_factory: Callable[..., KubeAPIServer], served: str
+    kube_api_factory: Callable[..., KubeAPIServer], gpu: str, served: str, cache: str
 ) -> None:
     server = kube_api_factory(namespaces=("default", "kube-system"))
-    args = {"model": "h100", "count": 8, "served": served}
+    args = {"model": gpu, "count": 8, "served": served}
     cluster, _ = _play(server, "serving", args, True, "standard")
-    assert len(cluster.kueue.admitted) == 1  # Kueue admits it (or its group) on h100-spot
+    assert len(cluster.kueue.admitted) == 1  # Kueue admits it (or its group) on the Spot flavor
     pods = server.store.list("pods")
     assert {p["status"]["phase"] for p in pods} == {"Running"}, [
         p["status"]["conditions"][0].get("message") for p in pods
     ]
+    asked = {
+        c["resources"]["requests"]["ephemeral-storage"]
+        for p in pods
+        for c in p["spec"]["containers"]
+    }
+    assert asked == {cache}
+    nodes = {n["metadata"]["name"]: n for n in server.store.list("nodes")}
+    for pod in pods:  # each on a node whose allocatable holds the cache
+        allocatable = nodes[pod["spec"]["nodeName"]]["status"]["allocatable"]["ephemeral-storage"]
+        assert int(allocatable) >= quantity(cache)
+
+
+def test_a_server_on_a_pool_without_room_for_its_weights_stays_pending_as_the_oracle_says(
+    kube_api_factory: Callable[..., KubeAPIServer],
+) -> None:
+    server = kube_api_factory(namespaces=("default", "kube-system"))
+    svc = ServeModel(
+        name="big", model="meta-llama/Llama-3.1-70B-Instruct", spot=True,
+        accelerator=Accelerator("l4", count=8), namespace=NAMESPACE,
+        queue=Team(name=NAMESPACE).queue("spot"), hf_token_secret="hf",
+    )  # fmt: skip
+    pool = NodePool.for_accelerator(svc.accelerator, name="l4", spot=True)  # 100 GB boot disk
+    setup = ClusterSetup(
+        capacity=Capacity.from_node_pools([pool]), teams=[Team(name=NAMESPACE, quota={"l4": 8})]
+    )
+    manifests, pools = svc.compile(), pool.to_dict()["nodePools"]
+    answer = where_it_runs(
+        setup.compile().objects, pools, manifests.objects, workload=manifests.workload
+    )
+    assert not answer.runs
+    assert (
+        "Insufficient ephemeral-storage" in answer.reason and "ephemeral_storage=" in answer.reason
+    )
+    cluster = GkeCluster(server, pools)
+    cluster.apply(setup.compile().objects)
+    cluster.apply(manifests.objects)
+    cluster.settle()
+    assert len(cluster.kueue.admitted) == 1 and not cluster.scheduler.bound
+    (pod,) = server.store.list("pods")
+    assert pod["status"]["conditions"][0]["message"].startswith(
+        "0/1 nodes are available: 1 Insufficient ephemeral-storage."
+    )
 
 
 def test_the_example_tenants_start_every_model(

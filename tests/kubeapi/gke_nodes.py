@@ -5,9 +5,10 @@ node the pool can grow to, as if the cluster autoscaler had scaled it up.
 
 What the model leaves open, each node fills in: its hostname and the GCE topology labels GKE
 gives A3-and-newer nodes (one block and sub-block per pool, each node its own host). Allocatable
-ephemeral storage and pods are GKE's documented figures for the default 100 GB boot disk
-(https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes: "ephemeral-storage:
-47060071478", "pods: 110"); the SDK's pools never set another disk size. CPU and memory are not
+ephemeral storage is the node model's too (`scheduling.node_storage`: the boot disk, or the
+Local SSDs, as the pool request sets them; 47060071478 for GKE's default 100 GB boot disk, as
+https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes shows it), pods GKE's
+default 110. CPU and memory are not
 published: the SDK's catalog has no machine shapes and compiled pods request neither. A pool
 GKE can never create (a machine not sold in its mode) has no nodes; a GPU pool whose driver GKE
 does not install publishes no GPUs (its device plugin has none to offer until a driver-installer
@@ -23,7 +24,6 @@ from gkeml_sdk.scheduling.gke_nodes import HOSTNAME_LABEL, NODE_OWN_VALUE, pool_
 from gkeml_sdk.scheduling.topology import LEVELS
 
 Obj = dict[str, Any]
-EPHEMERAL_STORAGE = "47060071478"  # GKE's allocatable for the default 100 GB boot disk
 MAX_PODS = "110"
 _STAMP = "2026-01-01T00:00:00Z"
 
@@ -60,7 +60,7 @@ def node_objects(
         }
         labels = {k: (own[k] if v == NODE_OWN_VALUE else v) for k, v in nodes.labels.items()}
         allocatable = {res: str(n) for res, n in extended.items()}
-        allocatable.update({"ephemeral-storage": EPHEMERAL_STORAGE, "pods": MAX_PODS})
+        allocatable.update({"ephemeral-storage": str(nodes.ephemeral_storage), "pods": MAX_PODS})
         out.append(
             {
                 "apiVersion": "v1",

@@ -51,6 +51,7 @@ CASES: list[tuple[str, NodePool, dict[str, Any]]] = [
                         ],
                         "gvnic": {"enabled": True},
                         "spot": True,
+                        "ephemeralStorageLocalSsdConfig": {"localSsdCount": 16},
                     },
                     "autoscaling": {
                         "enabled": True,
@@ -245,6 +246,7 @@ CASES: list[tuple[str, NodePool, dict[str, Any]]] = [
                         ],
                         "reservationAffinity": {"consumeReservationType": "NO_RESERVATION"},
                         "gvnic": {"enabled": True},
+                        "ephemeralStorageLocalSsdConfig": {"localSsdCount": 16},
                         "flexStart": True,
                     },
                     "autoscaling": {

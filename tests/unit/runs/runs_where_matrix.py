@@ -138,6 +138,8 @@ def compose(
     pods = pods or job.fit.pods  # a model server's replica group
     if pods > 1:
         pool_options["max_nodes"] = pods
+    if kind == "serving":  # room on each node for the weights the server downloads
+        pool_options["ephemeral_storage"] = job.ephemeral_storage
     pool = NodePool.for_accelerator(hardware, name=pool_name, **pool_options)
     # Topology-aware placement needs a capacity that serves Kueue's TAS (topology=True).
     capacity = Capacity.from_node_pools([pool], topology="placement" in args)

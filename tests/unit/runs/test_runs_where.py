@@ -10,11 +10,21 @@ import pytest
 
 from gkeml_sdk import Accelerator, ClusterSetup, NodePool, Team, TrainingJob
 from gkeml_sdk.errors import SpecError
+from gkeml_sdk.hardware.gpus import GPUS
 from gkeml_sdk.runs.explain.runs_where import where_it_runs
 from gkeml_sdk.setup.capacity_model import Capacity
 from tests.schemas import validate_object
-from tests.unit.runs.runs_where_matrix import DRIVER_INSTALLER, Cell, cells, judge, table
+from tests.unit.runs.runs_where_matrix import (
+    DRIVER_INSTALLER,
+    LARGE,
+    Cell,
+    cells,
+    compose,
+    judge,
+    table,
+)
 
+GPUS_BY_KEY = {row.key: row for row in GPUS}
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "what-runs-where.md"
 
 
@@ -116,6 +126,31 @@ def test_h100_mig_pool_is_on_a_machine_sold_on_demand() -> None:
 def test_serving_pods_are_admitted_for_their_ephemeral_storage() -> None:
     outcome, why = judge("serving", {"model": "l4"}, False, "standard")
     assert outcome == "runs", why
+
+
+@pytest.mark.parametrize(
+    ("gpu", "room"), [("a100-40gb", "boot disk"), ("h100", "Local SSDs"), ("gb200", "Local SSDs")]
+)
+def test_multi_node_servers_run_only_on_pools_with_room_for_their_weights(
+    gpu: str, room: str
+) -> None:
+    args = {"model": gpu, "count": GPUS_BY_KEY[gpu].max_gpus_per_node, "served": LARGE}
+    cell = compose("serving", args, True, "standard")
+    (config,) = [p["config"] for p in cell.pools]
+    assert ("diskSizeGb" in config, "ephemeralStorageLocalSsdConfig" in config) == (
+        (room == "boot disk", room == "Local SSDs")
+    )
+    answer = where_it_runs(cell.setup, cell.pools, cell.manifests.objects,
+                           workload=cell.manifests.workload)  # fmt: skip
+    assert answer.runs, answer.reason
+    # The same pool left as GKE makes it by default: its 100 GB boot disk holds no 832Gi.
+    bare = [{**p, "config": {k: v for k, v in p["config"].items()
+                             if k not in ("diskSizeGb", "ephemeralStorageLocalSsdConfig")}}
+            for p in cell.pools]  # fmt: skip
+    never = where_it_runs(cell.setup, bare, cell.manifests.objects,
+                          workload=cell.manifests.workload)  # fmt: skip
+    assert not never.runs
+    assert "asks for 832.0 GiB of ephemeral-storage and a node offers 43.8 GiB" in never.reason
 
 
 def test_taints_the_pods_do_not_tolerate_are_named() -> None:

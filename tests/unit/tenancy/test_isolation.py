@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from gkeml_sdk import SpecError, Tenant, compile_tenants, load_specs
+from gkeml_sdk.scheduling.node_storage import GIB, boot_disk_for
 from gkeml_sdk.tenancy.nodes import DEDICATED_KEY
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "tenants.yaml"
@@ -152,6 +153,23 @@ def test_node_pools_per_tier() -> None:
     assert "labels" not in pool_b["config"]
     (pool_c,) = [p.to_dict()["nodePools"][0] for p in c.node_pools()]
     assert pool_c["name"] == "gkeml-spot-nvidia-l4" and pool_c["config"]["spot"] is True
+
+
+def test_a_tenants_pool_holds_the_weights_its_models_download() -> None:
+    a = tenants()[0]
+    (small,) = a.node_pools()
+    assert "diskSizeGb" not in small.to_dict()["nodePools"][0]["config"]  # 16Gi: GKE's 100 GB
+    large = a.models[0].model_dump() | {
+        "model": {
+            "name": "llama-70b",
+            "model": "meta-llama/Llama-3.1-70B-Instruct",
+            "accelerator": {"model": "l4", "count": 8},
+            "hf_token_secret": "hf-token",
+        }
+    }
+    (pool,) = renamed(a, models=[large], gpu_quota=40).node_pools()
+    assert pool.boot_disk_gb == boot_disk_for(145 * GIB) == 281  # its 145Gi cache fits a node
+    assert pool.node_ephemeral_storage >= 145 * GIB
 
 
 def test_tenants_whose_names_share_40_characters_get_pools_of_their_own() -> None:
