@@ -260,3 +260,61 @@ def test_a_paused_leader_creating_an_attempt_its_predecessor_reserved_changes_no
     assert live_attempts(cluster) == ["train--r3"]
     assert attempts(cluster) == moved_on
     assert not a.leading and not c.leading
+
+
+class PauseBefore(PauseAt):
+    """The leader's hook after its Lease check: holds its first write of `action`."""
+
+    def __init__(self, action: str) -> None:
+        super().__init__(0)
+        self.action = action
+
+    def __call__(self, action: str) -> None:
+        self.seen.append(action)
+        if action == self.action and not self.paused.is_set():
+            self.paused.set()
+            assert self.resume.wait(60), "never resumed"
+
+
+def test_a_paused_leader_deleting_after_it_saw_a_cancel_changes_nothing(cluster):
+    """The cancel write point: the leader created attempt 2 while the run was cancelled; its
+    record save is refused, it sees the cancel marker and is held right before deleting that
+    attempt. Another leader takes over and deletes it first; a new submission of the same
+    name starts. The held delete, resumed, changes nothing (its uid precondition)."""
+    client = make_client(cluster)
+    run = client.submit(gang(), retry=RetryPolicy(max_resubmits=3, backoff_seconds=0))
+    clock_a, clock_b = Clock(), Clock()
+    a, b = controller(cluster, "a", clock_a), controller(cluster, "b", clock_b)
+    assert a.reconcile_once() == {"ml": True}
+    creating = a.before_write = PauseBefore("create JobSet train--r2")
+    lose(cluster, 1, "train")
+    acting = threading.Thread(target=a.reconcile_once, daemon=True)
+    acting.start()
+    assert creating.paused.wait(60), f"a made only {creating.seen}"
+    assert run.cancel()  # the user, while a is about to create attempt 2
+    deleting = a.before_write = PauseBefore("delete JobSet train--r2")
+    creating.resume.set()
+    assert deleting.paused.wait(60), f"a made only {deleting.seen}"
+
+    assert b.reconcile_once() == {"ml": False}
+    clock_b.now += 16
+    assert b.reconcile_once() == {"ml": True}  # b deletes attempt 2: no attempt of the record
+    cluster.wait_for(lambda: "train--r2" not in jobsets(cluster))
+    again = client.submit(gang(), retry=RetryPolicy(max_resubmits=3, backoff_seconds=0))
+    cluster.wait_for(lambda: live_attempts(cluster) == ["train"])
+    settled = {
+        n: cluster.store.get("jobsets", "ml", n)["metadata"]["uid"] for n in jobsets(cluster)
+    }
+    before = len(cluster.request_log)
+
+    clock_a.now += 16
+    deleting.resume.set()
+    acting.join(timeout=60)
+    assert not acting.is_alive()
+    writes = [r for r in cluster.request_log[before:] if r.method in WRITES]
+    assert [r.method for r in writes] == ["DELETE"]  # the held one; then a stops: not leading
+    assert writes[0].status in (404, 409), writes
+    assert {
+        n: cluster.store.get("jobsets", "ml", n)["metadata"]["uid"] for n in jobsets(cluster)
+    } == settled
+    assert live_attempts(cluster) == ["train"] and record_of(again).cancelled is False

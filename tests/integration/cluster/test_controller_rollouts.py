@@ -20,7 +20,7 @@ from gkeml_sdk.backends.kubernetes.api.lease import LeaseTiming
 from gkeml_sdk.backends.kubernetes.controller.process import RunController
 from gkeml_sdk.backends.kubernetes.serving.rollout_executor import RolloutExecutor
 from gkeml_sdk.serving.rollout_machine import CanarySample, Phase
-from tests.integration.cluster.test_controller_fencing import PauseAt
+from tests.integration.cluster.test_controller_fencing import PauseBefore
 from tests.integration.cluster.test_rollouts import (
     BROKEN,
     GOOD,
@@ -216,20 +216,6 @@ def everything(cluster: Any) -> dict[tuple[str, str], str]:
         for obj in cluster.store.list(kind, "ml"):
             out[(kind, obj["metadata"]["name"])] = obj["metadata"]["resourceVersion"]
     return out
-
-
-class PauseBefore(PauseAt):
-    """The leader's hook after its Lease check: holds its first write of `action`."""
-
-    def __init__(self, action: str) -> None:
-        super().__init__(0)
-        self.action = action
-
-    def __call__(self, action: str) -> None:
-        self.seen.append(action)
-        if action == self.action and not self.paused.is_set():
-            self.paused.set()
-            assert self.resume.wait(60), "never resumed"
 
 
 # The leader's writes once the deadline passed, in the order it makes them: the record saved
