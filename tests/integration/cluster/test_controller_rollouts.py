@@ -289,3 +289,23 @@ def test_without_rollouts_the_client_drives_its_own(cluster: Any) -> None:
         if done.wait(0.1):
             break
     assert done.is_set() and handle.history()[-1].outcome == "ready"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{"versions.json": "["}, {"versions.json": '{"versions": [{"version": "x"}], "state": 3}'}],
+)
+def test_a_damaged_version_record_refuses_that_service_alone(cluster: Any, data: dict) -> None:
+    clock = Clock()
+    handle, kubelet = served_ready(cluster, make_client(cluster), clock, spec(GOOD))
+    handle.update(spec(BROKEN), wait=False, clock=clock)
+    meta = {"name": "other-versions", "namespace": "ml", "labels": {"gkeml.dev/serve": "other"}}
+    cluster.store.put({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data})
+    controller, _ = leader(cluster, "c", clock)
+    controller.reconcile_once()
+    assert controller.rollouts is not None
+    kubelet.step()
+    clock.now += 600
+    assert controller.rollouts.pass_once() == {("ml", "qa"): "rolling-back"}
+    assert "its version record cannot be read" in controller.rollouts.refused["ml/other"]
+    assert image(cluster) == GOOD

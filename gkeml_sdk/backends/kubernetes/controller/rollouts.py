@@ -67,6 +67,7 @@ class RolloutDriver:
         self._refused_at: dict[Key, str] = {}  # the record version that was refused
         self._executors: dict[Key, RolloutExecutor] = {}  # kept: a canary's metrics baseline
         self.states: dict[Key, str] = {}  # the phase each rollout reached at its last step
+        self.active: set[Key] = set()  # the rollouts in progress, as their records say
         self._lock = threading.RLock()
         self.queue = RunQueue(workers, self._step)
 
@@ -78,6 +79,7 @@ class RolloutDriver:
             with self._lock:
                 for key in [k for k in self.records if k[0] == namespace]:
                     del self.records[key]
+                    self.active.discard(key)
                 for obj in found:
                     self._keep(obj)
         self._step_all()
@@ -101,6 +103,7 @@ class RolloutDriver:
                     if hub is None:
                         with self._lock:
                             self.records.clear()
+                            self.active.clear()
                         specs = [StreamSpec(CONFIG_MAPS, ns, SERVE_LABEL) for ns in self.namespaces]
                         hub = following.enter_context(StreamHub(self.backend.streams, specs))
                     end = time.monotonic() + self.interval
@@ -120,36 +123,38 @@ class RolloutDriver:
             self.queue.close()
 
     def _keep(self, obj: Obj, *, deleted: bool = False) -> None:
+        """Take one version record as the stream (or a list) shows it: whether its rollout is
+        in progress is read once per change of the record, not at every step."""
         meta = obj.get("metadata") or {}
         name = str(meta.get("name", ""))
         if not name.endswith(SUFFIX):
             return  # another object of a service (the selector is its label)
         key = (str(meta.get("namespace", "")), name.removesuffix(SUFFIX))
+        self.active.discard(key)
         if deleted:
             self.records.pop(key, None)
             self._executors.pop(key, None)
             self.states.pop(key, None)
-        else:
-            self.records[key] = obj
-
-    def _step_all(self) -> None:
-        with self._lock:
-            keys = [k for k, obj in self.records.items() if self._in_progress(k, obj)]
-        for key in keys:
-            self.queue.add(key)
-
-    def _in_progress(self, key: Key, obj: Obj) -> bool:
-        version = str((obj.get("metadata") or {}).get("resourceVersion", ""))
+            return
+        self.records[key] = obj
+        version = str(meta.get("resourceVersion", ""))
         if self._refused_at.get(key) == version:
-            return False  # refused as it is: looked at again once it changes
+            return  # refused as it is: looked at again once it changes
         self._refused_at.pop(key, None)
         self.refused.pop(f"{key[0]}/{key[1]}", None)
         try:
             state = VersionRecord.from_data(obj.get("data")).state
         except Exception as exc:  # damaged data is this service's alone
             self._refuse(key, version, f"its version record cannot be read: {exc!r}")
-            return False
-        return state is not None and not state.done
+            return
+        if state is not None and not state.done:
+            self.active.add(key)
+
+    def _step_all(self) -> None:
+        with self._lock:
+            keys = [k for k in self.active if k not in self._refused_at]
+        for key in keys:
+            self.queue.add(key)
 
     def _step(self, key: Hashable) -> None:
         assert isinstance(key, tuple)
