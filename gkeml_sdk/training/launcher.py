@@ -134,42 +134,42 @@ def prepare(env: dict[str, str]) -> None:
     if archive:
         unpack_workdir(archive, env["GKEML_WORKDIR_SHA256"], env["GKEML_WORKSPACE"])
         os.chdir(env["GKEML_WORKSPACE"])
-    found = _requirements(env)
-    if found is not None:
-        install_requirements(*found, env["GKEML_CHECKPOINT_DIR"])
+    text = _requirements(env)
+    if text is None:
+        return
+    cache = env["GKEML_CHECKPOINT_DIR"]
+    file = env.get("GKEML_REQUIREMENTS_FILE")
+    if not file:  # listed: pip reads them from a file next to the environment
+        file = os.path.join(cache, VENVS, venv_key(text) + ".txt")
+        os.makedirs(os.path.dirname(file), exist_ok=True)
+        with open(file, "w", encoding="utf-8") as f:
+            f.write(text)
+    install_requirements(text, os.path.abspath(file), cache)
 
 
 def prepared(env: dict[str, str]) -> dict[str, str]:
     """The variables that put the virtual environment the bootstrap made first on PATH;
     none for a job without requirements."""
-    found = _requirements(env)
-    if found is None:
+    text = _requirements(env)
+    if text is None:
         return {}
-    venv = os.path.join(env["GKEML_CHECKPOINT_DIR"], VENVS, venv_key(found[0]))
+    venv = os.path.join(env["GKEML_CHECKPOINT_DIR"], VENVS, venv_key(text))
     if not os.path.exists(os.path.join(venv, READY)):
         raise PrepareError(f"the requirements were not installed into {venv}: no bootstrap ran")
     bin_dir = os.path.join(venv, "bin")
     return {"VIRTUAL_ENV": venv, "PATH": bin_dir + os.pathsep + env.get("PATH", "")}
 
 
-def _requirements(env: dict[str, str]) -> tuple[str, str] | None:
-    """(the requirements' text, the file pip reads them from), or None without any."""
-    listed = env.get("GKEML_REQUIREMENTS")
+def _requirements(env: dict[str, str]) -> str | None:
+    """The text of the job's requirements (its file's, or the listed ones), or None."""
     file = env.get("GKEML_REQUIREMENTS_FILE")
     if file:
         try:
             with open(file, encoding="utf-8") as f:
-                return f.read(), os.path.abspath(file)
+                return f.read()
         except OSError as exc:
             raise PrepareError(f"cannot read the requirements file {file}: {exc}") from None
-    if listed is None:
-        return None
-    text = listed or ""
-    written = os.path.join(env["GKEML_CHECKPOINT_DIR"], VENVS, venv_key(text) + ".txt")
-    os.makedirs(os.path.dirname(written), exist_ok=True)
-    with open(written, "w", encoding="utf-8") as f:
-        f.write(text)
-    return text, written
+    return env.get("GKEML_REQUIREMENTS")
 
 
 def _run(command: list[str], what: str) -> None:

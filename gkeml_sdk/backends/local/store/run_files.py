@@ -12,6 +12,7 @@ from gkeml_sdk.backends.local.plan.launch_plan import plan_launch
 from gkeml_sdk.backends.local.plan.local_workdir import (
     pack_local_workdir,
     place_workdir,
+    bootstrap_argv,
     requirements_argv,
 )
 from gkeml_sdk.backends.local.store.run_state import LocalRunState
@@ -61,6 +62,7 @@ def write_run(
         job,
         options,
         argv=requirements_argv(job, _argv(job)),
+        bootstrap=bootstrap_argv(job),
         # With shipped files the code directory is the working directory, as in the pod.
         cwd=run.code if job.files or job.workdir is not None else str(Path.cwd()),
         # GKEML_VOLUME_<NAME> -> the folder standing for the mount; what the launcher installs
