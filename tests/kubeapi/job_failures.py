@@ -69,7 +69,7 @@ def _exit_code_match(status: Obj, requirement: Obj) -> tuple[str, int] | None:
             if wanted is not None and container.get("name") != wanted:
                 continue
             code = int(terminated["exitCode"])
-            listed = code in requirement.get("values") or []
+            listed = code in (requirement.get("values") or [])
             if listed == (requirement["operator"] == "In"):
                 return str(container["name"]), code
     return None
