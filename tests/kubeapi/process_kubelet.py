@@ -42,13 +42,13 @@ from typing import Any
 
 from tests.pod_env import container_argv, container_env, jobset_pod_metadata
 
+from .container_states import failed_status, log_tail, pod_status
 from .job_failures import job_failure, jobset_failure_action, pod_failure_action
 from .objects import new_uid
 from .server import KubeAPIServer
 
 Obj = dict[str, Any]
 _PYTHONS = ("python", "python3")
-_LOG_TAIL_LINES, _LOG_TAIL_BYTES = 80, 2048  # kubelet's FallbackToLogsOnError message
 
 
 class ProcessKubelet(threading.Thread):
@@ -155,7 +155,7 @@ class ProcessKubelet(threading.Thread):
             c for c in pod["spec"].get("initContainers") or [] if c.get("restartPolicy") != "Always"
         ]
         if inits:
-            pod["status"] = _status("Pending", inits[0]["name"], app["name"])
+            pod["status"] = pod_status("Pending", inits[0]["name"], app["name"])
         pod = self.server.store.put(pod)
         name = pod["metadata"]["name"]
         self._next[name] = [*inits, app][1:]
@@ -245,7 +245,7 @@ class ProcessKubelet(threading.Thread):
             app = remaining[-1]["name"] if remaining else container["name"]
             if code == 0 and remaining:  # an init container done: the next one starts
                 phase = "Running" if len(remaining) == 1 else "Pending"
-                pod["status"] = _status(phase, remaining[0]["name"], app, done=init)
+                pod["status"] = pod_status(phase, remaining[0]["name"], app, done=init)
                 pod = store.put(pod)
                 self._next[pod_name] = remaining[1:]
                 self._run(pod, remaining[0], owner)
@@ -253,8 +253,8 @@ class ProcessKubelet(threading.Thread):
             pod["status"] = {"phase": "Succeeded" if code == 0 else "Failed"}
             if code != 0:
                 fallback = container.get("terminationMessagePolicy") == "FallbackToLogsOnError"
-                message = _tail(text) if fallback else ""
-                pod["status"] = _failed_status(container["name"], code, message, app)
+                message = log_tail(text) if fallback else ""
+                pod["status"] = failed_status(container["name"], code, message, app)
             store.put(pod)
             if jobset is None:
                 continue
@@ -360,45 +360,6 @@ def _finished(jobset: Obj) -> bool:
 
 def _restarts(jobset: Obj) -> int:
     return int((jobset.get("status") or {}).get("restarts", 0))
-
-
-def _status(phase: str, name: str, app: str, done: str | None = None) -> Obj:
-    """A pod's status while container `name` runs after init container `done`: the app
-    container waits to start until `name` is the app container."""
-    running = {"running": {"startedAt": "2026-01-01T00:00:00Z"}}
-    inits = [{"name": done, "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]
-    inits = inits if done else []
-    if name == app:
-        return {
-            "phase": phase,
-            "initContainerStatuses": inits,
-            "containerStatuses": [{"name": app, "state": running}],
-        }
-    return {
-        "phase": phase,
-        "initContainerStatuses": [*inits, {"name": name, "state": running}],
-        "containerStatuses": [{"name": app, "state": {"waiting": {"reason": "PodInitializing"}}}],
-    }
-
-
-def _failed_status(container: str, code: int, message: str, app: str) -> Obj:
-    """A Failed pod's status: `container` terminated with `code` (an init container: the app
-    container then never started)."""
-    terminated: Obj = {"exitCode": code, "reason": "Error"}
-    if message:
-        terminated["message"] = message
-    failed = {"name": container, "state": {"terminated": terminated}}
-    if container == app:
-        return {"phase": "Failed", "containerStatuses": [failed]}
-    return {
-        "phase": "Failed",
-        "initContainerStatuses": [failed],
-        "containerStatuses": [{"name": app, "state": {"waiting": {"reason": "PodInitializing"}}}],
-    }
-
-
-def _tail(log: str) -> str:
-    return "\n".join(log.splitlines()[-_LOG_TAIL_LINES:])[-_LOG_TAIL_BYTES:]
 
 
 def _local(value: str, mounts: dict[str, Path]) -> str:
