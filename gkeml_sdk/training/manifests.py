@@ -152,7 +152,7 @@ def _jobset(job: TrainingJobFields, template: Obj, metadata: Obj) -> Obj:
                     "name": "userCodeFailure",
                     "action": "FailJobSet",
                     "onJobFailureReasons": ["FailedIndexes", "MaxFailedIndexesExceeded"],
-                }
+                },
             ],
         }
     job_spec["template"] = template

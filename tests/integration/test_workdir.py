@@ -82,7 +82,8 @@ def run_pod(job: TrainingJob, archive: Path, tmp: Path, uid: str) -> subprocess.
     for container in [*pod.get("initContainers", []), *pod["containers"]]:
         assert container["workingDir"] == "/workspace"
         env = container_env(container, job_pod_metadata(main, uid))
-        assert env["GKEML_WORKDIR_ARCHIVE"] == f"/gkeml/workdir/{env['GKEML_WORKDIR_SHA256']}.tar.gz"
+        sha256 = env["GKEML_WORKDIR_SHA256"]
+        assert env["GKEML_WORKDIR_ARCHIVE"] == f"/gkeml/workdir/{sha256}.tar.gz"
         env["GKEML_WORKDIR_ARCHIVE"] = str(archive)
         env["GKEML_WORKSPACE"] = str(workspace)
         env[c.CHECKPOINT_DIR] = str(tmp / "checkpoints")

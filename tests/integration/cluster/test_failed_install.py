@@ -93,7 +93,7 @@ def test_requirements_that_do_not_install_fail_the_run_with_its_first_pods(
 
 def test_the_trainers_own_exit_3_restarts_the_gang_until_max_restarts(cluster, client, tmp_path):
     job = job_of(tmp_path, "import gkemltiny; raise SystemExit(3)", "gkemltiny", max_restarts=1)
-    run, final, kubelet, pod_failed = run_until_final(cluster, client, tmp_path, job)
+    _, final, kubelet, pod_failed = run_until_final(cluster, client, tmp_path, job)
     assert (final.state, final.cause) == (RunState.FAILED, FailureCause.USER_CODE)
     assert final.reason == "ReachedMaxRestarts"
     assert "trainer exited with code 3" in pod_failed[0].message

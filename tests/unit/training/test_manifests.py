@@ -246,9 +246,11 @@ def test_a_workspace_that_cannot_be_prepared_fails_the_job_at_once_not_user_exit
     m = job(requirements=["six"], max_restarts=4, **shape).compile()
     validate_all(m)  # the JobSet, and the Jobs its controller makes from the template
     main = m.main
-    spec = main["spec"] if main["kind"] == "Job" else main["spec"]["replicatedJobs"][0][
-        "template"
-    ]["spec"]
+    spec = (
+        main["spec"]
+        if main["kind"] == "Job"
+        else main["spec"]["replicatedJobs"][0]["template"]["spec"]
+    )
     pod = spec["template"]["spec"]
     (bootstrap,) = pod["initContainers"]
     trainer = pod["containers"][0]

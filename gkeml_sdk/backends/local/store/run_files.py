@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 from gkeml_sdk.backends.local.plan.launch_plan import plan_launch
 from gkeml_sdk.backends.local.plan.local_workdir import (
+    bootstrap_argv,
     pack_local_workdir,
     place_workdir,
-    bootstrap_argv,
     requirements_argv,
 )
 from gkeml_sdk.backends.local.store.run_state import LocalRunState
