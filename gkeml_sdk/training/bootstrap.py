@@ -8,20 +8,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gkeml_sdk.core.environment import LAUNCHER_PYTHON
+from gkeml_sdk.core.environment import BOOTSTRAP_CONTAINER, BOOTSTRAP_FAILED, LAUNCHER_PYTHON
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.training.contract_env import launcher_source
-from gkeml_sdk.training.launcher import PREPARE_FAILED
 
 if TYPE_CHECKING:
     from gkeml_sdk.training.fields import TrainingJobFields
 
-BOOTSTRAP = "bootstrap"
+BOOTSTRAP = BOOTSTRAP_CONTAINER
 # What the Job controller writes into the Failed condition for a FailJob rule matched by an
 # exit code (kubernetes pkg/controller/job/pod_failure_policy.go); JobSet's
 # onJobFailureMessagePatterns is matched against it (RE2, the same syntax here).
 FAILED_MESSAGE = (
-    f"^Container {BOOTSTRAP} for pod \\S+ failed with exit code {PREPARE_FAILED} "
+    f"^Container {BOOTSTRAP} for pod \\S+ failed with exit code {BOOTSTRAP_FAILED} "
     "matching FailJob rule at index [0-9]+$"
 )
 # Of the trainer's resources, what pip needs: an accelerator stays with the trainer.
@@ -80,7 +79,7 @@ def bootstrap_pod_rule() -> Obj:
     """
     return {
         "action": "FailJob",
-        "onExitCodes": {"containerName": BOOTSTRAP, "operator": "In", "values": [PREPARE_FAILED]},
+        "onExitCodes": {"containerName": BOOTSTRAP, "operator": "In", "values": [BOOTSTRAP_FAILED]},
     }
 
 

@@ -86,6 +86,12 @@ def test_requirements_that_do_not_install_fail_the_run_with_its_first_pods(
     assert any("gkeml: pip could not install" in log for log in bootstraps), bootstraps
     for pod in kubelet.started:
         assert not (tmp_path / "logs" / f"{pod}.log").exists()  # the trainer never started
+    explained = run.explain()
+    assert (
+        "could not prepare its workspace: the bootstrap container exited with code 3 "
+        "(ERROR: No matching distribution found for gkemltiny==9.9)" in explained.sentence
+    )
+    assert "without spending max_restarts" in explained.sentence  # fmt: skip
     logs = list(run.logs())
     assert any("No matching distribution found for gkemltiny==9.9" in line for line in logs)
     assert all(line.startswith(("[0] ", "[1] ")) for line in logs)
