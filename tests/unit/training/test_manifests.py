@@ -239,8 +239,13 @@ def test_the_validation_oracle_refuses_what_the_jobset_webhook_refuses():
         validate_object(m.main)
 
 
+UPLOADED = "gs://ckpt/gkeml-code/" + "3" * 64 + ".tar.gz"
+
+
 @pytest.mark.parametrize(
-    "shape", [{}, {"nodes": 2}, {"nodes": 2, "gang": False}], ids=["job", "gang", "independent"]
+    "shape",
+    [{}, {"nodes": 2}, {"nodes": 2, "gang": False}, {"nodes": 2, "workdir": UPLOADED}],
+    ids=["job", "gang", "independent", "workdir"],
 )
 def test_a_workspace_that_cannot_be_prepared_fails_the_job_at_once_not_user_exit_3(shape):
     m = job(requirements=["six"], max_restarts=4, **shape).compile()
@@ -258,6 +263,8 @@ def test_a_workspace_that_cannot_be_prepared_fails_the_job_at_once_not_user_exit
     assert bootstrap["command"] == trainer["command"][:3]  # the launcher, without a program
     assert bootstrap["env"] == trainer["env"] and bootstrap["env"] is not trainer["env"]
     assert bootstrap["terminationMessagePolicy"] == "FallbackToLogsOnError"
+    assert bootstrap.get("volumeMounts") == trainer.get("volumeMounts")
+    assert bootstrap.get("workingDir") == trainer.get("workingDir")
     assert pod["restartPolicy"] == "Never"
     rule = {
         "action": "FailJob",
