@@ -75,6 +75,8 @@ class ProcessKubelet(threading.Thread):
         # (Job, index), and the Jobs that failed
         self._failures: dict[tuple[str, int], dict[object, int]] = {}
         self._failed_jobs: dict[tuple[str, int], set[int]] = {}
+        # The child Jobs that failed, in order: (name, reason, message of their Failed condition)
+        self.job_failures: list[tuple[str, str, str]] = []
 
     def stop(self) -> None:
         self._stop_event.set()
@@ -299,6 +301,7 @@ class ProcessKubelet(threading.Thread):
         self._failed_jobs.setdefault(attempt, set()).add(job_index)
         name = jobset["metadata"]["name"]
         job_name = f"{name}-{replicated['name']}-{job_index}"
+        self.job_failures.append((job_name, *failed))
         # A failed Job's active pods are terminated.
         self._kill_where(name, lambda p: p["metadata"]["labels"].get(
             "jobset.sigs.k8s.io/job-index") == str(job_index))  # fmt: skip

@@ -6,6 +6,7 @@ own exit code 3 restarts the gang as any failure does."""
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,11 @@ def test_requirements_that_do_not_install_fail_the_run_with_its_first_pods(
         "for gkemltiny==9.9" in final.message  # fmt: skip
     jobset = cluster.store.get("jobsets", "ml", "ft")
     assert jobset["status"].get("restarts", 0) == 0
+    # The Job controller failed the Job by the bootstrap's rule (index 1), not by a budget.
+    ((job_name, reason, message),) = kubelet.job_failures
+    assert (job_name, reason) == ("ft-node-0", "PodFailurePolicy")
+    assert re.fullmatch(r"Container bootstrap for pod ml/ft-node-0-\d-\w+ failed with exit code 3 "
+                        r"matching FailJob rule at index 1", message), message  # fmt: skip
     # The first bootstrap to fail ended the JobSet: the other may have been stopped mid-install.
     bootstraps = [kubelet.log(pod, "bootstrap") for pod in kubelet.started]
     assert any("gkeml: pip could not install" in log for log in bootstraps), bootstraps
@@ -107,6 +113,13 @@ def test_the_trainers_own_exit_3_restarts_the_gang_until_max_restarts(cluster, c
     assert len(kubelet.started) == 4, kubelet.started
     jobset = cluster.store.get("jobsets", "ml", "ft")
     assert (jobset["status"]["restarts"], jobset["status"]["restartsCountTowardsMax"]) == (1, 1)
+    # Each time by the gang's rule for the trainer's exit (index 2), then JobSet's restart rule.
+    assert [(name, reason) for name, reason, _ in kubelet.job_failures] == [
+        ("ft-node-0", "PodFailurePolicy"),
+        ("ft-node-0", "PodFailurePolicy"),
+    ]
+    assert all(m.startswith("Container trainer ") and m.endswith("rule at index 2")
+               for _, _, m in kubelet.job_failures)  # fmt: skip
     installs = [kubelet.log(p, "bootstrap") for p in kubelet.started]
     assert sum(log.count("gkeml: installing requirements") for log in installs) == 1
     assert sum(log.count("gkeml: requirements from the cache") for log in installs) == 3
