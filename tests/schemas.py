@@ -127,6 +127,10 @@ def validate_object(obj: dict[str, Any]) -> None:
     """Raise AssertionError with the reason when `obj` would be rejected by the API server:
     its schema, then the JobSet, LeaderWorkerSet and Kueue admission webhooks."""
     _validate_schema(obj)
+    if obj["kind"] == "JobSet":
+        _validate_child_jobs(obj)
+    if (obj["apiVersion"], obj["kind"]) == ("batch/v1", "Job"):
+        _job_rules(obj["metadata"].get("name"), obj["spec"])
     from tests.kubeapi.admission import admission_errors
 
     denied = admission_errors(obj)
@@ -134,6 +138,29 @@ def validate_object(obj: dict[str, Any]) -> None:
         raise AssertionError(
             f"{obj['kind']} {obj['metadata'].get('name')}: refused at admission: {denied[0]}"
         )
+
+
+def _validate_child_jobs(jobset: dict[str, Any]) -> None:
+    """The JobSet controller creates a batch/v1 Job per replica from each template, which
+    kube-apiserver validates then: a template it refuses would fail only after admission."""
+    for replicated in jobset["spec"].get("replicatedJobs") or []:
+        name = f"{jobset['metadata'].get('name')}-{replicated['name']}-0"
+        child = {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": name},
+            "spec": replicated["template"]["spec"],
+        }
+        _validate_schema(child)
+        _job_rules(name, child["spec"])
+
+
+def _job_rules(name: str, spec: dict[str, Any]) -> None:
+    from tests.kubeapi.validation import job_spec_causes
+
+    causes = job_spec_causes(spec)
+    if causes:
+        raise AssertionError(f"Job {name}: {causes[0]['field']}: {causes[0]['message']}")
 
 
 def _validate_schema(obj: dict[str, Any]) -> None:

@@ -40,6 +40,10 @@ LAUNCHER_SETS = (NODE_RANK, JAX_PROCESS_ID, RESTART_ATTEMPT)
 # Names the compiler derives from a run's name (their lengths are what the JobSet webhook checks:
 # kubernetes-sigs/jobset pkg/webhooks/jobset_webhook.go).
 REPLICATED_JOB = "node"  # the JobSet's one replicatedJob: child Jobs are <run>-node-<i>
+# The init container that unpacks the workdir and installs the requirements
+# (training.bootstrap), and its exit code when it cannot (training.launcher.PREPARE_FAILED).
+BOOTSTRAP_CONTAINER = "bootstrap"
+BOOTSTRAP_FAILED = 3
 # Resubmissions a RetryPolicy may ask for: attempt names then add at most '--r99' to the run
 # name (core.labels.attempt_name), and the spec keeps run names short enough for every
 # attempt's derived names to fit.

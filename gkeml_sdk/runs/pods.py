@@ -44,19 +44,27 @@ def disruption(pod: ObjView) -> ObjView | None:
 
 
 def exit_summary(pod: ObjView) -> str:
-    """Human summary of why a pod's containers stopped, e.g. "main exited with code 1".
+    """Human summary of why a pod's containers stopped, e.g. "main exited with code 1", init
+    containers first; with the last line of a container's termination message (the tail of
+    its log when it sets FallbackToLogsOnError: pip's error, for gkeml's bootstrap).
 
     Example:
         >>> exit_summary({"status": {"containerStatuses": [{"name": "main",
         ...     "state": {"terminated": {"exitCode": 1, "reason": "Error"}}}]}})
         'main exited with code 1 (Error)'
     """
+    status = pod.get("status") or {}
     parts = []
-    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
-        term = (cs.get("state") or {}).get("terminated")
-        if term and term.get("exitCode", 0) != 0:
-            reason = f" ({term['reason']})" if term.get("reason") else ""
-            parts.append(f"{cs.get('name', '?')} exited with code {term['exitCode']}{reason}")
+    for key in ("initContainerStatuses", "containerStatuses"):
+        for cs in status.get(key) or []:
+            term = (cs.get("state") or {}).get("terminated")
+            if term and term.get("exitCode", 0) != 0:
+                reason = f" ({term['reason']})" if term.get("reason") else ""
+                lines = [line for line in str(term.get("message") or "").splitlines() if line]
+                said = f": {lines[-1].strip()}" if lines else ""
+                parts.append(
+                    f"{cs.get('name', '?')} exited with code {term['exitCode']}{reason}{said}"
+                )
     return "; ".join(parts)
 
 

@@ -1,12 +1,16 @@
 """Starts the user's command in every pod. Kubernetes cannot give a pod its global node rank
 (no arithmetic in env) nor say how often its rank started before (a Kueue preemption or a
 resubmission changes no label), so this sets NODE_RANK, JAX_PROCESS_ID and
-GKEML_RESTART_ATTEMPT, expands them in the command, prepares the workspace (`prepare`: the
-job's workdir unpacked with its hash checked, its requirements installed into a cached
-virtual environment), and execs it. Shipped as the source of `python3 -c` (stdlib only, no
-dollar sign: Kubernetes would expand it); the local backend calls `record_start`, so a
-restart counts the same way on both, and starts a job with requirements through `main`,
-which then only prepares (the local supervisor has set and expanded the rest)."""
+GKEML_RESTART_ATTEMPT, expands them in the command, and execs it in the environment the
+workspace was prepared into. Preparing (`prepare`: the job's workdir unpacked with its hash
+checked, its requirements installed into a cached virtual environment) is a start of its own,
+without a command: the pod's `bootstrap` init container, a step before the process locally. So
+its exit code 3 says only that the workspace could not be prepared, never that the user's
+program exited 3, and the job fails at once instead of retrying (a podFailurePolicy rule on
+the bootstrap container; the local supervisor alike). Shipped as the source of `python3 -c`
+(stdlib only, no dollar sign: Kubernetes would expand it); the local backend calls
+`record_start`, so a restart counts the same way on both, and starts a job with requirements
+through `main` (the supervisor has set and expanded the rest)."""
 
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ import sys
 STARTS = os.path.join(".gkeml", "starts")
 VENVS = os.path.join(".gkeml", "venvs")
 READY = ".gkeml-ready"  # written last: a venv without it was cut short and is built again
-PREPARE_FAILED = 3  # the exit code of a start whose workdir or requirements failed
+PREPARE_FAILED = 3  # the exit code of a bootstrap whose workdir or requirements failed
 _D = re.escape(chr(36))
 _REFERENCE = re.compile(_D + "(?:" + _D + r"|\(([-._a-zA-Z][-._a-zA-Z0-9]*)\))")
 
@@ -96,16 +100,13 @@ def venv_key(requirements: str) -> str:
     return hashlib.sha256(f"{tag}\n{requirements}".encode()).hexdigest()[:20]
 
 
-def install_requirements(requirements: str, file: str, cache: str, path: str) -> dict[str, str]:
-    """The variables that put the virtual environment of `requirements` (the text of `file`)
-    before `path` on PATH; it is made under `cache` once and found there by every later
-    start."""
+def install_requirements(requirements: str, file: str, cache: str) -> None:
+    """Make the virtual environment of `requirements` (the text of `file`) under `cache`,
+    unless an earlier start made it there."""
     import contextlib
     import shutil
 
     venv = os.path.join(cache, VENVS, venv_key(requirements))
-    bin_dir = os.path.join(venv, "bin")
-    variables = {"VIRTUAL_ENV": venv, "PATH": bin_dir + os.pathsep + path}
     os.makedirs(os.path.dirname(venv), exist_ok=True)
     with open(venv + ".lock", "a") as lock:
         # Processes of the same run share the cache: one builds, the others wait and reuse.
@@ -115,43 +116,60 @@ def install_requirements(requirements: str, file: str, cache: str, path: str) ->
             fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.exists(os.path.join(venv, READY)):
             print(f"gkeml: requirements from the cache at {venv}", file=sys.stderr)
-            return variables
+            return
         shutil.rmtree(venv, ignore_errors=True)
         print(f"gkeml: installing requirements into {venv}", file=sys.stderr)
         made = [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv]
         _run(made, "cannot make a virtual environment")
         # pip of the interpreter's own site-packages, visible to the environment.
-        pip = [os.path.join(bin_dir, "python"), "-m", "pip", "install"]
+        pip = [os.path.join(venv, "bin", "python"), "-m", "pip", "install"]
         _run([*pip, "--disable-pip-version-check", "-r", file], "pip could not install")
         open(os.path.join(venv, READY), "w").close()
-    return variables
 
 
-def prepare(env: dict[str, str]) -> dict[str, str]:
-    """Unpack the workdir and install the requirements the env names; returns the variables
-    to add. Called before the user's command starts, in the working directory it runs in."""
+def prepare(env: dict[str, str]) -> None:
+    """Unpack the workdir and install the requirements the env names (the bootstrap's work).
+    Called in the working directory the user's command will run in."""
     archive = env.get("GKEML_WORKDIR_ARCHIVE")
     if archive:
         unpack_workdir(archive, env["GKEML_WORKDIR_SHA256"], env["GKEML_WORKSPACE"])
         os.chdir(env["GKEML_WORKSPACE"])
-    listed = env.get("GKEML_REQUIREMENTS")
-    file = env.get("GKEML_REQUIREMENTS_FILE")
-    if listed is None and not file:
-        return {}
+    text = _requirements(env)
+    if text is None:
+        return
     cache = env["GKEML_CHECKPOINT_DIR"]
+    file = env.get("GKEML_REQUIREMENTS_FILE")
+    if not file:  # listed: pip reads them from a file next to the environment
+        file = os.path.join(cache, VENVS, venv_key(text) + ".txt")
+        os.makedirs(os.path.dirname(file), exist_ok=True)
+        with open(file, "w", encoding="utf-8") as f:
+            f.write(text)
+    install_requirements(text, os.path.abspath(file), cache)
+
+
+def prepared(env: dict[str, str]) -> dict[str, str]:
+    """The variables that put the virtual environment the bootstrap made first on PATH;
+    none for a job without requirements."""
+    text = _requirements(env)
+    if text is None:
+        return {}
+    venv = os.path.join(env["GKEML_CHECKPOINT_DIR"], VENVS, venv_key(text))
+    if not os.path.exists(os.path.join(venv, READY)):
+        raise PrepareError(f"the requirements were not installed into {venv}: no bootstrap ran")
+    bin_dir = os.path.join(venv, "bin")
+    return {"VIRTUAL_ENV": venv, "PATH": bin_dir + os.pathsep + env.get("PATH", "")}
+
+
+def _requirements(env: dict[str, str]) -> str | None:
+    """The text of the job's requirements (its file's, or the listed ones), or None."""
+    file = env.get("GKEML_REQUIREMENTS_FILE")
     if file:
         try:
             with open(file, encoding="utf-8") as f:
-                text = f.read()
+                return f.read()
         except OSError as exc:
             raise PrepareError(f"cannot read the requirements file {file}: {exc}") from None
-        return install_requirements(text, os.path.abspath(file), cache, env.get("PATH", ""))
-    text = listed or ""
-    written = os.path.join(cache, VENVS, venv_key(text) + ".txt")
-    os.makedirs(os.path.dirname(written), exist_ok=True)
-    with open(written, "w", encoding="utf-8") as f:
-        f.write(text)
-    return install_requirements(text, written, cache, env.get("PATH", ""))
+    return env.get("GKEML_REQUIREMENTS")
 
 
 def _run(command: list[str], what: str) -> None:
@@ -163,8 +181,18 @@ def _run(command: list[str], what: str) -> None:
 
 
 def main(argv: list[str], env: dict[str, str]) -> int:
-    """Set the computed variables, prepare the workspace and exec `argv`; returns only if it
-    cannot. A local process (GKEML_BACKEND=local) has its variables set already."""
+    """Without `argv`, prepare the workspace (the bootstrap) and return 0, or PREPARE_FAILED
+    with the reason (pip's own output) on stderr. With it, set the computed variables and exec
+    `argv`; returns only if it cannot. A local process (GKEML_BACKEND=local) has its
+    variables set already."""
+    if not argv:
+        try:
+            prepare(env)
+        except (PrepareError, OSError) as exc:
+            # The same workdir and requirements fail the same way at every start.
+            print(f"gkeml: {exc}", file=sys.stderr)
+            return PREPARE_FAILED
+        return 0
     values: dict[str, str] = {}
     command = argv
     if env.get("GKEML_BACKEND") != "local":
@@ -178,11 +206,10 @@ def main(argv: list[str], env: dict[str, str]) -> int:
         values["GKEML_RESTART_ATTEMPT"] = str(attempt)
         command = [expand(arg, values) for arg in argv]
     try:
-        values.update(prepare(env))
+        values.update(prepared(env))
     except (PrepareError, OSError) as exc:
-        # The same requirements fail the same way at every start: the job's own failure.
         print(f"gkeml: {exc}", file=sys.stderr)
-        return PREPARE_FAILED
+        return 1
     try:
         os.execvpe(command[0], command, {**env, **values})
     except OSError as exc:

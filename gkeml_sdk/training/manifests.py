@@ -18,6 +18,7 @@ from gkeml_sdk.scheduling.placement import exclusive_label
 from gkeml_sdk.scheduling.spot import SPOT_DEFAULT_GRACE_SECONDS, SPOT_MAX_GRACE_SECONDS
 from gkeml_sdk.storage.checkpoints import checkpoint_volume, parse_checkpoint_dir
 from gkeml_sdk.storage.volume_objects import volume_notes, volume_objects
+from gkeml_sdk.training.bootstrap import bootstrap_jobset_rule, bootstrap_pod_rule, needs_bootstrap
 from gkeml_sdk.training.code_configmap import code_config_map
 from gkeml_sdk.training.contract_env import CONTAINER, run_labels
 from gkeml_sdk.training.dra_claims import claim_objects, dra_notes
@@ -100,7 +101,7 @@ def _job(job: TrainingJobFields, template: Obj, metadata: Obj) -> Obj:
         "completionMode": "Indexed",
         # Per-index retries expose the attempt number as a pod annotation (GKEML_RESTART_ATTEMPT).
         "backoffLimitPerIndex": job.max_restarts,
-        "podFailurePolicy": {"rules": [_ignore_disruptions()]},
+        "podFailurePolicy": {"rules": _pod_rules(job)},
         "template": template,
     }
     return {"apiVersion": kinds.BATCH, "kind": "Job", "metadata": metadata, "spec": spec}
@@ -118,11 +119,12 @@ def _jobset(job: TrainingJobFields, template: Obj, metadata: Obj) -> Obj:
     if job.gang:
         # Any failed pod fails its Job; the JobSet restarts the whole gang.
         job_spec["backoffLimit"] = 0
-        job_spec["podFailurePolicy"] = {"rules": [_ignore_disruptions(), _fail_on_user_exit()]}
+        job_spec["podFailurePolicy"] = {"rules": [*_pod_rules(job), _fail_on_user_exit()]}
         failure_policy: Obj = {
             "maxRestarts": job.max_restarts,
             "restartStrategy": "Recreate",
             "rules": [
+                *_jobset_rules(job),
                 {
                     "name": "userCodeFailure",
                     "action": "RestartJobSet",
@@ -141,15 +143,16 @@ def _jobset(job: TrainingJobFields, template: Obj, metadata: Obj) -> Obj:
     else:
         # Independent workers: each index retries on its own budget; exhausting it fails all.
         job_spec["backoffLimitPerIndex"] = job.max_restarts
-        job_spec["podFailurePolicy"] = {"rules": [_ignore_disruptions()]}
+        job_spec["podFailurePolicy"] = {"rules": _pod_rules(job)}
         failure_policy = {
             "maxRestarts": 0,
             "rules": [
+                *_jobset_rules(job),
                 {
                     "name": "userCodeFailure",
                     "action": "FailJobSet",
                     "onJobFailureReasons": ["FailedIndexes", "MaxFailedIndexesExceeded"],
-                }
+                },
             ],
         }
     job_spec["template"] = template
@@ -168,6 +171,18 @@ def _jobset(job: TrainingJobFields, template: Obj, metadata: Obj) -> Obj:
         "replicatedJobs": [replicated],
     }
     return {"apiVersion": kinds.JOBSET, "kind": "JobSet", "metadata": metadata, "spec": spec}
+
+
+def _pod_rules(job: TrainingJobFields) -> list[Obj]:
+    # A workspace that cannot be prepared fails the Job at once: retrying installs the same
+    # requirements from the same archive. The rule names the bootstrap container, which
+    # Kubernetes refuses in a Job whose pods lack it.
+    return [_ignore_disruptions(), *([bootstrap_pod_rule()] if needs_bootstrap(job) else [])]
+
+
+def _jobset_rules(job: TrainingJobFields) -> list[Obj]:
+    # First: the gang's rule for other PodFailurePolicy failures would restart it.
+    return [bootstrap_jobset_rule()] if needs_bootstrap(job) else []
 
 
 def _ignore_disruptions() -> Obj:

@@ -13,6 +13,7 @@ from gkeml_sdk.scheduling import spot
 from gkeml_sdk.scheduling.manifests import accelerator_scheduling, topology_annotations
 from gkeml_sdk.storage.checkpoints import checkpoint_volume, parse_checkpoint_dir
 from gkeml_sdk.storage.manifests import pod_volumes
+from gkeml_sdk.training.bootstrap import bootstrap_container, needs_bootstrap
 from gkeml_sdk.training.code_configmap import code_volume
 from gkeml_sdk.training.contract_env import CONTAINER, contract_env, launcher_command, run_labels
 from gkeml_sdk.training.dra_claims import add_claims
@@ -50,6 +51,9 @@ def pod_template(job: TrainingJobFields, attempt: int = 1) -> Obj:
     annotations.update(code_annotations)
     container = _container(job, hardware, checkpoint_path, mounts, attempt, volume_env)
     spec = _spec(job, hardware, container, selector, affinity, tolerations, volumes)
+    if needs_bootstrap(job):
+        # Before the network stack's sidecars: they add nothing the bootstrap needs.
+        spec["initContainers"] = [bootstrap_container(container)]
     metadata: Obj = {"labels": {**job.labels, **run_labels(job, attempt)}}
     if annotations or job.annotations:
         metadata["annotations"] = {**annotations, **job.annotations}

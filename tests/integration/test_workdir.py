@@ -70,19 +70,32 @@ def job_of(project: Path, wheels: dict[str, str], **fields) -> TrainingJob:
 
 
 def run_pod(job: TrainingJob, archive: Path, tmp: Path, uid: str) -> subprocess.CompletedProcess:
-    """Start the compiled pod's container as the kubelet would, with its two volumes standing
-    as folders here: the bucket's archive folder and the checkpoint folder."""
+    """Run the compiled pod's containers as the kubelet would: its bootstrap init container,
+    then the trainer once that exited 0, with their volumes standing as folders here (the
+    bucket's archive folder, the checkpoint folder, the workspace emptyDir as their working
+    directory). The outcome of the last that ran, with the stderr of both."""
     main = job.compile().main
-    container = main["spec"]["template"]["spec"]["containers"][0]
-    env = container_env(container, job_pod_metadata(main, uid))
-    assert env["GKEML_WORKDIR_ARCHIVE"] == f"/gkeml/workdir/{env['GKEML_WORKDIR_SHA256']}.tar.gz"
-    env["GKEML_WORKDIR_ARCHIVE"] = str(archive)
-    env["GKEML_WORKSPACE"] = str(tmp / f"workspace-{uid}")  # each pod's own emptyDir
-    env[c.CHECKPOINT_DIR] = str(tmp / "checkpoints")
-    env["PATH"] = f"{Path(sys.executable).parent}:/usr/bin:/bin"  # the image's python3
-    return subprocess.run(
-        container_argv(container, env), env=env, capture_output=True, text=True, check=False
-    )
+    pod = main["spec"]["template"]["spec"]
+    workspace = tmp / f"workspace-{uid}"  # each pod's own emptyDir
+    workspace.mkdir()
+    stderr = ""
+    for container in [*pod.get("initContainers", []), *pod["containers"]]:
+        assert container["workingDir"] == "/workspace"
+        env = container_env(container, job_pod_metadata(main, uid))
+        sha256 = env["GKEML_WORKDIR_SHA256"]
+        assert env["GKEML_WORKDIR_ARCHIVE"] == f"/gkeml/workdir/{sha256}.tar.gz"
+        env["GKEML_WORKDIR_ARCHIVE"] = str(archive)
+        env["GKEML_WORKSPACE"] = str(workspace)
+        env[c.CHECKPOINT_DIR] = str(tmp / "checkpoints")
+        env["PATH"] = f"{Path(sys.executable).parent}:/usr/bin:/bin"  # the image's python3
+        done = subprocess.run(
+            container_argv(container, env), env=env, cwd=workspace, capture_output=True,
+            text=True, check=False,
+        )  # fmt: skip
+        stderr += done.stderr
+        if done.returncode != 0:
+            break
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout, stderr)
 
 
 def test_an_unchanged_tree_uploads_nothing_and_pods_unpack_the_same_hash(
@@ -153,6 +166,7 @@ def test_an_archive_whose_hash_differs_and_requirements_that_fail_end_the_start(
     assert hashlib.sha256(archive.read_bytes()).hexdigest() == digest
     failed = run_pod(job, archive, tmp_path, "pod-1")
     assert failed.returncode == 3
+    assert failed.stdout == ""  # the trainer did not start
     assert "gkeml: pip could not install" in failed.stderr
     assert "No matching distribution found for gkemltiny==9.9" in failed.stderr
     archive.write_bytes(archive.read_bytes() + b"tampered")
@@ -232,13 +246,36 @@ def test_two_nodes_build_one_environment_and_a_failed_install_is_the_jobs_failur
     logs = [(Path(shared.snapshot().path) / "logs" / f"{n}.log").read_text() for n in (0, 1)]
     assert sum(log.count("gkeml: installing requirements") for log in logs) == 1
     assert sum(log.count("gkeml: requirements from the cache") for log in logs) == 1
+    # max_restarts=2 would start a failed process twice more: a failed install is not retried.
     broken = submit(backend,
         TrainingJob(name="broken", command=["python", "-c", "pass"], env=wheels,
-                    requirements=["gkemltiny==9.9"])
+                    requirements=["gkemltiny==9.9"], max_restarts=2)
     )  # fmt: skip
     status = broken.wait(timeout=120)
     assert (status.state, status.cause) == (RunState.FAILED, FailureCause.USER_CODE)
+    assert status.reason == "PodFailurePolicy"
+    assert "the bootstrap exited with code 3" in status.message
+    assert "could not be prepared (pip's message is in its log)" in status.message
     assert broken.exit_codes == {"0": 3}
-    log = (Path(broken.snapshot().path) / "logs" / "0.log").read_text()
+    run_dir = Path(broken.snapshot().path)
+    assert len(list((run_dir / "checkpoints" / c.STARTS_DIR / "0").iterdir())) == 1
+    log = (run_dir / "logs" / "0.log").read_text()
     assert "No matching distribution found for gkemltiny==9.9" in log
     assert log.count("gkeml: installing requirements") == 1
+    assert any("No matching distribution found" in line for line in broken.logs())
+
+
+def test_the_users_own_exit_3_after_an_install_is_retried_as_any_failure(wheels, tmp_path):
+    backend = LocalBackend(run_dir=tmp_path / "runs", options=LocalOptions(grace_seconds=0.5))
+    run = submit(backend,
+        TrainingJob(name="three", command=["python", "-c", "import gkemltiny; exit(3)"],
+                    env=wheels, requirements=["gkemltiny"], max_restarts=1)
+    )  # fmt: skip
+    status = run.wait(timeout=120)
+    assert (status.state, status.reason) == (RunState.FAILED, "FailedIndexes")
+    assert "exited with code 3; it failed 2 time(s), max_restarts=1" in status.message
+    run_dir = Path(run.snapshot().path)
+    assert len(list((run_dir / "checkpoints" / c.STARTS_DIR / "0").iterdir())) == 2
+    log = (run_dir / "logs" / "0.log").read_text()
+    assert log.count("gkeml: installing requirements") == 1
+    assert log.count("gkeml: requirements from the cache") == 1

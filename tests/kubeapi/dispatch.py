@@ -147,13 +147,18 @@ class Dispatcher:
         assert call.name is not None
         pod = self.api.get(call).body
         containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
+        # An init container's log is read by its name too; only the default is the one app
+        # container (kubelet's validateContainer).
+        named = containers + [
+            c.get("name") for c in (pod.get("spec") or {}).get("initContainers") or []
+        ]
         container = call.q("container")
         if container is None and len(containers) > 1:
             raise errors.bad_request(
                 f"a container name must be specified for pod {call.name}, choose one of: "
                 f"[{' '.join(str(c) for c in containers)}]"
             )
-        if container is not None and containers and container not in containers:
+        if container is not None and named and container not in named:
             raise errors.bad_request(f"container {container} is not valid for pod {call.name}")
         if container is None and len(containers) == 1:
             container = containers[0]

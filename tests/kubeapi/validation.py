@@ -203,32 +203,70 @@ def _pod_spec_causes(spec: Any, path: str) -> list[dict[str, str]]:
     return causes
 
 
+def job_spec_causes(spec: dict[str, Any], prefix: str = "spec") -> list[dict[str, str]]:
+    """kube-apiserver's rules of a Job's spec that its schema does not hold (batch
+    validation.go): a restart policy, and a podFailurePolicy only with restartPolicy Never
+    and naming only containers of the template. JobSet's child Jobs meet them too."""
+    tpl_spec = ((spec.get("template") or {}).get("spec")) or {}
+    causes = _pod_spec_causes(tpl_spec, f"{prefix}.template.spec")
+    policy = tpl_spec.get("restartPolicy")
+    if policy is None:
+        causes.append(
+            _cause(
+                "FieldValueRequired",
+                f"{prefix}.template.spec.restartPolicy",
+                'Required value: valid values: "OnFailure", "Never"',
+            )
+        )
+    elif policy not in ("OnFailure", "Never"):
+        causes.append(
+            _cause(
+                "FieldValueNotSupported",
+                f"{prefix}.template.spec.restartPolicy",
+                f'Unsupported value: {_q(policy)}: supported values: "OnFailure", "Never"',
+            )
+        )
+    failure_policy = spec.get("podFailurePolicy")
+    if failure_policy is None:
+        return causes
+    if policy is not None and policy != "Never":
+        causes.append(
+            _cause(
+                "FieldValueInvalid",
+                f"{prefix}.template.spec.restartPolicy",
+                f'Invalid value: {_q(policy)}: only "Never" is supported when podFailurePolicy '
+                "is specified",
+            )
+        )
+    names = {
+        c.get("name")
+        for key in ("containers", "initContainers")
+        for c in tpl_spec.get(key) or []
+        if isinstance(c, dict)
+    }
+    for i, rule in enumerate(failure_policy.get("rules") or []):
+        name = (rule.get("onExitCodes") or {}).get("containerName")
+        if name is not None and name not in names:
+            causes.append(
+                _cause(
+                    "FieldValueInvalid",
+                    f"{prefix}.podFailurePolicy.rules[{i}].onExitCodes.containerName",
+                    f"Invalid value: {_q(name)}: must be one of the container or initContainer "
+                    "names in the pod template",
+                )
+            )
+    return causes
+
+
 def _semantic_causes(rt: ResourceType, obj: dict[str, Any]) -> list[dict[str, str]]:
     spec = obj.get("spec") or {}
     if rt.key == "pods":
         return _pod_spec_causes(spec, "spec")
-    if rt.key in ("jobs.batch", "deployments.apps", "podtemplates"):
+    if rt.key == "jobs.batch":
+        return job_spec_causes(spec)
+    if rt.key in ("deployments.apps", "podtemplates"):
         holder = obj if rt.key == "podtemplates" else spec
         tpl_spec = ((holder.get("template") or {}).get("spec")) or {}
         prefix = "template.spec" if rt.key == "podtemplates" else "spec.template.spec"
-        causes = _pod_spec_causes(tpl_spec, prefix)
-        if rt.key == "jobs.batch":
-            policy = tpl_spec.get("restartPolicy")
-            if policy is None:
-                causes.append(
-                    _cause(
-                        "FieldValueRequired",
-                        f"{prefix}.restartPolicy",
-                        'Required value: valid values: "OnFailure", "Never"',
-                    )
-                )
-            elif policy not in ("OnFailure", "Never"):
-                causes.append(
-                    _cause(
-                        "FieldValueNotSupported",
-                        f"{prefix}.restartPolicy",
-                        f'Unsupported value: {_q(policy)}: supported values: "OnFailure", "Never"',
-                    )
-                )
-        return causes
+        return _pod_spec_causes(tpl_spec, prefix)
     return []

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from gkeml_sdk.core.environment import BOOTSTRAP_CONTAINER, BOOTSTRAP_FAILED
 from gkeml_sdk.core.objects import ObjView, condition
 from gkeml_sdk.hardware.listing import accelerator_labels
 from gkeml_sdk.runs.explain.explanation import Category, Evidence
@@ -46,7 +47,7 @@ def diagnose_pods(pods: Iterable[ObjView], events: Iterable[ObjView], run: str) 
     """
     pods = [p for p in pods if not (p.get("metadata") or {}).get("deletionTimestamp")]
     events = list(events)
-    for check in (_image, _config, _crash, _scheduling):
+    for check in (_image, _config, _bootstrap, _crash, _scheduling):
         for pod in pods:
             found = check(pod, events, run)
             if found is not None:
@@ -109,6 +110,25 @@ def _config(pod: ObjView, events: list[ObjView], run: str) -> Finding | None:
                 "Secret or ConfigMap it names, or fix the reference; then resubmit.",
                 (_state_evidence(pod, cs), *_pod_events(pod, events)),
             )
+    return None
+
+
+def _bootstrap(pod: ObjView, events: list[ObjView], run: str) -> Finding | None:
+    for cs in (pod.get("status") or {}).get("initContainerStatuses") or []:
+        ended = (cs.get("state") or {}).get("terminated") or {}
+        if cs.get("name") != BOOTSTRAP_CONTAINER or ended.get("exitCode") != BOOTSTRAP_FAILED:
+            continue
+        lines = [line.strip() for line in str(ended.get("message") or "").splitlines()]
+        said = next((line for line in reversed(lines) if line), "")
+        return Finding(
+            Category.CRASH,
+            f"Pod {name_of(pod)} could not prepare its workspace: the {BOOTSTRAP_CONTAINER} "
+            f"container exited with code {BOOTSTRAP_FAILED}"
+            + (f" ({said})" if said else "")
+            + ", so the run failed at once without spending max_restarts. Read pip's message "
+            "in the logs (run.logs()), fix requirements= (or the workdir), and resubmit.",
+            (_state_evidence(pod, cs), *_pod_events(pod, events)),
+        )
     return None
 
 

@@ -197,7 +197,9 @@ def test_checkpoints_survive_a_kueue_preemption_and_a_resubmission(
     assert [len(list((checkpoints / STARTS_DIR / r).iterdir())) for r in "01"] == [3, 3]
     if job.requirements is not None:
         # The first two pods share one install; the re-admitted and resubmitted ones find it.
-        logs = [kubelet.log(p) for p in pods]
+        # Their bootstrap init containers did it, before the trainers started.
+        logs = [kubelet.log(p, "bootstrap") for p in pods]
+        assert not any("gkeml: " in kubelet.log(p) for p in pods)
         assert sum(log.count("gkeml: installing requirements") for log in logs) == 1
         assert sum(log.count("gkeml: requirements from the cache") for log in logs) == 5
 

@@ -36,6 +36,13 @@ JOBS = {
         accelerator=Accelerator("h100-mega", count=8), nodes=4, queue="team-a",
         checkpoint_dir="gs://ckpt-bucket/mega",
     ),
+    # An uploaded workdir and requirements: the bootstrap init container and its failure rules.
+    "gpu-workdir-requirements": TrainingJob(
+        name="proj-ft", image=IMAGE, command=["python", "train.py"],
+        accelerator=Accelerator("h100", count=8), nodes=2, queue="team-a", max_restarts=2,
+        checkpoint_dir="gs://ckpt-bucket/proj-ft", requirements=["sentencepiece==0.2.0"],
+        workdir="gs://ckpt-bucket/gkeml-code/" + "3" * 64 + ".tar.gz",
+    ),
     "cpu-only": TrainingJob(
         name="prep", image=IMAGE, command=["python", "prep.py"], cpu="4", memory="16Gi",
     ),

@@ -98,3 +98,11 @@ def test_a_missing_command_exits_as_a_container_whose_entrypoint_is_missing(tmp_
     job = multislice().with_changes(command=["no-such-command-gkeml"])
     done = start(job, tmp_path, "uid")
     assert done.returncode == 127 and "cannot start 'no-such-command-gkeml'" in done.stderr
+
+
+def test_the_bootstrap_exit_code_is_the_one_the_failure_rules_name():
+    # The launcher ships as stdlib-only source: it keeps its own copy of the code.
+    from gkeml_sdk.core.environment import BOOTSTRAP_FAILED
+    from gkeml_sdk.training.launcher import PREPARE_FAILED
+
+    assert PREPARE_FAILED == BOOTSTRAP_FAILED == 3

@@ -237,3 +237,76 @@ def test_the_validation_oracle_refuses_what_the_jobset_webhook_refuses():
     m.main["spec"]["failurePolicy"]["rules"][0]["name"] = "user-code-failure"
     with pytest.raises(AssertionError, match=r"refused at admission.*alphabetic character"):
         validate_object(m.main)
+
+
+UPLOADED = "gs://ckpt/gkeml-code/" + "3" * 64 + ".tar.gz"
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [{}, {"nodes": 2}, {"nodes": 2, "gang": False}, {"nodes": 2, "workdir": UPLOADED}],
+    ids=["job", "gang", "independent", "workdir"],
+)
+def test_a_workspace_that_cannot_be_prepared_fails_the_job_at_once_not_user_exit_3(shape):
+    m = job(requirements=["six"], max_restarts=4, **shape).compile()
+    validate_all(m)  # the JobSet, and the Jobs its controller makes from the template
+    main = m.main
+    spec = (
+        main["spec"]
+        if main["kind"] == "Job"
+        else main["spec"]["replicatedJobs"][0]["template"]["spec"]
+    )
+    pod = spec["template"]["spec"]
+    (bootstrap,) = pod["initContainers"]
+    trainer = pod["containers"][0]
+    assert bootstrap["name"] == "bootstrap" and bootstrap["image"] == trainer["image"]
+    assert bootstrap["command"] == trainer["command"][:3]  # the launcher, without a program
+    assert bootstrap["env"] == trainer["env"] and bootstrap["env"] is not trainer["env"]
+    assert bootstrap["terminationMessagePolicy"] == "FallbackToLogsOnError"
+    assert bootstrap.get("volumeMounts") == trainer.get("volumeMounts")
+    assert bootstrap.get("workingDir") == trainer.get("workingDir")
+    assert pod["restartPolicy"] == "Never"
+    rule = {
+        "action": "FailJob",
+        "onExitCodes": {"containerName": "bootstrap", "operator": "In", "values": [3]},
+    }
+    rules = spec["podFailurePolicy"]["rules"]
+    assert rules[:2] == [rules[0], rule] and rules[0]["action"] == "Ignore"
+    # The trainer's own exit 3 is not the bootstrap's: only a gang fails on it, as on any code.
+    assert all(r.get("onExitCodes", {}).get("containerName") != "trainer" or
+               r["onExitCodes"]["operator"] == "NotIn" for r in rules)  # fmt: skip
+    if main["kind"] == "JobSet":
+        first = main["spec"]["failurePolicy"]["rules"][0]
+        assert (first["action"], first["onJobFailureReasons"]) == (
+            "FailJobSet",
+            ["PodFailurePolicy"],
+        )
+        import re
+
+        (pattern,) = first["onJobFailureMessagePatterns"]
+        # The message the Job controller writes for that rule, and one of the trainer's.
+        failed = "Container {} for pod ml/ft-node-0-0-x failed with exit code 3 matching FailJob "
+        assert re.search(pattern, failed.format("bootstrap") + "rule at index 1")
+        assert not re.search(pattern, failed.format("trainer") + "rule at index 2")
+
+
+def test_a_job_without_workdir_or_requirements_has_no_bootstrap_nor_its_rules():
+    for m in (job().compile(), job(nodes=2).compile()):
+        pod = pod_spec(m)
+        assert "initContainers" not in pod
+        main = m.main["spec"]
+        policies = [main.get("podFailurePolicy") or main["replicatedJobs"][0]["template"]["spec"][
+            "podFailurePolicy"], main.get("failurePolicy", {})]  # fmt: skip
+        assert "bootstrap" not in repr(policies) and "workspaceNotPrepared" not in repr(policies)
+
+
+def test_the_validation_oracle_refuses_a_failure_rule_naming_a_missing_container():
+    m = job(nodes=2, requirements=["six"]).compile()
+    template = m.main["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    del template["initContainers"]
+    with pytest.raises(AssertionError, match=r"containerName: Invalid value: \"bootstrap\""):
+        validate_object(m.main)
+    single = job(requirements=["six"]).compile().main
+    single["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure"
+    with pytest.raises(AssertionError, match=r"only \"Never\" is supported"):
+        validate_object(single)

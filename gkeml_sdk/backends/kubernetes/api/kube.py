@@ -214,14 +214,23 @@ class KubeClient:
         return WatchStream(response, res)
 
     def pod_log(
-        self, name: str, namespace: str, *, follow: bool, timestamps: bool = False
+        self,
+        name: str,
+        namespace: str,
+        *,
+        follow: bool,
+        timestamps: bool = False,
+        container: str | None = None,
     ) -> Iterator[str]:
-        """Log lines of a pod's container, following new lines when asked; `timestamps`:
-        each after the time the kubelet read it (RFC 3339, nanoseconds, and a space)."""
+        """Log lines of a pod's `container` (None: its only one), following new lines when
+        asked; `timestamps`: each after the time the kubelet read it (RFC 3339, nanoseconds,
+        and a space)."""
         from gkeml_sdk.backends.kubernetes.api.resources import resource
 
         pods = resource(kinds.CORE, "Pod")
-        query = [("follow", "true")] if follow else []
+        query = [("container", container)] if container else []
+        if follow:
+            query.append(("follow", "true"))
         if timestamps:
             query.append(("timestamps", "true"))
         stream = self.transport.open_stream(

@@ -1,6 +1,7 @@
 """Log lines of one attempt's pods, prefixed by node rank (`Run.log_prefix`), or merged in
 time order after their kubelet times (`by_time`); when following, pods are picked up from the
-shared streams as they start, until the attempt is final."""
+shared streams as they start, until the attempt is final. A pod with gkeml's bootstrap init
+container shows its log (the workdir unpacked, pip's output) before the trainer's."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ from gkeml_sdk.runs.log_lines import (
 )
 from gkeml_sdk.runs.status import StatusTracker
 from gkeml_sdk.scheduling.kueue import JOB_COMPLETION_INDEX_ANNOTATION, JOBSET_JOB_INDEX_LABEL
+from gkeml_sdk.training.bootstrap import BOOTSTRAP
+from gkeml_sdk.training.contract_env import CONTAINER
 from gkeml_sdk.training.model import TrainingJob
 
 if TYPE_CHECKING:
@@ -56,13 +59,18 @@ class AttemptPods:
         """The pods of `job`'s attempts (in its namespace)."""
         return cls(kube, job.namespace, job.nodes // job.hardware.slices, by_time)
 
-    def lines(self, pod: Obj, follow: bool) -> Iterator[tuple[tuple[int, int], str]]:
-        """((time in ns, node rank), the line as shown) of each line of `pod`'s log (time 0
-        without `by_time`)."""
+    def lines(
+        self, pod: Obj, follow: bool, container: str | None = None
+    ) -> Iterator[tuple[tuple[int, int], str]]:
+        """((time in ns, node rank), the line as shown) of each line of the log of `pod`'s
+        `container` (its only one when None; time 0 without `by_time`)."""
         rank = node_rank(pod, self.per_job)
         name = pod["metadata"]["name"]
         last = 0  # a line without a time (none from a kubelet) keeps its place after the last
-        for line in self.kube.pod_log(name, self.namespace, follow=follow, timestamps=self.by_time):
+        read = self.kube.pod_log(
+            name, self.namespace, follow=follow, timestamps=self.by_time, container=container
+        )
+        for line in read:
             timed = split_kube_time(line) if self.by_time else None
             if timed is not None:
                 last = timed[0]
@@ -115,12 +123,17 @@ def pod_logs(where: AttemptPods, pods: list[Obj]) -> Iterator[str]:
         >>> lines = pod_logs(AttemptPods(kube, "ml", per_job=2), pods)  # doctest: +SKIP
     """
     ranked = sorted(pods, key=lambda p: node_rank(p, where.per_job))
+    each = [_pod_lines(where, pod) for pod in ranked]
     if not where.by_time:
-        for pod in ranked:
-            yield from (line for _, line in where.lines(pod, follow=False))
+        for lines in each:
+            yield from (line for _, line in lines)
         return
-    merged = heapq.merge(*(where.lines(pod, follow=False) for pod in ranked), key=lambda x: x[0])
-    yield from (line for _, line in merged)
+    yield from (line for _, line in heapq.merge(*each, key=lambda x: x[0]))
+
+
+def _pod_lines(where: AttemptPods, pod: Obj) -> Iterator[tuple[tuple[int, int], str]]:
+    for container in log_containers(pod):
+        yield from where.lines(pod, False, container)
 
 
 def follow_logs(
@@ -194,6 +207,30 @@ def node_rank(pod: Obj, per_job: int) -> int:
     return _number(job) * per_job + _number(index)
 
 
+def log_containers(pod: Obj) -> list[str | None]:
+    """The containers of `pod` whose logs exist (they ran), in the order they ran: the
+    bootstrap, then the trainer, for a pod that has gkeml's bootstrap; else the pod's one
+    container (None) once the pod ran.
+
+    Example:
+        >>> pod = {"spec": {"initContainers": [{"name": "bootstrap"}]}, "status": {
+        ...     "initContainerStatuses": [{"name": "bootstrap", "state": {"terminated": {}}}],
+        ...     "containerStatuses": [{"name": "trainer", "state": {"waiting": {}}}]}}
+        >>> log_containers(pod)
+        ['bootstrap']
+    """
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    if not any(c.get("name") == BOOTSTRAP for c in spec.get("initContainers") or []):
+        return [None] if _started(pod) else []
+    ran = {
+        c.get("name")
+        for key in ("initContainerStatuses", "containerStatuses")
+        for c in status.get(key) or []
+        if {"running", "terminated"} & set(c.get("state") or {})
+    }
+    return [c for c in (BOOTSTRAP, CONTAINER) if c in ran]
+
+
 _LOG_ENDED = object()
 
 
@@ -202,21 +239,23 @@ class _Followers:
 
     def __init__(self, where: AttemptPods, items: Queue[object]) -> None:
         self.where, self.items = where, items
-        self.seen: set[str] = set()
+        self.seen: set[tuple[str, str | None]] = set()
         self.active = 0
 
     def start(self, pod: Obj) -> None:
+        """Follow each container of `pod` that ran and is not followed yet."""
         meta = pod.get("metadata") or {}
-        key = str(meta.get("uid") or meta.get("name"))
-        if key in self.seen or not _started(pod):
-            return
-        self.seen.add(key)
-        self.active += 1
-        threading.Thread(target=self._pump, args=(pod,), daemon=True).start()
+        for container in log_containers(pod):
+            key = (str(meta.get("uid") or meta.get("name")), container)
+            if key in self.seen:
+                continue
+            self.seen.add(key)
+            self.active += 1
+            threading.Thread(target=self._pump, args=(pod, container), daemon=True).start()
 
-    def _pump(self, pod: Obj) -> None:
+    def _pump(self, pod: Obj, container: str | None) -> None:
         try:
-            for _, line in self.where.lines(pod, follow=True):
+            for _, line in self.where.lines(pod, follow=True, container=container):
                 self.items.put(line)
         except Exception as exc:  # one pod's log failing (e.g. deleted) must not end the others
             log.warning("stopped reading the log of pod %s: %s", pod["metadata"]["name"], exc)

@@ -24,6 +24,8 @@ class LaunchPlan:
 
     Attributes:
         argv: The command and its arguments (`$(VAR)` expanded at each start).
+        bootstrap: What prepares the workspace before each start of `argv` (the pod's
+            `bootstrap` init container), or empty; its exit code 3 fails the run at once.
         cwd: The processes' working directory.
         slots: Each process's slot label and the contract variables it keeps at every start.
         env: Variables every process gets beyond the contract: volume folders, the job's env.
@@ -47,6 +49,7 @@ class LaunchPlan:
     """
 
     argv: list[str]
+    bootstrap: list[str]
     cwd: str
     slots: list[tuple[str, dict[str, str]]]
     env: dict[str, str]
@@ -70,6 +73,7 @@ class LaunchPlan:
         plan = Fields(data, where)
         return cls(
             argv=plan.texts("argv"),
+            bootstrap=plan.texts("bootstrap"),
             cwd=plan.text("cwd"),
             slots=[(s.text("slot"), s.text_map("env")) for s in plan.objects("slots")],
             env=plan.text_map("env"),
@@ -91,6 +95,7 @@ def plan_launch(
     cwd: str,
     volumes: dict[str, str],
     checkpoint_dir: str,
+    bootstrap: list[str] | None = None,
 ) -> LaunchPlan:
     """The plan for running `job` with `options`; `volumes` are the GKEML_VOLUME_* folders."""
     grace = options.grace_seconds
@@ -98,6 +103,7 @@ def plan_launch(
         grace = job.termination_grace_seconds
     return LaunchPlan(
         argv=argv,
+        bootstrap=bootstrap or [],
         cwd=cwd,
         slots=[
             (s.label, slot_env(job, s, checkpoint_dir)) for s in slots(job, options.spawn_procs)

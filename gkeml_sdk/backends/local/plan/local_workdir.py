@@ -71,8 +71,8 @@ def place_workdir(packed: PackedWorkdir, run_path: Path, code: Path) -> None:
 
 
 def requirements_argv(job: TrainingJob, argv: list[str]) -> list[str]:
-    """`argv` started through the launcher when the job has requirements: it installs them
-    (or finds them cached) and runs `argv` in their virtual environment.
+    """`argv` started through the launcher when the job has requirements: it runs `argv` in
+    the virtual environment `bootstrap_argv` installed (or found cached).
 
     Example:
         >>> from gkeml_sdk import TrainingJob
@@ -83,3 +83,18 @@ def requirements_argv(job: TrainingJob, argv: list[str]) -> list[str]:
     if job.requirements is None:
         return argv
     return [sys.executable, "-c", launcher_source(), *argv]
+
+
+def bootstrap_argv(job: TrainingJob) -> list[str]:
+    """What installs the job's requirements before each start (empty without any): the
+    launcher without a program, as the pod's bootstrap container runs it. The workdir needs
+    no step of its own here: it was unpacked from its archive at submit.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob
+        >>> len(bootstrap_argv(TrainingJob(name="a", command=["x"], requirements=["six"])))
+        3
+    """
+    if job.requirements is None:
+        return []
+    return [sys.executable, "-c", launcher_source()]

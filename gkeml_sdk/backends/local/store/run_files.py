@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from gkeml_sdk.backends.local.plan.launch_plan import plan_launch
 from gkeml_sdk.backends.local.plan.local_workdir import (
+    bootstrap_argv,
     pack_local_workdir,
     place_workdir,
     requirements_argv,
@@ -61,6 +62,7 @@ def write_run(
         job,
         options,
         argv=requirements_argv(job, _argv(job)),
+        bootstrap=bootstrap_argv(job),
         # With shipped files the code directory is the working directory, as in the pod.
         cwd=run.code if job.files or job.workdir is not None else str(Path.cwd()),
         # GKEML_VOLUME_<NAME> -> the folder standing for the mount; what the launcher installs

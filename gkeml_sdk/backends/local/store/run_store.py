@@ -57,8 +57,8 @@ _DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 _ABSENT = object()  # what `_load` returns for a missing file (a file may hold JSON null)
 # The layout version of each file (its `schema` field; state.json's is in run_state); 1 is also
 # what a file written before they carried a schema holds. Launch 2: the plan made at submit (1
-# held LocalOptions only).
-LAUNCH_SCHEMA = 2
+# held LocalOptions only); 3: its bootstrap (2 installed requirements before the command).
+LAUNCH_SCHEMA = 3
 SUPERVISOR_SCHEMA = 1
 
 
@@ -161,8 +161,8 @@ class RunDir:
         if found < LAUNCH_SCHEMA:
             # Only a supervisor reads it, started by the submit that wrote it.
             raise ConfigError(
-                f"{what} has schema {found}: an older gkeml wrote it for its own supervisor, "
-                "which read the job itself; submit the job again to run it with this one"
+                f"{what} has schema {found}: an older gkeml wrote it for its own supervisor; "
+                "submit the job again to run it with this one"
             )
         try:
             return LaunchPlan.from_json(data, path)

@@ -1,7 +1,8 @@
 """The detached process that runs a local job: starts one process per slot with the
-environment contract, restarts the gang on failure or simulated preemption, enforces
-max_runtime, and records every transition in the run directory; each process's output goes to
-its log through a pipe, with the time of each line (`log_pump`). `detach` starts it.
+environment contract (after the plan's bootstrap, as a pod's init container runs first),
+restarts the gang on failure or simulated preemption, enforces max_runtime, and records every
+transition in the run directory; each process's output goes to its log through a pipe, with
+the time of each line (`log_pump`). `detach` starts it.
 
 It follows the `LaunchPlan` of `launch.json` and never reads the `TrainingJob`, so it imports
 neither pydantic nor the spec layer, and it sleeps until a process exits, a signal comes or a
@@ -27,6 +28,7 @@ from gkeml_sdk.backends.local.supervision.log_pump import LogPump
 from gkeml_sdk.backends.local.system.procs import ProcessId, free_ports, stop_groups
 from gkeml_sdk.backends.local.system.spawn import Child, start_in_group
 from gkeml_sdk.runs.states import FailureCause, RunState, RunStatus
+from gkeml_sdk.training.launcher import PREPARE_FAILED
 
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 # How often a state the disk had no room for is written again.
@@ -51,6 +53,8 @@ class Supervisor:
         self.stop_signal: int | None = None
         self.attempt_started = time.monotonic()
         self.unstartable: dict[str, int] = {}  # slots whose command could not be executed
+        # Slots whose bootstrap runs, and the command and env each starts once it exited 0.
+        self.preparing: dict[str, tuple[list[str], dict[str, str]]] = {}
         self.unsaved = False  # the record holds exit codes state.json does not
         self.retry_save_at: float | None = None  # when to write it again after a full disk
         # Handed over by the launcher in this process's environment; kept in memory only.
@@ -118,10 +122,25 @@ class Supervisor:
                 continue
             code = exited
             del self.children[label]
-            self._record_exit(label, code)
             # A pod's end takes every process in it along; so does a slot's end here.
             stop_groups([ProcessId(proc.pid)], grace=0)
             self.logs.join(label)  # its last lines are in before the outcome is recorded
+            prepared = self.preparing.pop(label, None)
+            if prepared is not None and code == 0:
+                self._spawn(label, *prepared)
+                continue
+            self._record_exit(label, code)
+            if prepared is not None and code == PREPARE_FAILED:
+                self._stop_all()
+                # The same workdir and requirements fail the same way at every start, as
+                # the podFailurePolicy rule of the bootstrap container says on GKE.
+                self._fail_user(
+                    "PodFailurePolicy",
+                    f"process {label}: the bootstrap exited with code {code}: its workdir or "
+                    "requirements could not be prepared (pip's message is in its log); "
+                    "max_restarts not spent",
+                )
+                return True
             if code == 0:
                 self.succeeded.add(label)
             elif self._failed(label, code):
@@ -207,6 +226,7 @@ class Supervisor:
         self._move(RunState.RUNNING, "Running", self._running_message())
 
     def _start(self, label: str) -> None:
+        """Start the slot's bootstrap when the plan has one, else its command."""
         start_id, attempt = record_local_start(self.run.checkpoints, label)
         start = start_env(
             attempt=attempt, master_port=self.ports[0], jax_port=self.ports[1], start_id=start_id
@@ -220,6 +240,14 @@ class Supervisor:
         argv = expand_references(
             self.plan.argv, {k: v for k, v in declared.items() if k not in self.secrets}
         )
+        if self.plan.bootstrap:
+            self.preparing[label] = (argv, env)
+            argv = self.plan.bootstrap
+        self._spawn(label, argv, env)
+
+    def _spawn(self, label: str, argv: list[str], env: dict[str, str]) -> None:
+        # The plan's program, not argv's: an expanded $(SECRET) must not reach the log.
+        shown = argv[0] if argv is self.plan.bootstrap else self.plan.argv[0]
         try:
             proc = start_in_group(
                 argv, cwd=self.plan.cwd, env=env, log_fd=self.logs.open(label),
@@ -227,9 +255,9 @@ class Supervisor:
             )  # fmt: skip
         except OSError as exc:
             # Like a container whose entrypoint is missing: exit code 127, a user error.
-            # The plan's argv, not argv: an expanded $(SECRET) must not reach the log.
             self.logs.join(label)  # the pipe ended with the failed start
-            self.logs.note(label, f"gkeml: cannot start {self.plan.argv[0]!r}: {exc.strerror}")
+            self.preparing.pop(label, None)
+            self.logs.note(label, f"gkeml: cannot start {shown!r}: {exc.strerror}")
             self.unstartable[label] = 127
             self.record.processes = [p for p in self.record.processes if p.slot != label]
             self.record.processes.append(ProcessRecord(label, 0, -1, self.record.attempt))
@@ -247,6 +275,7 @@ class Supervisor:
             self._record_exit(label, proc.wait())
             self.logs.join(label)
         self.children.clear()
+        self.preparing.clear()
         self._save()
 
     def _record_exit(self, label: str, code: int) -> None:

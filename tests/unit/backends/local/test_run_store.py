@@ -148,8 +148,7 @@ def test_a_launch_file_of_schema_1_is_refused_saying_to_submit_again(tmp_path: P
         RunDir(tmp_path).read_launch()
     assert str(refused.value) == (
         f"local run launch file {tmp_path / LAUNCH} has schema 1: an older gkeml wrote it for "
-        "its own supervisor, which read the job itself; submit the job again to run it with "
-        "this one"
+        "its own supervisor; submit the job again to run it with this one"
     )
 
 
@@ -161,7 +160,7 @@ def test_launch_and_supervisor_files_carry_their_schema(tmp_path: Path) -> None:
     )
     run.write_launch(plan)
     run.write_supervisor(ProcessId(7, 8))
-    assert json.loads((tmp_path / LAUNCH).read_text())["schema"] == LAUNCH_SCHEMA == 2
+    assert json.loads((tmp_path / LAUNCH).read_text())["schema"] == LAUNCH_SCHEMA == 3
     assert json.loads((tmp_path / SUPERVISOR).read_text())["schema"] == SUPERVISOR_SCHEMA == 1
     assert run.read_launch() == plan
     assert (plan.max_restarts, plan.env, plan.chaos_after, plan.chaos_times) == (
