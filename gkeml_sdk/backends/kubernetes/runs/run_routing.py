@@ -11,16 +11,15 @@ from dataclasses import dataclass, field
 from gkeml_sdk.backends.kubernetes.api.informer import Informer
 from gkeml_sdk.backends.kubernetes.api.streams import Event, EventQueue, SharedStreams, StreamSpec
 from gkeml_sdk.core.environment import ATTEMPT_SEPARATOR
-from gkeml_sdk.core.labels import RUN_ID_LABEL, record_name
+from gkeml_sdk.core.labels import RUN_ID_LABEL
 from gkeml_sdk.core.objects import Obj
 
 RunKey = tuple[str, str]  # (namespace, run name)
-RECORD_SUFFIX = record_name("")
 
 
 def run_of(event: Event) -> list[RunKey]:
     """The runs an object of the streams belongs to: a job's or pod's run-id label (else an
-    attempt's name: `<run>` or `<run>--rN`), a run record's name, a Workload's owning attempt.
+    attempt's name: `<run>` or `<run>--rN`), a Workload's owning attempt.
 
     Example:
         >>> owner = {"kind": "JobSet", "name": "ft--r2"}
@@ -33,10 +32,6 @@ def run_of(event: Event) -> list[RunKey]:
     if event.kind == "Workload":
         owners = [str(ref.get("name") or "") for ref in meta.get("ownerReferences") or []]
         return [(namespace, name.split(ATTEMPT_SEPARATOR)[0]) for name in owners if name]
-    if event.kind == "ConfigMap":
-        name = str(meta.get("name") or "")
-        records = name.endswith(RECORD_SUFFIX)
-        return [(namespace, name.removesuffix(RECORD_SUFFIX))] if records else []
     # An object known by name only (an attempt awaited, found gone) has no labels.
     run = (meta.get("labels") or {}).get(RUN_ID_LABEL)
     run = run or str(meta.get("name") or "").split(ATTEMPT_SEPARATOR)[0]
@@ -166,6 +161,17 @@ class RoutedHub(EventQueue):
             self.__exit__()
             raise
         return self
+
+    def objects(self, run: RunKey) -> list[Event]:
+        """The objects of `run` every stream of this wait shows now, as SYNCED events: what a
+        follower that just learnt of a new attempt feeds its tracker, so the attempt's
+        Workload or pods that came before its job (another stream) are not missed."""
+        found = []
+        for route in self._routes:
+            with route.lock:
+                objs = list(route.objects.get(run, {}).values())
+            found += [Event(route.spec.resource.kind, "SYNCED", obj) for obj in objs]
+        return found
 
     def __exit__(self, *exc: object) -> None:
         joined, self._routes = self._routes, []
