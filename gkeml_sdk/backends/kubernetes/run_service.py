@@ -431,6 +431,10 @@ class KubeRunService:
         read: set[str] = set()  # later attempts whose record was read (see `_feed`)
         timers: list[tuple[float, int, RunTrack]] = []  # (when, tie-break, run) to look again
         order = itertools.count()
+        carried: Event | None = None  # the event that ended the last pass, first of the next
+        # Every stream lists first: a run's objects of all kinds then go in one pass, so what
+        # its first read shows makes one record write, whichever stream listed first.
+        hub.listed(min(left(), nap))
         while stop is None or not stop.is_set():
             now = time.time()
             while timers and timers[0][0] <= now:
@@ -443,17 +447,20 @@ class KubeRunService:
                 states = ", ".join(f"{t.name}: {t.status()}" for t in tracks if t in pending)
                 raise RunTimeoutError(f"timed out waiting for {states}")
             wake = timers[0][0] if timers else float("inf")
-            event = hub.next(timeout=max(0.0, min(left(), wake - now, nap)))
-            stamp, fed = time.time(), dict[RunTrack, None]()
+            event = carried or hub.next(timeout=max(0.0, min(left(), wake - now, nap)))
+            stamp, fed, carried = time.time(), dict[RunTrack, None](), None
             # The events already queued go in together, and each run they moved is told once:
             # the objects a run's streams list at once make one record write, not one each.
+            # A pass takes at most BATCH runs; the events of runs it took still go in it.
             while event is not None:
-                for run in run_of(event):
-                    for track in runs.get(run, ()):
-                        if track in pending:
-                            self._feed(hub, track, event, stamp, read)
-                            fed[track] = None
-                event = hub.next(timeout=0.0) if len(fed) < BATCH else None
+                mine = [t for run in run_of(event) for t in runs.get(run, ()) if t in pending]
+                if len(fed) >= BATCH and any(t not in fed for t in mine):
+                    carried = event
+                    break
+                for track in mine:
+                    self._feed(hub, track, event, stamp, read)
+                    fed[track] = None
+                event = hub.next(timeout=0.0)
             for track in fed:
                 self.acting(track, partial(self._changed, track, stamp))
             due = list(fed)

@@ -5,6 +5,7 @@ following N runs from one `wait_all` or from N threads costs O(N), not O(N) per 
 from __future__ import annotations
 
 import threading
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -161,6 +162,17 @@ class RoutedHub(EventQueue):
             self.__exit__()
             raise
         return self
+
+    def listed(self, timeout: float) -> bool:
+        """Wait until every stream of this wait listed (or failed) and so queued the objects
+        of its runs; False when `timeout` seconds passed first."""
+        end = time.monotonic() + timeout
+        for route in self._routes:
+            informer = route.informer
+            assert informer is not None  # subscribed before the route was shared
+            if not informer.synced.wait(max(0.0, end - time.monotonic())):
+                return False
+        return True
 
     def objects(self, run: RunKey) -> list[Event]:
         """The objects of `run` every stream of this wait shows now, as SYNCED events: what a
