@@ -432,9 +432,6 @@ class KubeRunService:
         timers: list[tuple[float, int, RunTrack]] = []  # (when, tie-break, run) to look again
         order = itertools.count()
         carried: Event | None = None  # the event that ended the last pass, first of the next
-        # Every stream lists first: a run's objects of all kinds then go in one pass, so what
-        # its first read shows makes one record write, whichever stream listed first.
-        hub.listed(min(left(), nap))
         while stop is None or not stop.is_set():
             now = time.time()
             while timers and timers[0][0] <= now:
@@ -451,7 +448,9 @@ class KubeRunService:
             stamp, fed, carried = time.time(), dict[RunTrack, None](), None
             # The events already queued go in together, and each run they moved is told once:
             # the objects a run's streams list at once make one record write, not one each.
-            # A pass takes at most BATCH runs; the events of runs it took still go in it.
+            # A pass takes at most BATCH runs; the events of runs it took still go in it. The
+            # first pass lasts until every stream listed: a run's objects of all kinds go in
+            # together, so its first read makes one record write whichever stream listed first.
             while event is not None:
                 mine = [t for run in run_of(event) for t in runs.get(run, ()) if t in pending]
                 if len(fed) >= BATCH and any(t not in fed for t in mine):
@@ -460,7 +459,7 @@ class KubeRunService:
                 for track in mine:
                     self._feed(hub, track, event, stamp, read)
                     fed[track] = None
-                event = hub.next(timeout=0.0)
+                event = hub.next(0.0 if hub.listed else max(0.0, min(left(), nap)))
             for track in fed:
                 self.acting(track, partial(self._changed, track, stamp))
             due = list(fed)

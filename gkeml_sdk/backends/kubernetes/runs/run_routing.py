@@ -16,6 +16,7 @@ from gkeml_sdk.core.labels import RUN_ID_LABEL
 from gkeml_sdk.core.objects import Obj
 
 RunKey = tuple[str, str]  # (namespace, run name)
+LISTED = "LISTED"  # a route's word to its waits that its stream listed (never returned)
 
 
 def run_of(event: Event) -> list[RunKey]:
@@ -48,9 +49,18 @@ class _Route:
     lock: threading.Lock = field(default_factory=threading.Lock)
     objects: dict[RunKey, dict[str, Obj]] = field(default_factory=lambda: defaultdict(dict))
     waits: dict[RunKey, list[RoutedHub]] = field(default_factory=lambda: defaultdict(list))
-    joined: list[RoutedHub] = field(default_factory=list)
+    joined: dict[RoutedHub, None] = field(default_factory=dict)  # in the order they joined
     error: Event | None = None
     informer: Informer | None = None  # set once subscribed
+    listed: bool = False  # the stream's first list went to the waits joined by then
+
+    def announce(self) -> None:
+        """The stream listed: tell each wait joined (after the listed objects of its runs,
+        before any later event), each through its own queue."""
+        with self.lock:
+            self.listed = True
+            for hub in self.joined:
+                hub.put(Event(self.spec.resource.kind, LISTED, {}))
 
     def deliver(self, event: Event) -> None:
         with self.lock:
@@ -99,8 +109,10 @@ class RunRouter:
                 except BaseException:
                     del self._routes[spec]
                     raise
+                route.informer.when_listed(route.announce)
             with route.lock:
-                route.joined.append(hub)
+                route.joined[hub] = None
+                hub.unlisted += not route.listed
                 if route.error is not None:
                     hub.put(route.error)
                 for run in hub.runs:
@@ -120,8 +132,7 @@ class RunRouter:
         """Stop routing to `hub`; the last wait to leave a stream unsubscribes from it."""
         with self._lock:
             with route.lock:
-                if hub in route.joined:
-                    route.joined.remove(hub)
+                route.joined.pop(hub, None)
                 for run in hub.runs:
                     waits = route.waits.get(run, [])
                     if hub in waits:
@@ -153,6 +164,7 @@ class RoutedHub(EventQueue):
         super().__init__()
         self.router, self.specs, self.runs = router, specs, frozenset(runs)
         self._routes: list[_Route] = []
+        self.unlisted = 0  # streams joined that have not listed yet
 
     def __enter__(self) -> RoutedHub:
         try:
@@ -163,16 +175,23 @@ class RoutedHub(EventQueue):
             raise
         return self
 
-    def listed(self, timeout: float) -> bool:
-        """Wait until every stream of this wait listed (or failed) and so queued the objects
-        of its runs; False when `timeout` seconds passed first."""
+    @property
+    def listed(self) -> bool:
+        """True once every stream of this wait listed, and so handed over the objects its
+        runs had then (what `next` returned before)."""
+        return self.unlisted == 0
+
+    def next(self, timeout: float) -> Event | None:
+        """The next event; None after `timeout` seconds without one, or at once when the
+        last of this wait's streams to list just did (its waiter acts on what it has)."""
         end = time.monotonic() + timeout
-        for route in self._routes:
-            informer = route.informer
-            assert informer is not None  # subscribed before the route was shared
-            if not informer.synced.wait(max(0.0, end - time.monotonic())):
-                return False
-        return True
+        while True:
+            event = super().next(max(0.0, end - time.monotonic()))
+            if event is None or event.type != LISTED:
+                return event
+            self.unlisted -= 1
+            if self.listed:
+                return None
 
     def objects(self, run: RunKey) -> list[Event]:
         """The objects of `run` every stream of this wait shows now, as SYNCED events: what a
