@@ -54,6 +54,10 @@ def followers_reads(cluster: Any, path: str) -> int:
     )  # fmt: skip
 
 
+def owner_names(obj: dict[str, Any]) -> list[str]:
+    return [str(o.get("name")) for o in (obj.get("metadata") or {}).get("ownerReferences") or []]
+
+
 def live_lease(cluster: Any) -> None:
     """The Lease of a run controller acting for ml, held for an hour (nobody acts)."""
     cluster.store.put(
@@ -249,7 +253,7 @@ def test_a_new_attempts_workload_seen_before_its_jobset_is_not_lost(cluster, mon
 
     def holding(route: Any, event: Any) -> None:
         meta = event.obj.get("metadata") or {}
-        owners = [o.get("name") for o in meta.get("ownerReferences") or []]
+        owners = owner_names(event.obj)
         if event.kind == "JobSet" and meta.get("name") == "train--r2":
             assert released.wait(60)
         deliver(route, event)
@@ -257,10 +261,10 @@ def test_a_new_attempts_workload_seen_before_its_jobset_is_not_lost(cluster, mon
             delivered[meta["name"]] = meta["resourceVersion"]
 
     def shown() -> bool:
+        """The follower's Workload stream delivered attempt 2's Workload as stored now."""
         found = cluster.store.list("workloads", "ml")
-        last = [w for w in found if w["metadata"]["ownerReferences"][0]["name"] == "train--r2"]
-        meta = last[0]["metadata"]
-        return delivered.get(meta["name"]) == meta["resourceVersion"]
+        owned = [w["metadata"] for w in found if owner_names(w) == ["train--r2"]]
+        return bool(owned) and delivered.get(owned[0]["name"]) == owned[0]["resourceVersion"]
 
     def release() -> None:
         cluster.wait_for(shown, timeout=60)
