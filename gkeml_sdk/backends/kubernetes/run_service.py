@@ -26,7 +26,11 @@ from gkeml_sdk.backends.kubernetes.api.streams import Event, SharedStreams, dead
 from gkeml_sdk.backends.kubernetes.explain.diagnosis import explain, pending_workloads
 from gkeml_sdk.backends.kubernetes.explain.preemptors import name_preemptors
 from gkeml_sdk.backends.kubernetes.runs.attempts import Attempts
-from gkeml_sdk.backends.kubernetes.runs.following import progress_callback, stream_specs
+from gkeml_sdk.backends.kubernetes.runs.following import (
+    later_attempt,
+    progress_callback,
+    stream_specs,
+)
 from gkeml_sdk.backends.kubernetes.runs.lifecycle import RunLifecycle
 from gkeml_sdk.backends.kubernetes.runs.liveness import ControllerWatch
 from gkeml_sdk.backends.kubernetes.runs.logs import run_logs
@@ -38,6 +42,7 @@ from gkeml_sdk.backends.kubernetes.runs.snapshots import AttemptObjects, read_at
 from gkeml_sdk.backends.kubernetes.runs.submission import submit_job
 from gkeml_sdk.backends.kubernetes.runs.submissions import delete_submission
 from gkeml_sdk.backends.kubernetes.runs.track import CANCELLED, RunTrack
+from gkeml_sdk.core.objects import uid
 from gkeml_sdk.errors import GkemlError, NotFoundError, RunTimeoutError
 from gkeml_sdk.runs.explain.explanation import Category, Explanation
 from gkeml_sdk.runs.retry import RetryPolicy
@@ -423,8 +428,10 @@ class KubeRunService:
         for track in tracks:
             runs[(track.namespace, track.name)].append(track)
         pending, due = set(tracks), list(tracks)
+        read: set[str] = set()  # later attempts whose record was read (see `_feed`)
         timers: list[tuple[float, int, RunTrack]] = []  # (when, tie-break, run) to look again
         order = itertools.count()
+        carried: Event | None = None  # the event that ended the last pass, first of the next
         while stop is None or not stop.is_set():
             now = time.time()
             while timers and timers[0][0] <= now:
@@ -437,33 +444,46 @@ class KubeRunService:
                 states = ", ".join(f"{t.name}: {t.status()}" for t in tracks if t in pending)
                 raise RunTimeoutError(f"timed out waiting for {states}")
             wake = timers[0][0] if timers else float("inf")
-            event = hub.next(timeout=max(0.0, min(left(), wake - now, nap)))
-            stamp, fed = time.time(), dict[RunTrack, None]()
+            event = carried or hub.next(timeout=max(0.0, min(left(), wake - now, nap)))
+            stamp, fed, carried = time.time(), dict[RunTrack, None](), None
             # The events already queued go in together, and each run they moved is told once:
             # the objects a run's streams list at once make one record write, not one each.
+            # A pass takes at most BATCH runs; the events of runs it took still go in it. The
+            # first pass lasts until every stream listed: a run's objects of all kinds go in
+            # together, so its first read makes one record write whichever stream listed first.
             while event is not None:
-                for run in run_of(event):
-                    for track in runs.get(run, ()):
-                        if track in pending:
-                            self._feed(track, event, stamp)
-                            fed[track] = None
-                event = hub.next(timeout=0.0) if len(fed) < BATCH else None
+                mine = [t for run in run_of(event) for t in runs.get(run, ()) if t in pending]
+                if len(fed) >= BATCH and any(t not in fed for t in mine):
+                    carried = event
+                    break
+                for track in mine:
+                    self._feed(hub, track, event, stamp, read)
+                    fed[track] = None
+                event = hub.next(0.0 if hub.listed else max(0.0, min(left(), nap)))
             for track in fed:
                 self.acting(track, partial(self._changed, track, stamp))
             due = list(fed)
 
-    def _feed(self, track: RunTrack, event: Event, now: float) -> None:
-        """One routed event to its run's tracker (or its record, when someone else acts)."""
-        if event.kind != "ConfigMap":
-            track.observe(event, now)
-        elif track.lifecycle is None and event.type != "DELETED":
-            version = (event.obj.get("metadata") or {}).get("resourceVersion")
-            if version == track.record.resource_version:
-                return  # the record as held (a stream's list shows it): nothing to read
-            try:  # a run this process acts for has no news in its own writes
-                track.refresh(self.records.read(event.obj))
-            except GkemlError as exc:  # a record we cannot read tells nothing new
-                log.warning("run %s: record not readable: %s", track.name, exc)
+    def _feed(
+        self, hub: RoutedHub, track: RunTrack, event: Event, now: float, read: set[str]
+    ) -> None:
+        """One routed event to its run's tracker. Where someone else acts (a run controller),
+        the attempt objects also tell what it did: a later attempt than the track holds is
+        read from the record that reserved it (once per object: `read`, their uids), and an
+        ended attempt's deletion is a cancel when its marker says so."""
+        if track.lifecycle is None and event.kind == track.tracker_kind:
+            if event.type == "DELETED":
+                ended = track.tracker.status.terminal and not track.record.cancelled
+                if ended and self.cancel_marked(track.record):
+                    track.mark_cancelled()
+            elif later_attempt(track.attempt, event.obj) and uid(event.obj) not in read:
+                read.add(uid(event.obj))
+                fresh = self.current_submission(track.record)
+                if fresh is not None:
+                    track.refresh(fresh)
+                    for seen in hub.objects((track.namespace, track.name)):
+                        track.observe(seen, now)
+        track.observe(event, now)
 
     def _due(
         self, tracks: Iterable[RunTrack], pending: set[RunTrack], now: float

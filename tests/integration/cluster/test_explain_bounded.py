@@ -1,6 +1,7 @@
 """`explain` of a queued run reads what Kueue computed (issue 40 item 3): its place from the
-visibility API, one page of it; the namespace's other Workloads only when that API is not
-served, and then one page. Its reads do not grow with the Workloads pending."""
+visibility API, read up to that place (pages twice as long each, one page of 500 at most); the
+namespace's other Workloads only when that API is not served, and then one page. Its reads do
+not grow with the Workloads pending behind it."""
 
 from __future__ import annotations
 
@@ -56,17 +57,22 @@ def pile_up(cluster: Any, count: int) -> list[dict[str, Any]]:
     return added
 
 
-def serve_visibility(cluster: Any, others: list[dict[str, Any]]) -> None:
+def serve_visibility(cluster: Any, others: list[dict[str, Any]], ahead: int = 0) -> None:
+    """Kueue's answer as recorded (the run first), with `others` pending behind the run but
+    the first `ahead` of them, which Kueue orders before it."""
     path = FIXTURES / f"{SCENARIO}.pendingworkloads.json"
     if not path.is_file():
         pytest.skip(f"Kueue recordings not found at {FIXTURES}")
     recorded = json.loads(path.read_text())
-    items = recorded["items"]
-    for item in items:
+    mine = recorded["items"]
+    for item in mine:
         item["metadata"]["namespace"] = "ml"
-    for i, other in enumerate(others, start=len(items)):
-        meta = {"name": other["metadata"]["name"], "namespace": "ml"}
-        items.append({**items[0], "metadata": meta, "positionInLocalQueue": i})
+    behind = [
+        {**mine[0], "metadata": {"name": o["metadata"]["name"], "namespace": "ml"}} for o in others
+    ]
+    items = behind[:ahead] + mine + behind[ahead:]
+    for i, item in enumerate(items):
+        item["positionInLocalQueue"] = i
     cluster.serve_aggregated(VISIBILITY, {**recorded, "items": items})
 
 
@@ -95,8 +101,33 @@ def test_the_place_comes_from_one_page_of_kueues_visibility_api(cluster, queued,
     assert explanation.category is Category.QUOTA
     assert explanation.sentence.startswith("Queued 1st in team-a"), explanation.sentence
     asked = [q for _, p, q in reads if p == VISIBILITY]
-    assert asked == [{"limit": "500"}]
+    assert asked == [{"limit": "1"}]  # the run is first: nothing behind it is read
     assert not unselected_workload_lists(reads)
+
+
+def pages(*sizes: int) -> list[dict[str, str]]:
+    """The queries of consecutive pages of `sizes` items from the front of the queue."""
+    asked, offset = [], 0
+    for size in sizes:
+        asked.append({"limit": str(size)} | ({"offset": str(offset)} if offset else {}))
+        offset += size
+    return asked
+
+
+def test_a_run_further_back_is_found_on_pages_twice_as_long_each(cluster, queued):
+    serve_visibility(cluster, pile_up(cluster, 600), ahead=60)
+    explanation, reads = explained(cluster, queued)
+    assert explanation.sentence.startswith("Queued 61st in team-a"), explanation.sentence
+    asked = [q for _, p, q in reads if p == VISIBILITY]
+    assert asked == pages(1, 2, 4, 8, 16, 32)  # the 61st is on the sixth (items 31 to 62)
+
+
+def test_a_run_beyond_a_page_is_looked_for_in_one_page_only(cluster, queued):
+    serve_visibility(cluster, pile_up(cluster, 600), ahead=550)
+    explanation, reads = explained(cluster, queued)
+    assert explanation.sentence.startswith("Queued in team-a"), explanation.sentence
+    asked = [q for _, p, q in reads if p == VISIBILITY]
+    assert asked == pages(1, 2, 4, 8, 16, 32, 64, 128, 245)  # 500 in all, then no place
 
 
 def test_its_reads_are_the_same_with_600_more_pending(cluster, queued):

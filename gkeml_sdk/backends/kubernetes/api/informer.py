@@ -112,6 +112,7 @@ class Informer(threading.Thread):
         self._listing = False  # a list is under way
         self._listed = False
         self.synced = threading.Event()  # set once listed (or failed): the cache is usable
+        self._on_listed: list[Callable[[], None]] = []  # called once the first list went out
         self._error: GkemlError | None = None
         # Last object seen per namespace/name: a relist reports those now missing as DELETED.
         self._cache: dict[tuple[str, str], Obj] = {}
@@ -177,6 +178,16 @@ class Informer(threading.Thread):
                         sink(gone)
                     elif awaited:  # not shown meanwhile: nobody heard of it yet
                         self._send(gone)
+
+    def when_listed(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once the first list was handed to the subscribers, before any
+        event after it (from the stream's thread, holding the lock that orders its events);
+        at once when it was already."""
+        with self._lock:
+            if not self._listed:
+                self._on_listed.append(callback)
+                return
+        callback()
 
     def unsubscribe(self, sink: Sink) -> int:
         """Stop sending to `sink`; returns how many subscribers are left."""
@@ -255,6 +266,9 @@ class Informer(threading.Thread):
             for item in items:
                 self._emit("SYNCED", item)
             self._listed = True
+            listed, self._on_listed = self._on_listed, []
+            for callback in listed:
+                callback()
         self.synced.set()
         self.check_gone(None, unsure)
         return version

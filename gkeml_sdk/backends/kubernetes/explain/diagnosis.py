@@ -44,16 +44,18 @@ EVENTS = resource(kinds.CORE, "Event")
 PODS = resource(kinds.CORE, "Pod")
 PROVISIONING = resource(kinds.PROVISIONING_REQUEST, "ProvisioningRequest")
 EVENT_PODS = 8  # the most pods whose Events one explain reads
+FIRST_PENDING = 1  # pending Workloads asked first for a run's place: the run itself, at the front
 
 
 def queue_objects(
-    kube: KubeClient, namespace: str, queue: str, *, waiting: bool = False
+    kube: KubeClient, namespace: str, queue: str, *, waiting: str = ""
 ) -> QueueObjects:
     """The LocalQueue `queue` of `namespace` and everything behind it: the Workloads holding
     quota in its ClusterQueue and cohort (selected by the API server), and, for a run still
-    `waiting`, its place as Kueue's visibility API orders the queue; only where that API is
-    not served (or not allowed), the Workloads ahead of it from one page of its namespace's.
-    What a waiting run's explanation reads does not grow with the Workloads pending.
+    waiting (its Workload's name: `waiting`), its place as Kueue's visibility API orders the
+    queue, read up to that place (`pending_workloads`); only where that API is not served (or
+    not allowed), the Workloads ahead of it from one page of its namespace's. What a waiting
+    run's explanation reads does not grow with the Workloads pending behind it.
 
     Example:
         >>> queue_objects(kube, "ml", "team-a").cluster_queue["spec"]  # doctest: +SKIP
@@ -81,7 +83,7 @@ def queue_objects(
         Holders((), False),
     )
     workloads = {_key(w): w for w in holders.workloads}
-    pending = pending_workloads(kube, namespace, queue) if waiting else None
+    pending = pending_workloads(kube, namespace, queue, waiting) if waiting else None
     if waiting and pending is None:
         for w in _try(lambda: list_pages(kube, WORKLOADS, namespace, pages=1), []):
             workloads.setdefault(_key(w), w)
@@ -103,20 +105,41 @@ def queue_objects(
     )
 
 
-def pending_workloads(kube: KubeClient, namespace: str, queue: str) -> dict[str, Any] | None:
-    """Kueue's visibility API answer for a LocalQueue, its first `PAGE` pending Workloads in
-    Kueue's order (None when not served or not allowed)."""
+def pending_workloads(
+    kube: KubeClient, namespace: str, queue: str, workload: str = ""
+) -> dict[str, Any] | None:
+    """Kueue's visibility API answer for a LocalQueue, in Kueue's order (None when not served
+    or not allowed): its first `PAGE` pending Workloads; with `workload` (one of them, by
+    name), pages from `FIRST_PENDING` items on, each twice the last (Kueue's `offset` and
+    `limit`), until it is found, the queue ends or `PAGE` items were read: what is read
+    follows its place, not how many wait behind it."""
     path = (
         f"/apis/{kinds.KUEUE_VISIBILITY}/namespaces/{namespace}"
         f"/localqueues/{queue}/pendingworkloads"
     )
-    query = [("limit", str(PAGE))]
 
-    def read() -> Any:
-        return kube.raw(path, action="read queue position", missing_ok=True, query=query)
+    def read(offset: int, limit: int) -> dict[str, Any] | None:
+        query = [("limit", str(limit))] + ([("offset", str(offset))] if offset else [])
+        answer = _try(
+            lambda: kube.raw(path, action="read queue position", missing_ok=True, query=query),
+            None,
+        )
+        return answer if isinstance(answer, dict) else None
 
-    answer = _try(read, None)
-    return answer if isinstance(answer, dict) else None
+    if not workload:
+        return read(0, PAGE)
+    items: list[Any] = []
+    limit = FIRST_PENDING
+    while True:
+        answer = read(len(items), limit)
+        if answer is None:
+            return None
+        page = list(answer.get("items") or [])
+        items += page
+        mine = any((i.get("metadata") or {}).get("name") == workload for i in page)
+        if mine or len(page) < limit or len(items) >= PAGE:
+            return {**answer, "items": items}
+        limit = min(2 * limit, PAGE - len(items))
 
 
 def explain(kube: KubeClient, run: RunTrack) -> Explanation:
@@ -200,8 +223,11 @@ def _key(obj: Obj) -> tuple[str, str]:
     return str((obj.get("metadata") or {}).get("namespace") or ""), name(obj)
 
 
-def _waiting(workload: Obj | None) -> bool:
-    return workload is not None and not read_workload(workload).quota_reserved.true
+def _waiting(workload: Obj | None) -> str:
+    """The name of `workload` while it waits for quota, else ''."""
+    if workload is None or read_workload(workload).quota_reserved.true:
+        return ""
+    return name(workload)
 
 
 def _preempted_message(workload: Any) -> str:

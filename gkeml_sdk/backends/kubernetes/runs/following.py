@@ -1,5 +1,6 @@
-"""What following runs watches and tells: the shared streams of a set of runs and the
-progress callback of a waiting caller."""
+"""What following runs watches and tells: the shared streams of a set of runs, which of their
+objects is an attempt the follower does not know of yet, and the progress callback of a
+waiting caller."""
 
 from __future__ import annotations
 
@@ -8,10 +9,9 @@ from typing import TYPE_CHECKING
 
 from gkeml_sdk.backends.kubernetes.api.streams import StreamSpec
 from gkeml_sdk.backends.kubernetes.runs.attempts import job_resource
-from gkeml_sdk.backends.kubernetes.runs.run_record import RECORD_LABEL
-from gkeml_sdk.backends.kubernetes.runs.run_records import CONFIG_MAPS
 from gkeml_sdk.backends.kubernetes.runs.snapshots import PODS, WORKLOADS
-from gkeml_sdk.core.labels import RUN_ID_LABEL
+from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL
+from gkeml_sdk.core.objects import ObjView, labels
 from gkeml_sdk.runs.handle import ProgressCallback
 
 if TYPE_CHECKING:
@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 def stream_specs(runs: list[RunTrack]) -> list[StreamSpec]:
     """The streams that follow `runs`: per namespace their job kind, the Workloads and the
-    pods; and the run records when a controller acts for some of them."""
+    pods. No run records: what a run controller does to a run shows on its attempt objects
+    (see `later_attempt`), so three streams a namespace follow any number of runs."""
     specs = []
     for namespace in sorted({r.namespace for r in runs}):
         kinds = {job_resource(r.record) for r in runs}
@@ -33,13 +34,26 @@ def stream_specs(runs: list[RunTrack]) -> list[StreamSpec]:
                 if a.uid
             )
             specs.append(StreamSpec(kind, namespace, RUN_ID_LABEL, known))
-        if any(r.lifecycle is None for r in runs if r.namespace == namespace):
-            # A controller acts for these: its resubmissions arrive as record changes.
-            specs.append(StreamSpec(CONFIG_MAPS, namespace, f"{RECORD_LABEL}=true"))
         # Kueue builds Workloads itself; they do not carry our labels.
         specs.append(StreamSpec(WORKLOADS, namespace))
         specs.append(StreamSpec(PODS, namespace, RUN_ID_LABEL))
     return specs
+
+
+def later_attempt(number: int, obj: ObjView) -> bool:
+    """True when `obj`, an object of a run's job kind, is an attempt after `number` (the one
+    its follower holds): whoever acts for the run resubmitted it, and its record, which
+    reserves an attempt before creating it, says so now. The Jobs a JobSet owns are none.
+
+    Example:
+        >>> attempt = {"metadata": {"labels": {"gkeml.dev/attempt": "2"}}}
+        >>> later_attempt(1, attempt), later_attempt(2, attempt)
+        (True, False)
+    """
+    if (obj.get("metadata") or {}).get("ownerReferences"):
+        return False
+    found = labels(obj).get(ATTEMPT_LABEL, "")
+    return found.isdigit() and int(found) > number
 
 
 def progress_callback(progress: bool | ProgressCallback) -> ProgressCallback | None:

@@ -5,22 +5,23 @@ following N runs from one `wait_all` or from N threads costs O(N), not O(N) per 
 from __future__ import annotations
 
 import threading
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from gkeml_sdk.backends.kubernetes.api.informer import Informer
 from gkeml_sdk.backends.kubernetes.api.streams import Event, EventQueue, SharedStreams, StreamSpec
 from gkeml_sdk.core.environment import ATTEMPT_SEPARATOR
-from gkeml_sdk.core.labels import RUN_ID_LABEL, record_name
+from gkeml_sdk.core.labels import RUN_ID_LABEL
 from gkeml_sdk.core.objects import Obj
 
 RunKey = tuple[str, str]  # (namespace, run name)
-RECORD_SUFFIX = record_name("")
+LISTED = "LISTED"  # a route's word to its waits that its stream listed (never returned)
 
 
 def run_of(event: Event) -> list[RunKey]:
     """The runs an object of the streams belongs to: a job's or pod's run-id label (else an
-    attempt's name: `<run>` or `<run>--rN`), a run record's name, a Workload's owning attempt.
+    attempt's name: `<run>` or `<run>--rN`), a Workload's owning attempt.
 
     Example:
         >>> owner = {"kind": "JobSet", "name": "ft--r2"}
@@ -33,10 +34,6 @@ def run_of(event: Event) -> list[RunKey]:
     if event.kind == "Workload":
         owners = [str(ref.get("name") or "") for ref in meta.get("ownerReferences") or []]
         return [(namespace, name.split(ATTEMPT_SEPARATOR)[0]) for name in owners if name]
-    if event.kind == "ConfigMap":
-        name = str(meta.get("name") or "")
-        records = name.endswith(RECORD_SUFFIX)
-        return [(namespace, name.removesuffix(RECORD_SUFFIX))] if records else []
     # An object known by name only (an attempt awaited, found gone) has no labels.
     run = (meta.get("labels") or {}).get(RUN_ID_LABEL)
     run = run or str(meta.get("name") or "").split(ATTEMPT_SEPARATOR)[0]
@@ -52,9 +49,18 @@ class _Route:
     lock: threading.Lock = field(default_factory=threading.Lock)
     objects: dict[RunKey, dict[str, Obj]] = field(default_factory=lambda: defaultdict(dict))
     waits: dict[RunKey, list[RoutedHub]] = field(default_factory=lambda: defaultdict(list))
-    joined: list[RoutedHub] = field(default_factory=list)
+    joined: dict[RoutedHub, None] = field(default_factory=dict)  # in the order they joined
     error: Event | None = None
     informer: Informer | None = None  # set once subscribed
+    listed: bool = False  # the stream's first list went to the waits joined by then
+
+    def announce(self) -> None:
+        """The stream listed: tell each wait joined (after the listed objects of its runs,
+        before any later event), each through its own queue."""
+        with self.lock:
+            self.listed = True
+            for hub in self.joined:
+                hub.put(Event(self.spec.resource.kind, LISTED, {}))
 
     def deliver(self, event: Event) -> None:
         with self.lock:
@@ -103,8 +109,10 @@ class RunRouter:
                 except BaseException:
                     del self._routes[spec]
                     raise
+                route.informer.when_listed(route.announce)
             with route.lock:
-                route.joined.append(hub)
+                route.joined[hub] = None
+                hub.unlisted += not route.listed
                 if route.error is not None:
                     hub.put(route.error)
                 for run in hub.runs:
@@ -124,8 +132,7 @@ class RunRouter:
         """Stop routing to `hub`; the last wait to leave a stream unsubscribes from it."""
         with self._lock:
             with route.lock:
-                if hub in route.joined:
-                    route.joined.remove(hub)
+                route.joined.pop(hub, None)
                 for run in hub.runs:
                     waits = route.waits.get(run, [])
                     if hub in waits:
@@ -157,6 +164,7 @@ class RoutedHub(EventQueue):
         super().__init__()
         self.router, self.specs, self.runs = router, specs, frozenset(runs)
         self._routes: list[_Route] = []
+        self.unlisted = 0  # streams joined that have not listed yet
 
     def __enter__(self) -> RoutedHub:
         try:
@@ -166,6 +174,35 @@ class RoutedHub(EventQueue):
             self.__exit__()
             raise
         return self
+
+    @property
+    def listed(self) -> bool:
+        """True once every stream of this wait listed, and so handed over the objects its
+        runs had then (what `next` returned before)."""
+        return self.unlisted == 0
+
+    def next(self, timeout: float) -> Event | None:
+        """The next event; None after `timeout` seconds without one, or at once when the
+        last of this wait's streams to list just did (its waiter acts on what it has)."""
+        end = time.monotonic() + timeout
+        while True:
+            event = super().next(max(0.0, end - time.monotonic()))
+            if event is None or event.type != LISTED:
+                return event
+            self.unlisted -= 1
+            if self.listed:
+                return None
+
+    def objects(self, run: RunKey) -> list[Event]:
+        """The objects of `run` every stream of this wait shows now, as SYNCED events: what a
+        follower that just learnt of a new attempt feeds its tracker, so the attempt's
+        Workload or pods that came before its job (another stream) are not missed."""
+        found = []
+        for route in self._routes:
+            with route.lock:
+                objs = list(route.objects.get(run, {}).values())
+            found += [Event(route.spec.resource.kind, "SYNCED", obj) for obj in objs]
+        return found
 
     def __exit__(self, *exc: object) -> None:
         joined, self._routes = self._routes, []
