@@ -148,6 +148,7 @@ class KubeRunService:
         for ref in refs:
             self._refuse_unreadable(ref)
         tracks = [self.track(ref) for ref in refs]
+        self._whole([t for t in tracks if not t.done()])
         callback = progress_callback(progress)
         for track in tracks:
             if callback is not None:
@@ -246,6 +247,19 @@ class KubeRunService:
                 hint=f"Client().get_run({ref.name!r}) follows the run of that name now",
             )
         return self._keep(RunTrack(found), ref)
+
+    def _whole(self, tracks: list[RunTrack]) -> None:
+        """Before acting for runs a listing read (their records without code: `whole`
+        False), their records read whole: one GET for one run, one paginated list of the
+        namespace's records for more."""
+        listed = [t for t in tracks if not t.record.whole]
+        for namespace in sorted({t.namespace for t in listed}):
+            here = [t for t in listed if t.namespace == namespace]
+            found = {r.name: r for r in self.records.whole(namespace, [t.name for t in here])}
+            for track in here:
+                fresh = found.get(track.name)
+                if fresh is not None and fresh.submitted_at == track.record.submitted_at:
+                    track.refresh(fresh)
 
     def read(self, track: RunTrack, seen: AttemptObjects | None = None) -> None:
         """Read the current objects of a run's attempt into its track (no watch), then react

@@ -10,6 +10,7 @@ from gkeml_sdk.backends.kubernetes.runs.run_record import AttemptRecord, RunReco
 from gkeml_sdk.core.apimachinery import CONFIG_MAP_MAX_SIZE, object_errors
 from gkeml_sdk.core.environment import RECORD_HISTORY_MAX_BYTES
 from gkeml_sdk.runs.handle import RunState, RunStatus, Transition
+from tests.record_fields import record_field
 
 
 def job(**changes: object) -> TrainingJob:
@@ -66,7 +67,7 @@ def test_the_largest_accepted_job_keeps_a_record_the_api_server_accepts() -> Non
     kept = RunRecord.from_configmap(configmap).history
     assert 0 < len(kept) < len(history)
     assert kept[-1] == history[-1] and kept == history[-len(kept) :]  # the newest stay
-    assert len(configmap["data"]["history.json"].encode()) <= RECORD_HISTORY_MAX_BYTES
+    assert len(record_field(configmap, "history.json").encode()) <= RECORD_HISTORY_MAX_BYTES
 
 
 def test_a_short_history_is_kept_whole() -> None:
