@@ -92,7 +92,7 @@ class KubeRunService:
         """The run called `name` in the namespace, as its record left it (no further read)."""
         found = self.records.find(name, self.namespace)
         if found is None:
-            records, unreadable = self.records.scan(self.namespace)
+            records, unreadable = self.records.listing(self.namespace)
             known = ", ".join([r.name for r in records] + sorted(unreadable)) or "none"
             raise NotFoundError(
                 f"run {name!r}",
@@ -107,7 +107,7 @@ class KubeRunService:
         """Runs recorded in the namespace, newest first, each with its state read from one
         listing (see `run_listing`); then those whose record cannot be read, UNREADABLE with
         why. The same few paginated lists whatever the number of runs."""
-        records, unreadable = self.records.scan(self.namespace)
+        records, unreadable = self.records.listing(self.namespace)
         tracks = [self._keep(RunTrack(r)) for r in records]
         read_listing(self.kube, tracks)
         for track in tracks:

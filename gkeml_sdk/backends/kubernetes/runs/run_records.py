@@ -146,19 +146,45 @@ class RunRecords:
         return self.scan(namespace)[0]
 
     def scan(self, namespace: str) -> tuple[list[RunRecord], dict[str, GkemlError]]:
-        """Every record in the namespace, newest first, and the run names whose record
-        ConfigMap cannot be read (name -> why): one damaged record never hides the others.
-        Two paginated lists whatever the number of runs: the records' metadata only (what
-        a listing shows is in their annotations, none of their code: the records it returns
-        are not `whole`), and the other ConfigMaps gkeml labels with a run (cancel markers,
-        older records' code), joined here. A record of an older layout, or whose spec is
-        kept in its data, is read whole, one GET each."""
+        """Every record in the namespace read whole, newest first, and the run names whose
+        record ConfigMap cannot be read (name -> why): one damaged record never hides the
+        others. Two paginated lists whatever the number of runs: the records, and the other
+        ConfigMaps gkeml labels with a run (cancel markers, older records' code), joined here."""
+        return self._joined(namespace, metadata_only=False)
+
+    def listing(self, namespace: str) -> tuple[list[RunRecord], dict[str, GkemlError]]:
+        """What `scan` returns, for showing runs: the records' metadata only is listed (what
+        a listing shows is in their annotations, none of their code), so the records it
+        returns are not `whole`. A record of an older layout, or whose spec is kept in its
+        data, is read whole, one GET each."""
+        return self._joined(namespace, metadata_only=True)
+
+    def whole(self, namespace: str, names: Sequence[str]) -> list[RunRecord]:
+        """The records of runs `names` read whole, with their code (one GET for one run,
+        `scan` for more); those missing or unreadable now are left out (whoever reads them
+        next says why).
+
+        Example:
+            >>> [r.name for r in records.whole("ml", ["ft"])]  # doctest: +SKIP
+            ['ft']
+        """
+        if len(names) == 1:
+            try:
+                found = self.find(names[0], namespace)
+            except GkemlError:
+                return []
+            return [] if found is None else [found]
+        return [r for r in self.scan(namespace)[0] if r.name in set(names)]
+
+    def _joined(
+        self, namespace: str, *, metadata_only: bool
+    ) -> tuple[list[RunRecord], dict[str, GkemlError]]:
         items = list_pages(
             self.kube,
             CONFIG_MAPS,
             namespace,
             label_selector=f"{RECORD_LABEL}=true",
-            metadata_only=True,
+            metadata_only=metadata_only,
         )
         others = self._others(namespace) if items else {}
         records: list[RunRecord] = []
@@ -166,40 +192,13 @@ class RunRecords:
         for item in items:
             meta = item["metadata"]
             try:
-                whole = item if listable(item) else self._whole(meta)
-                if whole is not None:
-                    records.append(self.read(whole, others.get))
+                shown = item if not metadata_only or listable(item) else self._whole(meta)
+                if shown is not None:
+                    records.append(self.read(shown, others.get))
             except GkemlError as exc:
                 run = (meta.get("labels") or {}).get(RUN_ID_LABEL) or meta["name"]
                 unreadable[str(run)] = exc
         return sorted(records, key=lambda r: -r.submitted_at), unreadable
-
-    def whole(self, namespace: str, names: Sequence[str]) -> list[RunRecord]:
-        """The records of runs `names` read whole, with their code (one GET for one run,
-        one paginated list of the namespace's records for more); those missing or
-        unreadable now are left out (whoever reads them next says why).
-
-        Example:
-            >>> [r.name for r in records.whole("ml", ["ft"])]  # doctest: +SKIP
-            ['ft']
-        """
-        near = None  # each record's cancel marker read by name
-        if len(names) == 1:
-            found = self.kube.find(CONFIG_MAPS, record_name(names[0]), namespace)
-            items = [] if found is None else [found]
-        else:
-            items = list_pages(
-                self.kube, CONFIG_MAPS, namespace, label_selector=f"{RECORD_LABEL}=true"
-            )
-            near = self._others(namespace).get
-        wanted, records = set(names), []
-        for item in items:
-            if (item["metadata"].get("labels") or {}).get(RUN_ID_LABEL) in wanted:
-                try:
-                    records.append(self.read(item, near))
-                except GkemlError:
-                    continue
-        return records
 
     def _others(self, namespace: str) -> dict[str, Obj]:
         """The ConfigMaps gkeml labels with a run that are no record (cancel markers, older
