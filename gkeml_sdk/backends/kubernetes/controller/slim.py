@@ -1,10 +1,8 @@
 """What the run controller keeps of each object its streams show (controller-runtime's cache
-transform): only what its reconcile reads, with the keys and short values shared between
-objects, so that 10,000 runs fit in a few hundred megabytes."""
+transform): only what its reconcile reads, so that 10,000 runs fit in a few hundred megabytes."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL
@@ -45,7 +43,6 @@ _POD_CONDITIONS = frozenset({"DisruptionTarget", "Ready"})  # what `pods` reader
 _CONDITION = ("type", "status", "reason", "message", "lastTransitionTime")
 _CONTAINER = ("name", "ready", "restartCount", "state", "lastState")
 _OWNER = ("apiVersion", "kind", "name", "uid", "controller")
-SHARED_CHARS = 16  # values up to this long are shared (condition types, statuses, phases)
 
 
 def slim(obj: Obj) -> Obj:
@@ -55,7 +52,7 @@ def slim(obj: Obj) -> Obj:
     (phase, its Ready and DisruptionTarget conditions, its containers' states); of
     a Workload's spec what says whether it is active, where it queues and how many pods it
     needs, and of its admission which pod sets got how many pods. ConfigMaps keep their data
-    (a record is read whole). Keys and short values are shared (`sys.intern`).
+    (a record is read whole).
 
     Example:
         >>> pod = {"kind": "Pod", "metadata": {"name": "p", "managedFields": [{}],
@@ -67,7 +64,7 @@ def slim(obj: Obj) -> Obj:
     meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}
     kind = obj.get("kind")
     if kind == "ConfigMap":
-        return _shared({**obj, "metadata": meta})
+        return {**obj, "metadata": meta}
     out = {k: v for k, v in obj.items() if k not in ("spec", "metadata")}
     out["metadata"] = meta
     if kind == "Pod":
@@ -80,7 +77,7 @@ def slim(obj: Obj) -> Obj:
         out["status"] = _workload_status(obj.get("status") or {})
         owners = meta.get("ownerReferences") or []
         meta["ownerReferences"] = [{k: o[k] for k in _OWNER if k in o} for o in owners]
-    return _shared(out)
+    return out
 
 
 def _pod_meta(meta: dict[str, Any]) -> dict[str, Any]:
@@ -114,15 +111,3 @@ def _workload_status(status: dict[str, Any]) -> dict[str, Any]:
         for a in admission.get("podSetAssignments") or []
     ]
     return {**status, "admission": {**admission, "podSetAssignments": assigned}}
-
-
-def _shared(value: Any) -> Any:
-    """`value` with every key, and every text value up to `SHARED_CHARS` long, interned: the
-    same condition type, reason, label key or timestamp held once for all objects."""
-    if isinstance(value, dict):
-        return {sys.intern(str(k)): _shared(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_shared(v) for v in value]
-    if isinstance(value, str) and len(value) <= SHARED_CHARS:
-        return sys.intern(value)
-    return value

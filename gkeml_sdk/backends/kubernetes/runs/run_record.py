@@ -107,6 +107,9 @@ class RunRecord:
     # False for a record a metadata-only listing read: its job carries no code files, so it
     # is only shown, never written back, vouched for or acted on (`whole` before that).
     whole: bool = field(default=True, compare=False)
+    # The spec's YAML as read, with the job read from it: written back as it was while the
+    # record holds that job, so a save (one per state change) does not dump the spec again.
+    spec_text: tuple[TrainingJob, str] | None = field(default=None, compare=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -137,7 +140,9 @@ class RunRecord:
             )
         fields = {
             SCHEMA_KEY: str(RUN_RECORD_SCHEMA),
-            "spec.yaml": _spec_yaml(self.job),
+            "spec.yaml": self.spec_text[1]
+            if self.spec_text is not None and self.spec_text[0] is self.job
+            else _spec_yaml(self.job),
             "retry.yaml": self.retry.to_yaml() if self.retry else "",
             "attempts.json": json.dumps([a.__dict__ for a in self.attempts]),
             "history.json": _history_json(self.history),
@@ -207,6 +212,7 @@ class RunRecord:
             resource_version=str((obj.get("metadata") or {}).get("resourceVersion") or ""),
             uid=str((obj.get("metadata") or {}).get("uid") or ""),
             whole=whole,
+            spec_text=(job, _text(data, "spec.yaml")),
         )
 
 
