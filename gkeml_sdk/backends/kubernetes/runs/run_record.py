@@ -1,5 +1,9 @@
 """The run record: a ConfigMap that keeps a run's spec, retry policy, attempts and history in
-the cluster, so any client (or a restarted one) can follow and resume the same run."""
+the cluster, so any client (or a restarted one) can follow and resume the same run.
+
+Over 400 lines because it is the one writer and reader of the record's stored layout (four
+schemas, and the metadata-only form a listing reads): the checks that keep a damaged record
+from reaching anything that acts sit beside the writer they mirror."""
 
 from __future__ import annotations
 
