@@ -7,13 +7,13 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.api.kube import LIST_PAGE, KubeClient
 from gkeml_sdk.backends.kubernetes.api.resources import Resource
 from gkeml_sdk.backends.kubernetes.api.transport import METADATA_ONLY
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import ClusterError
 
-PAGE = 500  # kubectl's and client-go's pager default
+PAGE = LIST_PAGE
 ADMITTED_IN = "status.admission.clusterQueue"  # selectableFields of Kueue's Workload CRD
 
 
