@@ -250,8 +250,8 @@ class KubeRunService:
 
     def _whole(self, tracks: list[RunTrack]) -> None:
         """Before acting for runs a listing read (their records without code: `whole`
-        False), their records read whole: one GET for one run, one paginated list of the
-        namespace's records for more."""
+        False), their records read whole: one GET for one run, the namespace's two paginated
+        lists of records (`RunRecords.scan`) for more."""
         listed = [t for t in tracks if not t.record.whole]
         for namespace in sorted({t.namespace for t in listed}):
             here = [t for t in listed if t.namespace == namespace]

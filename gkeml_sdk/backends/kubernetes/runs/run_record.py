@@ -39,11 +39,11 @@ RUN_RECORD_SCHEMA = 4
 RECORD_ANNOTATION = "record.gkeml.dev/"
 # What kube-apiserver lets one object's annotations add up to (TotalAnnotationSizeLimitB,
 # keys and values): a record whose annotations are larger was not written through it.
-MAX_ANNOTATION_CHARS = 256 * 1024
+MAX_ANNOTATION_BYTES = 256 * 1024
 # The spec goes to the annotations up to this size, beside the history (at most
 # RECORD_HISTORY_MAX_BYTES) and the attempts; a larger one (a large env, say) stays in the
 # data, and a listing reads that record whole.
-SPEC_ANNOTATION_MAX_CHARS = 128 * 1024
+SPEC_ANNOTATION_MAX_BYTES = 128 * 1024
 # What the API server lets one ConfigMap's values add up to (kube-apiserver's MaxSecretSize,
 # which ValidateConfigMap applies): a record larger than that was not written through it.
 MAX_RECORD_CHARS = 1024 * 1024
@@ -53,7 +53,7 @@ PARTIAL_KIND = "PartialObjectMetadata"
 # with its own rights; every attempt the controller creates copies it (see `spec_digest`).
 SPEC_DIGEST_ANNOTATION = "gkeml.dev/spec-digest"
 __all__ = [
-    "MAX_ANNOTATION_CHARS",
+    "MAX_ANNOTATION_BYTES",
     "MAX_RECORD_CHARS",
     "PARTIAL_KIND",
     "RECORD_ANNOTATION",
@@ -155,7 +155,7 @@ class RunRecord:
             **({"spec_digest": self.spec_digest} if self.spec_digest else {}),
         }
         data = {SCHEMA_KEY: fields[SCHEMA_KEY], "files.json": json.dumps(sorted(self.job.files))}
-        if len(fields["spec.yaml"]) > SPEC_ANNOTATION_MAX_CHARS:
+        if len(_utf8(fields["spec.yaml"])) > SPEC_ANNOTATION_MAX_BYTES:
             data["spec.yaml"] = fields.pop("spec.yaml")
         # Record and code are one write: the code files are this ConfigMap's `file.*` keys.
         code = code_config_map(self.job)
@@ -376,7 +376,7 @@ def _spec_yaml(job: TrainingJob) -> str:
 def _stored(obj: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     """The record's keys (from its annotations since schema 4, else from its data), once its
     schema is one this SDK reads and it holds what the API server lets a ConfigMap hold: text
-    values, at most `MAX_RECORD_CHARS` of data and `MAX_ANNOTATION_CHARS` of annotations; and
+    values, at most `MAX_RECORD_CHARS` of data and `MAX_ANNOTATION_BYTES` of annotations; and
     whether the object is whole (not a metadata-only listing's item)."""
     meta = obj.get("metadata") or {}
     where = f"run record ConfigMap {meta.get('namespace', '')}/{meta.get('name', '')}"
@@ -391,19 +391,15 @@ def _stored(obj: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     wrong = [k for k, v in [*data.items(), *listed.items()] if not isinstance(v, str)]
     if wrong:
         raise ValueError(f"its {excerpt(', '.join(sorted(map(str, wrong))))} hold no text")
-    # As kube-apiserver counts: a ConfigMap's data by its values, annotations with their keys.
-    for what, size, limit in (
-        ("data", sum(len(v) for v in data.values()), MAX_RECORD_CHARS),
-        (
-            "annotations",
-            sum(len(str(k)) + len(str(v)) for k, v in annotations.items()),
-            MAX_ANNOTATION_CHARS,
-        ),
+    # As kube-apiserver counts: a ConfigMap's data by its values, annotations with their keys
+    # in bytes (TotalAnnotationSizeLimitB).
+    annotated = sum(len(_utf8(k)) + len(_utf8(v)) for k, v in annotations.items())
+    for what, size, unit, limit in (
+        ("data", sum(len(v) for v in data.values()), "characters", MAX_RECORD_CHARS),
+        ("annotations", annotated, "bytes", MAX_ANNOTATION_BYTES),
     ):
         if size > limit:
-            raise ValueError(
-                f"its {what} hold {size} characters, more than a ConfigMap can ({limit})"
-            )
+            raise ValueError(f"its {what} hold {size} {unit}, more than a ConfigMap can ({limit})")
     # The data's schema also stops a gkeml older than schema 4, which reads only the data.
     schema = record_schema(where, data, RUN_RECORD_SCHEMA) if whole else RUN_RECORD_SCHEMA
     if not listed:
@@ -415,6 +411,10 @@ def _stored(obj: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     # any other key of the record left there is read too, the annotations' winning.
     kept = {k: v for k, v in data.items() if not k.startswith(CODE_KEY_PREFIX)}
     return {**kept, **listed}, whole
+
+
+def _utf8(text: object) -> bytes:
+    return str(text).encode("utf-8", "surrogatepass")
 
 
 def _code(

@@ -174,7 +174,8 @@ class RunRecords:
             except GkemlError:
                 return []
             return [] if found is None else [found]
-        return [r for r in self.scan(namespace)[0] if r.name in set(names)]
+        wanted = set(names)
+        return [r for r in self.scan(namespace)[0] if r.name in wanted]
 
     def _joined(
         self, namespace: str, *, metadata_only: bool
@@ -192,7 +193,7 @@ class RunRecords:
         for item in items:
             meta = item["metadata"]
             try:
-                shown = item if not metadata_only or listable(item) else self._whole(meta)
+                shown = item if not metadata_only or listable(item) else self._read_whole(meta)
                 if shown is not None:
                     records.append(self.read(shown, others.get))
             except GkemlError as exc:
@@ -207,7 +208,7 @@ class RunRecords:
         found = list_pages(self.kube, CONFIG_MAPS, namespace, label_selector=selector)
         return {o["metadata"]["name"]: o for o in found}
 
-    def _whole(self, meta: dict[str, Any]) -> Obj | None:
+    def _read_whole(self, meta: dict[str, Any]) -> Obj | None:
         """The listed record `meta` names, read whole (None when deleted since it was listed)."""
         return self.kube.find(CONFIG_MAPS, meta["name"], meta.get("namespace"))
 

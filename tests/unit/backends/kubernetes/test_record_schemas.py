@@ -13,7 +13,7 @@ from gkeml_sdk.backends.kubernetes.runs.run_record import (
     PARTIAL_KIND,
     RECORD_ANNOTATION,
     RUN_RECORD_SCHEMA,
-    SPEC_ANNOTATION_MAX_CHARS,
+    SPEC_ANNOTATION_MAX_BYTES,
     RunRecord,
     listable,
 )
@@ -99,7 +99,7 @@ def test_a_listing_reads_a_run_record_from_its_metadata_alone() -> None:
     with pytest.raises(ValueError, match="without its code"):
         listed.to_configmap()  # never written back: that would drop the code
     # A spec too large for the annotations stays in the data: such a record is read whole.
-    big = record.job.with_changes(env={"BIG": "x" * SPEC_ANNOTATION_MAX_CHARS})
+    big = record.job.with_changes(env={"BIG": "x" * SPEC_ANNOTATION_MAX_BYTES})
     kept = RunRecord(job=big, submitted_at=1.0, attempts=record.attempts[:1]).to_configmap()
     assert "spec.yaml" in kept["data"]
     assert not listable({"kind": PARTIAL_KIND, "metadata": kept["metadata"]})
