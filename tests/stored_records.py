@@ -43,6 +43,31 @@ UNVERSIONED_RUN_RECORD: dict[str, Any] = {
     },
 }
 CODE = {"train.py": "print('hi')\n"}  # the data of its code ConfigMap `ft-code`
+# RunRecord.to_configmap() at ba33622 (schema 3, everything in the data, the code files with
+# it) of `expected_run_record()`.
+SCHEMA_3_RUN_RECORD: dict[str, Any] = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": UNVERSIONED_RUN_RECORD["metadata"],
+    "data": {
+        "schema": "3",
+        "spec.yaml": "name: ft\nimage: ghcr.io/acme/train:1\ncommand:\n- python\n- train.py\n"
+        "nodes: 1\nprocs_per_node: 1\ngang: false\nnamespace: ml\n",
+        "files.json": '["train.py"]',
+        "code.configmap": "ft-gkeml-run",
+        "retry.yaml": "max_resubmits: 3\n",
+        "attempts.json": '[{"attempt": 1, "name": "ft", "spot": true, "outcome": "Failed", '
+        '"uid": "uid-1", "counters": {}}, {"attempt": 2, "name": "ft--r2", "spot": false, '
+        '"outcome": "", "uid": "uid-2", "counters": {}}]',
+        "history.json": '[{"state": "Queued", "reason": "Pending", "message": "waiting for '
+        'quota", "cause": null, "attempt": 1, "at": 0.0, "detail": "", "key": ""}, {"state": '
+        '"Failed", "reason": "NodeLost", "message": "spot reclaimed", "cause": '
+        '"Infrastructure", "attempt": 1, "at": 12.5, "detail": "node n1", "key": ""}]',
+        "submitted_at": "1767225600.5",
+        "cancelled": "false",
+        "file.train.py": "print('hi')\n",
+    },
+}
 # TenantStatus.data() at 7635333.
 UNVERSIONED_TENANT_STATUS = {
     "failover_count": "2",

@@ -45,7 +45,7 @@ from gkeml_sdk.backends.kubernetes.runs.run_record import (
     spec_digest,
 )
 from tests.bench.scale_rows import ScaleRow
-from tests.bench.scale_runs import SEED, _seed
+from tests.bench.scale_runs import SEED, seed_run
 from tests.integration.cluster.clones import put_copy
 from tests.integration.cluster.test_shared_streams import end
 from tests.kubeapi import KubeAPIServer, shared_crds_dir
@@ -74,7 +74,7 @@ class Server:
         )
         self.server.start()
         self.server.kubeconfig(kubeconfig, namespace="ml")
-        self.seed = _seed(self.server)
+        self.seed = seed_run(self.server)
         self.runs = 0
 
     def ask(self, command: str, arg: Any) -> Any:

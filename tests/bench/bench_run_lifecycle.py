@@ -28,6 +28,7 @@ from tests.integration.cluster.conftest import make_client, queue
 from tests.integration.cluster.replay import Replayer
 from tests.integration.cluster.test_scenarios import gang
 from tests.kubeapi import KubeAPIServer, shared_crds_dir
+from tests.record_fields import record_field
 
 BACKEND = str(Path(__file__).resolve().parents[2] / "gkeml_sdk" / "backends" / "kubernetes")
 HANDLE = str(Path(__file__).resolve().parents[2] / "gkeml_sdk" / "runs" / "handle.py")
@@ -121,7 +122,7 @@ def status_lines_while_running(calls: int = 4) -> tuple[list[int], int]:
                     main(["status", "train", "--kubeconfig", kubeconfig])
                 lines.append(len(out.getvalue().splitlines()) - 1)
         record = api.store.get("configmaps", "ml", "train-gkeml-run")
-        return lines, len(json.loads(record["data"]["history.json"]))
+        return lines, len(json.loads(record_field(record, "history.json")))
     finally:
         api.stop()
 

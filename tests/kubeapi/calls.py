@@ -23,6 +23,7 @@ class Call:
     body: bytes = b""
     content_type: str = "application/json"
     user_agent: str = ""
+    accept: str = ""  # the request's Accept header (metadata-only reads ask through it)
 
     def q(self, key: str, default: str | None = None) -> str | None:
         return self.query.get(key, default)

@@ -47,6 +47,7 @@ class Dispatcher:
         content_type: str,
         user_agent: str,
         cut_after: int | None = None,
+        accept: str = "",
     ) -> Reply | WatchStream | LogRequest:
         path = path.rstrip("/") or "/"
         if method == "GET" and path in self.kube.aggregated:
@@ -87,6 +88,7 @@ class Dispatcher:
             body,
             content_type or "application/json",
             user_agent,
+            accept,
         )
         if method == "GET" and route.subresource == "log":
             return self._log_request(call)

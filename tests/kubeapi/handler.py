@@ -125,6 +125,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.headers.get("Content-Type") or "",
                 self.headers.get("User-Agent") or "",
                 cut_after,
+                self.headers.get("Accept") or "",
             )
         except errors.ApiError as exc:
             result = Reply(exc.code, exc.status(), dict(exc.headers))

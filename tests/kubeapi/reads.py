@@ -9,6 +9,7 @@ from typing import Any
 from . import errors
 from .calls import Call, Reply
 from .objects import list_item, view
+from .partial_metadata import negotiate, partial_list, partial_object
 from .selectors import parse_field_selector, parse_label_selector
 from .store import Store
 
@@ -27,7 +28,11 @@ class Reads:
         return obj
 
     def get(self, call: Call) -> Reply:
-        return Reply(200, view(self._current(call), call.rt, call.version))
+        target = negotiate(call.accept)
+        obj = self._current(call)
+        if target is not None:
+            return Reply(200, partial_object(obj, target, call.rt))
+        return Reply(200, view(obj, call.rt, call.version))
 
     def matcher(self, call: Call) -> Any:
         try:
@@ -39,6 +44,7 @@ class Reads:
         return lambda obj: labels(obj) and fields(obj)
 
     def list(self, call: Call) -> Reply:
+        target = negotiate(call.accept)
         rt, match = call.rt, self.matcher(call)
         with self.store.lock:
             rv = self.store.resource_version
@@ -69,6 +75,8 @@ class Reads:
                 # With a selector the apiserver cannot know how many match later (ListMeta).
                 list_meta["remainingItemCount"] = len(items) - limit
             items = items[:limit]
+        if target is not None:
+            return Reply(200, partial_list(items, list_meta, target, rt))
         body = {
             "kind": f"{rt.kind}List",
             "apiVersion": rt.api_version(call.version),

@@ -45,6 +45,9 @@ def field_path(parts: Any) -> str:
     return out
 
 
+TOTAL_ANNOTATION_SIZE_LIMIT_B = 256 * 1024  # apimachinery's TotalAnnotationSizeLimitB
+
+
 def metadata_causes(rt: ResourceType, obj: dict[str, Any]) -> list[dict[str, str]]:
     meta = obj.get("metadata") or {}
     causes: list[dict[str, str]] = []
@@ -83,7 +86,8 @@ def metadata_causes(rt: ResourceType, obj: dict[str, Any]) -> list[dict[str, str
                     "string or consist of alphanumeric characters, '-', '_' or '.'",
                 )
             )
-    for key in meta.get("annotations") or {}:
+    annotations = meta.get("annotations") or {}
+    for key in annotations:
         if not LABEL_KEY_RE.match(key):
             causes.append(
                 _cause(
@@ -92,6 +96,16 @@ def metadata_causes(rt: ResourceType, obj: dict[str, Any]) -> list[dict[str, str
                     f"Invalid value: {_q(key)}: name part must be a valid key",
                 )
             )
+    # apimachinery ValidateAnnotations: keys and values together, in bytes.
+    size = sum(len(str(k).encode()) + len(str(v).encode()) for k, v in annotations.items())
+    if size > TOTAL_ANNOTATION_SIZE_LIMIT_B:
+        causes.append(
+            _cause(
+                "FieldValueTooLong",
+                "metadata.annotations",
+                f"Too long: may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT_B} bytes",
+            )
+        )
     return causes
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from . import errors
 from .calls import Call
 from .objects import parse_bool, view
+from .partial_metadata import negotiate, partial_object
 from .store import Store, WatchEvent
 
 CUT = {"type": "__CUT__"}  # sentinel: the handler drops the connection without ending the stream
@@ -43,8 +44,13 @@ class WatchStream:
             limit = opts.max_seconds if limit is None else min(limit, opts.max_seconds)
         self.deadline = None if limit is None else time.monotonic() + limit
         self.sent = 0
+        # A metadata-only watch (client-go's metadata informers) sends each event's object as
+        # PartialObjectMetadata.
+        self.target = negotiate(call.accept)
 
     def _obj(self, obj: dict[str, Any]) -> dict[str, Any]:
+        if self.target is not None:
+            return dict(partial_object(obj, self.target, self.call.rt))
         return view(obj, self.call.rt, self.call.version)
 
     def _bookmark(self, rv: int, initial_end: bool = False) -> dict[str, Any]:

@@ -97,7 +97,7 @@ class KubeRunService:
         """The run called `name` in the namespace, as its record left it (no further read)."""
         found = self.records.find(name, self.namespace)
         if found is None:
-            records, unreadable = self.records.scan(self.namespace)
+            records, unreadable = self.records.listing(self.namespace)
             known = ", ".join([r.name for r in records] + sorted(unreadable)) or "none"
             raise NotFoundError(
                 f"run {name!r}",
@@ -112,7 +112,7 @@ class KubeRunService:
         """Runs recorded in the namespace, newest first, each with its state read from one
         listing (see `run_listing`); then those whose record cannot be read, UNREADABLE with
         why. The same few paginated lists whatever the number of runs."""
-        records, unreadable = self.records.scan(self.namespace)
+        records, unreadable = self.records.listing(self.namespace)
         tracks = [self._keep(RunTrack(r)) for r in records]
         read_listing(self.kube, tracks)
         for track in tracks:
@@ -153,6 +153,7 @@ class KubeRunService:
         for ref in refs:
             self._refuse_unreadable(ref)
         tracks = [self.track(ref) for ref in refs]
+        self._whole([t for t in tracks if not t.done()])
         callback = progress_callback(progress)
         for track in tracks:
             if callback is not None:
@@ -251,6 +252,19 @@ class KubeRunService:
                 hint=f"Client().get_run({ref.name!r}) follows the run of that name now",
             )
         return self._keep(RunTrack(found), ref)
+
+    def _whole(self, tracks: list[RunTrack]) -> None:
+        """Before acting for runs a listing read (their records without code: `whole`
+        False), their records read whole: one GET for one run, the namespace's two paginated
+        lists of records (`RunRecords.scan`) for more."""
+        listed = [t for t in tracks if not t.record.whole]
+        for namespace in sorted({t.namespace for t in listed}):
+            here = [t for t in listed if t.namespace == namespace]
+            found = {r.name: r for r in self.records.whole(namespace, [t.name for t in here])}
+            for track in here:
+                fresh = found.get(track.name)
+                if fresh is not None and fresh.submitted_at == track.record.submitted_at:
+                    track.refresh(fresh)
 
     def read(self, track: RunTrack, seen: AttemptObjects | None = None) -> None:
         """Read the current objects of a run's attempt into its track (no watch), then react

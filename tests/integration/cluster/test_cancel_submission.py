@@ -10,6 +10,7 @@ from gkeml_sdk import RunState
 from gkeml_sdk.cli.main import main
 from tests.integration.cluster.conftest import record_of
 from tests.kubeapi.faults import RequestInfo
+from tests.record_fields import record_field
 
 from .conftest import make_client
 from .replay import Replayer
@@ -188,4 +189,5 @@ def test_a_cancel_whose_answers_are_lost_still_stops_the_run(cluster, client):
     dying = cluster.store.get("jobsets", "ml", "train")
     assert dying is None or dying["metadata"]["deletionTimestamp"]
     assert make_client(cluster).get_run("train").state.state is RunState.CANCELLED
-    assert cluster.store.get("configmaps", "ml", "train-gkeml-run")["data"]["cancelled"] == "true"
+    stored = cluster.store.get("configmaps", "ml", "train-gkeml-run")
+    assert record_field(stored, "cancelled") == "true"

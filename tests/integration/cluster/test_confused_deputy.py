@@ -21,6 +21,7 @@ from gkeml_sdk.backends.kubernetes.runs.run_record import (
 )
 from gkeml_sdk.errors import ClusterError
 from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
+from tests.record_fields import record_field, set_record_field
 
 from .conftest import NAMESPACES, make_client
 from .replay import Replayer
@@ -91,14 +92,14 @@ def test_a_record_edited_after_it_was_submitted_creates_nothing(two):
     client.submit(gang(), retry=RetryPolicy(max_resubmits=2, backoff_seconds=0.0))
     stored = two.store.get("configmaps", "ml", "train-gkeml-run")
     edited = copy.deepcopy(stored)
-    data = edited["data"]
-    data["spec.yaml"] = data["spec.yaml"].replace("image: busybox", "image: attacker/img")
-    assert "attacker/img" in data["spec.yaml"]
+    spec = record_field(edited, "spec.yaml").replace("image: busybox", "image: attacker/img")
+    set_record_field(edited, "spec.yaml", spec)
+    assert "attacker/img" in record_field(edited, "spec.yaml")
     # ... and a next attempt the controller would create at once (recorded, never created).
-    attempts = json.loads(data["attempts.json"])
+    attempts = json.loads(record_field(edited, "attempts.json"))
     attempts[0]["outcome"] = "Failed"
     attempts.append({"attempt": 2, "name": "train--r2", "spot": False})
-    data["attempts.json"] = json.dumps(attempts)
+    set_record_field(edited, "attempts.json", json.dumps(attempts))
     two.store.put(edited)
     acting = controller(two)
     two.clear_request_log()
@@ -113,7 +114,7 @@ def test_a_record_edited_after_it_was_submitted_creates_nothing(two):
 def test_a_record_without_a_digest_is_refused_with_what_to_do(two):
     make_client(two).submit(gang(), retry=RetryPolicy(max_resubmits=1))
     older = copy.deepcopy(two.store.get("configmaps", "ml", "train-gkeml-run"))
-    del older["data"]["spec_digest"]  # as a gkeml from before digests wrote it
+    set_record_field(older, "spec_digest", None)  # as a gkeml from before digests wrote it
     two.store.put(older)
     acting = controller(two)
     acting.reconcile_once()
@@ -132,7 +133,7 @@ def test_an_honest_run_is_recovered_and_every_attempt_carries_its_digest(two):
     # The record's stated digest edited alone: the spec is the submitted one, so the run is
     # still acted for, and its next attempt carries the digest of what it runs.
     stated = copy.deepcopy(two.store.get("configmaps", "ml", "train-gkeml-run"))
-    stated["data"]["spec_digest"] = "sha256:" + "0" * 64
+    set_record_field(stated, "spec_digest", "sha256:" + "0" * 64)
     two.store.put(stated)
     acting = controller(two)
     assert acting.reconcile_once() == {"ml": True, "team-b": True}

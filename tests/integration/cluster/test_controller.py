@@ -22,6 +22,7 @@ from gkeml_sdk.cli.main import main
 from gkeml_sdk.runs.handle import FailureCause
 from tests.integration.cluster.conftest import track_of
 from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
+from tests.record_fields import record_field
 
 from .conftest import make_client
 from .replay import Replayer
@@ -33,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def record_attempts(server: Any, run: str = "train") -> list[dict[str, Any]]:
     found = server.store.get("configmaps", "ml", f"{run}-gkeml-run")
-    return json.loads(found["data"]["attempts.json"]) if found else []
+    return json.loads(record_field(found, "attempts.json")) if found else []
 
 
 def wait_until(what: str, check: Any, timeout: float = 60.0) -> None:

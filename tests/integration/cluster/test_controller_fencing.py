@@ -20,6 +20,7 @@ from gkeml_sdk.backends.kubernetes.runs.run_record import SPEC_DIGEST_ANNOTATION
 from gkeml_sdk.backends.kubernetes.runs.run_records import RecordConflict
 from tests.integration.cluster.conftest import record_of
 from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
+from tests.record_fields import record_field, set_record_field
 
 from .conftest import make_client
 from .replay import Replayer
@@ -58,7 +59,7 @@ def controller(server: Any, identity: str, clock: Clock) -> RunController:
 
 def attempts(server: Any) -> list[dict[str, Any]]:
     found = server.store.get("configmaps", "ml", "train-gkeml-run")
-    return list(json.loads(found["data"]["attempts.json"]))
+    return list(json.loads(record_field(found, "attempts.json")))
 
 
 def lose(server: Any, attempt: int, name: str) -> None:
@@ -190,9 +191,11 @@ def test_a_late_attempt_of_a_cancelled_run_is_deleted_by_the_next_pass(cluster):
     client.submit(gang(), retry=RetryPolicy(max_resubmits=3))
     # Attempt 1 was lost and attempt 2 reserved (its record saved) but not created yet ...
     record = cluster.store.get("configmaps", "ml", "train-gkeml-run")
-    first, *_ = json.loads(record["data"]["attempts.json"])
+    first, *_ = json.loads(record_field(record, "attempts.json"))
     reserved = {**first, "attempt": 2, "name": "train--r2", "uid": ""}
-    record["data"]["attempts.json"] = json.dumps([{**first, "outcome": "Failed"}, reserved])
+    set_record_field(
+        record, "attempts.json", json.dumps([{**first, "outcome": "Failed"}, reserved])
+    )
     cluster.store.put(record)
     run = client.get_run("train")
     run.cancel()  # ... when the run is cancelled: every object of it is deleted

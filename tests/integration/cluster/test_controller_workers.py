@@ -13,6 +13,7 @@ from gkeml_sdk.backends.kubernetes.controller.process import RunController
 from gkeml_sdk.backends.kubernetes.runs.attempts import JOBSETS, SUBMISSION_ANNOTATION
 from gkeml_sdk.core.labels import ATTEMPT_LABEL, RUN_ID_LABEL
 from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
+from tests.record_fields import record_field
 
 from .conftest import make_client
 from .replay import Replayer
@@ -21,7 +22,7 @@ from .test_scenarios import gang, live_attempts
 
 def current(server: Any, run: str) -> dict[str, Any]:
     found = server.store.get("configmaps", "ml", f"{run}-gkeml-run")
-    return dict(json.loads(found["data"]["attempts.json"])[-1])
+    return dict(json.loads(record_field(found, "attempts.json"))[-1])
 
 
 def lose_first_attempt(server: Any, run: str) -> None:

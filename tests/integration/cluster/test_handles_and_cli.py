@@ -13,6 +13,7 @@ from gkeml_sdk.cli.main import main
 from gkeml_sdk.errors import ConfigError, NotFoundError
 from gkeml_sdk.version import __version__
 from tests.integration.cluster.conftest import record_of
+from tests.record_fields import record_field
 from tests.stored_records import CODE, UNVERSIONED_RUN_RECORD, expected_run_record
 
 from .conftest import make_client
@@ -215,17 +216,17 @@ def test_a_run_record_written_before_schemas_is_resumed_and_rewritten_with_one(c
     assert record_of(run).attempts[1] == replace(
         expected.attempts[1], outcome="Failed", counters=record_of(run).attempts[1].counters
     )
-    rewritten = cluster.store.get("configmaps", "ml", "ft-gkeml-run")["data"]
-    assert rewritten["schema"] == "3"
-    assert rewritten["code.configmap"] == "ft-gkeml-run"  # the code moved in with the record
+    rewritten = cluster.store.get("configmaps", "ml", "ft-gkeml-run")
+    assert record_field(rewritten, "schema") == rewritten["data"]["schema"] == "4"
+    assert rewritten["data"]["file.train.py"] == CODE["train.py"]  # the code moved in
 
 
 def test_a_run_record_of_a_newer_schema_is_refused_with_the_fix(cluster, tmp_path, capsys):
-    newer = {**UNVERSIONED_RUN_RECORD, "data": {"schema": "4", "spec.json": "{}"}}
+    newer = {**UNVERSIONED_RUN_RECORD, "data": {"schema": "5", "spec.json": "{}"}}
     cluster.store.put(newer)
     refusal = (
-        "run record ConfigMap ml/ft-gkeml-run has schema 4, but gkeml "
-        f"{__version__} reads schema 3 (and records written without one): a newer gkeml "
+        "run record ConfigMap ml/ft-gkeml-run has schema 5, but gkeml "
+        f"{__version__} reads schema 4 (and records written without one): a newer gkeml "
         "wrote it. Upgrade gkeml (pip install -U gkeml) to read it"
     )
     client = make_client(cluster)

@@ -19,6 +19,7 @@ from gkeml_sdk.backends.kubernetes.controller.process import RunController
 from gkeml_sdk.backends.kubernetes.runs.run_record import AttemptRecord, RunRecord
 from gkeml_sdk.errors import ClusterError, ConfigError
 from tests.kubeapi.kueue_deactivation import deactivate_after_requeue_limit
+from tests.record_fields import record_field, set_record_field
 
 from .conftest import FAST_RETRY, NAMESPACES, make_client
 from .replay import Replayer
@@ -111,10 +112,7 @@ def damaged(run: str, damage: str, namespace: str = "team-b") -> dict[str, Any]:
     record = RunRecord(job=job, submitted_at=1.0, attempts=(AttemptRecord(1, run, False),))
     obj = record.sealed().to_configmap()
     field, value = DAMAGES[damage]
-    if value is MISSING:
-        del obj["data"][field]
-    else:
-        obj["data"][field] = value.replace("RUN", run)
+    set_record_field(obj, field, None if value is MISSING else value.replace("RUN", run))
     return obj
 
 
@@ -127,7 +125,7 @@ def team_b(server: Any) -> Client:
 
 def outcomes(server: Any, namespace: str, run: str) -> list[str]:
     found = server.store.get("configmaps", namespace, f"{run}-gkeml-run")
-    return [a["outcome"] for a in json.loads(found["data"]["attempts.json"])]
+    return [a["outcome"] for a in json.loads(record_field(found, "attempts.json"))]
 
 
 def lose_first_attempt(server: Any) -> None:

@@ -14,6 +14,7 @@ import yaml
 
 from gkeml_sdk import ConfigError, SpecError, TrainingJob
 from tests.cloud_storage import cloud_storage
+from tests.record_fields import record_field
 
 
 def project(root: Path) -> Path:
@@ -58,7 +59,7 @@ def test_pods_unpack_the_uploaded_hash_and_an_unchanged_tree_uploads_nothing(
         assert env["GKEML_WORKDIR_SHA256"] == digest
         assert env["GKEML_WORKDIR_ARCHIVE"] == f"/gkeml/workdir/{digest}.tar.gz"
         record = cluster.store.get("configmaps", "ml", f"{name}-gkeml-run")
-        spec = yaml.safe_load(record["data"]["spec.yaml"])
+        spec = yaml.safe_load(record_field(record, "spec.yaml"))
         assert spec["workdir"] == f"gs://team-code/ml/gkeml-code/{digest}.tar.gz"
         assert not [k for k in record["data"] if k.startswith("file.")]
 

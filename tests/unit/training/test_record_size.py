@@ -6,10 +6,15 @@ from __future__ import annotations
 import pytest
 
 from gkeml_sdk import SpecError, TrainingJob
-from gkeml_sdk.backends.kubernetes.runs.run_record import AttemptRecord, RunRecord
+from gkeml_sdk.backends.kubernetes.runs.run_record import (
+    SPEC_ANNOTATION_MAX_BYTES,
+    AttemptRecord,
+    RunRecord,
+)
 from gkeml_sdk.core.apimachinery import CONFIG_MAP_MAX_SIZE, object_errors
-from gkeml_sdk.core.environment import RECORD_HISTORY_MAX_BYTES
+from gkeml_sdk.core.environment import MAX_RESUBMITS, RECORD_HISTORY_MAX_BYTES
 from gkeml_sdk.runs.handle import RunState, RunStatus, Transition
+from tests.record_fields import record_field
 
 
 def job(**changes: object) -> TrainingJob:
@@ -66,7 +71,7 @@ def test_the_largest_accepted_job_keeps_a_record_the_api_server_accepts() -> Non
     kept = RunRecord.from_configmap(configmap).history
     assert 0 < len(kept) < len(history)
     assert kept[-1] == history[-1] and kept == history[-len(kept) :]  # the newest stay
-    assert len(configmap["data"]["history.json"].encode()) <= RECORD_HISTORY_MAX_BYTES
+    assert len(record_field(configmap, "history.json").encode()) <= RECORD_HISTORY_MAX_BYTES
 
 
 def test_a_short_history_is_kept_whole() -> None:
@@ -74,3 +79,24 @@ def test_a_short_history_is_kept_whole() -> None:
     first = (AttemptRecord(1, job().name, False),)
     record = RunRecord(job=job(), submitted_at=1.0, attempts=first, history=history)
     assert RunRecord.from_configmap(record.to_configmap()).history == history
+
+
+def test_the_fullest_record_keeps_its_annotations_within_what_the_api_server_accepts() -> None:
+    # A spec just small enough for the annotations, every resubmission a policy allows (each
+    # attempt with its counters) and the history at its cap: the annotations' 256 KiB hold it.
+    spec = job(env={"BIG": "x" * (SPEC_ANNOTATION_MAX_BYTES - 200)})
+    attempts = tuple(
+        AttemptRecord(i, spec.name if i == 1 else f"{spec.name}--r{i}", True, "Failed",
+                      f"{i:08d}-0000-0000-0000-000000000000",
+                      {"preemptions": 10**6, "disruptions": 10**6, "user_restarts": 10**6})
+        for i in range(1, MAX_RESUBMITS + 2)
+    )  # fmt: skip
+    history = tuple(
+        Transition(RunStatus(RunState.FAILED, "NodeLost", "x" * 200), i % 99 + 1, float(i))
+        for i in range(5_000)
+    )
+    record = RunRecord(job=spec, submitted_at=1.0, attempts=attempts, history=history)
+    configmap = record.to_configmap()
+    assert "spec.yaml" not in configmap["data"]  # it went to the annotations
+    assert object_errors(configmap) == []  # ValidateObjectMeta: annotations <= 256 KiB
+    assert RunRecord.from_configmap(configmap).attempts == attempts

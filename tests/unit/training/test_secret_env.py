@@ -7,6 +7,7 @@ import pytest
 
 from gkeml_sdk import Accelerator, SecretRef, SpecError, TpuSlice, TrainingJob
 from gkeml_sdk.backends.kubernetes.runs.run_record import AttemptRecord, RunRecord
+from tests.record_fields import record_field
 from tests.schemas import validate_object
 
 REFS = {"WANDB_API_KEY": SecretRef("wandb", "api-key"), "HF_TOKEN": SecretRef("hf", "token")}
@@ -53,7 +54,8 @@ def test_the_run_record_keeps_the_reference() -> None:
     record = RunRecord(job=job(secret_env=REFS), submitted_at=1.0, attempts=(first,))
     cm = record.to_configmap()
     validate_object(cm)
-    assert "wandb" in cm["data"]["spec.yaml"] and "api-key" in cm["data"]["spec.yaml"]
+    spec = record_field(cm, "spec.yaml")
+    assert "wandb" in spec and "api-key" in spec
     assert RunRecord.from_configmap(cm) == record
 
 

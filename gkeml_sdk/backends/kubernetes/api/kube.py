@@ -16,6 +16,7 @@ from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import ClusterError
 
 FIELD_MANAGER = "gkeml"
+LIST_PAGE = 500  # objects a list reads at a time (kubectl's and client-go's pager default)
 
 
 class WatchExpired(Exception):
@@ -135,13 +136,34 @@ class KubeClient:
     def list(
         self, res: Resource, namespace: str | None = None, *, label_selector: str = ""
     ) -> tuple[list[Obj], str]:
-        """Objects and the list's resourceVersion (to watch from)."""
+        """Objects and the list's resourceVersion (to watch from), read `LIST_PAGE` at a
+        time as client-go's pager reads them: no answer is larger than a page, so neither
+        side holds a list of 10,000 objects as one text, and what is sent meanwhile (a Lease
+        renewal) is answered between pages. A continue token that expired (410) restarts
+        as one unpaginated list (client-go's `FullListIfExpired`)."""
         query = [("labelSelector", label_selector)] if label_selector else []
-        answer = self.transport.call(
-            "GET", res.path(namespace), action=f"list {res.plural}", query=query
-        )
-        items = [dict(i, apiVersion=res.api_version, kind=res.kind) for i in answer["items"]]
-        return items, str(answer.get("metadata", {}).get("resourceVersion", ""))
+        items: list[Obj] = []
+        version, token = "", ""
+        while True:
+            page = [*query, ("limit", str(LIST_PAGE))] + ([("continue", token)] if token else [])
+            try:
+                answer = self.transport.call(
+                    "GET", res.path(namespace), action=f"list {res.plural}", query=page
+                )
+            except ClusterError as exc:
+                if exc.status != 410 or not token:
+                    raise
+                answer = self.transport.call(
+                    "GET", res.path(namespace), action=f"list {res.plural}", query=query
+                )
+                items, version = [], ""
+            items += [dict(i, apiVersion=res.api_version, kind=res.kind) for i in answer["items"]]
+            meta = answer.get("metadata") or {}
+            # Every page of one list is of its first page's version (the server's snapshot).
+            version = version or str(meta.get("resourceVersion", ""))
+            token = str(meta.get("continue") or "")
+            if not token:
+                return items, version
 
     def delete(
         self,

@@ -7,12 +7,13 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
+from gkeml_sdk.backends.kubernetes.api.kube import LIST_PAGE, KubeClient
 from gkeml_sdk.backends.kubernetes.api.resources import Resource
+from gkeml_sdk.backends.kubernetes.api.transport import METADATA_ONLY
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import ClusterError
 
-PAGE = 500  # kubectl's and client-go's pager default
+PAGE = LIST_PAGE
 ADMITTED_IN = "status.admission.clusterQueue"  # selectableFields of Kueue's Workload CRD
 
 
@@ -34,10 +35,12 @@ def list_pages(
     field_selector: str = "",
     limit: int = PAGE,
     pages: int | None = None,
+    metadata_only: bool = False,
 ) -> list[Obj]:
     """Every object of a list read `limit` at a time (the first `pages` pages only, when
     given). A continue token that expired (410) restarts as one unpaginated list, as
-    client-go's pager does (`FullListIfExpired`).
+    client-go's pager does (`FullListIfExpired`). `metadata_only`: each object's metadata
+    alone (kind `PartialObjectMetadata`), as client-go's metadata client lists.
 
     Example:
         >>> list_pages(kube, WORKLOADS, field_selector="status.admission.clusterQueue=cq")
@@ -45,22 +48,25 @@ def list_pages(
     """
     query = [("labelSelector", label_selector)] if label_selector else []
     query += [("fieldSelector", field_selector)] if field_selector else []
+    accept = METADATA_ONLY if metadata_only else "application/json"
     items: list[Obj] = []
     token = ""
     for _ in itertools.count() if pages is None else range(pages):
         page = [*query, ("limit", str(limit))] + ([("continue", token)] if token else [])
         try:
             answer = kube.transport.call(
-                "GET", res.path(namespace), action=f"list {res.plural}", query=page
+                "GET", res.path(namespace), action=f"list {res.plural}", query=page, accept=accept
             )
         except ClusterError as exc:
             if exc.status != 410 or not token:
                 raise
             answer = kube.transport.call(
-                "GET", res.path(namespace), action=f"list {res.plural}", query=query
+                "GET", res.path(namespace), action=f"list {res.plural}", query=query, accept=accept
             )
             items = []
-        items += [dict(i, apiVersion=res.api_version, kind=res.kind) for i in answer["items"]]
+        # A metadata-only list's items say what they are; an empty one's `items` is null.
+        kind = {} if metadata_only else {"apiVersion": res.api_version, "kind": res.kind}
+        items += [dict(i, **kind) for i in answer["items"] or []]
         token = str((answer.get("metadata") or {}).get("continue") or "")
         if not token:
             break

@@ -19,6 +19,9 @@ from gkeml_sdk.errors import ClusterError, NotFoundError
 
 log = logging.getLogger(__name__)
 
+# What client-go's metadata client asks for: a list's items (or a watch's objects) with their
+# metadata only (PartialObjectMetadata), none of their data or spec.
+METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 UNAVAILABLE = "Unavailable"  # the reason of a ClusterError raised after transient retries ran out
 TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
 HINTS = {
@@ -101,12 +104,16 @@ class Transport:
         body: Any = None,
         content_type: str = "application/json",
         ok_statuses: frozenset[int] = frozenset(),
+        accept: str = "application/json",
     ) -> Any:
         """One request, retried while transient. Returns parsed JSON (or text), or None for
-        a status listed in `ok_statuses` (e.g. 404 when deleting)."""
+        a status listed in `ok_statuses` (e.g. 404 when deleting). `accept`: the media type
+        asked for (`METADATA_ONLY` for objects' metadata only)."""
 
         def once() -> Any:
-            response = self._send(method, path, query, body, content_type, self.request_timeout)
+            response = self._send(
+                method, path, query, body, content_type, self.request_timeout, accept
+            )
             try:
                 raw = response.read()
             except Exception as exc:  # a reset while reading the body is transient too
@@ -171,10 +178,11 @@ class Transport:
         body: Any,
         content_type: str,
         timeout: float | None,
+        accept: str = "application/json",
     ) -> Any:
         import urllib3
 
-        headers = {"Accept": "application/json", "Content-Type": content_type}
+        headers = {"Accept": accept, "Content-Type": content_type}
         _, url, headers, payload, _ = self.api_client.param_serialize(
             method=method,
             resource_path=path,

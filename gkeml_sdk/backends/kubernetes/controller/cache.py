@@ -21,6 +21,7 @@ from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.api.queue_reads import list_pages
 from gkeml_sdk.backends.kubernetes.api.resources import Resource
 from gkeml_sdk.backends.kubernetes.api.streams import Event, SharedStreams, StreamSpec
+from gkeml_sdk.backends.kubernetes.controller.slim import slim
 from gkeml_sdk.backends.kubernetes.runs.attempts import JOBS, JOBSETS
 from gkeml_sdk.backends.kubernetes.runs.run_record import RECORD_LABEL
 from gkeml_sdk.backends.kubernetes.runs.run_records import CONFIG_MAPS
@@ -70,37 +71,6 @@ def cache_specs(namespace: str) -> list[StreamSpec]:
         StreamSpec(WORKLOADS, namespace, JOB_UID_LABEL, transform=slim),
         StreamSpec(PODS, namespace, RUN_ID_LABEL, transform=slim),
     ]
-
-
-# What the controller reads of a Workload's spec (its status tracker and preemptor naming).
-_WORKLOAD_SPEC = ("active", "queueName", "priority", "priorityClassName")
-
-
-def slim(obj: Obj) -> Obj:
-    """What the controller keeps of an object (as controller-runtime's cache transforms):
-    no managedFields; of JobSets, Jobs and pods no spec (their templates are most of their
-    size; the controller reads their metadata and status); of a Workload's spec what says
-    whether it is active, where it queues and how many pods it needs. ConfigMaps keep their
-    data (a record is read whole).
-
-    Example:
-        >>> pod = {"kind": "Pod", "metadata": {"name": "p", "managedFields": [{}]},
-        ...        "spec": {"containers": []}, "status": {"phase": "Running"}}
-        >>> slim(pod)
-        {'kind': 'Pod', 'status': {'phase': 'Running'}, 'metadata': {'name': 'p'}}
-    """
-    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}
-    kind = obj.get("kind")
-    if kind == "ConfigMap":
-        return {**obj, "metadata": meta}
-    out = {k: v for k, v in obj.items() if k not in ("spec", "metadata")}
-    out["metadata"] = meta
-    if kind == "Workload":
-        spec = obj.get("spec") or {}
-        kept = {k: spec[k] for k in _WORKLOAD_SPEC if k in spec}
-        sets = [{k: p[k] for k in ("name", "count") if k in p} for p in spec.get("podSets") or []]
-        out["spec"] = {**kept, "podSets": sets}
-    return out
 
 
 class RunCache:

@@ -1,5 +1,9 @@
 """The run record: a ConfigMap that keeps a run's spec, retry policy, attempts and history in
-the cluster, so any client (or a restarted one) can follow and resume the same run."""
+the cluster, so any client (or a restarted one) can follow and resume the same run.
+
+Over 400 lines because it is the one writer and reader of the record's stored layout (four
+schemas, and the metadata-only form a listing reads): the checks that keep a damaged record
+from reaching anything that acts sit beside the writer they mirror."""
 
 from __future__ import annotations
 
@@ -7,7 +11,6 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from functools import cache
 from typing import Any, TypeVar
 
@@ -20,80 +23,51 @@ from gkeml_sdk.core.record_schema import SCHEMA_KEY, record_schema
 from gkeml_sdk.errors import SpecError, excerpt
 from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus, Transition
 from gkeml_sdk.runs.retry import RetryPolicy
-from gkeml_sdk.training.code import config_map_key, legacy_config_map_key
+from gkeml_sdk.training.code import CODE_KEY_PREFIX, config_map_key, legacy_config_map_key
 from gkeml_sdk.training.code_configmap import code_config_map
 from gkeml_sdk.training.model import TrainingJob
 
 RECORD_LABEL = "gkeml.dev/run-record"
-# The record's layout (data key `schema`, a string as all ConfigMap data). 1 is also what a
+# The record's layout (key `schema`, a string as all ConfigMap data). 1 is also what a
 # record written before records carried a schema holds; 2 added each transition's `key` and
 # each attempt's `counters` (a schema-1 record loads with them empty); 3 carries the code files
 # itself (keys `file.<path>`, which the pods mount), where 1 and 2 named a `<run>-code`
-# ConfigMap in `code.configmap`.
-RUN_RECORD_SCHEMA = 3
+# ConfigMap in `code.configmap`; 4 moves what a listing reads (everything but the code and
+# its paths) from the data to the annotations `record.gkeml.dev/<key>`, so that a listing
+# asks for metadata only and reads no code.
+RUN_RECORD_SCHEMA = 4
+RECORD_ANNOTATION = "record.gkeml.dev/"
+# What kube-apiserver lets one object's annotations add up to (TotalAnnotationSizeLimitB,
+# keys and values): a record whose annotations are larger was not written through it.
+MAX_ANNOTATION_BYTES = 256 * 1024
+# The spec goes to the annotations up to this size, beside the history (at most
+# RECORD_HISTORY_MAX_BYTES) and the attempts; a larger one (a large env, say) stays in the
+# data, and a listing reads that record whole.
+SPEC_ANNOTATION_MAX_BYTES = 128 * 1024
 # What the API server lets one ConfigMap's values add up to (kube-apiserver's MaxSecretSize,
 # which ValidateConfigMap applies): a record larger than that was not written through it.
 MAX_RECORD_CHARS = 1024 * 1024
+# The kind of what a metadata-only read returns for each object (its data left out).
+PARTIAL_KIND = "PartialObjectMetadata"
 # Where the submitting client puts the record's `spec_digest` on the attempt object it creates
 # with its own rights; every attempt the controller creates copies it (see `spec_digest`).
 SPEC_DIGEST_ANNOTATION = "gkeml.dev/spec-digest"
 __all__ = [
+    "MAX_ANNOTATION_BYTES",
     "MAX_RECORD_CHARS",
+    "PARTIAL_KIND",
+    "RECORD_ANNOTATION",
     "RECORD_LABEL",
     "RUN_RECORD_SCHEMA",
     "SPEC_DIGEST_ANNOTATION",
     "AttemptRecord",
     "RunRecord",
     "attempt_name",
-    "cancel_marker",
-    "cancels",
+    "listable",
     "record_name",
     "spec_digest",
+    "written_part",
 ]
-
-
-def cancel_marker(run: str, namespace: str, submitted_at: float = 0.0) -> dict[str, Any]:
-    """The object whose existence says the submission of run `run` made at `submitted_at`
-    was cancelled. It is separate from the record, so that a client still writing the record
-    can never undo a cancellation, and names its submission, so that a leftover marker never
-    cancels a later submission of the same name.
-
-    Example:
-        >>> marker = cancel_marker("ft", "ml", 1767225600.5)
-        >>> marker["metadata"]["name"], marker["data"]
-        ('ft-gkeml-cancelled', {'submitted_at': '1767225600.5'})
-    """
-    return {
-        "apiVersion": kinds.CORE,
-        "kind": "ConfigMap",
-        "metadata": {
-            "name": f"{run}-gkeml-cancelled",
-            "namespace": namespace,
-            "labels": {RUN_ID_LABEL: run, **sdk_labels()},
-        },
-        "data": {"submitted_at": repr(submitted_at)},
-    }
-
-
-def cancels(marker: dict[str, Any], record: RunRecord) -> bool:
-    """Whether a cancel marker applies to `record`: it names the record's submission. A
-    marker written before markers named one applies to a run submitted before it was made.
-
-    Example:
-        >>> from gkeml_sdk import TrainingJob
-        >>> job = TrainingJob(name="ft", image="i", command=["x"], namespace="ml")
-        >>> cancels(cancel_marker("ft", "ml", 5.0), RunRecord(job=job, submitted_at=6.0))
-        False
-    """
-    written = (marker.get("data") or {}).get("submitted_at")
-    if written is not None:
-        return bool(written == repr(record.submitted_at))
-    created = str((marker.get("metadata") or {}).get("creationTimestamp") or "")
-    try:
-        made = datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return True  # no way to tell: a cancel is never lost
-    return record.submitted_at <= made
 
 
 @dataclass(frozen=True)
@@ -134,6 +108,12 @@ class RunRecord:
     # a record never written), so two writers never both land. Not part of what it records.
     resource_version: str = field(default="", compare=False)
     uid: str = field(default="", compare=False)
+    # False for a record a metadata-only listing read: its job carries no code files, so it
+    # is only shown, never written back, vouched for or acted on (`whole` before that).
+    whole: bool = field(default=True, compare=False)
+    # The spec's YAML as read, with the job read from it: written back as it was while the
+    # record holds that job, so a save (one per state change) does not dump the spec again.
+    spec_text: tuple[TrainingJob, str] | None = field(default=None, compare=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -155,23 +135,30 @@ class RunRecord:
         return replace(self, attempts=tuple(sorted([*others, attempt], key=lambda a: a.attempt)))
 
     def to_configmap(self) -> dict[str, Any]:
-        """The record as a ConfigMap in the run's namespace."""
-        # The code files are this ConfigMap's `file.*` keys, the ones the pods mount: record
-        # and code are one write. The spec keeps only their paths (no second copy of them).
-        code = code_config_map(self.job)
-        data = {
+        """The record as a ConfigMap in the run's namespace: what a listing reads in its
+        annotations, the code files (the keys the pods mount) and their paths in its data."""
+        if not self.whole:
+            raise ValueError(
+                f"the record of run {self.name!r} was read by a listing, without its code: "
+                "read it whole before writing it"
+            )
+        fields = {
             SCHEMA_KEY: str(RUN_RECORD_SCHEMA),
-            "spec.yaml": _spec_yaml(self.job),
-            "files.json": json.dumps(sorted(self.job.files)),
-            "code.configmap": record_name(self.name) if self.job.files else "",
+            "spec.yaml": self.spec_text[1]
+            if self.spec_text is not None and self.spec_text[0] is self.job
+            else _spec_yaml(self.job),
             "retry.yaml": self.retry.to_yaml() if self.retry else "",
             "attempts.json": json.dumps([a.__dict__ for a in self.attempts]),
             "history.json": _history_json(self.history),
             "submitted_at": repr(self.submitted_at),
             "cancelled": "true" if self.cancelled else "false",
             **({"spec_digest": self.spec_digest} if self.spec_digest else {}),
-            **(code["data"] if code else {}),
         }
+        data = {SCHEMA_KEY: fields[SCHEMA_KEY], "files.json": json.dumps(sorted(self.job.files))}
+        if len(_utf8(fields["spec.yaml"])) > SPEC_ANNOTATION_MAX_BYTES:
+            data["spec.yaml"] = fields.pop("spec.yaml")
+        # Record and code are one write: the code files are this ConfigMap's `file.*` keys.
+        code = code_config_map(self.job)
         return {
             "apiVersion": kinds.CORE,
             "kind": "ConfigMap",
@@ -179,16 +166,18 @@ class RunRecord:
                 "name": record_name(self.name),
                 "namespace": self.job.namespace,
                 "labels": {RECORD_LABEL: "true", RUN_ID_LABEL: self.name, **sdk_labels()},
+                "annotations": {RECORD_ANNOTATION + k: v for k, v in fields.items()},
             },
-            "data": data,
+            "data": {**data, **(code["data"] if code else {})},
         }
 
     @staticmethod
     def code_config_map(obj: dict[str, Any]) -> str:
         """Name of the other ConfigMap holding the recorded job's code files ('' when it has
-        none, or carries them itself as schema-3 records do); `from_configmap` then needs its
-        data. Refuses a record this SDK cannot read."""
-        name = str(_checked_data(obj).get("code.configmap", ""))
+        none, or carries them itself as records since schema 3 do); `from_configmap` then
+        needs its data. Refuses a record this SDK cannot read."""
+        fields, _ = _stored(obj)
+        name = str(fields.get("code.configmap", ""))
         return "" if name == (obj.get("metadata") or {}).get("name") else name
 
     @classmethod
@@ -198,21 +187,13 @@ class RunRecord:
         before records carried one) reads as before; a newer one is a `ConfigError`. Any
         other damage (a missing key, a value of the wrong type or shape, JSON nested too deep,
         more than a ConfigMap can hold) is a `ValueError` saying which key and why: the value
-        is checked whole here, so nothing later meets a record it cannot use."""
-        data = _checked_data(obj)
+        is checked whole here, so nothing later meets a record it cannot use. `obj` may be
+        a metadata-only listing's item (see `listable`): the record then lacks its code
+        (`whole` False)."""
+        data, whole = _stored(obj)
         job = _spec(TrainingJob, data, "spec.yaml")
-        paths = _parsed(_PATHS, data, "files.json")
-        key = legacy_config_map_key
-        if data.get("code.configmap") == (obj.get("metadata") or {}).get("name"):
-            code, key = data, config_map_key  # schema 3: the record carries its code
-        if paths:
-            missing = [p for p in paths if key(p) not in (code or {})]
-            if missing:
-                raise ValueError(
-                    f"its code ConfigMap {excerpt(data.get('code.configmap'))} lacks "
-                    f"{excerpt(missing)}: it was deleted or edited"
-                )
-            job = job.with_changes(files={p: (code or {})[key(p)] for p in paths})
+        if whole:
+            job = job.with_changes(files=_code(obj, data, code))
         submitted_at = _text(data, "submitted_at") or "0"
         try:
             when = float(submitted_at)
@@ -234,7 +215,40 @@ class RunRecord:
             spec_digest=_text(data, "spec_digest"),
             resource_version=str((obj.get("metadata") or {}).get("resourceVersion") or ""),
             uid=str((obj.get("metadata") or {}).get("uid") or ""),
+            whole=whole,
+            spec_text=(job, _text(data, "spec.yaml")),
         )
+
+
+def listable(obj: dict[str, Any]) -> bool:
+    """Whether a metadata-only listing's item says all a listing shows of its run: a record
+    since schema 4 whose spec fits its annotations. Any other (an older layout, a spec kept
+    in the data, another ConfigMap) is to be read whole.
+
+    Example:
+        >>> listable({"kind": "PartialObjectMetadata", "metadata": {"annotations": {}}})
+        False
+    """
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    return f"{RECORD_ANNOTATION}{SCHEMA_KEY}" in annotations and (
+        f"{RECORD_ANNOTATION}spec.yaml" in annotations
+    )
+
+
+def written_part(obj: dict[str, Any]) -> tuple[Any, Any]:
+    """What a write of a record sets (its data and its record annotations): the same for two
+    reads of one write, whatever the server added (a retried write finds itself by it).
+
+    Example:
+        >>> job = TrainingJob(name="a", image="i", command=["x"])
+        >>> body = RunRecord(job=job, submitted_at=0.0).to_configmap()
+        >>> served = {**body, "metadata": {**body["metadata"], "uid": "u", "resourceVersion": "7"}}
+        >>> written_part(served) == written_part(body)
+        True
+    """
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    ours = {k: v for k, v in annotations.items() if str(k).startswith(RECORD_ANNOTATION)}
+    return obj.get("data"), ours
 
 
 def spec_digest(record: RunRecord) -> str:
@@ -257,6 +271,8 @@ def spec_digest(record: RunRecord) -> str:
     # The fields spec.yaml and retry.yaml hold, as canonical JSON (sorted keys): the same
     # whichever order a mapping was written in, and twenty times cheaper than YAML, which the
     # controller would otherwise emit for every record on every pass.
+    if not record.whole:
+        raise ValueError(f"the record of run {record.name!r} was read without its code")
     spec = record.job.model_dump(mode="json", exclude_defaults=True, exclude={"files"})
     retry = record.retry.model_dump(mode="json", exclude_defaults=True) if record.retry else None
     signed = [spec, retry, sorted(record.job.files.items()), repr(record.submitted_at)]
@@ -357,22 +373,68 @@ def _spec_yaml(job: TrainingJob) -> str:
     return yaml.safe_dump(spec, sort_keys=False)
 
 
-def _checked_data(obj: dict[str, Any]) -> dict[str, Any]:
-    """The record's data, once its schema is one this SDK reads and it holds what the API
-    server lets a ConfigMap hold: text values, at most `MAX_RECORD_CHARS` of them."""
-    data: dict[str, Any] = obj.get("data") or {}
+def _stored(obj: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The record's keys (from its annotations since schema 4, else from its data), once its
+    schema is one this SDK reads and it holds what the API server lets a ConfigMap hold: text
+    values, at most `MAX_RECORD_CHARS` of data and `MAX_ANNOTATION_BYTES` of annotations; and
+    whether the object is whole (not a metadata-only listing's item)."""
     meta = obj.get("metadata") or {}
     where = f"run record ConfigMap {meta.get('namespace', '')}/{meta.get('name', '')}"
-    record_schema(where, data, RUN_RECORD_SCHEMA)
-    wrong = sorted(str(k) for k, v in data.items() if not isinstance(v, str))
+    whole = obj.get("kind") != PARTIAL_KIND
+    data: dict[str, Any] = obj.get("data") or {}
+    annotations: dict[str, Any] = meta.get("annotations") or {}
+    listed = {
+        k[len(RECORD_ANNOTATION) :]: v
+        for k, v in annotations.items()
+        if isinstance(k, str) and k.startswith(RECORD_ANNOTATION)
+    }
+    wrong = [k for k, v in [*data.items(), *listed.items()] if not isinstance(v, str)]
     if wrong:
-        raise ValueError(f"its {excerpt(', '.join(wrong))} hold no text")
-    size = sum(len(v) for v in data.values())
-    if size > MAX_RECORD_CHARS:
+        raise ValueError(f"its {excerpt(', '.join(sorted(map(str, wrong))))} hold no text")
+    # As kube-apiserver counts: a ConfigMap's data by its values, annotations with their keys
+    # in bytes (TotalAnnotationSizeLimitB).
+    annotated = sum(len(_utf8(k)) + len(_utf8(v)) for k, v in annotations.items())
+    for what, size, unit, limit in (
+        ("data", sum(len(v) for v in data.values()), "characters", MAX_RECORD_CHARS),
+        ("annotations", annotated, "bytes", MAX_ANNOTATION_BYTES),
+    ):
+        if size > limit:
+            raise ValueError(f"its {what} hold {size} {unit}, more than a ConfigMap can ({limit})")
+    # The data's schema also stops a gkeml older than schema 4, which reads only the data.
+    schema = record_schema(where, data, RUN_RECORD_SCHEMA) if whole else RUN_RECORD_SCHEMA
+    if not listed:
+        if schema >= 4:
+            raise ValueError(f"its {RECORD_ANNOTATION} annotations are missing")
+        return data, whole
+    record_schema(where, listed, RUN_RECORD_SCHEMA)
+    # Since schema 4 the data holds the code paths (and a spec too large for annotations);
+    # any other key of the record left there is read too, the annotations' winning.
+    kept = {k: v for k, v in data.items() if not k.startswith(CODE_KEY_PREFIX)}
+    return {**kept, **listed}, whole
+
+
+def _utf8(text: object) -> bytes:
+    return str(text).encode("utf-8", "surrogatepass")
+
+
+def _code(
+    obj: dict[str, Any], fields: dict[str, Any], code: dict[str, str] | None
+) -> dict[str, str]:
+    """The job's code files: from the record's own data (since schema 3) or from `code`, the
+    data of the code ConfigMap that older records name."""
+    paths = _parsed(_PATHS, fields, "files.json")
+    data = obj.get("data") or {}
+    key = legacy_config_map_key
+    own = (obj.get("metadata") or {}).get("name")
+    if fields.get("code.configmap", own) == own:  # schema 3 names itself, 4 nothing
+        code, key = data, config_map_key  # the record carries its code
+    missing = [p for p in paths if key(p) not in (code or {})]
+    if missing:
         raise ValueError(
-            f"it holds {size} characters, more than a ConfigMap can ({MAX_RECORD_CHARS})"
+            f"its code ConfigMap {excerpt(fields.get('code.configmap') or own)} lacks "
+            f"{excerpt(missing)}: it was deleted or edited"
         )
-    return data
+    return {p: (code or {})[key(p)] for p in paths}
 
 
 def _transition_dict(t: Transition) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
@@ -15,12 +16,12 @@ from gkeml_sdk.backends.kubernetes.api.resources import resource
 from gkeml_sdk.backends.kubernetes.runs.run_record import (
     RECORD_LABEL,
     RunRecord,
-    cancel_marker,
-    cancels,
+    listable,
     record_name,
+    written_part,
 )
 from gkeml_sdk.core import kinds
-from gkeml_sdk.core.labels import RUN_ID_LABEL
+from gkeml_sdk.core.labels import RUN_ID_LABEL, sdk_labels
 from gkeml_sdk.core.objects import Obj
 from gkeml_sdk.errors import ClusterError, ConfigError, GkemlError, NotFoundError
 from gkeml_sdk.runs.handle import Transition
@@ -29,6 +30,50 @@ from gkeml_sdk.runs.history import merge
 CONFIG_MAPS = resource(kinds.CORE, "ConfigMap")
 # Conditional writes of one object tried against as many fresh reads before giving up.
 CONFLICT_ROUNDS = 5
+
+
+def cancel_marker(run: str, namespace: str, submitted_at: float = 0.0) -> dict[str, Any]:
+    """The object whose existence says the submission of run `run` made at `submitted_at`
+    was cancelled. It is separate from the record, so that a client still writing the record
+    can never undo a cancellation, and names its submission, so that a leftover marker never
+    cancels a later submission of the same name.
+
+    Example:
+        >>> marker = cancel_marker("ft", "ml", 1767225600.5)
+        >>> marker["metadata"]["name"], marker["data"]
+        ('ft-gkeml-cancelled', {'submitted_at': '1767225600.5'})
+    """
+    return {
+        "apiVersion": kinds.CORE,
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": f"{run}-gkeml-cancelled",
+            "namespace": namespace,
+            "labels": {RUN_ID_LABEL: run, **sdk_labels()},
+        },
+        "data": {"submitted_at": repr(submitted_at)},
+    }
+
+
+def cancels(marker: dict[str, Any], record: RunRecord) -> bool:
+    """Whether a cancel marker applies to `record`: it names the record's submission. A
+    marker written before markers named one applies to a run submitted before it was made.
+
+    Example:
+        >>> from gkeml_sdk import TrainingJob
+        >>> job = TrainingJob(name="ft", image="i", command=["x"], namespace="ml")
+        >>> cancels(cancel_marker("ft", "ml", 5.0), RunRecord(job=job, submitted_at=6.0))
+        False
+    """
+    written = (marker.get("data") or {}).get("submitted_at")
+    if written is not None:
+        return bool(written == repr(record.submitted_at))
+    created = str((marker.get("metadata") or {}).get("creationTimestamp") or "")
+    try:
+        made = datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return True  # no way to tell: a cancel is never lost
+    return record.submitted_at <= made
 
 
 class RecordConflict(ClusterError):
@@ -79,7 +124,7 @@ class RunRecords:
         wrote; anything else is `RecordConflict`."""
         meta = body["metadata"]
         current = self.kube.find(CONFIG_MAPS, meta["name"], meta["namespace"])
-        if current is not None and current.get("data") == body["data"]:
+        if current is not None and written_part(current) == written_part(body):
             return _as_written(record, current)
         raise _conflict(body, why)
 
@@ -101,26 +146,71 @@ class RunRecords:
         return self.scan(namespace)[0]
 
     def scan(self, namespace: str) -> tuple[list[RunRecord], dict[str, GkemlError]]:
-        """Every record in the namespace, newest first, and the run names whose record
-        ConfigMap cannot be read (name -> why): one damaged record never hides the others.
-        Two paginated lists whatever the number of runs: the records, and the other
+        """Every record in the namespace read whole, newest first, and the run names whose
+        record ConfigMap cannot be read (name -> why): one damaged record never hides the
+        others. Two paginated lists whatever the number of runs: the records, and the other
         ConfigMaps gkeml labels with a run (cancel markers, older records' code), joined here."""
-        items = list_pages(self.kube, CONFIG_MAPS, namespace, label_selector=f"{RECORD_LABEL}=true")
-        others: dict[str, Obj] = {}
-        if items:
-            selector = f"{RUN_ID_LABEL},{RECORD_LABEL}!=true"
-            found = list_pages(self.kube, CONFIG_MAPS, namespace, label_selector=selector)
-            others = {o["metadata"]["name"]: o for o in found}
+        return self._joined(namespace, metadata_only=False)
+
+    def listing(self, namespace: str) -> tuple[list[RunRecord], dict[str, GkemlError]]:
+        """What `scan` returns, for showing runs: the records' metadata only is listed (what
+        a listing shows is in their annotations, none of their code), so the records it
+        returns are not `whole`. A record of an older layout, or whose spec is kept in its
+        data, is read whole, one GET each."""
+        return self._joined(namespace, metadata_only=True)
+
+    def whole(self, namespace: str, names: Sequence[str]) -> list[RunRecord]:
+        """The records of runs `names` read whole, with their code (one GET for one run,
+        `scan` for more); those missing or unreadable now are left out (whoever reads them
+        next says why).
+
+        Example:
+            >>> [r.name for r in records.whole("ml", ["ft"])]  # doctest: +SKIP
+            ['ft']
+        """
+        if len(names) == 1:
+            try:
+                found = self.find(names[0], namespace)
+            except GkemlError:
+                return []
+            return [] if found is None else [found]
+        wanted = set(names)
+        return [r for r in self.scan(namespace)[0] if r.name in wanted]
+
+    def _joined(
+        self, namespace: str, *, metadata_only: bool
+    ) -> tuple[list[RunRecord], dict[str, GkemlError]]:
+        items = list_pages(
+            self.kube,
+            CONFIG_MAPS,
+            namespace,
+            label_selector=f"{RECORD_LABEL}=true",
+            metadata_only=metadata_only,
+        )
+        others = self._others(namespace) if items else {}
         records: list[RunRecord] = []
         unreadable: dict[str, GkemlError] = {}
         for item in items:
+            meta = item["metadata"]
             try:
-                records.append(self.read(item, others.get))
+                shown = item if not metadata_only or listable(item) else self._read_whole(meta)
+                if shown is not None:
+                    records.append(self.read(shown, others.get))
             except GkemlError as exc:
-                meta = item["metadata"]
                 run = (meta.get("labels") or {}).get(RUN_ID_LABEL) or meta["name"]
                 unreadable[str(run)] = exc
         return sorted(records, key=lambda r: -r.submitted_at), unreadable
+
+    def _others(self, namespace: str) -> dict[str, Obj]:
+        """The ConfigMaps gkeml labels with a run that are no record (cancel markers, older
+        records' code), by name: one paginated list."""
+        selector = f"{RUN_ID_LABEL},{RECORD_LABEL}!=true"
+        found = list_pages(self.kube, CONFIG_MAPS, namespace, label_selector=selector)
+        return {o["metadata"]["name"]: o for o in found}
+
+    def _read_whole(self, meta: dict[str, Any]) -> Obj | None:
+        """The listed record `meta` names, read whole (None when deleted since it was listed)."""
+        return self.kube.find(CONFIG_MAPS, meta["name"], meta.get("namespace"))
 
     def read(self, obj: Obj, near: Callable[[str], Obj | None] | None = None) -> RunRecord:
         """The record a ConfigMap holds, with its code files and any cancellation; `near`

@@ -10,7 +10,12 @@ from typing import Protocol
 
 from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.runs.attempts import Attempts, job_resource
-from gkeml_sdk.backends.kubernetes.runs.run_record import AttemptRecord, RunRecord, record_name
+from gkeml_sdk.backends.kubernetes.runs.run_record import (
+    AttemptRecord,
+    RunRecord,
+    record_name,
+    written_part,
+)
 from gkeml_sdk.backends.kubernetes.runs.run_records import CONFIG_MAPS, RunRecords
 from gkeml_sdk.errors import ConfigError, GkemlError
 from gkeml_sdk.runs.retry import RetryPolicy
@@ -83,7 +88,7 @@ def _record_taken(backend: Submitter, record: RunRecord) -> RunRecord:
     remove the job just made (a stray of a run that moved on, or of another spec)."""
     job = record.job
     written = backend.kube.find(CONFIG_MAPS, record_name(job.name), job.namespace)
-    if written is not None and written.get("data") == record.to_configmap()["data"]:
+    if written is not None and written_part(written) == written_part(record.to_configmap()):
         meta = written["metadata"]  # our own create, retried after it landed
         return replace(record, resource_version=meta["resourceVersion"], uid=meta.get("uid", ""))
     try:

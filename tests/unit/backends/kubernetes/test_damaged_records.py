@@ -28,6 +28,7 @@ from gkeml_sdk.backends.kubernetes.runs.run_record import (
 from gkeml_sdk.backends.kubernetes.runs.run_records import RunRecords
 from gkeml_sdk.errors import ClusterError, ConfigError, excerpt
 from gkeml_sdk.runs.handle import FailureCause, RunState, RunStatus, Transition
+from tests.record_fields import set_record_field
 
 WHERE = "ConfigMap ml/ft-gkeml-run"
 MISSING = object()
@@ -68,10 +69,7 @@ def use(record: RunRecord) -> None:
 
 def damaged(field: str, value: object) -> dict[str, Any]:
     obj = copy.deepcopy(honest().to_configmap())
-    if value is MISSING:
-        obj["data"].pop(field, None)
-    else:
-        obj["data"][field] = value
+    set_record_field(obj, field, None if value is MISSING else value)
     return obj
 
 
@@ -121,6 +119,7 @@ STILL_A_RECORD = {
     ("submitted_at", "missing"),
     ("cancelled", "missing"),
     ("schema", "missing"),  # a record written before records carried a schema
+    ("code.configmap", "missing"),  # since schema 4 a record names no code ConfigMap
     ("spec_digest", "null"),  # the controller refuses such a record, readers do not
     ("spec_digest", "number"),
     ("spec_digest", "empty list"),
@@ -172,7 +171,8 @@ def test_every_damage_to_any_field_is_one_error_naming_the_configmap(field, kind
         ("submitted_at", "soon", "submitted_at 'soon' is not a number of seconds"),
         ("submitted_at", "inf", "submitted_at 'inf' is not a number of seconds"),
         ("cancelled", "yes", "cancelled 'yes' is neither true nor false"),
-        ("spec.yaml", HUGE, "more than a ConfigMap can (1048576)"),
+        ("spec.yaml", HUGE, "annotations hold 2097"),
+        ("files.json", HUGE, "more than a ConfigMap can (1048576)"),
         ("spec.yaml", "name: [a", "spec.yaml: TrainingJob: not valid YAML at line 1"),
         ("spec.yaml", "- a\n", "spec.yaml: TrainingJob YAML must be a mapping of fields"),
         ("spec.yaml", MISSING, "it has no spec.yaml"),
@@ -190,7 +190,7 @@ def test_a_value_that_is_no_text_is_refused():
 
 
 def test_the_limit_is_what_a_configmap_holds():
-    obj = damaged("spec.yaml", honest().to_configmap()["data"]["spec.yaml"])
+    obj = copy.deepcopy(honest().to_configmap())
     room = MAX_RECORD_CHARS - sum(len(v) for v in obj["data"].values())
     obj["data"]["file.pad"] = "x" * room
     read(obj)  # exactly full: still a record
@@ -202,7 +202,7 @@ def test_a_record_naming_another_namespace_or_run_is_refused():
     elsewhere = damaged("spec.yaml", "name: ft\nimage: i\ncommand: [x]\nnamespace: team-b\n")
     assert "names run 'ft' in namespace 'team-b'" in refused(elsewhere)
     other = damaged("spec.yaml", "name: other\nimage: i\ncommand: [x]\nnamespace: ml\n")
-    other["data"]["attempts.json"] = '[{"attempt": 1, "name": "other", "spot": false}]'
+    set_record_field(other, "attempts.json", '[{"attempt": 1, "name": "other", "spot": false}]')
     assert "names run 'other' in namespace 'ml'" in refused(other)
     labelled = damaged("schema", "3")
     labelled["metadata"]["labels"]["gkeml.dev/run-id"] = "other"
