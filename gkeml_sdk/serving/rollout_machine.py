@@ -125,8 +125,10 @@ def start(
     """The first state and actions of a rollout from `previous` to `version`.
 
     `advance()` then takes what the cluster shows and returns the next state and the actions
-    an executor performs (`backends/kubernetes/serving/rollout_executor.py`; the in-cluster
-    controller may run the same machine). The table of transitions is in docs/serving-rollouts.md.
+    that get there. The executor (`backends/kubernetes/serving/rollout_executor.py`, run by
+    the client or the in-cluster controller) brings the cluster to each phase's whole desired
+    state (`rollout_objects.desired`), which those actions describe, so a step cut short is
+    done again by the next. The table of transitions is in docs/serving-rollouts.md.
     """
     state = RolloutState(
         strategy=rollout.strategy,

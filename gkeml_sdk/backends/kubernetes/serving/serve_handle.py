@@ -154,7 +154,8 @@ class ServeHandle:
         the namespace, it drives the rest (and the rollback), whether or not this process
         stays: with `wait=True` this call only follows the record until the rollout ends.
         Without a controller, `wait=True` drives it from here, and with `wait=False` the
-        returned executor's `step()` does."""
+        returned executor's `step()` does. A `metrics` source is read only where this process
+        drives: the controller judges a canary on its engine's own /metrics."""
         if "namespace" not in new.model_fields_set:
             new = new.with_changes(namespace=self.namespace)
         if new.name != self.name or new.namespace != self.namespace:
