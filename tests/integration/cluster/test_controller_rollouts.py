@@ -309,3 +309,42 @@ def test_a_damaged_version_record_refuses_that_service_alone(cluster: Any, data:
     assert controller.rollouts.pass_once() == {("ml", "qa"): "rolling-back"}
     assert "its version record cannot be read" in controller.rollouts.refused["ml/other"]
     assert image(cluster) == GOOD
+
+
+def test_a_finishing_step_cut_short_leaves_the_rollout_unfinished_and_the_next_one_ends_it(
+    cluster: Any,
+) -> None:
+    """A finished rollout is never stepped again: its last phase is put in place before the
+    record says it is complete. Here the route changes between the step's read and its write
+    (its apply is refused, 409), so the record stays `promoting`; the next pass completes it."""
+    clock = Clock()
+    handle, kubelet = served_ready(cluster, make_client(cluster), clock, canary_spec(GOOD))
+    handle.update(canary_spec(NEWER), wait=False, clock=clock)
+    controller, _ = leader(cluster, "c", clock)
+    assert controller.rollouts is not None
+    controller.rollouts.metrics = lambda key: Metrics(CanarySample(400, 0))
+    controller.reconcile_once()
+    kubelet.step()
+    kubelet.step()
+    assert controller.rollouts.pass_once() == {("ml", "qa"): "analysing"}
+    clock.now += 300
+    assert controller.rollouts.pass_once() == {("ml", "qa"): "promoting"}
+    touched = []
+
+    def someone_writes_the_route(action: str) -> None:
+        if action == "apply VirtualService qa" and not touched:
+            touched.append(action)
+            cluster.store.patch("virtualservices", "ml", "qa", {"metadata": {"labels": {"x": "y"}}})
+
+    controller.before_write = someone_writes_the_route
+    phase = "promoting"
+    for _ in range(8):
+        kubelet.step()
+        phase = controller.rollouts.pass_once()[("ml", "qa")]
+        if touched:
+            break
+    assert touched and phase == "promoting"  # refused, and the record not moved
+    assert versions(cluster)["state"]["phase"] == "promoting"
+    assert controller.rollouts.pass_once() == {("ml", "qa"): "complete"}
+    assert weights(cluster) == {"qa": 100} and deleted(deployment(cluster, "qa-canary"))
+    assert handle.history()[-1].outcome == "ready"

@@ -7,7 +7,9 @@ Every write is conditional on what the step read: the record is saved over the r
 read (so two executors never both move one rollout), and the objects are read before that save
 and written only as read. A step whose phase is already in place writes nothing but the record,
 and only when the machine moved; one that finds its phase not in place (a predecessor saved the
-record and stopped before acting) does it again: the repair is level-triggered."""
+record and stopped before acting) does it again: the repair is level-triggered. A finished
+rollout is not stepped again, so its last phase is put in place before the record says it is
+finished."""
 
 from __future__ import annotations
 
@@ -185,6 +187,11 @@ class RolloutExecutor:
         if not self._in_place(plan, live):
             converge = Converge(self._backend.kube, self.namespace, self.name)
             converge.read(plan)
+        if moved.done and converge is not None:
+            # A finished rollout is never stepped again, so nothing would repair what a step
+            # cut short left behind: the last phase is put in place before the record says so.
+            converge.write()
+            converge = None
         if moved != state and not self._save(record.with_state(moved), current):
             log.info("rollout %s/%s was moved by someone else", self.namespace, self.name)
             return self.record().state or moved
