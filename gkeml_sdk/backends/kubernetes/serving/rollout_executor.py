@@ -170,7 +170,8 @@ class RolloutExecutor:
         if state.done:
             return state
         new = spec_of(record, state.version)
-        live = self._read_servers(record, state)
+        specs = [new, spec_of(record, state.previous)]
+        live = self._read_servers([*specs, canary_of(new)] if state.strategy == "canary" else specs)
         if self.vouched_only and not vouched(rollout_specs(record, state), list(live.values())):
             raise ConfigError(
                 f"rollout of {self.namespace}/{self.name} to version {state.version} refused: no "
@@ -218,17 +219,13 @@ class RolloutExecutor:
         return state
 
     # Observing --------------------------------------------------------------------------
-    def _read_servers(self, record: VersionRecord, state: RolloutState) -> dict[str, Obj | None]:
-        """The server objects (by name and kind) of both versions and of the canary."""
-        specs = [spec_of(record, state.version), spec_of(record, state.previous)]
-        if state.strategy == "canary":
-            specs.append(canary_of(specs[0]))
+    def _read_servers(self, specs: list[ServeModel]) -> dict[str, Obj | None]:
+        """The server objects of `specs` as they are now (None: absent), by `_key`."""
         live: dict[str, Obj | None] = {}
         for svc in specs:
             for obj in servers(svc):
-                key = f"{obj['kind']}/{obj['metadata']['name']}"
-                if key not in live:
-                    live[key] = self._backend.kube.find(
+                if _key(obj) not in live:
+                    live[_key(obj)] = self._backend.kube.find(
                         resource_of(obj), obj["metadata"]["name"], self.namespace
                     )
         return live
@@ -257,13 +254,7 @@ class RolloutExecutor:
         )
 
     def _ready(self, svc: ServeModel, version: int) -> bool:
-        live = {
-            f"{o['kind']}/{o['metadata']['name']}": self._backend.kube.find(
-                resource_of(o), o["metadata"]["name"], self.namespace
-            )
-            for o in servers(svc)
-        }
-        return self._readiness(svc, version, live)[0]
+        return self._readiness(svc, version, self._read_servers([svc]))[0]
 
     def _readiness(
         self, svc: ServeModel, version: int, live: dict[str, Obj | None]
@@ -271,7 +262,7 @@ class RolloutExecutor:
         kube = self._backend.kube
         pods, _ = kube.list(PODS, self.namespace, label_selector=f"{SERVE_LABEL}={svc.name}")
         for obj in servers(svc):
-            server = live.get(f"{obj['kind']}/{obj['metadata']['name']}")
+            server = live.get(_key(obj))
             if server is None:
                 return False, f"{obj['kind']} {obj['metadata']['name']} not found"
             notes = (server.get("metadata") or {}).get("annotations") or {}
@@ -285,22 +276,20 @@ class RolloutExecutor:
     def _in_place(self, plan: Desired, live: dict[str, Obj | None]) -> bool:
         """Whether the servers read are stamped as `plan` wants, and the canary is there or
         gone as it wants (any object of it not read yet counts as not in place)."""
-        for obj in plan.server:
-            if obj["kind"] in SERVER_KINDS:
-                key = f"{obj['kind']}/{obj['metadata']['name']}"
-                if key not in live or not in_place(live[key], plan.version, plan.weight):
-                    return False
-        for obj in plan.canary:
-            if obj["kind"] in SERVER_KINDS:
-                key = f"{obj['kind']}/{obj['metadata']['name']}"
-                if key not in live or not in_place(live[key], plan.canary_version, 0):
-                    return False
+        wanted = [(o, plan.version, plan.weight) for o in plan.server]
+        wanted += [(o, plan.canary_version, 0) for o in plan.canary]
+        for obj, version, weight in wanted:
+            if obj["kind"] in SERVER_KINDS and not in_place(live.get(_key(obj)), version, weight):
+                return False
         for obj in plan.canary_gone:
-            if obj["kind"] in SERVER_KINDS:
-                found = live.get(f"{obj['kind']}/{obj['metadata']['name']}")
-                if found is not None and not (found.get("metadata") or {}).get("deletionTimestamp"):
-                    return False
+            found = live.get(_key(obj)) if obj["kind"] in SERVER_KINDS else None
+            if found is not None and not (found.get("metadata") or {}).get("deletionTimestamp"):
+                return False
         return True
+
+
+def _key(obj: Obj) -> str:
+    return f"{obj['kind']}/{obj['metadata']['name']}"
 
 
 def _moved(config_map: str, when: str) -> ClusterError:

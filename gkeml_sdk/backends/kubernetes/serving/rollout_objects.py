@@ -25,9 +25,9 @@ from typing import Any
 from gkeml_sdk.backends.kubernetes.api.kube import KubeClient
 from gkeml_sdk.backends.kubernetes.api.resources import resource_of
 from gkeml_sdk.backends.kubernetes.api.shared_apply import split_shared
-from gkeml_sdk.core.objects import Obj, labels, uid
+from gkeml_sdk.backends.kubernetes.serving.serve_apply import refuse_foreign
+from gkeml_sdk.core.objects import Obj, uid
 from gkeml_sdk.errors import ClusterError
-from gkeml_sdk.serving.catalog import SERVE_LABEL
 from gkeml_sdk.serving.model import ServeModel
 from gkeml_sdk.serving.rollout import CANARY_SUFFIX
 from gkeml_sdk.serving.rollout_machine import Phase, RolloutState, VersionRecord
@@ -210,17 +210,8 @@ class Converge:
             if key in self._live:
                 continue
             live = self.kube.find(resource_of(obj), key[1], self.namespace)
-            if live is not None and labels(live).get(SERVE_LABEL) != owner:
-                whose = labels(live).get(SERVE_LABEL)
-                raise ClusterError(
-                    f"apply {key[0]} {key[1]}",
-                    status=409,
-                    reason="AlreadyExists",
-                    message=f"a {key[0]} named {key[1]!r} already exists and belongs to "
-                    + (f"gkeml service {whose!r}" if whose else "something other than gkeml"),
-                    hint="gkeml never changes objects it did not make for this service; "
-                    "delete that object, and the rollout goes on at its next step",
-                )
+            if live is not None:
+                refuse_foreign(obj, live, owner)
             self._live[key] = live
 
     def write(self) -> int:

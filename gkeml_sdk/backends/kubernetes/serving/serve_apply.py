@@ -44,18 +44,25 @@ def apply_owned(backend: ServingCluster, objects: list[Obj], name: str) -> None:
         res, meta = resource_of(obj), obj["metadata"]
         current = backend.kube.find(res, meta["name"], meta.get("namespace"))
         if current is not None:
-            owner = labels(current).get(SERVE_LABEL)
-            if owner != name:
-                whose = f"gkeml service {owner!r}" if owner else "something other than gkeml"
-                raise ClusterError(
-                    f"apply {obj['kind']} {meta['name']}",
-                    status=409,
-                    reason="AlreadyExists",
-                    message=f"a {obj['kind']} named {meta['name']!r} already exists and "
-                    f"belongs to {whose}",
-                    hint="gkeml never changes objects it did not make for this service; "
-                    "choose another name, or delete that object first",
-                )
+            refuse_foreign(obj, current, name)
             if (current.get("metadata") or {}).get("deletionTimestamp"):
                 backend.attempts.wait_gone(res, meta["name"], meta["namespace"], uid(current), end)
         backend.kube.apply(obj)
+
+
+def refuse_foreign(obj: Obj, current: Obj, name: str) -> None:
+    """`ClusterError` when `current`, the object of `obj`'s name as read, is not service
+    `name`'s own: gkeml never applies over what it did not make for that service."""
+    owner = labels(current).get(SERVE_LABEL)
+    if owner == name:
+        return
+    whose = f"gkeml service {owner!r}" if owner else "something other than gkeml"
+    kind, named = obj["kind"], obj["metadata"]["name"]
+    raise ClusterError(
+        f"apply {kind} {named}",
+        status=409,
+        reason="AlreadyExists",
+        message=f"a {kind} named {named!r} already exists and belongs to {whose}",
+        hint="gkeml never changes objects it did not make for this service; "
+        "choose another name, or delete that object first",
+    )
