@@ -39,14 +39,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from gkeml_sdk import Client, KubernetesSettings, RunState
 from gkeml_sdk.backends.kubernetes.runs.liveness import (
     CONTROLLER_NAMESPACE,
-    LEASE_NAME,
-    MANAGED_ANNOTATION,
 )
 from gkeml_sdk.runs.handle import Run, RunStatus
 from tests.bench.bench_reliability import COMPLETED
 from tests.bench.scale_rows import ScaleRow
 from tests.bench.scale_runs import SEED, seed_run
 from tests.integration.cluster.clones import put_copy
+from tests.integration.cluster.test_linear_waits import live_lease
 from tests.kubeapi import KubeAPIServer, shared_crds_dir
 
 SIZES = (10, 100, 1000)
@@ -206,18 +205,7 @@ def _serve(conn: Any, kubeconfig: Path, size: int, controller: bool) -> None:
     server.kubeconfig(kubeconfig, namespace="ml")
     seed = seed_run(server)
     if controller:  # held, and not seen unchanged for its duration while the bench runs
-        server.store.put(
-            {
-                "apiVersion": "coordination.k8s.io/v1",
-                "kind": "Lease",
-                "metadata": {
-                    "name": LEASE_NAME,
-                    "namespace": CONTROLLER_NAMESPACE,
-                    "annotations": {MANAGED_ANNOTATION: "ml"},
-                },
-                "spec": {"holderIdentity": "bench", "leaseDurationSeconds": 3600},
-            }
-        )
+        live_lease(server)
     for i in range(1, size):
         put_copy(server, seed, SEED, f"run-{i:05d}")
     conn.send("ready")

@@ -6,7 +6,6 @@ before anything is written to the test API server; answers are kept as the other
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,20 +15,14 @@ from gkeml_sdk import ConfigError, KubernetesSettings, SpecError, TpuSlice
 from gkeml_sdk.backends.gke.quotas import QuotaCheck
 from gkeml_sdk.backends.kubernetes.setup.preflight import PREFLIGHT_SECONDS, Preflight
 from tests.gkeapi.compute import ComputeAPIServer
+from tests.integration.test_gke_quotas import compute
 
 from .conftest import make_client
 from .test_scenarios import gang
 
+__all__ = ["compute"]  # the loopback Compute fake, as the GKE quota tests start it
 REGION = "/compute/v1/projects/ml-proj/regions/us-central1"
 PROJECT = "/compute/v1/projects/ml-proj"
-
-
-@pytest.fixture
-def compute() -> Iterator[ComputeAPIServer]:
-    with ComputeAPIServer() as server:
-        server.add_region("us-central1")
-        server.grant("GPUS_ALL_REGIONS", 64)
-        yield server
 
 
 def quotas(compute: ComputeAPIServer) -> QuotaCheck:
